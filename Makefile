@@ -1,0 +1,33 @@
+# Set-up and everyday targets. Each creates or reuses .venv; nothing installed by hand is relied on.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEVSTAMP := $(VENV)/.installed-dev
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(DEVSTAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@ $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/dse run studies/quickstart.yaml --no-progress
+	@echo "results are in results/quickstart/ (pareto.png, trials.csv, pareto.csv)"
+
+test: $(DEVSTAMP)
+	$(BIN)/python -m pytest
+
+bench: $(DEVSTAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf results .pytest_cache

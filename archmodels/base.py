@@ -1,0 +1,96 @@
+"""The model interface every architecture implements.
+
+A model declares its parameters (:class:`~archmodels.params.Param`) and its
+extra output metrics, and implements one method, :meth:`Model.evaluate_batch`,
+which maps one workload and a batch of design points to a
+:class:`~archmodels.result.BatchResult`. Everything else (defaults,
+validation, the scalar path, the JSON contract) is shared.
+
+Cost formulas are written over numpy arrays of design points so that a study
+or sweep can evaluate thousands of points in one call; per-layer work that
+does not depend on a parameter is done once per layer.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from workloads import Workload, load_workload
+
+from .params import Param, ParamSet, Points, batch_size
+from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric
+
+
+class Model(ABC):
+    """Base class of the architecture models (see module docstring)."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    spec: ClassVar[str]  # the spec file under ../shared/spec it follows
+    PARAMS: ClassVar[Sequence[Param]]
+    LAYER_METRICS: ClassVar[Sequence[Metric]] = ()
+    TOTAL_METRICS: ClassVar[Sequence[Metric]] = ()
+    #: calibration-case keys that name a parameter differently (``dse validate``)
+    VALIDATION_ALIASES: ClassVar[dict[str, str]] = {}
+    #: kinds of layers the model can run; others are reported infeasible
+    SUPPORTS: ClassVar[tuple[str, ...]] = ("conv", "pool", "fc", "matmul", "spmm", "spmv")
+
+    def __init__(self) -> None:
+        self.params = ParamSet(self.PARAMS, self.name)
+
+    # ---- what subclasses implement ----
+    @abstractmethod
+    def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        """Per-layer results over the batch ``pts`` (contract metrics filled)."""
+
+    @abstractmethod
+    def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
+        """Model-level totals: at least ``area_mm2``; any extra total keys."""
+
+    def check_config(self, pts: Points) -> tuple[np.ndarray, np.ndarray]:
+        """Configuration-level feasibility (before any layer). Default: all feasible."""
+        n = batch_size(pts)
+        return np.ones(n, dtype=bool), np.full(n, "", dtype=object)
+
+    # ---- shared machinery ----
+    def evaluate_batch(self, workload: Workload | str, pts: Points) -> BatchResult:
+        """Evaluate a batch of design points (arrays over points) on ``workload``."""
+        wl = load_workload(workload)
+        ok, reason = self.check_config(pts)
+        layers = self.evaluate_layers(wl, pts)
+        for lb in layers:
+            if lb.kind not in self.SUPPORTS:
+                lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
+        totals = self.model_totals(wl, pts, layers)
+        return BatchResult(
+            arch=self.name, workload=wl.name, points=pts,
+            param_names=tuple(p.name for p in self.params), layers=layers,
+            model_totals=totals, feasible_config=ok, reason_config=reason,
+            layer_metric_decl={m.name: m for m in self.LAYER_METRICS},
+            total_metric_decl={m.name: m for m in self.TOTAL_METRICS},
+        )
+
+    def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:
+        """One design point -> the contract dictionary (a batch of one)."""
+        return self.evaluate_batch(workload, self.params.points([params])).point(0)
+
+    def evaluate_points(self, workload: Workload | str, rows: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """Evaluate a list of (partial) parameter dicts in one batch."""
+        return self.evaluate_batch(workload, self.params.points(rows))
+
+    def validation_metric(self, metric: str, workload: str | None, params: dict[str, Any],
+                          case: dict[str, Any], section: dict[str, Any]) -> Any:
+        """A calibration metric outside the contract (e.g. an ordering), or NotImplemented."""
+        return NotImplemented
+
+    @classmethod
+    def metric_names(cls) -> dict[str, list[str]]:
+        """Known metric names: ``total`` and ``layer`` keys (contract + model)."""
+        return {
+            "total": [m.name for m in TOTAL_METRICS] + [m.name for m in cls.TOTAL_METRICS],
+            "layer": ["macs"] + [m.name for m in LAYER_METRICS] + [m.name for m in cls.LAYER_METRICS],
+        }

@@ -1,0 +1,365 @@
+"""Multi-core shared-memory NN accelerator with task placement (spec `multicore.md`).
+
+DaDianNao-like: ``cores`` cores share one on-chip shared memory (SHM); each
+core has an Input Buffer (IB), a Weight Buffer (WB), an Output Buffer (OB)
+and an NFU that, per step, MACs one input chunk (``ni`` values) into ``no``
+neurons (§1). A layer is placed on the cores with one of the paper's
+placements (§2): ``B`` (one core), ``T1`` (neuron grouping), ``T2`` (input
+grouping + merge), and ``TR1``/``TR2`` (the same with IB reuse).
+
+Counting rule (derived from the published FC1 table, §4)
+--------------------------------------------------------
+For each output chunk a core computes, it reads every input chunk of its
+input group that is not in the IB, plus **one head read** (the bias / initial
+value chunk; the paper notes "one extra read per output chunk"), and writes
+the output (T1, B) or partial-sum (T2) chunk. The T2 merge costs **one read
+and one write per output chunk the core owns** in the paper's count.
+FC1 (512 x 512, 16 cores, ni = no = 16, 16 entries) then gives exactly
+B 32x(32+1)=1056/32, T1 2x(32+1)=66/2, T2 32x(2+1)+2=98/32+2=34,
+TR2 2+32+2=36/34 -- the published table.
+
+The paper's count leaves out the partial sums each core gathers from the
+other cores during the merge. They are real traffic, so the model reports
+them separately (``shm_merge_reads_per_core`` = owned chunks x cores) and
+charges their bytes to time and energy, while ``shm_reads_per_core`` keeps
+the paper's counting rule.
+
+Input Buffer policy
+-------------------
+The IB is a fully associative buffer of ``input_buffer_entries`` chunks with
+LRU (default) or FIFO replacement. Input chunks are read in the same order
+for every output chunk (a cyclic pattern), for which both policies give the
+classic result: all chunks hit after the first pass when the group fits,
+and none ever hit when it does not (§1: "with more chunks than entries,
+sequential reading never reuses"). :func:`simulate_misses` runs the policy
+chunk by chunk; the model uses the closed form :func:`cyclic_misses`, and a
+test checks the two agree. Without reuse (B, T1, T2) every chunk is read.
+
+Cycle model (§5 leaves it open; stated here)
+--------------------------------------------
+A layer runs as phases separated by a barrier (compute; merge for T2/TR2).
+A phase takes ``max(port, nfu, network, dram) + fill`` cycles, where
+
+* ``port`` = SHM accesses of the busiest core / ``mem_ports`` (each port
+  issues one chunk access per cycle; reads are prefetched into the IB and
+  writes leave through the OB, so they overlap the NFU, §1);
+* ``nfu`` = NFU steps of the busiest core (IPC 1; one step = one input chunk
+  x one output chunk; a merge step adds one partial-sum chunk);
+* ``network`` = bytes moved by all cores / network bytes per cycle
+  (``noc_gbps`` at ``clock_mhz``), the resource the cores share;
+* ``dram`` = weight bytes streamed from DRAM / DRAM bytes per cycle (only
+  when a core's weights exceed its WB);
+* ``fill`` = network + memory latency + NFU pipeline depth (3 stages:
+  multiply, adder tree, activation, as in DianNao).
+
+With FC1's figures this gives T1 == TR1 < TR2 < T2 < B: the network carries
+every core's chunks, so TR2's 34 partial-sum writes cost more than the
+input reuse saves, as the paper explains.
+
+Other layers: a matmul ``C[m x n] = A[m x k] B`` runs as an FC layer of k
+inputs and m neurons over n vectors; a convolution is lowered the same way
+per group (k = ic/G x kh x kw, m = oc/G, n = oh x ow); a pooling layer reads
+its input chunks and writes its output chunks once, one NFU step per output
+chunk per window element. Data start in SHM (§3); DRAM traffic comes only
+from weights that do not fit the WBs, streamed every inference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workloads import Workload
+from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
+
+from . import tech
+from .base import Model
+from .params import Param, Points, batch_size
+from .result import LayerBatch, Metric
+
+PLACEMENTS = ("B", "T1", "TR1", "T2", "TR2")
+NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 activation
+
+
+def cyclic_misses(n_chunks, passes, entries, policy="lru"):
+    """IB misses when ``n_chunks`` chunks are read in order ``passes`` times.
+
+    LRU and FIFO agree on a cyclic pattern: if the chunks fit, only the first
+    pass misses; otherwise every access misses (vectorised over arrays).
+    """
+    if policy not in ("lru", "fifo"):
+        raise ValueError(f"unknown IB policy {policy}")
+    n_chunks, passes, entries = np.broadcast_arrays(n_chunks, passes, entries)
+    return np.where(n_chunks <= entries, n_chunks, n_chunks * passes)
+
+
+def simulate_misses(n_chunks: int, passes: int, entries: int, policy: str = "lru") -> int:
+    """Reference: run the replacement policy access by access; return misses."""
+    buf: list[int] = []  # front = next victim
+    misses = 0
+    for _ in range(passes):
+        for c in range(n_chunks):
+            if c in buf:
+                if policy == "lru":
+                    buf.remove(c)
+                    buf.append(c)
+                continue
+            misses += 1
+            if len(buf) >= entries:
+                buf.pop(0)
+            buf.append(c)
+    return misses
+
+
+def placement_order(cycles: dict[str, float], rel_tol: float = 1e-9) -> str:
+    """Placements from fastest to slowest; equal cycle counts joined by ``==``."""
+    items = sorted(cycles.items(), key=lambda kv: (kv[1], PLACEMENTS.index(kv[0])))
+    out = items[0][0]
+    for (_, prev), (name, cyc) in zip(items, items[1:]):
+        out += (" == " if abs(cyc - prev) <= rel_tol * max(abs(prev), 1.0) else " < ") + name
+    return out
+
+
+def _ceil_div(a, b):
+    return -(-np.asarray(a) // np.asarray(b))
+
+
+def as_fc(layer: Layer) -> tuple[int, int, int, int] | None:
+    """(inputs, neurons, vectors, groups) of an FC-like layer, None otherwise."""
+    if isinstance(layer, FC):
+        return layer.inputs, layer.outputs, layer.batch, 1
+    if isinstance(layer, Conv2D):
+        k = layer.ic_per_group * layer.kernel_h * layer.kernel_w
+        return k, layer.oc_per_group, layer.out_h * layer.out_w, layer.groups
+    if type(layer) is MatMul:
+        return layer.k, layer.m, layer.n, 1
+    return None
+
+
+class MulticoreModel(Model):
+    name = "multicore"
+    title = "Multi-core shared-memory NN accelerator (task placement)"
+    spec = "multicore.md"
+    SUPPORTS = ("conv", "pool", "fc", "matmul")
+
+    PARAMS = (
+        Param("cores", "int", 16, 1, 1024, unit="", doc="number of cores"),
+        Param("clock_mhz", "float", 606.0, 50, 3000, unit="MHz", doc="core clock"),
+        Param("ni", "int", 16, 1, 1024, unit="values", doc="inputs read per NFU step (input chunk size)"),
+        Param("no", "int", 16, 1, 1024, unit="neurons", doc="neurons computed per NFU step (output chunk size)"),
+        Param("input_buffer_entries", "int", 16, 1, 65536, unit="chunks", doc="Input Buffer entries (one chunk each)"),
+        Param("output_buffer_entries", "int", 16, 1, 65536, unit="chunks", doc="Output Buffer entries (one chunk each)"),
+        Param("noc_gbps", "float", 100.0, 0.1, 100000, unit="GB/s", doc="core <-> shared memory network bandwidth"),
+        Param("noc_latency_cycles", "int", 1, 0, 1000, unit="cycles", doc="network latency"),
+        Param("mem_latency_cycles", "int", 1, 0, 1000, unit="cycles", doc="shared memory latency"),
+        Param("mem_ports", "int", 1, 1, 64, unit="", doc="shared-memory accesses a core issues per cycle"),
+        Param("value_bits", "choice", 16, choices=(8, 16, 32), unit="bit", doc="fixed-point width of data and weights"),
+        Param("weight_buffer_kb", "float", 2048.0, 0, 1e6, unit="KB", doc="Weight Buffer per core (DaDianNao: 2 MB eDRAM per tile)"),
+        Param("shm_kb", "float", 4096.0, 1, 1e7, unit="KB", doc="shared memory size (DaDianNao central eDRAM: 4 MB)"),
+        Param("dram_gbps", "float", 25.6, 0.1, 10000, unit="GB/s", doc="DRAM bandwidth for weights that do not fit the WB"),
+        Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="technology node for energy and area"),
+        Param("placement", "choice", "TR2", choices=PLACEMENTS, doc="task placement (B, T1, TR1, T2, TR2)", knob=True),
+        Param("input_reuse", "bool", False, doc="Input Buffer reuse for B/T1/T2 too (TR1/TR2 always reuse)", knob=True),
+        Param("ib_policy", "choice", "lru", choices=("lru", "fifo"), doc="Input Buffer replacement policy", knob=True),
+    )
+    LAYER_METRICS = (
+        Metric("shm_reads_per_core", "chunks", "SHM chunk reads of the busiest core, the paper's counting rule", integer=True),
+        Metric("shm_writes_per_core", "chunks", "SHM chunk writes of the busiest core", integer=True),
+        Metric("shm_merge_reads_per_core", "chunks", "partial-sum chunks gathered in the T2 merge (not in the paper's count)", integer=True),
+        Metric("nfu_steps_per_core", "steps", "NFU steps of the busiest core", integer=True),
+        Metric("shm_read_bytes", "B", "SHM bytes read by all cores"),
+        Metric("shm_write_bytes", "B", "SHM bytes written by all cores"),
+        Metric("active_cores", "", "cores with work", integer=True),
+    )
+    TOTAL_METRICS = (
+        Metric("shm_reads_per_core", "chunks", "sum over layers", integer=True),
+        Metric("shm_writes_per_core", "chunks", "sum over layers", integer=True),
+        Metric("shm_read_bytes", "B", "sum over layers"),
+        Metric("shm_write_bytes", "B", "sum over layers"),
+        Metric("mac_units", "", "multipliers on chip (cores x ni x no)", integer=True),
+    )
+
+    def validation_metric(self, metric, workload, params, case, section):
+        """``cycle_order``: placements sorted by total cycles, e.g. ``T1 == TR1 < TR2``."""
+        if metric != "cycle_order":
+            return NotImplemented
+        rows = [{**params, "placement": p} for p in PLACEMENTS]
+        cycles = self.evaluate_points(workload, rows).totals["cycles"]
+        return placement_order(dict(zip(PLACEMENTS, cycles)))
+
+    def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        return [self._layer(layer, pts) for layer in workload.layers]
+
+    def _layer(self, layer: Layer, pts: Points) -> LayerBatch:
+        n = batch_size(pts)
+        lb = LayerBatch(layer, n)
+        lb.labels["placement"] = pts["placement"].astype(object)
+        fc = as_fc(layer)
+        if isinstance(layer, Pool):
+            counts = self._pool_counts(layer, pts)
+        elif fc is not None:
+            counts = self._fc_counts(*fc, pts)
+        else:  # sparse products: not a DaDianNao-style workload
+            nan = np.full(n, np.nan)
+            lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan, energy_j=nan)
+            return lb
+        self._time_energy(layer, lb, counts, pts)
+        return lb
+
+    # ---- chunk counts (per busiest core) ----
+    def _fc_counts(self, inputs: int, neurons: int, vectors: int, groups: int, pts: Points) -> dict:
+        cores, ni, no = pts["cores"], pts["ni"], pts["no"]
+        pl = pts["placement"]
+        is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
+        reuse = (pl == "TR1") | (pl == "TR2") | pts["input_reuse"]
+        one = np.ones_like(cores)
+        # inputs / neurons handled by the busiest core
+        in_vals = np.where(is_t2, _ceil_div(inputs, cores), inputs)
+        out_vals = np.where(is_t2 | is_b, neurons, _ceil_div(neurons, cores))
+        in_ch = _ceil_div(in_vals, ni)
+        out_ch = _ceil_div(out_vals, no)
+        active = np.where(is_b, one, np.minimum(cores, np.where(is_t2, inputs, neurons)))
+        misses = np.where(
+            reuse,
+            self._misses(in_ch, out_ch, pts["input_buffer_entries"], pts["ib_policy"]),
+            in_ch * out_ch,
+        )
+        reads = misses + out_ch  # + one head read per output chunk
+        writes = out_ch
+        owned = np.where(is_t2, _ceil_div(_ceil_div(neurons, cores), no), 0)
+        reps = vectors * groups
+        c = dict(
+            reads=reads * reps, writes=writes * reps, nfu=in_ch * out_ch * reps,
+            merge_reads=owned * reps, merge_writes=owned * reps,
+            merge_psum_reads=owned * cores * reps, merge_nfu=owned * cores * reps,
+            active=active, in_chunk_reads=misses * reps, in_vals=in_vals, out_vals=out_vals,
+            weight_elems=inputs * neurons * groups,
+            weights_per_core=np.where(is_b, inputs * neurons, np.where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
+            data_elems=(inputs * vectors + neurons * vectors) * groups,
+            psum_elems=np.where(is_t2, cores * neurons * vectors * groups, 0),
+        )
+        return c
+
+    @staticmethod
+    def _misses(in_ch, out_ch, entries, policy):
+        out = np.empty(np.shape(in_ch), dtype=np.int64)
+        for pol in np.unique(policy):
+            sel = policy == pol
+            out[sel] = cyclic_misses(in_ch[sel], out_ch[sel], entries[sel], pol)
+        return out
+
+    def _pool_counts(self, layer: Pool, pts: Points) -> dict:
+        cores, ni, no = pts["cores"], pts["ni"], pts["no"]
+        is_b = pts["placement"] == "B"
+        active = np.where(is_b, 1, np.minimum(cores, layer.channels))
+        in_ch = _ceil_div(_ceil_div(layer.input_elems, active), ni)
+        out_ch = _ceil_div(_ceil_div(layer.output_elems, active), no)
+        zero = np.zeros_like(cores)
+        return dict(
+            reads=in_ch, writes=out_ch, nfu=out_ch * layer.kernel * layer.kernel,
+            merge_reads=zero, merge_writes=zero, merge_psum_reads=zero, merge_nfu=zero,
+            active=active, in_chunk_reads=in_ch, in_vals=zero, out_vals=zero,
+            weight_elems=0, weights_per_core=zero,
+            data_elems=layer.input_elems + layer.output_elems, psum_elems=zero,
+        )
+
+    # ---- time, traffic, energy ----
+    def _time_energy(self, layer: Layer, lb: LayerBatch, c: dict, pts: Points) -> None:
+        vbytes = pts["value_bits"] / 8.0
+        ni, no, cores = pts["ni"], pts["no"], pts["cores"]
+        clock_hz = pts["clock_mhz"] * 1e6
+        noc_bpc = pts["noc_gbps"] * 1e9 / clock_hz
+        dram_bpc = pts["dram_gbps"] * 1e9 / clock_hz
+        fill = pts["noc_latency_cycles"] + pts["mem_latency_cycles"] + NFU_PIPELINE_STAGES
+        ports = pts["mem_ports"]
+        node = pts["tech_nm"]
+
+        in_chunk_b, out_chunk_b = ni * vbytes, no * vbytes
+        core_rd_b = c["in_chunk_reads"] * in_chunk_b + (c["reads"] - c["in_chunk_reads"]) * out_chunk_b
+        core_wr_b = c["writes"] * out_chunk_b
+        merge_rd_b = (c["merge_reads"] + c["merge_psum_reads"]) * out_chunk_b
+        merge_wr_b = c["merge_writes"] * out_chunk_b
+        active = c["active"]
+
+        # weights that do not fit a core's WB stream from DRAM every inference
+        spill = c["weights_per_core"] * vbytes > pts["weight_buffer_kb"] * 1024.0
+        dram_rd = np.where(spill, c["weight_elems"] * vbytes, 0.0)
+        compute = np.maximum.reduce([
+            (c["reads"] + c["writes"]) / ports,
+            c["nfu"],
+            active * (core_rd_b + core_wr_b) / noc_bpc,
+            dram_rd / dram_bpc,
+        ]) + fill
+        has_merge = c["merge_reads"] > 0
+        merge = np.where(has_merge, np.maximum.reduce([
+            (c["merge_reads"] + c["merge_psum_reads"] + c["merge_writes"]) / ports,
+            c["merge_nfu"],
+            active * (merge_rd_b + merge_wr_b) / noc_bpc,
+        ]) + fill, 0.0)
+        cycles = compute + merge
+        time_s = cycles / clock_hz
+        mac_units = cores * ni * no
+        util = layer.macs / (cycles * mac_units)
+
+        shm_rd = active * (core_rd_b + merge_rd_b)
+        shm_wr = active * (core_wr_b + merge_wr_b)
+        need_kb = (c["data_elems"] + c["psum_elems"]) * vbytes / 1024.0
+        lb.infeasible(need_kb > pts["shm_kb"], np.array(
+            [f"shared memory too small: needs {x:.0f} KB" for x in np.atleast_1d(need_kb * np.ones(lb.n))], dtype=object))
+
+        energy_pj = self._energy_pj(layer, c, pts, vbytes, shm_rd, shm_wr, dram_rd)
+        lb.set(
+            cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
+            dram_write_bytes=0.0, energy_j=energy_pj * 1e-12,
+            shm_reads_per_core=c["reads"] + c["merge_reads"], shm_writes_per_core=c["writes"] + c["merge_writes"],
+            shm_merge_reads_per_core=c["merge_psum_reads"], nfu_steps_per_core=c["nfu"] + c["merge_nfu"],
+            shm_read_bytes=shm_rd, shm_write_bytes=shm_wr, active_cores=active,
+        )
+        lb.states["COMPUTE"] = compute.astype(float)
+        lb.states["MERGE"] = merge.astype(float)
+
+    def _energy_pj(self, layer, c, pts, vbytes, shm_rd, shm_wr, dram_rd):
+        """MACs + IB/WB/OB accesses per NFU step + SHM bytes + DRAM bytes."""
+        out = np.zeros(len(pts["cores"]))
+        ni, no = pts["ni"], pts["no"]
+        for node in np.unique(pts["tech_nm"]):
+            for bits in np.unique(pts["value_bits"]):
+                sel = (pts["tech_nm"] == node) & (pts["value_bits"] == bits)
+                dt = tech.dtype_of(bits)
+                steps = (c["nfu"] * c["active"])[sel]
+                ib_kb = pts["input_buffer_entries"][sel] * ni[sel] * vbytes[sel] / 1024
+                ob_kb = pts["output_buffer_entries"][sel] * no[sel] * vbytes[sel] / 1024
+                e = layer.macs * tech.mac_energy_pj(dt, node)
+                e = e + (c["merge_nfu"] * c["active"])[sel] * no[sel] * tech.op_energy_pj("add", dt, node)
+                if isinstance(layer, Pool):
+                    e = e + layer.ops * tech.op_energy_pj("add", dt, node)
+                e = e + steps * ni[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ib_kb, node)
+                e = e + steps * ni[sel] * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(pts["weight_buffer_kb"][sel], node) * (c["weight_elems"] > 0)
+                e = e + steps * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ob_kb, node)
+                e = e + (shm_rd + shm_wr)[sel] * tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], node)
+                out[sel] = e + dram_rd[sel] * tech.DRAM_PJ_PER_BYTE
+        return out
+
+    def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:
+        cores, ni, no = pts["cores"], pts["ni"], pts["no"]
+        vbytes = pts["value_bits"] / 8.0
+        area = np.zeros(len(cores))
+        for node in np.unique(pts["tech_nm"]):
+            for bits in np.unique(pts["value_bits"]):
+                sel = (pts["tech_nm"] == node) & (pts["value_bits"] == bits)
+                dt = tech.dtype_of(bits)
+                nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel]
+                buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
+                per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
+                area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
+
+        def total(key):
+            return np.sum([lb.metrics[key] for lb in layers], axis=0) if layers else np.zeros(len(cores))
+
+        return {
+            "area_mm2": area,
+            "shm_reads_per_core": total("shm_reads_per_core"),
+            "shm_writes_per_core": total("shm_writes_per_core"),
+            "shm_read_bytes": total("shm_read_bytes"),
+            "shm_write_bytes": total("shm_write_bytes"),
+            "mac_units": (cores * ni * no).astype(float),
+        }

@@ -1,0 +1,231 @@
+"""Batch results and the ``dse evaluate --json`` contract built from them.
+
+A model fills one :class:`LayerBatch` per layer (arrays over design points)
+plus its model-level totals; :class:`BatchResult` aggregates the contract
+totals the same way for every model and turns any point into the contract
+dictionary (issue "framework core", section 4). Contract key names are a
+public interface: extend, never rename.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from workloads.layers import Layer
+
+from .params import Points, _py, batch_size
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A declared output: name, unit, one-line doc; ``integer`` prints as int."""
+
+    name: str
+    unit: str
+    doc: str
+    integer: bool = False
+
+
+# Per-layer keys every model fills (order = JSON order).
+LAYER_METRICS = (
+    Metric("cycles", "cycles", "accelerator clock cycles of the layer"),
+    Metric("time_s", "s", "execution time"),
+    Metric("utilization", "1", "busy MAC units / all MAC units over the layer's time (0..1)"),
+    Metric("dram_read_bytes", "B", "bytes read from off-chip memory"),
+    Metric("dram_write_bytes", "B", "bytes written to off-chip memory"),
+    Metric("dram_bytes", "B", "dram_read_bytes + dram_write_bytes"),
+    Metric("energy_j", "J", "energy of the layer"),
+)
+
+# Totals every model has (order = JSON order).
+TOTAL_METRICS = (
+    Metric("macs", "MAC", "multiply-accumulates of the workload", integer=True),
+    Metric("cycles", "cycles", "sum of layer cycles"),
+    Metric("time_s", "s", "sum of layer times"),
+    Metric("utilization", "1", "time-weighted mean of layer utilization"),
+    Metric("dram_read_bytes", "B", "sum over layers"),
+    Metric("dram_write_bytes", "B", "sum over layers"),
+    Metric("dram_bytes", "B", "sum over layers"),
+    Metric("energy_j", "J", "sum over layers (plus model-level energy, if any)"),
+    Metric("power_w", "W", "average power: energy_j / time_s unless the model states otherwise"),
+    Metric("area_mm2", "mm2", "silicon area of the configuration"),
+    Metric("macs_per_s", "MAC/s", "macs / time_s"),
+    Metric("fps", "1/s", "workloads (frames) per second: 1 / time_s"),
+)
+
+_SUMMED = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "energy_j")
+
+
+@dataclass
+class LayerBatch:
+    """One layer's results over ``n`` design points (arrays of length n)."""
+
+    layer: Layer
+    n: int
+    metrics: dict[str, np.ndarray] = field(default_factory=dict)
+    states: dict[str, np.ndarray] = field(default_factory=dict)
+    labels: dict[str, np.ndarray] = field(default_factory=dict)
+    feasible: np.ndarray | None = None
+    reason: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.feasible is None:
+            self.feasible = np.ones(self.n, dtype=bool)
+        if self.reason is None:
+            self.reason = np.full(self.n, "", dtype=object)
+        self.labels.setdefault("fused_into", np.full(self.n, None, dtype=object))
+
+    @property
+    def name(self) -> str:
+        return self.layer.name
+
+    @property
+    def kind(self) -> str:
+        return self.layer.kind
+
+    def set(self, **metrics: Any) -> LayerBatch:
+        """Store metrics, broadcasting scalars to the batch size."""
+        for key, value in metrics.items():
+            self.metrics[key] = np.broadcast_to(np.asarray(value, dtype=float), (self.n,)).copy()
+        return self
+
+    def infeasible(self, mask: np.ndarray, reason: str | np.ndarray) -> None:
+        """Mark points ``mask`` infeasible with ``reason`` (first reason wins)."""
+        mask = np.broadcast_to(np.asarray(mask, dtype=bool), (self.n,))
+        new = mask & self.feasible
+        reasons = np.broadcast_to(np.asarray(reason, dtype=object), (self.n,))
+        self.reason[new] = reasons[new]
+        self.feasible &= ~mask
+
+
+@dataclass
+class BatchResult:
+    """A model's results for ``n`` design points on one workload."""
+
+    arch: str
+    workload: str
+    points: Points
+    param_names: tuple[str, ...]
+    layers: list[LayerBatch]
+    model_totals: dict[str, np.ndarray]
+    feasible_config: np.ndarray
+    reason_config: np.ndarray
+    layer_metric_decl: dict[str, Metric] = field(default_factory=dict)
+    total_metric_decl: dict[str, Metric] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return batch_size(self.points)
+
+    @cached_property
+    def feasible(self) -> np.ndarray:
+        ok = self.feasible_config.copy()
+        for lb in self.layers:
+            ok &= lb.feasible
+        return ok
+
+    @cached_property
+    def reason(self) -> np.ndarray:
+        out = self.reason_config.copy()
+        for lb in self.layers:
+            fill = (out == "") & ~lb.feasible
+            out[fill] = np.array([f"layer {lb.name}: {r}" for r in lb.reason[fill]], dtype=object)
+        return out
+
+    @cached_property
+    def totals(self) -> dict[str, np.ndarray]:
+        """Contract totals (arrays over points), then model-specific totals."""
+        n = self.n
+        tot: dict[str, np.ndarray] = {"macs": np.full(n, float(sum(lb.layer.macs for lb in self.layers)))}
+        for key in _SUMMED:
+            tot[key] = np.sum([lb.metrics[key] for lb in self.layers], axis=0) if self.layers else np.zeros(n)
+        tot["energy_j"] = tot["energy_j"] + self.model_totals.get("extra_energy_j", 0.0)
+        times = np.array([lb.metrics["time_s"] for lb in self.layers]) if self.layers else np.zeros((1, n))
+        utils = np.array([lb.metrics["utilization"] for lb in self.layers]) if self.layers else np.zeros((1, n))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tot["utilization"] = np.where(tot["time_s"] > 0, (times * utils).sum(axis=0) / tot["time_s"], 0.0)
+            tot["dram_bytes"] = tot["dram_read_bytes"] + tot["dram_write_bytes"]
+            tot["power_w"] = np.where(tot["time_s"] > 0, tot["energy_j"] / tot["time_s"], 0.0)
+            tot["area_mm2"] = np.asarray(self.model_totals["area_mm2"], dtype=float) * np.ones(n)
+            tot["macs_per_s"] = tot["macs"] / tot["time_s"]
+            tot["fps"] = 1.0 / tot["time_s"]
+        order = [m.name for m in TOTAL_METRICS]
+        out = {k: tot[k] for k in order}
+        for key, value in self.model_totals.items():
+            if key != "extra_energy_j":
+                out[key] = np.broadcast_to(np.asarray(value), (n,))
+        return out
+
+    def metric(self, path: str) -> np.ndarray:
+        """Array over points of ``total.X``, ``layers.NAME.X`` or ``params.X``."""
+        head, _, rest = path.partition(".")
+        if head == "total":
+            return np.asarray(self.totals[rest], dtype=float)
+        if head == "params":
+            return self.points[rest]
+        if head == "layers":
+            name, _, key = rest.rpartition(".")
+            for lb in self.layers:
+                if lb.name == name:
+                    if key == "macs":
+                        return np.full(self.n, float(lb.layer.macs))
+                    return lb.metrics[key]
+            raise KeyError(path)
+        raise KeyError(path)
+
+    # ---- the contract, one point at a time ----
+    def point(self, i: int) -> dict[str, Any]:
+        """Design point ``i`` as the ``dse evaluate --json`` dictionary."""
+        layers = [self._layer_dict(lb, i) for lb in self.layers]
+        total = {k: self._num(k, v[i], self.total_metric_decl) for k, v in self.totals.items()}
+        total["macs"] = int(total["macs"])
+        reason = self.reason[i]
+        return {
+            "arch": self.arch,
+            "workload": self.workload,
+            "params": {k: _py(self.points[k][i]) for k in self.param_names},
+            "feasible": bool(self.feasible[i]),
+            "infeasible_reason": reason or None,
+            "layers": layers,
+            "total": total,
+        }
+
+    def _layer_dict(self, lb: LayerBatch, i: int) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": lb.name, "kind": lb.kind, "macs": int(lb.layer.macs)}
+        for m in LAYER_METRICS:
+            if m.name == "dram_bytes":
+                d["dram_bytes"] = _clean(lb.metrics["dram_read_bytes"][i] + lb.metrics["dram_write_bytes"][i])
+            else:
+                d[m.name] = _clean(lb.metrics[m.name][i])
+        d["fused_into"] = lb.labels["fused_into"][i]
+        d["states"] = {k: _clean(v[i]) for k, v in lb.states.items()}
+        d["feasible"] = bool(lb.feasible[i])
+        d["infeasible_reason"] = lb.reason[i] or None
+        contract = {m.name for m in LAYER_METRICS}
+        for key, arr in lb.metrics.items():
+            if key not in contract:
+                d[key] = self._num(key, arr[i], self.layer_metric_decl)
+        for key, arr in lb.labels.items():
+            if key != "fused_into":
+                d[key] = _py(arr[i])
+        return d
+
+    @staticmethod
+    def _num(key: str, v: Any, decl: dict[str, Metric]) -> Any:
+        v = _clean(v)
+        if v is not None and key in decl and decl[key].integer and isinstance(v, float):
+            return int(round(v))
+        return v
+
+
+def _clean(v: Any) -> Any:
+    """numpy scalar -> Python; NaN/inf -> None (JSON has no NaN)."""
+    v = _py(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v

@@ -1,0 +1,360 @@
+"""Study files: the YAML schema, and its checks against the chosen model.
+
+A study file names an architecture, one or more workloads, a search space
+over the model's parameters, objectives, constraints, a sampler and a
+budget (see ``docs/studies.md``). Schema errors and model mismatches are
+reported as one line naming the file, the key and the allowed values.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from archmodels import get_model
+from archmodels.base import Model
+from archmodels.params import Param
+from workloads import Workload, load_workload
+
+from . import yamlio
+from .errors import UserError, allowed, pydantic_message
+
+SAMPLERS = ("tpe", "nsga2", "nsga3", "random", "grid", "gp")
+COMBINE = ("sum", "worst")
+
+
+class RangeSpec(BaseModel):
+    """``{low, high[, step][, log][, points]}``: an int or float range."""
+
+    model_config = ConfigDict(extra="forbid")
+    low: float
+    high: float
+    step: float | None = Field(default=None, gt=0)
+    log: bool = False
+    points: int | None = Field(default=None, ge=2, description="grid points for a float range without step")
+
+
+class ChoiceSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    choices: list[Any] = Field(min_length=1)
+
+
+class ObjectiveSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    metric: str
+    direction: Literal["minimize", "maximize"] = "minimize"
+
+
+class ConstraintSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    metric: str
+    op: Literal["<=", ">="]
+    bound: float
+
+
+class SamplerSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Literal["tpe", "nsga2", "nsga3", "random", "grid", "gp"] | None = None
+    seed: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+_CONSTRAINT_RE = re.compile(r"^\s*([\w.+\-\[\]]+)\s*(<=|>=)\s*([-+0-9.eE]+)\s*$")
+
+
+class StudyFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    arch: str
+    workload: str | None = None
+    workloads: list[str] | None = None
+    combine: Literal["sum", "worst"] = "sum"
+    space: dict[str, Any] = Field(default_factory=dict)
+    objectives: list[ObjectiveSpec | dict[str, Literal["minimize", "maximize"]] | str] = Field(min_length=1)
+    constraints: list[ConstraintSpec | str] = Field(default_factory=list)
+    sampler: SamplerSpec | Literal["tpe", "nsga2", "nsga3", "random", "grid", "gp"] | None = None
+    seed: int | None = None
+    n_trials: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    n_jobs: int = Field(default=1, ge=1)
+    batch_size: int = Field(default=1, ge=1, le=4096)
+    storage: str | None = None
+    results_dir: str = "results"
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One searched dimension, resolved against the model parameter."""
+
+    name: str
+    kind: Literal["int", "float", "choice", "fixed"]
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    log: bool = False
+    points: int | None = None
+    choices: tuple = ()
+    value: Any = None
+
+    def grid(self) -> list[Any]:
+        """The values of this dimension on a grid (sweeps, the grid sampler)."""
+        import numpy as np
+
+        if self.kind == "fixed":
+            return [self.value]
+        if self.kind == "choice":
+            return list(self.choices)
+        if self.kind == "int" and not self.points:
+            if self.log:
+                vals, v = [], int(self.low)
+                while v <= self.high:
+                    vals.append(v)
+                    v *= 2
+                return vals
+            return list(range(int(self.low), int(self.high) + 1, int(self.step or 1)))
+        if self.step and not self.log:
+            n = int(round((self.high - self.low) / self.step))
+            return [float(self.low + i * self.step) for i in range(n + 1) if self.low + i * self.step <= self.high + 1e-9]
+        pts = self.points or 2
+        vals = np.geomspace(self.low, self.high, pts) if self.log else np.linspace(self.low, self.high, pts)
+        if self.kind == "int":
+            return sorted({int(round(v)) for v in vals})
+        return [float(v) for v in vals]
+
+
+@dataclass(frozen=True)
+class Objective:
+    metric: str
+    direction: Literal["minimize", "maximize"]
+
+
+@dataclass(frozen=True)
+class Constraint:
+    metric: str
+    op: Literal["<=", ">="]
+    bound: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.metric} {self.op} {self.bound:g}"
+
+    def violation(self, value):
+        """<= 0 when satisfied (Optuna's convention), the distance otherwise."""
+        return value - self.bound if self.op == "<=" else self.bound - value
+
+
+@dataclass(frozen=True)
+class Study:
+    """A validated study: everything the runner and the sweep need."""
+
+    path: str
+    name: str
+    arch: str
+    model: Model
+    workloads: tuple[str, ...]
+    combine: str
+    dims: tuple[Dim, ...]
+    objectives: tuple[Objective, ...]
+    constraints: tuple[Constraint, ...]
+    sampler: str
+    sampler_explicit: bool
+    seed: int | None
+    sampler_options: dict[str, Any]
+    n_trials: int | None
+    timeout: float | None
+    n_jobs: int
+    batch_size: int
+    storage: str | None
+    results_dir: Path
+
+    @property
+    def out_dir(self) -> Path:
+        return self.results_dir / self.name
+
+    @property
+    def fixed(self) -> dict[str, Any]:
+        return {d.name: d.value for d in self.dims if d.kind == "fixed"}
+
+    @property
+    def searched(self) -> tuple[Dim, ...]:
+        return tuple(d for d in self.dims if d.kind != "fixed")
+
+    def grid_size(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= len(d.grid())
+        return n
+
+
+def load(path: str | Path, overrides: dict[str, Any] | None = None) -> Study:
+    """Read, schema-check and model-check a study file."""
+    path = Path(path)
+    where = f"{path}: "
+    try:
+        raw = yamlio.load(path.read_text())
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read study file: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: a study file is a mapping of keys (name, arch, workload, space, objectives, ...)")
+    raw.update(overrides or {})
+    try:
+        sf = StudyFile.model_validate(raw)
+    except ValidationError as exc:
+        raise UserError(where + pydantic_message(exc)) from None
+    return _resolve(sf, path)
+
+
+def _resolve(sf: StudyFile, path: Path) -> Study:
+    where = f"{path}: "
+    try:
+        model = get_model(sf.arch)
+    except UserError as exc:
+        raise UserError(f"{where}arch: {exc}") from None
+    if (sf.workload is None) == (sf.workloads is None):
+        raise UserError(f"{where}give exactly one of 'workload' (a name) or 'workloads' (a list)")
+    names = tuple([sf.workload] if sf.workload else sf.workloads or [])
+    if not names:
+        raise UserError(f"{where}workloads: the list is empty")
+    wls = []
+    for i, w in enumerate(names):
+        key = "workload" if sf.workload else f"workloads.{i}"
+        try:
+            wls.append(load_workload(_relative(w, path)))
+        except UserError as exc:
+            raise UserError(f"{where}{key}: {exc}") from None
+    names = tuple(_relative(w, path) for w in names)
+
+    dims = tuple(_dim(model.params.get(k, f"{where}space: "), v, f"{where}space.{k}: ") for k, v in sf.space.items())
+    objectives = tuple(_objective(o, i, model, wls, where) for i, o in enumerate(sf.objectives))
+    constraints = tuple(_constraint(c, i, model, wls, where) for i, c in enumerate(sf.constraints))
+
+    if isinstance(sf.sampler, SamplerSpec):
+        sampler, seed, options = sf.sampler.name, sf.sampler.seed, sf.sampler.options
+    else:
+        sampler, seed, options = sf.sampler, None, {}
+    explicit = sampler is not None
+    sampler = sampler or default_sampler(len(objectives))
+    seed = seed if seed is not None else sf.seed
+    study = Study(
+        path=str(path), name=sf.name, arch=sf.arch, model=model, workloads=names, combine=sf.combine,
+        dims=dims, objectives=objectives, constraints=constraints, sampler=sampler, sampler_explicit=explicit,
+        seed=seed, sampler_options=options, n_trials=sf.n_trials, timeout=sf.timeout, n_jobs=sf.n_jobs,
+        batch_size=sf.batch_size, storage=sf.storage, results_dir=Path(sf.results_dir),
+    )
+    if sampler == "grid":
+        try:
+            study.grid_size()
+        except UserError:
+            raise
+        for d in study.searched:
+            if d.kind == "float" and not d.step and not d.points:
+                raise UserError(f"{where}space.{d.name}: a float range needs 'step' or 'points' for the grid sampler")
+    if study.n_trials is None and study.timeout is None and sampler != "grid":
+        raise UserError(f"{where}n_trials: give n_trials and/or timeout (only the grid sampler has a natural budget)")
+    return study
+
+
+def default_sampler(n_objectives: int) -> str:
+    """Default sampler when the study names none: TPE (Optuna's own default)."""
+    return "tpe"
+
+
+def _relative(workload: str, study_path: Path) -> str:
+    """Workload files are looked up next to the study file first."""
+    p = Path(workload)
+    if p.suffix.lower() in (".yaml", ".yml", ".mtx", ".onnx") and not p.is_absolute() and not p.exists():
+        cand = study_path.parent / p
+        if cand.exists():
+            return str(cand)
+    return workload
+
+
+def _dim(param: Param, spec: Any, where: str) -> Dim:
+    name = param.name
+    if isinstance(spec, dict):
+        cls = ChoiceSpec if "choices" in spec else RangeSpec
+        try:
+            spec = cls.model_validate(spec)
+        except ValidationError as exc:
+            keys = "choices" if cls is ChoiceSpec else "low, high, step, log, points"
+            raise UserError(f"{where}{pydantic_message(exc)} (allowed keys: {keys})") from None
+    if isinstance(spec, ChoiceSpec) or isinstance(spec, list):
+        raw = spec.choices if isinstance(spec, ChoiceSpec) else spec
+        if not raw:
+            raise UserError(f"{where}empty choices")
+        vals = tuple(param.check(_maybe_num(v, param), where) for v in raw)
+        return Dim(name, "choice", choices=vals)
+    if isinstance(spec, RangeSpec):
+        if param.kind not in ("int", "float"):
+            raise UserError(f"{where}'{name}' is a {param.kind} parameter; give choices: [{param.allowed_text}]")
+        if spec.low > spec.high:
+            raise UserError(f"{where}low={spec.low:g} is above high={spec.high:g}")
+        for key in ("low", "high"):
+            v = getattr(spec, key)
+            if (param.low is not None and v < param.low) or (param.high is not None and v > param.high):
+                raise UserError(f"{where}{key}={v:g} is outside the model's range {param.allowed_text} for '{name}'")
+        if param.kind == "int":
+            for key in ("low", "high", "step"):
+                v = getattr(spec, key)
+                if v is not None and float(v) != int(v):
+                    raise UserError(f"{where}{key}={v} must be an integer: '{name}' is an int parameter")
+        if spec.log and spec.step is not None:
+            raise UserError(f"{where}'step' and 'log' cannot be combined")
+        if spec.log and spec.low <= 0:
+            raise UserError(f"{where}log range needs low > 0")
+        return Dim(name, param.kind, low=spec.low, high=spec.high, step=spec.step, log=spec.log, points=spec.points)
+    return Dim(name, "fixed", value=param.check(_maybe_num(spec, param), where))
+
+
+def _maybe_num(v: Any, param: Param) -> Any:
+    """YAML reads ``16`` as int; a float parameter accepts it."""
+    if param.kind == "float" and isinstance(v, int) and not isinstance(v, bool):
+        return float(v)
+    return v
+
+
+def check_metric(metric: str, model: Model, workloads: list[Workload], where: str) -> str:
+    """Validate a metric path: ``total.KEY`` or ``layers.NAME.KEY``."""
+    known = model.metric_names()
+    head, _, rest = metric.partition(".")
+    if head == "total" and rest in known["total"]:
+        return metric
+    if head == "layers":
+        lname, _, key = rest.rpartition(".")
+        layer_names = [layer.name for wl in workloads for layer in wl.layers]
+        if lname not in layer_names:
+            raise UserError(f"{where}unknown layer '{lname}' in '{metric}'; allowed: {allowed(layer_names)}")
+        if key not in known["layer"]:
+            raise UserError(f"{where}unknown layer metric '{key}' in '{metric}'; allowed: {allowed(known['layer'])}")
+        return metric
+    opts = [f"total.{k}" for k in known["total"]] + ["layers.NAME.KEY"]
+    raise UserError(f"{where}unknown metric '{metric}'; allowed: {', '.join(opts)}")
+
+
+def _objective(o: Any, i: int, model: Model, wls: list[Workload], where: str) -> Objective:
+    w = f"{where}objectives.{i}: "
+    if isinstance(o, str):
+        o = ObjectiveSpec(metric=o)
+    elif isinstance(o, dict):
+        if len(o) != 1:
+            raise UserError(f"{w}write one 'metric: minimize|maximize' per entry")
+        ((metric, direction),) = o.items()
+        o = ObjectiveSpec(metric=metric, direction=direction)
+    return Objective(check_metric(o.metric, model, wls, w), o.direction)
+
+
+def _constraint(c: Any, i: int, model: Model, wls: list[Workload], where: str) -> Constraint:
+    w = f"{where}constraints.{i}: "
+    if isinstance(c, str):
+        m = _CONSTRAINT_RE.match(c)
+        if not m:
+            raise UserError(f"{w}'{c}' is not 'METRIC <= BOUND' or 'METRIC >= BOUND'")
+        c = ConstraintSpec(metric=m.group(1), op=m.group(2), bound=float(m.group(3)))
+    return Constraint(check_metric(c.metric, model, wls, w), c.op, c.bound)

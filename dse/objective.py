@@ -1,0 +1,138 @@
+"""Evaluate design points for a study: combine workloads, read objectives and constraints.
+
+Several workloads in one study are combined per metric (``combine`` key):
+
+* ``sum`` (default): the workloads run back to back on the same hardware.
+  Extensive totals (time, cycles, energy, DRAM bytes, MACs) add up;
+  ``utilization`` is the time-weighted mean, ``power_w`` = energy / time,
+  ``macs_per_s`` = MACs / time, ``fps`` = 1 / total time; hardware totals
+  (``area_mm2``) are the same for every workload and taken as the maximum.
+  Model-specific totals add up unless the model declares them hardware
+  properties.
+* ``worst``: each metric takes its worst value over the workloads (the
+  largest for minimised objectives and ``<=`` constraints, the smallest for
+  maximised objectives and ``>=`` constraints).
+
+A point is feasible when it is feasible on every workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from archmodels.result import BatchResult
+
+from .config import Study
+
+_EXTENSIVE = ("macs", "cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "dram_bytes", "energy_j")
+HARDWARE_TOTALS = {"area_mm2", "min_chip_area_mm2", "mac_units", "dsp", "bram_mb", "logic", "tiles_in_area"}
+BIG = 1e30  # stands for a metric a point cannot produce (NaN), in objectives and constraints
+
+
+@dataclass
+class Evaluated:
+    """Totals and study values for a batch of points (arrays over points)."""
+
+    rows: list[dict[str, Any]]  # full parameter dicts
+    totals: dict[str, np.ndarray]
+    feasible: np.ndarray
+    reason: np.ndarray
+    values: np.ndarray  # (n_points, n_objectives), NaN replaced by +-inf
+    violations: np.ndarray  # (n_points, n_constraints + 1); last column = model feasibility
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    def metrics_of(self, i: int) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for k, v in self.totals.items():
+            x = float(v[i])
+            out[k] = x if np.isfinite(x) else None
+        return out
+
+
+def evaluate_rows(study: Study, rows: Sequence[Mapping[str, Any]]) -> Evaluated:
+    """Evaluate searched-parameter dicts (fixed parameters added) in one batch per workload."""
+    model = study.model
+    full = [model.params.resolve({**study.fixed, **r}) for r in rows]
+    pts = model.params.points(full)
+    results = [model.evaluate_batch(w, pts) for w in study.workloads]
+    directions = _directions(study)
+    totals = combine_totals(results, study.combine, directions)
+    feasible = np.logical_and.reduce([r.feasible for r in results])
+    reason = results[0].reason.copy()
+    for r in results[1:]:
+        fill = reason == ""
+        reason[fill] = r.reason[fill]
+
+    values = np.empty((len(full), len(study.objectives)))
+    for j, obj in enumerate(study.objectives):
+        v = metric_values(study, results, totals, obj.metric, directions)
+        bad = ~np.isfinite(v)
+        values[:, j] = np.where(bad, np.inf if obj.direction == "minimize" else -np.inf, v)
+    viol = np.empty((len(full), len(study.constraints) + 1))
+    for j, con in enumerate(study.constraints):
+        v = con.violation(metric_values(study, results, totals, con.metric, directions))
+        viol[:, j] = np.where(np.isfinite(v), v, BIG)
+    viol[:, -1] = np.where(feasible, 0.0, 1.0)
+    return Evaluated(full, totals, feasible, reason, values, viol)
+
+
+def _directions(study: Study) -> dict[str, str]:
+    """'max' for metrics whose worst case is the smallest value, else 'min'."""
+    d: dict[str, str] = {}
+    for o in study.objectives:
+        d[o.metric] = "max" if o.direction == "maximize" else "min"
+    for c in study.constraints:
+        d.setdefault(c.metric, "max" if c.op == ">=" else "min")
+    return d
+
+
+def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str, str]) -> dict[str, np.ndarray]:
+    """Totals of several workloads on the same points (see module doc)."""
+    if len(results) == 1:
+        return {k: np.asarray(v, dtype=float) for k, v in results[0].totals.items()}
+    keys = list(results[0].totals)
+    stack = {k: np.array([np.asarray(r.totals[k], dtype=float) for r in results]) for k in keys}
+    if how == "worst":
+        out = {}
+        for k in keys:
+            small_is_bad = directions.get(f"total.{k}") == "max"
+            out[k] = stack[k].min(axis=0) if small_is_bad else stack[k].max(axis=0)
+        return out
+    out = {k: stack[k].sum(axis=0) for k in keys}
+    t = out["time_s"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["utilization"] = (stack["utilization"] * stack["time_s"]).sum(axis=0) / t
+        out["power_w"] = out["energy_j"] / t
+        out["macs_per_s"] = out["macs"] / t
+        out["fps"] = 1.0 / t
+    for k in keys:
+        if k in HARDWARE_TOTALS:
+            out[k] = stack[k].max(axis=0)
+    return out
+
+
+def metric_values(study: Study, results: list[BatchResult], totals: Mapping[str, np.ndarray],
+                  metric: str, directions: Mapping[str, str]) -> np.ndarray:
+    """Array over points of a metric path, combined over the study's workloads."""
+    head, _, key = metric.partition(".")
+    if head == "total":
+        return np.asarray(totals[key], dtype=float)
+    arrays = []
+    for r in results:
+        try:
+            arrays.append(np.asarray(r.metric(metric), dtype=float))
+        except KeyError:
+            continue
+    stack = np.array(arrays)
+    if len(arrays) == 1:
+        return stack[0]
+    if study.combine == "worst":
+        return stack.min(axis=0) if directions.get(metric) == "max" else stack.max(axis=0)
+    return stack.sum(axis=0)
