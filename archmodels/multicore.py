@@ -74,7 +74,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 from . import tech
 from .base import Model
 from .params import Param, Points, batch_size
-from .result import LayerBatch, Metric
+from .result import LAYER_METRICS, LayerBatch, Metric, seqsum
 
 PLACEMENTS = ("B", "T1", "TR1", "T2", "TR2")
 NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 activation
@@ -198,9 +198,8 @@ class MulticoreModel(Model):
             counts = self._pool_counts(layer, pts)
         elif fc is not None:
             counts = self._fc_counts(*fc, pts)
-        else:  # sparse products: not a DaDianNao-style workload
-            nan = np.full(n, np.nan)
-            lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan, energy_j=nan)
+        else:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
+            lb.set(**{m.name: np.nan for m in (*LAYER_METRICS, *self.LAYER_METRICS) if m.name != "dram_bytes"})
             return lb
         self._time_energy(layer, lb, counts, pts)
         return lb
@@ -234,7 +233,6 @@ class MulticoreModel(Model):
             active=active, in_chunk_reads=misses * reps, in_vals=in_vals, out_vals=out_vals,
             weight_elems=inputs * neurons * groups,
             weights_per_core=np.where(is_b, inputs * neurons, np.where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
-            data_elems=(inputs * vectors + neurons * vectors) * groups,
             psum_elems=np.where(is_t2, cores * neurons * vectors * groups, 0),
         )
         return c
@@ -259,7 +257,7 @@ class MulticoreModel(Model):
             merge_reads=zero, merge_writes=zero, merge_psum_reads=zero, merge_nfu=zero,
             active=active, in_chunk_reads=in_ch, in_vals=zero, out_vals=zero,
             weight_elems=0, weights_per_core=zero,
-            data_elems=layer.input_elems + layer.output_elems, psum_elems=zero,
+            psum_elems=zero,
         )
 
     # ---- time, traffic, energy ----
@@ -302,7 +300,8 @@ class MulticoreModel(Model):
 
         shm_rd = active * (core_rd_b + merge_rd_b)
         shm_wr = active * (core_wr_b + merge_wr_b)
-        need_kb = (c["data_elems"] + c["psum_elems"]) * vbytes / 1024.0
+        # SHM holds the layer's input and output feature maps (+ T2 partial sums)
+        need_kb = (layer.input_elems + layer.output_elems + c["psum_elems"]) * vbytes / 1024.0
         lb.infeasible(need_kb > pts["shm_kb"], np.array(
             [f"shared memory too small: needs {x:.0f} KB" for x in np.atleast_1d(need_kb * np.ones(lb.n))], dtype=object))
 
@@ -353,7 +352,7 @@ class MulticoreModel(Model):
                 area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
 
         def total(key):
-            return np.sum([lb.metrics[key] for lb in layers], axis=0) if layers else np.zeros(len(cores))
+            return seqsum((lb.metrics[key] for lb in layers), len(cores))
 
         return {
             "area_mm2": area,

@@ -61,6 +61,21 @@ TOTAL_METRICS = (
 _SUMMED = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "energy_j")
 
 
+def seqsum(arrays, n: int | None = None) -> np.ndarray:
+    """Element-wise sum, added one array at a time.
+
+    ``np.sum(stack, axis=0)`` may add in a different order for a batch of one
+    than for a batch of many (pairwise summation on contiguous data), which
+    would make the scalar and batch paths differ in the last bit.
+    """
+    total = None
+    for a in arrays:
+        total = np.array(a, dtype=float, copy=True) if total is None else total + a
+    if total is None:
+        return np.zeros(n or 0)
+    return total
+
+
 @dataclass
 class LayerBatch:
     """One layer's results over ``n`` design points (arrays of length n)."""
@@ -143,12 +158,11 @@ class BatchResult:
         n = self.n
         tot: dict[str, np.ndarray] = {"macs": np.full(n, float(sum(lb.layer.macs for lb in self.layers)))}
         for key in _SUMMED:
-            tot[key] = np.sum([lb.metrics[key] for lb in self.layers], axis=0) if self.layers else np.zeros(n)
+            tot[key] = seqsum((lb.metrics[key] for lb in self.layers), n)
         tot["energy_j"] = tot["energy_j"] + self.model_totals.get("extra_energy_j", 0.0)
-        times = np.array([lb.metrics["time_s"] for lb in self.layers]) if self.layers else np.zeros((1, n))
-        utils = np.array([lb.metrics["utilization"] for lb in self.layers]) if self.layers else np.zeros((1, n))
+        busy = seqsum((lb.metrics["time_s"] * lb.metrics["utilization"] for lb in self.layers), n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            tot["utilization"] = np.where(tot["time_s"] > 0, (times * utils).sum(axis=0) / tot["time_s"], 0.0)
+            tot["utilization"] = np.where(tot["time_s"] > 0, busy / tot["time_s"], 0.0)
             tot["dram_bytes"] = tot["dram_read_bytes"] + tot["dram_write_bytes"]
             tot["power_w"] = np.where(tot["time_s"] > 0, tot["energy_j"] / tot["time_s"], 0.0)
             tot["area_mm2"] = np.asarray(self.model_totals["area_mm2"], dtype=float) * np.ones(n)

@@ -75,9 +75,9 @@ class StudyFile(BaseModel):
     workloads: list[str] | None = None
     combine: Literal["sum", "worst"] = "sum"
     space: dict[str, Any] = Field(default_factory=dict)
-    objectives: list[ObjectiveSpec | dict[str, Literal["minimize", "maximize"]] | str] = Field(min_length=1)
-    constraints: list[ConstraintSpec | str] = Field(default_factory=list)
-    sampler: SamplerSpec | Literal["tpe", "nsga2", "nsga3", "random", "grid", "gp"] | None = None
+    objectives: list[Any] = Field(min_length=1)
+    constraints: list[Any] = Field(default_factory=list)
+    sampler: Any = None
     seed: int | None = None
     n_trials: int | None = Field(default=None, ge=1)
     timeout: float | None = Field(default=None, gt=0)
@@ -184,6 +184,13 @@ class Study:
     def searched(self) -> tuple[Dim, ...]:
         return tuple(d for d in self.dims if d.kind != "fixed")
 
+    def fingerprint(self) -> str:
+        """Hash of what determines evaluated values (model, workloads, space, metrics)."""
+        import hashlib
+
+        text = repr((self.arch, self.workloads, self.combine, self.dims, self.objectives, self.constraints))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
     def grid_size(self) -> int:
         n = 1
         for d in self.dims:
@@ -235,10 +242,7 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
     objectives = tuple(_objective(o, i, model, wls, where) for i, o in enumerate(sf.objectives))
     constraints = tuple(_constraint(c, i, model, wls, where) for i, c in enumerate(sf.constraints))
 
-    if isinstance(sf.sampler, SamplerSpec):
-        sampler, seed, options = sf.sampler.name, sf.sampler.seed, sf.sampler.options
-    else:
-        sampler, seed, options = sf.sampler, None, {}
+    sampler, seed, options = _sampler(sf.sampler, where)
     explicit = sampler is not None
     sampler = sampler or default_sampler(len(objectives))
     seed = seed if seed is not None else sf.seed
@@ -280,11 +284,8 @@ def _dim(param: Param, spec: Any, where: str) -> Dim:
     name = param.name
     if isinstance(spec, dict):
         cls = ChoiceSpec if "choices" in spec else RangeSpec
-        try:
-            spec = cls.model_validate(spec)
-        except ValidationError as exc:
-            keys = "choices" if cls is ChoiceSpec else "low, high, step, log, points"
-            raise UserError(f"{where}{pydantic_message(exc)} (allowed keys: {keys})") from None
+        keys = "choices" if cls is ChoiceSpec else "low, high, step, log, points"
+        spec = _validated(cls, spec, where[:-2] + f" (keys: {keys}): ")
     if isinstance(spec, ChoiceSpec) or isinstance(spec, list):
         raw = spec.choices if isinstance(spec, ChoiceSpec) else spec
         if not raw:
@@ -338,15 +339,43 @@ def check_metric(metric: str, model: Model, workloads: list[Workload], where: st
     raise UserError(f"{where}unknown metric '{metric}'; allowed: {', '.join(opts)}")
 
 
+def _validated(cls, data: Any, where: str):
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(f"{where}{pydantic_message(exc)}") from None
+
+
+def _sampler(spec: Any, where: str) -> tuple[str | None, int | None, dict[str, Any]]:
+    """``sampler: NAME`` or ``sampler: {name, seed, options}``."""
+    w = f"{where}sampler: "
+    if spec is None:
+        return None, None, {}
+    if isinstance(spec, str):
+        if spec not in SAMPLERS:
+            raise UserError(f"{w}unknown sampler '{spec}'; allowed: {allowed(SAMPLERS)}")
+        return spec, None, {}
+    if isinstance(spec, dict):
+        if spec.get("name") is not None and spec["name"] not in SAMPLERS:
+            raise UserError(f"{w}unknown sampler '{spec['name']}'; allowed: {allowed(SAMPLERS)}")
+        s = _validated(SamplerSpec, spec, w)
+        return s.name, s.seed, s.options
+    raise UserError(f"{w}give a name ({allowed(SAMPLERS)}) or {{name, seed, options}}")
+
+
 def _objective(o: Any, i: int, model: Model, wls: list[Workload], where: str) -> Objective:
     w = f"{where}objectives.{i}: "
     if isinstance(o, str):
         o = ObjectiveSpec(metric=o)
-    elif isinstance(o, dict):
-        if len(o) != 1:
-            raise UserError(f"{w}write one 'metric: minimize|maximize' per entry")
+    elif isinstance(o, dict) and "metric" in o:
+        o = _validated(ObjectiveSpec, o, w)
+    elif isinstance(o, dict) and len(o) == 1:
         ((metric, direction),) = o.items()
-        o = ObjectiveSpec(metric=metric, direction=direction)
+        if direction not in ("minimize", "maximize"):
+            raise UserError(f"{w}direction '{direction}' for {metric}; allowed: minimize, maximize")
+        o = ObjectiveSpec(metric=str(metric), direction=direction)
+    else:
+        raise UserError(f"{w}write 'METRIC: minimize|maximize', 'METRIC', or {{metric, direction}}")
     return Objective(check_metric(o.metric, model, wls, w), o.direction)
 
 
@@ -357,4 +386,8 @@ def _constraint(c: Any, i: int, model: Model, wls: list[Workload], where: str) -
         if not m:
             raise UserError(f"{w}'{c}' is not 'METRIC <= BOUND' or 'METRIC >= BOUND'")
         c = ConstraintSpec(metric=m.group(1), op=m.group(2), bound=float(m.group(3)))
+    elif isinstance(c, dict):
+        c = _validated(ConstraintSpec, c, w)
+    else:
+        raise UserError(f"{w}write 'METRIC <= BOUND', 'METRIC >= BOUND' or {{metric, op, bound}}")
     return Constraint(check_metric(c.metric, model, wls, w), c.op, c.bound)

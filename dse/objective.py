@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from archmodels.result import BatchResult
+from archmodels.result import BatchResult, seqsum
 
 from .config import Study
 
@@ -105,10 +105,10 @@ def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str
             small_is_bad = directions.get(f"total.{k}") == "max"
             out[k] = stack[k].min(axis=0) if small_is_bad else stack[k].max(axis=0)
         return out
-    out = {k: stack[k].sum(axis=0) for k in keys}
+    out = {k: seqsum(stack[k]) for k in keys}
     t = out["time_s"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["utilization"] = (stack["utilization"] * stack["time_s"]).sum(axis=0) / t
+        out["utilization"] = seqsum(stack["utilization"] * stack["time_s"]) / t
         out["power_w"] = out["energy_j"] / t
         out["macs_per_s"] = out["macs"] / t
         out["fps"] = 1.0 / t
@@ -135,4 +135,4 @@ def metric_values(study: Study, results: list[BatchResult], totals: Mapping[str,
         return stack[0]
     if study.combine == "worst":
         return stack.min(axis=0) if directions.get(metric) == "max" else stack.max(axis=0)
-    return stack.sum(axis=0)
+    return seqsum(stack)

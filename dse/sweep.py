@@ -92,9 +92,9 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
     out_dir = out_dir or (study.out_dir / "sweep")
     cdir = out_dir / "chunks"
     cdir.mkdir(parents=True, exist_ok=True)
-    tag = f"{grid.size}-{sample}-{seed}-{chunk}"
+    tag = f"{study.fingerprint()}-{grid.size}-{sample}-{seed}-{chunk}"
     marker = cdir / "grid.txt"
-    if marker.exists() and marker.read_text() != tag:  # another grid: old chunks do not apply
+    if marker.exists() and marker.read_text() != tag:  # another study or grid: old chunks do not apply
         for f in cdir.glob("chunk_*.json"):
             f.unlink()
     marker.write_text(tag)

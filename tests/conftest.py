@@ -1,0 +1,50 @@
+"""Shared fixtures: run the CLI in-process or as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run ``dse ARGS`` in-process; return (exit code, stdout, stderr)."""
+    from dse.cli import main
+
+    def _run(*args: str):
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return _run
+
+
+def dse_process(*args: str, cwd: Path | None = None, **kw) -> subprocess.CompletedProcess:
+    """Run ``dse ARGS`` as a separate process (real exit codes, signals)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, "-m", "dse.cli", *map(str, args)], cwd=cwd or ROOT,
+                          capture_output=True, text=True, env=env, **kw)
+
+
+def evaluate_json(arch: str, workload: str, *sets: str) -> dict:
+    from dse.cli import main  # noqa: F401  (import check)
+
+    args = ["evaluate", arch, workload, "--json"]
+    for s in sets:
+        args += ["--set", s]
+    proc = dse_process(*args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
