@@ -165,6 +165,29 @@ class ParamSet:
         full = [self.resolve(r, where) for r in rows]
         return {p.name: np.array([r[p.name] for r in full], dtype=p.dtype()) for p in self.params}
 
+    def random_rows(self, n: int, rng: np.random.Generator, fixed: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """``n`` random design points over the declared ranges (log-uniform for wide ranges).
+
+        For tests and benchmarks that must cover a model's whole space,
+        infeasible corners included.
+        """
+        fixed = dict(fixed or {})
+        cols: dict[str, list[Any]] = {}
+        for p in self.params:
+            if p.name in fixed:
+                cols[p.name] = [fixed[p.name]] * n
+            elif p.kind in ("choice", "bool"):
+                vals = list(p.choices) if p.kind == "choice" else [False, True]
+                cols[p.name] = [vals[i] for i in rng.integers(0, len(vals), n)]
+            else:
+                lo, hi = float(p.low), float(p.high)
+                if lo > 0 and hi / lo > 100:
+                    x = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+                else:
+                    x = rng.uniform(lo, hi, n)
+                cols[p.name] = [int(min(max(round(v), lo), hi)) for v in x] if p.kind == "int" else [float(v) for v in x]
+        return [{k: v[i] for k, v in cols.items()} for i in range(n)]
+
     def point(self, pts: Points, i: int) -> dict[str, Any]:
         """Design point ``i`` of a batch as plain Python values."""
         return {p.name: _py(pts[p.name][i]) for p in self.params}

@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="compare models with the published calibration figures")
     v.add_argument("arch", nargs="?")
+    v.add_argument("--markdown", action="store_true", help="print a Markdown table")
 
     m = sub.add_parser("models", help="list models, or one model's parameters and metrics")
     m.add_argument("arch", nargs="?")
@@ -257,7 +258,7 @@ def cmd_validate(args) -> int:
     if args.arch is not None and args.arch not in REGISTRY:
         raise UserError(f"validate: unknown architecture '{args.arch}'; allowed: {', '.join(REGISTRY)}")
     res = validate.run(args.arch)
-    print(validate.report(res))
+    print(validate.markdown(res) if args.markdown else validate.report(res))
     checked = [r for r in res if r.ok is not None]
     if args.arch is not None and not checked:
         print(f"no model registered for '{args.arch}' yet", file=sys.stderr)

@@ -37,16 +37,12 @@ BIG = 1e30  # stands for a metric a point cannot produce (NaN), in objectives an
 class Evaluated:
     """Totals and study values for a batch of points (arrays over points)."""
 
-    rows: list[dict[str, Any]]  # full parameter dicts
+    rows: list[dict[str, Any]] | None  # full parameter dicts (None for columnar input)
     totals: dict[str, np.ndarray]
     feasible: np.ndarray
     reason: np.ndarray
     values: np.ndarray  # (n_points, n_objectives), NaN replaced by +-inf
     violations: np.ndarray  # (n_points, n_constraints + 1); last column = model feasibility
-
-    @property
-    def n(self) -> int:
-        return len(self.rows)
 
     def metrics_of(self, i: int) -> dict[str, float | None]:
         out: dict[str, float | None] = {}
@@ -60,7 +56,24 @@ def evaluate_rows(study: Study, rows: Sequence[Mapping[str, Any]]) -> Evaluated:
     """Evaluate searched-parameter dicts (fixed parameters added) in one batch per workload."""
     model = study.model
     full = [model.params.resolve({**study.fixed, **r}) for r in rows]
-    pts = model.params.points(full)
+    return _evaluate(study, model.params.points(full), full)
+
+
+def evaluate_columns(study: Study, cols: Mapping[str, np.ndarray]) -> Evaluated:
+    """Like :func:`evaluate_rows` for columns of already-validated values (grid sweeps)."""
+    n = len(next(iter(cols.values())))
+    pts = {}
+    for p in study.model.params:
+        if p.name in cols:
+            pts[p.name] = np.asarray(cols[p.name], dtype=p.dtype())
+        else:
+            value = study.fixed.get(p.name, p.default)
+            pts[p.name] = np.full(n, value, dtype=p.dtype()) if p.dtype() is not object else np.array([value] * n, dtype=object)
+    return _evaluate(study, pts, None)
+
+
+def _evaluate(study: Study, pts: dict[str, np.ndarray], full: list[dict[str, Any]] | None) -> Evaluated:
+    model = study.model
     results = [model.evaluate_batch(w, pts) for w in study.workloads]
     directions = _directions(study)
     totals = combine_totals(results, study.combine, directions)
@@ -70,12 +83,13 @@ def evaluate_rows(study: Study, rows: Sequence[Mapping[str, Any]]) -> Evaluated:
         fill = reason == ""
         reason[fill] = r.reason[fill]
 
-    values = np.empty((len(full), len(study.objectives)))
+    n = results[0].n
+    values = np.empty((n, len(study.objectives)))
     for j, obj in enumerate(study.objectives):
         v = metric_values(study, results, totals, obj.metric, directions)
         bad = ~np.isfinite(v)
         values[:, j] = np.where(bad, np.inf if obj.direction == "minimize" else -np.inf, v)
-    viol = np.empty((len(full), len(study.constraints) + 1))
+    viol = np.empty((n, len(study.constraints) + 1))
     for j, con in enumerate(study.constraints):
         v = con.violation(metric_values(study, results, totals, con.metric, directions))
         viol[:, j] = np.where(np.isfinite(v), v, BIG)

@@ -41,7 +41,7 @@ def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True) -> optu
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         kwargs = {}
-        if heartbeat:
+        if heartbeat and not url.startswith("sqlite"):  # remote workers; dse run owns SQLite studies
             kwargs = dict(
                 heartbeat_interval=HEARTBEAT_INTERVAL_S,
                 grace_period=GRACE_PERIOD_S,

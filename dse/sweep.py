@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .config import Study
-from .objective import evaluate_rows
+from .objective import evaluate_columns
 from .results import Table, summary, write_outputs
 
 DEFAULT_CHUNK = 2048
@@ -42,23 +42,28 @@ class Grid:
     def size(self) -> int:
         return math.prod(len(v) for v in self.values)
 
-    def rows(self, indices: np.ndarray) -> list[dict[str, Any]]:
-        """Parameter dicts of the grid points ``indices`` (mixed-radix decode)."""
+    def columns(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """Parameter values of the grid points ``indices`` (mixed-radix decode), per dimension."""
         rem = np.asarray(indices, dtype=np.int64).copy()
-        cols: list[np.ndarray] = []
+        digits: list[np.ndarray] = []
         for vals in reversed(self.values):
-            cols.append(rem % len(vals))
+            digits.append(rem % len(vals))
             rem //= len(vals)
-        cols.reverse()
-        return [{n: self.values[d][int(cols[d][i])] for d, n in enumerate(self.names)} for i in range(len(indices))]
+        digits.reverse()
+        return {n: np.array(self.values[d], dtype=object)[digits[d]] for d, n in enumerate(self.names)}
+
+    def rows(self, indices: np.ndarray) -> list[dict[str, Any]]:
+        """Parameter dicts of the grid points ``indices``."""
+        cols = self.columns(indices)
+        return [{n: cols[n][i] for n in self.names} for i in range(len(indices))]
 
 
 def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None) -> dict[str, Any]:
-    rows = grid.rows(indices)
-    ev = evaluate_rows(study, rows)
+    cols = grid.columns(indices)
+    ev = evaluate_columns(study, cols)
     out = {
         "index": [int(i) for i in indices],
-        "params": {n: [r[n] for r in rows] for n in grid.names},
+        "params": {n: cols[n].tolist() for n in grid.names},
         "totals": {k: [None if not np.isfinite(x) else float(x) for x in v] for k, v in ev.totals.items()},
         "objectives": [[None if not np.isfinite(x) else float(x) for x in row] for row in ev.values],
         "model_feasible": [bool(x) for x in ev.feasible],

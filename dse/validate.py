@@ -162,6 +162,25 @@ def report(results: list[CaseResult]) -> str:
     return "\n".join(lines)
 
 
+def markdown(results: list[CaseResult]) -> str:
+    """The same comparison as a Markdown table (for docs/validation.md)."""
+    lines = ["| section | case | metric | model | published | error | tolerance | result |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        err = f"{r.error * 100:+.1f} %" if r.error is not None else ""
+        if isinstance(r.published, list):
+            tol = "range"
+        elif isinstance(r.rtol, (int, float)):
+            tol = f"{r.rtol * 100:.0f} %"
+        else:
+            tol = "exact"
+        status = "skipped" if r.ok is None else ("pass" if r.ok else "**FAIL**")
+        note = f" ({r.note})" if r.note else ""
+        lines.append(f"| {r.section} | {r.label}{note} | {r.metric} | {_fmt(r.model)} | {_fmt(r.published)} "
+                     f"| {err} | {tol} | {status} |")
+    return "\n".join(lines)
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"

@@ -1,0 +1,109 @@
+"""`make bench`: measure, then write docs/benchmarks.md (machine and date included).
+
+Sections: model throughput (scalar vs batched, per model), Optuna trials per
+second for the quickstart study per sampler and storage, and the joblib
+sweep speed-up from 1 to 2 workers. Every ratio compares numbers measured in
+this same run. Run a subset with ``--only throughput,optuna,sweep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from archmodels import available  # noqa: E402
+from benchmarks import machine, optuna_speed, throughput  # noqa: E402
+
+# Each model on VGG16 or its natural workload.
+NATURAL = {"emaxv": "vgg16-conv", "emaxvr": "vgg16", "imax": "spmm:n=512,sparsity=0.9", "rena": "vgg16",
+           "atomswitch": "lenet", "multicore": "vgg16"}
+
+
+def section_throughput(lines: list[str], quick: bool) -> None:
+    lines += ["## Model evaluation throughput", "",
+              "Design-point x layer evaluations per second on random points of each model's declared space "
+              "(infeasible corners included). *Scalar*: `model.evaluate`, one point per call (a study with "
+              "batch_size 1). *Batched*: one `evaluate_batch` call over 4,096 points. Same points, same run.", "",
+              "| model | workload | layers | scalar evals/s | batched evals/s | batched / scalar | one full-network evaluation |",
+              "|---|---|---|---|---|---|---|"]
+    for arch in available():
+        wl = NATURAL.get(arch, "vgg16")
+        t = throughput.measure(arch, wl, batch=1024 if quick else 4096, scalar_s=0.5 if quick else 2.0)
+        lines.append(f"| {arch} | `{wl}` | {t.layers} | {t.scalar_evals_per_s:,.0f} | {t.batch_evals_per_s:,.0f} "
+                     f"| {t.ratio:,.0f}x | {t.one_point_s * 1e3:.2f} ms |")
+        print(f"throughput {arch}: {t.batch_evals_per_s:,.0f} evals/s batched, {t.ratio:.0f}x scalar", flush=True)
+    lines.append("")
+
+
+def section_optuna(lines: list[str], quick: bool) -> None:
+    n = 100 if quick else 400
+    lines += ["## Optuna trials per second (quickstart study)", "",
+              f"`studies/quickstart.yaml` ({n} trials, 6 searched parameters, 2 objectives, 1 constraint), run "
+              "exactly as `dse run` runs it (ask/tell loop, constraints and metrics stored per trial).", "",
+              "| sampler | storage | batch_size | trials/s |", "|---|---|---|---|"]
+    for sampler in ("random", "nsga2", "tpe"):
+        for storage, batch in (("journal", 1), ("journal", 40), ("sqlite", 1)):
+            if storage == "sqlite" and sampler != "random":
+                continue
+            r = optuna_speed.measure(ROOT / "studies/quickstart.yaml", sampler, n, batch_size=batch, storage=storage)
+            lines.append(f"| {sampler} | {storage} | {batch} | {r.per_s:,.0f} |")
+            print(f"optuna {sampler} {storage} b{batch}: {r.per_s:,.0f} trials/s", flush=True)
+    lines.append("")
+
+
+def section_sweep(lines: list[str], quick: bool) -> None:
+    from dse import config
+    from dse.sweep import run_sweep
+
+    tmp = Path(tempfile.mkdtemp(prefix="dse-sweep-"))
+    st = config.load(ROOT / "studies/quickstart.yaml", {"results_dir": str(tmp)})
+    sample = 20000 if quick else 100000
+    times, evals = {}, {}
+    for jobs in (1, 2):
+        t0 = time.perf_counter()
+        _, _, evals[jobs] = run_sweep(st, n_jobs=jobs, sample=sample, seed=0, out_dir=tmp / f"j{jobs}", progress=False)
+        times[jobs] = time.perf_counter() - t0
+    lines += ["## joblib sweep speed-up", "",
+              f"`dse sweep studies/quickstart.yaml --sample {sample}` (chunks of 2,048 points per joblib task, "
+              "loky backend). *Evaluation* = the parallel phase (workers start, evaluate, checkpoint chunks); "
+              "*total* adds the serial CSV, Pareto and plot output.", "",
+              "| workers | evaluation s | evaluation points/s | speed-up | total s |", "|---|---|---|---|---|"]
+    for jobs in times:
+        lines.append(f"| {jobs} | {evals[jobs]:.2f} | {sample / evals[jobs]:,.0f} | {evals[1] / evals[jobs]:.2f}x "
+                     f"| {times[jobs]:.2f} |")
+    lines.append("")
+    print(f"sweep: evaluation 1 worker {evals[1]:.2f} s, 2 workers {evals[2]:.2f} s", flush=True)
+
+
+SECTIONS = {"throughput": section_throughput, "optuna": section_optuna, "sweep": section_sweep}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--only", help="comma-separated sections: " + ",".join(SECTIONS))
+    ap.add_argument("--quick", action="store_true", help="smaller samples (a smoke run)")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+    args = ap.parse_args(argv)
+    chosen = args.only.split(",") if args.only else list(SECTIONS)
+    m = machine.describe()
+    lines = ["# Benchmarks", "",
+             f"Measured by `make bench` on {m['date']}: {m['cpu']}, {m['cores']} cores, {m['os']}, "
+             f"Python {m['python']}, numpy {m['numpy']}, optuna {m['optuna']}."
+             + (" Quick mode (smaller samples)." if args.quick else ""), ""]
+    t0 = time.time()
+    for name in chosen:
+        SECTIONS[name](lines, args.quick)
+    lines.append(f"_Total benchmark time: {time.time() - t0:.0f} s._")
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
