@@ -16,6 +16,10 @@ Sources
 [IMAX] IMAX die if built in 28 nm: 13.3 mm^2 with 64 units x 64 KB LMM
        (spec `imax.md` §2) -- the one published 28 nm die among our systems;
        it anchors the logic overhead of a processing element.
+[KR07] I. Kuon, J. Rose, "Measuring the gap between FPGAs and ASICs", IEEE
+       TCAD 26(2), 2007: the same circuit on a 90 nm FPGA draws ~14x the
+       dynamic power of 90 nm standard cells (less with hard multipliers and
+       block RAM); area ~35x (18x with hard blocks), delay ~3-4x.
 
 Assumptions (stated, not published)
 -----------------------------------
@@ -133,3 +137,11 @@ PE_LOGIC_OVERHEAD = _imax_overhead()
 def pe_logic_area_mm2(dtype: str, node_nm: int, macs_per_pe: float = 1.0) -> float:
     """Area of a processing element's logic (MACs x fitted overhead) [mm^2]."""
     return macs_per_pe * mac_area_mm2(dtype, node_nm) * PE_LOGIC_OVERHEAD
+
+
+# ---- FPGA implementations [KR07] ----
+#: dynamic energy of a circuit on an FPGA / the same circuit in standard cells
+#: at the same node. A model that runs on an FPGA costs its on-chip energy as
+#: the ASIC energy at the FPGA's node x this ratio (an upper-side estimate:
+#: hard DSP and block-RAM blocks narrow the gap).
+FPGA_DYNAMIC_ENERGY_RATIO = 14.0

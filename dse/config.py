@@ -84,6 +84,8 @@ class StudyFile(BaseModel):
     n_jobs: int = Field(default=1, ge=1)
     batch_size: int = Field(default=1, ge=1, le=4096)
     storage: str | None = None
+    heartbeat_interval: int = Field(default=5, ge=1, description="seconds, RDB storages")
+    grace_period: int = Field(default=20, ge=1, description="seconds without heartbeat before a trial is failed")
     results_dir: str = "results"
 
 
@@ -171,6 +173,8 @@ class Study:
     batch_size: int
     storage: str | None
     results_dir: Path
+    heartbeat_interval: int = 5
+    grace_period: int = 20
 
     @property
     def out_dir(self) -> Path:
@@ -251,6 +255,7 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
         dims=dims, objectives=objectives, constraints=constraints, sampler=sampler, sampler_explicit=explicit,
         seed=seed, sampler_options=options, n_trials=sf.n_trials, timeout=sf.timeout, n_jobs=sf.n_jobs,
         batch_size=sf.batch_size, storage=sf.storage, results_dir=Path(sf.results_dir),
+        heartbeat_interval=sf.heartbeat_interval, grace_period=sf.grace_period,
     )
     if sampler == "grid":
         try:

@@ -94,7 +94,8 @@ def suggest(trial: optuna.Trial, dims: tuple[Dim, ...]) -> dict[str, Any]:
 def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna.Study:
     """Create or load the Optuna study named like the study file."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    st = storage_mod.open_storage(study.storage, study.out_dir)
+    st = storage_mod.open_storage(study.storage, study.out_dir, heartbeat_interval_s=study.heartbeat_interval,
+                                  grace_period_s=study.grace_period)
     directions = [o.direction for o in study.objectives]
     sampler = make_sampler(study, worker)
     if load_only:
@@ -103,8 +104,15 @@ def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna
         except KeyError:
             raise UserError(f"{study.path}: no study '{study.name}' in {storage_mod.describe(study.storage, study.out_dir)}; run `dse run` first") from None
     else:
-        ost = optuna.create_study(study_name=study.name, storage=st, sampler=sampler,
-                                  directions=directions, load_if_exists=True)
+        for attempt in range(5):  # workers starting together may race to create the study
+            try:
+                ost = optuna.create_study(study_name=study.name, storage=st, sampler=sampler,
+                                          directions=directions, load_if_exists=True)
+                break
+            except Exception:
+                if attempt == 4:
+                    raise
+                time.sleep(0.2 * (attempt + 1) + random.random() * 0.2)
     if [d.name.lower() for d in ost.directions] != directions:
         raise UserError(
             f"{study.path}: the study '{study.name}' in {storage_mod.describe(study.storage, study.out_dir)} "
@@ -189,6 +197,55 @@ def _surplus(ost: optuna.Study, number: int, n_budget: int) -> bool:
     return sum(t.number < number for t in live) >= n_budget
 
 
+class _Heartbeat:
+    """Record heartbeats of in-flight trials while a batch is evaluated.
+
+    Optuna runs its heartbeat thread only inside ``Study.optimize``; the
+    ask/tell loop does it here, so that a killed worker's trials go stale and
+    are failed and retried (``RetryHeartbeatStaleTrialCallback``) by the
+    other workers' :func:`optuna.storages.fail_stale_trials` calls.
+    """
+
+    def __init__(self, ost: optuna.Study):
+        self.storage = ost._storage
+        self.ids: list[int] = []
+        self.enabled = storage_mod.has_heartbeat(self.storage)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def add(self, trial: optuna.Trial) -> optuna.Trial:
+        """Start beating for a trial as soon as it is asked."""
+        if self.enabled:
+            with self.lock:
+                self.ids.append(trial._trial_id)  # Optuna has no public trial-id accessor
+            self.storage.record_heartbeat(trial._trial_id)
+        return trial
+
+    def beat(self) -> None:
+        with self.lock:
+            ids = list(self.ids)
+        for tid in ids:
+            self.storage.record_heartbeat(tid)
+
+    def __enter__(self):
+        if self.enabled:
+            interval = self.storage.get_heartbeat_interval() or 1
+
+            def run():
+                while not self.stop.wait(interval):
+                    self.beat()
+
+            self.thread = threading.Thread(target=run, daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+
+
 def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> None:
     """Evaluate one batch in a single vectorised call and tell every trial."""
     ev = evaluate_rows(study, rows)
@@ -209,41 +266,89 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
     """Ask/evaluate/tell until the budget, the deadline or ``stop``; return trials told."""
     n_budget = budget(study)
     lock = _AskLock(_lock_path(study))
+    heartbeat = storage_mod.has_heartbeat(ost._storage)
+    stall = _StallWatch(ost, STALL_FACTOR * study.grace_period)
     done = 0
     while True:
         if (deadline is not None and time.time() >= deadline) or (stop is not None and stop.is_set()):
             return done
-        with lock:
-            complete, running = _counts(ost)
-            if n_budget is not None and complete >= n_budget:
-                return done
-            k = study.batch_size if n_budget is None else min(study.batch_size, n_budget - complete - running)
-            trials = [ost.ask() for _ in range(max(k, 0))]
-        if not trials:  # others hold the remaining budget; wait for them (they may fail)
-            time.sleep(0.05)
-            continue
-        if n_budget is not None and lock.path is None:
-            keep = [t for t in trials if not _surplus(ost, t.number, n_budget)]
-            for t in trials:
-                if t not in keep:
-                    t.set_user_attr("surplus", True)
-                    ost.tell(t, state=TrialState.PRUNED)
-            trials = keep
-            if not trials:
+        if heartbeat:  # fail (and re-queue) the trials of workers that stopped beating
+            optuna.storages.fail_stale_trials(ost)
+        with _Heartbeat(ost) as hb:
+            with lock:
+                complete, running = _counts(ost)
+                if n_budget is not None and complete >= n_budget:
+                    return done
+                k = study.batch_size if n_budget is None else min(study.batch_size, n_budget - complete - running)
+                trials = [hb.add(ost.ask()) for _ in range(max(k, 0))]
+            if n_budget is not None and lock.path is None:
+                trials = _drop_surplus(ost, trials, n_budget)
+            if not trials:  # others hold the remaining budget; wait for them (they may fail)
+                stall.check()
+                time.sleep(0.05)
                 continue
-        try:
-            rows = [suggest(t, study.searched) for t in trials]
-            tell_batch(study, ost, trials, rows)
-        except KeyboardInterrupt:
-            for t in trials:  # re-run these on resume
-                ost.tell(t, state=TrialState.FAIL, skip_if_finished=True)
-                ost.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
-            raise
-        except BaseException:
-            for t in trials:
-                ost.tell(t, state=TrialState.FAIL, skip_if_finished=True)
-            raise
+            stall.reset()
+            try:
+                rows = [suggest(t, study.searched) for t in trials]
+                tell_batch(study, ost, trials, rows)
+            except KeyboardInterrupt:
+                for t in trials:  # re-run these on resume
+                    ost.tell(t, state=TrialState.FAIL, skip_if_finished=True)
+                    ost.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+                raise
+            except BaseException:
+                for t in trials:
+                    ost.tell(t, state=TrialState.FAIL, skip_if_finished=True)
+                raise
         done += len(trials)
+
+
+STALL_FACTOR = 10  # x grace_period: how long running trials may show no progress while we wait
+
+
+class _StallWatch:
+    """Fallback for trials that can never go stale.
+
+    A worker killed between ``ask`` (the trial exists, RUNNING) and its first
+    heartbeat leaves a trial Optuna never fails (no heartbeat row), and on a
+    journal storage (no heartbeats at all) any killed ``dse worker`` does.
+    When the other workers have nothing left to ask and the set of RUNNING
+    trials shows no progress for ``timeout_s``, those trials are failed and
+    their parameters re-queued. Evaluations take milliseconds to seconds, so
+    a live trial never stays that long.
+    """
+
+    def __init__(self, ost: optuna.Study, timeout_s: float):
+        self.ost, self.timeout_s = ost, timeout_s
+        self.since: float | None = None
+        self.snapshot: frozenset[int] = frozenset()
+
+    def reset(self) -> None:
+        self.since = None
+
+    def check(self) -> None:
+        running = self.ost.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        snap = frozenset(t.number for t in running)
+        if self.since is None or snap != self.snapshot:
+            self.since, self.snapshot = time.time(), snap
+            return
+        if snap and time.time() - self.since > self.timeout_s:
+            for t in running:
+                self.ost.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
+                self.ost.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+            self.since = None
+
+
+def _drop_surplus(ost: optuna.Study, trials: list[optuna.Trial], n_budget: int) -> list[optuna.Trial]:
+    """Without a common lock (shared database), prune trials asked beyond the budget."""
+    keep = []
+    for t in trials:
+        if _surplus(ost, t.number, n_budget):
+            t.set_user_attr("surplus", True)
+            ost.tell(t, state=TrialState.PRUNED)
+        else:
+            keep.append(t)
+    return keep
 
 
 def _worker_process(study_path: str, overrides: dict, worker: int, deadline: float | None) -> int:

@@ -1,0 +1,211 @@
+"""Atom-switch (via-switch) reconfigurable array: a fully spatial streaming CNN (spec `atom_switch.md`).
+
+The array has one multiplier per tile (5,319 um^2, §1). A network is laid
+out as circuits: per convolution one kh x kw MAC array with delay lines per
+(output channel, input channel) pair plus an adder tree over input
+channels, a streaming 2x2 max pool with an I/2-word line memory per
+channel, and a column of MACs per FC layer (§2; mapping and dataflow in
+:mod:`archmodels.atomswitch_layers`, circuit formulas and the register-level
+reference in :mod:`archmodels.atomswitch_circuits`).
+
+Cycles come from the circuit: stream length (one pixel per clock) per pass,
+plus coefficient reloads when folded, plus the pipeline fill of the stages
+after the last pixel (product and accumulate registers, adder-tree levels,
+ReLU, two pooling comparators). For LeNet conv1+pool1 that is
+784 + 2 + 2 = 788 clocks against the published 793 (§4).
+
+Area: tiles (= multipliers) x ``tile_um2`` plus memory words (buffers, line
+memories, delay lines, weight memories) x ``value_bits`` x
+``memory_bit_um2``, times ``1 + overhead_frac`` for crossbar / I/O. The
+whole network is resident, so the area it needs (``min_chip_area_mm2``) is
+the sum over layers; a point is feasible when that fits ``chip_area_mm2``,
+the chip whose silicon is the contract's ``area_mm2``. ``tiles_in_area`` is
+the paper's count: chip area / tile area (§4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workloads import Workload
+
+from . import tech
+from .atomswitch_energy import DEVICE_NODE_NM, stage_energy_j
+from .atomswitch_layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
+from .base import Model
+from .params import Param, Points, batch_size
+from .result import LayerBatch, Metric
+
+#: Default area of one memory bit: a 28 nm high-density SRAM cell over the
+#: array efficiency of the technology table (0.127 / 0.5 = 0.254 um^2).
+DEFAULT_BIT_UM2 = float(tech.sram_area_mm2(1.0 / 8192.0, DEVICE_NODE_NM)) * 1e6
+
+FOLD_POLICIES = ("balanced", "uniform")
+WEIGHT_STORES = ("chip", "dram")
+
+
+class AtomSwitchModel(Model):
+    name = "atomswitch"
+    title = "Atom-switch reconfigurable array (streaming conv + pool circuits)"
+    spec = "atom_switch.md"
+    SUPPORTS = ("conv", "pool", "fc")
+    VALIDATION_ALIASES = {"area_mm2": "chip_area_mm2"}
+
+    PARAMS = (
+        Param("clock_mhz", "float", 100.0, 1, 1000, unit="MHz", doc="array clock (paper: 100 MHz)"),
+        Param("tile_um2", "float", 5319.0, 100, 1e6, unit="um2",
+              doc="area of one tile = one multiplier, crossbar overlaid (Hotate et al., FPL 2016; spec §1)"),
+        Param("chip_area_mm2", "float", 100.0, 0.01, 1e6, unit="mm2",
+              doc="chip area (budget): feasible when min_chip_area_mm2 fits; paper's examples 25 and 100"),
+        Param("memory_bit_um2", "float", round(DEFAULT_BIT_UM2, 6), 0.001, 100, unit="um2",
+              doc="area of one memory bit (assumption: 28 nm SRAM cell / array efficiency, tech table)"),
+        Param("overhead_frac", "float", 0.0, 0, 10, unit="1",
+              doc="crossbar / I-O area on top of tiles and memory (assumption: 0, crossbar is inside the tile)"),
+        Param("value_bits", "choice", 16, choices=(8, 16, 32), unit="bit", doc="width of a data / coefficient word"),
+        Param("pixels_per_clock", "int", 1, 1, 64, unit="px/clk",
+              doc="input values streamed per clock per channel (paper: 1); circuits replicated that many times"),
+        Param("dram_gbps", "float", 12.8, 0.1, 10000, unit="GB/s",
+              doc="DRAM bandwidth for the network input, output and weight_store=dram"),
+        Param("fold", "int", 1, 1, 65536, doc="folding factor: passes the largest layer is time-multiplexed over (1 = the paper's full parallelism)", knob=True),
+        Param("fold_policy", "choice", "balanced", choices=FOLD_POLICIES,
+              doc="balanced: other layers fold only to the largest one's multiplier count; uniform: every layer by fold",
+              knob=True),
+        Param("weight_store", "choice", "chip", choices=WEIGHT_STORES,
+              doc="FC weights and folded conv coefficients: on-chip memory words or streamed from DRAM", knob=True),
+    )
+    LAYER_METRICS = (
+        Metric("multipliers", "", "multipliers of the layer's circuits (= tiles)", integer=True),
+        Metric("tiles", "", "tiles used (one multiplier per tile)", integer=True),
+        Metric("memory_words", "words", "conv output buffer / pool line memory / FC weights+outputs / folded coefficients", integer=True),
+        Metric("delay_words", "words", "delay-line registers of the conv circuits (not in the paper's memory count)", integer=True),
+        Metric("area_mm2", "mm2", "tiles + memory + delay lines, with overhead_frac"),
+        Metric("adders", "", "adders outside the MACs (channel trees, partial sums); not charged in area", integer=True),
+        Metric("comparators", "", "pooling and ReLU comparators; not charged in area", integer=True),
+        Metric("circuits", "", "physical circuits: conv (oc, ic) circuits, pool channels, FC neuron MACs", integer=True),
+        Metric("passes", "", "passes the layer is folded over (1 = unfolded)", integer=True),
+    )
+    TOTAL_METRICS = (
+        Metric("min_chip_area_mm2", "mm2", "chip area the whole network needs (sum of layer areas)"),
+        Metric("feasible", "1", "1 when min_chip_area_mm2 <= chip_area_mm2, else 0", integer=True),
+        Metric("tiles_in_area", "", "tiles that fit chip_area_mm2: chip area / tile area (spec §4)", integer=True),
+        Metric("tiles", "", "tiles the network uses", integer=True),
+        Metric("multipliers", "", "multipliers of the network", integer=True),
+        Metric("memory_words", "words", "memory words of the network (sum of the layers' memory_words)", integer=True),
+        Metric("delay_words", "words", "delay-line registers of the network", integer=True),
+    )
+
+    # ---- layers ----
+    def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        stages = plan(workload)
+        c = self._ctx(stages, pts)
+        out: list[LayerBatch] = []
+        prev: StageCost | None = None
+        for st in stages:
+            if st.role == "conv":
+                cost = conv_stage(st, c)
+            elif st.role == "fused_pool":
+                cost = pool_stage(st, c, prev)
+            elif st.role == "pool":
+                cost = pool_stage(st, c, None)
+            elif st.role == "fc":
+                cost = fc_stage(st, c)
+            else:
+                out.append(self._unsupported(st, c.n))
+                prev = None
+                continue
+            out.append(self._fill(st, cost, pts, c))
+            prev = cost
+        self._mark_fit(out, pts)
+        return out
+
+    @staticmethod
+    def _ctx(stages: tuple[Stage, ...], pts: Points) -> Ctx:
+        clock_hz = pts["clock_mhz"] * 1e6
+        return Ctx(
+            n=batch_size(pts), clock_hz=clock_hz, bytes_per_value=pts["value_bits"] / 8.0,
+            ppc=pts["pixels_per_clock"], fold=pts["fold"], balanced=pts["fold_policy"] == "balanced",
+            dram_weights=pts["weight_store"] == "dram",
+            dram_bytes_per_cycle=pts["dram_gbps"] * 1e9 / clock_hz,
+            max_multipliers=max((s.full_multipliers for s in stages), default=1),
+        )
+
+    def _fill(self, st: Stage, cost: StageCost, pts: Points, c: Ctx) -> LayerBatch:
+        L = st.layer
+        lb = LayerBatch(L, c.n)
+        cycles = cost.cycles.astype(float)
+        word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
+        area_um2 = cost.multipliers * pts["tile_um2"] + (cost.memory_words + cost.delay_words) * word_um2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = np.where(cost.multipliers > 0, L.macs / (cycles * cost.multipliers), 0.0)
+        lb.set(
+            cycles=cycles, time_s=cycles / c.clock_hz, utilization=util,
+            dram_read_bytes=cost.dram_read_bytes, dram_write_bytes=cost.dram_write_bytes,
+            energy_j=stage_energy_j(cost, pts["value_bits"]),
+            multipliers=cost.multipliers, tiles=cost.multipliers, memory_words=cost.memory_words,
+            delay_words=cost.delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
+            adders=cost.adders, comparators=cost.comparators, circuits=cost.circuits, passes=cost.passes,
+        )
+        for name, arr in cost.states.items():
+            lb.states[name] = np.asarray(arr, dtype=float) * np.ones(c.n)
+        if cost.fused_into is not None:
+            lb.labels["fused_into"] = np.full(c.n, cost.fused_into, dtype=object)
+        return lb
+
+    @staticmethod
+    def _unsupported(st: Stage, n: int) -> LayerBatch:
+        """A layer kind the array does not run: no circuits; the base class marks it infeasible."""
+        lb = LayerBatch(st.layer, n)
+        nan, zero = np.full(n, np.nan), np.zeros(n)
+        lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan, energy_j=nan,
+               multipliers=zero, tiles=zero, memory_words=zero, delay_words=zero, area_mm2=zero,
+               adders=zero, comparators=zero, circuits=zero, passes=zero)
+        return lb
+
+    @staticmethod
+    def _mark_fit(layers: list[LayerBatch], pts: Points) -> None:
+        """Infeasible where a layer alone, or the network up to a layer, exceeds ``chip_area_mm2``."""
+        if not layers:
+            return
+        chip = pts["chip_area_mm2"]
+        areas = np.array([lb.metrics["area_mm2"] for lb in layers])
+        cum = np.cumsum(areas, axis=0)
+        before = np.vstack([np.zeros((1, areas.shape[1])), cum[:-1]])
+        for lb, a, total, start in zip(layers, areas, cum, before):
+            alone = a > chip
+            _infeasible(lb, alone, "this layer alone needs", a, chip)
+            _infeasible(lb, (total > chip) & (start <= chip) & ~alone, "the network up to this layer needs", total, chip)
+
+    # ---- totals ----
+    def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
+        n = batch_size(pts)
+
+        def total(key: str) -> np.ndarray:
+            # layer by layer, so that a batch of one sums in the same order as a large batch
+            out = np.zeros(n)
+            for lb in layers:
+                out = out + lb.metrics[key]
+            return out
+
+        need = total("area_mm2")
+        chip = pts["chip_area_mm2"]
+        return {
+            "area_mm2": chip.astype(float),
+            "min_chip_area_mm2": need,
+            "feasible": (need <= chip).astype(float),
+            "tiles_in_area": np.floor(chip * 1e6 / pts["tile_um2"] + 1e-9),
+            "tiles": total("tiles"),
+            "multipliers": total("multipliers"),
+            "memory_words": total("memory_words"),
+            "delay_words": total("delay_words"),
+        }
+
+
+def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, chip: np.ndarray) -> None:
+    """Mark ``mask`` infeasible; reason strings are formatted only for the points that get them."""
+    new = mask & lb.feasible
+    if not new.any():
+        return
+    reason = np.full(lb.n, "", dtype=object)
+    reason[new] = np.char.add(np.char.mod(f"{what} %.4g mm2", need[new]),
+                              np.char.mod(" > chip_area_mm2 %.4g", chip[new])).astype(object)
+    lb.infeasible(new, reason)

@@ -1,0 +1,261 @@
+"""IMAX: linear-array CGRA running dense and sparse matrix products (spec `imax.md`).
+
+What is modelled (details and every assumption: ``docs/models/imax.md``):
+
+* **Mappings** (§3-§4): a sparse A (SpMM/SpMV layers) in the CSR or JDS
+  layout of ``workloads/formats.py`` on the IVJ or IVS schedule, or the
+  same matrix dense; dense layers (matmul, FC, convolutions lowered with
+  im2col by ``workloads/lowering.py``) always run dense. The chain has H
+  MAC units (dense: every usable unit; IVJ: 2 fewer; IVS: sets of 2 offset
+  units + 16 MAC units).
+* **LMM schedule** (§5): exhaustive AGRP/BGRP/CGRP search under
+  constraints 4.4.1-4.4.10 (``archmodels/imax_schedule.py``), or AGRP = 1
+  with ``lmm_opt`` off.
+* **Per start** states DRAIN, CONF, REGV, RANGE, LOAD, EXEC (§1): bytes over
+  the host link (values, indices, padding, JDS margins and permutation; B
+  broadcast once per start thanks to address-range snooping), PIO words at
+  the fitted ``PIO_WORD_S``, EXEC from the stored rows of each block (one
+  row iteration = ``cols`` cycles, ``cols x 2`` MACs per unit) plus the
+  pipeline fill of every block pass. WAIT is link contention with several
+  chips (0 with one).
+* **Multi-chip** (§1: the third loop level): B/C column groups split over
+  ``nchip`` chips (4.4.5, 4.4.10); A broadcast to all.
+* ``speedup_vs_dense``: the same matrix run dense on the same IMAX, every
+  other parameter equal. Energy from the technology table (28 nm); area
+  from it too, anchored on the 13.3 mm^2 die (§2).
+
+Batch evaluation: the discrete part (tiling, layout statistics, the
+candidate schedules and their counts) is computed once per product and
+unique combination of (format, mapping, units, cols, lmm_kb, nchip,
+lmm_opt) and cached; clock and link bandwidth enter only the vectorised
+choice among candidates and the times.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workloads import Workload
+from workloads.layers import Layer, SpMM
+from workloads.lowering import as_matmuls
+
+from . import imax_costs as C
+from . import imax_schedule as S
+from . import tech
+from .base import Model
+from .params import Param, Points, batch_size
+from .result import LayerBatch, Metric
+
+FORMATS = ("dense", "csr", "jds")
+SCHEDULES = ("ivj", "ivs")
+STATES = ("DRAIN", "CONF", "REGV", "RANGE", "LOAD", "EXEC", "WAIT")
+_STRUCT = ("units", "cols", "lmm_kb", "nchip")
+
+_LAYER_METRICS = (
+    Metric("speedup_vs_dense", "1", "time of the same matrix run dense (same parameters) / this time"),
+    Metric("dense_time_s", "s", "time of the same matrix run dense (same parameters)"),
+    Metric("lmm_utilization", "1", "A half of each LMM reserved by the schedule: AGRP blocks of all rows "
+           "(CSR, dense; spec §5 4.4.2), the largest packed group (JDS)"),
+    Metric("lmm_utilization_unoptimized", "1", "the same with AGRP = 1 (before the LMM optimisation)"),
+    Metric("mac_units", "", "MAC units of the chain per chip (H)", integer=True),
+    Metric("agrp", "blocks", "AGRP: A blocks an A group holds (JDS: the most one packed group holds)",
+           integer=True),
+    Metric("bgrp", "columns", "B columns per start (BGRP)", integer=True),
+    Metric("cgrp", "columns", "C columns held in the last unit (CGRP = BGRP, 4.4.8)", integer=True),
+    Metric("starts", "", "starts of one chip", integer=True),
+    Metric("a_groups", "", "A groups loaded", integer=True),
+    Metric("b_groups", "", "B groups per chip per A group", integer=True),
+    Metric("blocks", "", "blocks of H slots over all tiles", integer=True),
+    Metric("row_tiles", "", "row tiles of A (1 unless rows overflow half an LMM)", integer=True),
+    Metric("col_tiles", "", "column tiles of A (1 unless a B column overflows half an LMM)", integer=True),
+    Metric("stored_slots", "", "A slots sent to the LMMs (nonzeros + padding; dense: elements)", integer=True),
+    Metric("padding_slots", "", "stored slots that are padding", integer=True),
+    Metric("dram_a_bytes", "B", "A (values, indices, padding, JDS permutation) read from host memory"),
+    Metric("dram_b_bytes", "B", "B slabs read from host memory"),
+    Metric("dram_c_partial_bytes", "B", "C partial sums read back (later A groups / column tiles)"),
+    Metric("dram_c_bytes", "B", "C groups drained to host memory"),
+)
+
+_TOTAL_METRICS = (
+    Metric("speedup_vs_dense", "1", "sum of dense times / sum of times over the layers"),
+    Metric("dense_time_s", "s", "sum over layers of the dense time"),
+    Metric("lmm_utilization", "1", "time-weighted mean over layers"),
+    Metric("lmm_utilization_unoptimized", "1", "time-weighted mean over layers"),
+    Metric("mac_units", "", "largest MAC-unit count of a layer's chain, per chip", integer=True),
+    Metric("starts", "", "sum over layers", integer=True),
+)
+
+
+class ImaxModel(Model):
+    name = "imax"
+    title = "IMAX linear-array CGRA: dense/sparse matrix products, LMM scheduling, multi-chip"
+    spec = "imax.md"
+    SUPPORTS = ("conv", "fc", "matmul", "spmm", "spmv")
+
+    PARAMS = (
+        Param("units", "int", 64, 8, 1024, doc="stages of the linear array (4 run loop control and the C output)"),
+        Param("cols", "choice", 4, choices=(1, 2, 4, 8), doc="logical columns = multithreading ways (W)"),
+        Param("lmm_kb", "int", 64, 4, 4096, unit="KB", doc="local memory per unit"),
+        Param("clock_mhz", "float", 150.0, 10, 2000, unit="MHz", doc="IMAX clock"),
+        Param("nchip", "int", 1, 1, 64, doc="chips; B/C column groups are split over them"),
+        Param("link_gbps", "float", 1.818, 0.01, 1000, unit="GB/s",
+              doc="host link bandwidth (prototype: 3 GTH lanes, 5 Gb/s, 64b/66b)"),
+        Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="node for energy and area"),
+        Param("format", "choice", "csr", choices=FORMATS, knob=True,
+              doc="layout of a sparse A (dense layers always run dense)"),
+        Param("schedule", "choice", "ivj", choices=SCHEDULES, knob=True,
+              doc="sparse schedule: index+value joined (ivj) or separate (ivs)"),
+        Param("lmm_opt", "bool", True, knob=True,
+              doc="LMM optimisation: A kept, AGRP/BGRP/CGRP searched (off: A re-sent per B group, AGRP = 1)"),
+    )
+    LAYER_METRICS = _LAYER_METRICS
+    TOTAL_METRICS = _TOTAL_METRICS
+
+    # ------------------------------------------------------------ layers
+    def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        n = batch_size(pts)
+        return [self._layer(layer, pts, n) for layer in workload.layers]
+
+    def _layer(self, layer: Layer, pts: Points, n: int) -> LayerBatch:
+        lb = LayerBatch(layer, n)
+        if isinstance(layer, SpMM):
+            key, reps = (layer.m, layer.k, layer.n, layer), 1
+            fmt = pts["format"].astype(object)
+        else:
+            prods = as_matmuls(layer)
+            if not prods:  # pooling: not a matrix product
+                _fill_nan(lb)
+                return lb
+            key, reps = (prods[0].m, prods[0].k, prods[0].n, None), len(prods)
+            fmt = np.full(n, "dense", dtype=object)
+        mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
+        r = self._run(key, fmt, mapping, pts)
+        if isinstance(layer, SpMM):
+            dense_key = key[:3] + (None,)
+            d = self._run(dense_key, np.full(n, "dense", dtype=object), np.full(n, "dense", dtype=object), pts)
+            dense_time = d["time"] * reps
+        else:
+            dense_time = r["time"] * reps
+        lb.infeasible(~r["ok"], r["reason"])
+        self._fill(lb, layer, r, reps, dense_time, pts)
+        lb.labels["format"] = fmt
+        lb.labels["mapping"] = mapping
+        return lb
+
+    def _run(self, key: tuple, fmt: np.ndarray, mapping: np.ndarray, pts: Points) -> dict[str, np.ndarray]:
+        """Schedule and time one product for every point (grouped by the structural parameters)."""
+        n = len(fmt)
+        out = {k: np.full(n, np.nan) for k in S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt",
+                                                            "blocks", "row_tiles", "col_tiles", "slots")}
+        out.update({s: np.full(n, np.nan) for s in STATES})
+        out["ok"] = np.ones(n, dtype=bool)
+        out["reason"] = np.full(n, "", dtype=object)
+        fcode = np.array([FORMATS.index(f) for f in fmt])
+        mcode = np.array([C.MAPPINGS.index(m) for m in mapping])
+        cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
+                        + [pts["lmm_opt"].astype(np.int64)], axis=1)
+        uniq, inv = np.unique(cols, axis=0, return_inverse=True)
+        inv = np.asarray(inv).reshape(-1)
+        clock_hz = pts["clock_mhz"] * 1e6
+        bw = pts["link_gbps"] * 1e9
+        for g, row in enumerate(uniq):
+            sel = np.flatnonzero(inv == g)
+            f_name, m_name = FORMATS[row[0]], C.MAPPINGS[row[1]]
+            units, ncols, lmm_kb, nchip, opt = (int(x) for x in row[2:])
+            sch = S.cached_schedule(key, f_name, m_name, units, ncols, lmm_kb, nchip, bool(opt))
+            p = sch.problem
+            out["H"][sel] = p.H
+            if not sch.feasible:
+                out["ok"][sel] = False
+                out["reason"][sel] = S.no_schedule_reason(p)
+                continue
+            idx = S.choose(sch, nchip, clock_hz[sel], bw[sel])
+            chosen = {k: v[idx] for k, v in sch.feats.items()}
+            st = S.timing(chosen, nchip, clock_hz[sel], bw[sel])
+            for k, v in chosen.items():
+                out[k][sel] = v
+            for s in STATES:
+                out[s][sel] = st[s] * clock_hz[sel]
+            out["time"][sel] = st["time"]
+            out["agrp"][sel] = chosen["a_group_blocks"]
+            out["bgrp"][sel] = sch.bgrp[idx]
+            half = p.lmm_bytes / 2
+            reserved = chosen["a_group_slots"] if p.fmt == "jds" else p.tile_rows * sch.agrp[idx]
+            out["util"][sel] = reserved * p.entry_bytes / half
+            first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
+            out["util_unopt"][sel] = (first if p.fmt == "jds" else p.tile_rows) * p.entry_bytes / half
+            out["blocks"][sel] = sum(t.blocks for t in p.tiles)
+            out["row_tiles"][sel] = p.row_tiles
+            out["col_tiles"][sel] = p.col_tiles
+            out["slots"][sel] = p.stored_slots
+        return out
+
+    def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, pts: Points) -> None:
+        nchip = pts["nchip"].astype(float)
+        clock_hz = pts["clock_mhz"] * 1e6
+        time_s = r["time"] * reps
+        reads = (r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"])) * reps
+        writes = nchip * r["c_drain_bytes"] * reps
+        issued = nchip * r["issued_macs"] * reps
+        lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
+                             + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
+        energy = np.full(lb.n, np.nan)
+        for node in np.unique(pts["tech_nm"]):
+            sel = pts["tech_nm"] == node
+            energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], reads[sel] + writes[sel],
+                                      int(node)) * 1e-12
+        cycles = time_s * clock_hz
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
+            speedup = dense_time / time_s
+        slots = r["slots"] * reps
+        useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
+        padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
+        lb.set(
+            cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=reads, dram_write_bytes=writes,
+            energy_j=energy, speedup_vs_dense=speedup, dense_time_s=dense_time,
+            lmm_utilization=r["util"], lmm_utilization_unoptimized=r["util_unopt"], mac_units=r["H"],
+            agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=r["starts"] * reps,
+            a_groups=r["a_groups"] * reps, b_groups=r["b_groups"], blocks=r["blocks"] * reps,
+            row_tiles=r["row_tiles"], col_tiles=r["col_tiles"], stored_slots=slots, padding_slots=padding,
+            dram_a_bytes=r["a_bytes"] * reps, dram_b_bytes=nchip * r["b_bytes"] * reps,
+            dram_c_partial_bytes=nchip * r["c_load_bytes"] * reps, dram_c_bytes=writes,
+        )
+        for s in STATES:
+            lb.states[s] = r[s] * reps
+
+    # ------------------------------------------------------------ totals
+    def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
+        n = batch_size(pts)
+        area = np.zeros(n)
+        for node in np.unique(pts["tech_nm"]):
+            sel = pts["tech_nm"] == node
+            area[sel] = C.area_mm2(pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], int(node))
+        if not layers:
+            return {"area_mm2": area}
+
+        def stack(key):
+            return np.array([lb.metrics[key] for lb in layers])
+
+        time = stack("time_s")
+        tot_time = time.sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = {
+                "area_mm2": area,
+                "speedup_vs_dense": stack("dense_time_s").sum(axis=0) / tot_time,
+                "dense_time_s": stack("dense_time_s").sum(axis=0),
+                "lmm_utilization": (time * stack("lmm_utilization")).sum(axis=0) / tot_time,
+                "lmm_utilization_unoptimized": (time * stack("lmm_utilization_unoptimized")).sum(axis=0) / tot_time,
+                "starts": stack("starts").sum(axis=0),
+            }
+        macs = np.where(np.isnan(stack("mac_units")), -1.0, stack("mac_units")).max(axis=0)
+        out["mac_units"] = np.where(macs < 0, np.nan, macs)
+        return out
+
+
+def _fill_nan(lb: LayerBatch) -> None:
+    nan = np.full(lb.n, np.nan)
+    lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan, energy_j=nan,
+           **{m.name: nan for m in _LAYER_METRICS})
+    for s in STATES:
+        lb.states[s] = nan

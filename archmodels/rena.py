@@ -1,0 +1,290 @@
+"""ReNA: a PB-array CNN accelerator, as ASIC and as FPGA port (spec ``rena.md``).
+
+An ``pb_rows`` x ``pb_cols`` array of processing blocks (PBs, one MAC per
+cycle per multiplier, 8-bit fixed point) runs convolution and fully
+connected layers on the same structure by reconfiguring the connections
+(§1-§2). A DRAM transfer part streams inputs/outputs, weights and
+instructions on their own DDR4 channels, independently of the array (§3).
+
+One layer = ``max(compute, dram) + one burst`` cycles, where
+
+* ``compute`` is the processing flow of :mod:`archmodels.rena_flows`
+  (convolution: load / shift-and-MAC / unload passes, overlapped in steady
+  state when the array has separate ports; FC: ring set-up, input load,
+  per-step weight delivery column by column), with the buffer <-> array
+  lanes moving ``transfer_bits`` per transfer (4 x 2 bit on the ASIC, 1 x 8
+  bit on the FPGA);
+* ``dram`` is what the busiest DRAM channel needs for the layer's bursts
+  (:mod:`archmodels.rena_dram`; 205 cycles per 4 KB burst measured on the
+  FPGA) -- the transfer part overlaps with compute but can never be faster
+  than the bursts, which makes FC layers DRAM-bound;
+* one burst latency before the first pass can start.
+
+Targets: ``fpga`` (the D5005 port) adds ``dsp``, ``bram_mb``, ``logic`` from
+per-PB and per-buffer costs (:mod:`archmodels.rena_resources`) and marks a
+design infeasible when it exceeds the ``device`` (:mod:`archmodels.fpga_devices`);
+``asic`` gives area and energy from the technology table at ``tech_nm``.
+Per-target defaults (clock, burst cycles, transfer width, ports) apply to
+parameters left at 0 / ``auto`` and are shown resolved in the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from workloads import Workload
+from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
+
+from . import rena_resources as res
+from . import tech
+from .base import Model
+from .fpga_devices import DEFAULT_DEVICE, DEVICES
+from .params import Param, ParamSet, Points, batch_size
+from .rena_dram import burst_cycles, dram_cycles
+from .rena_flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
+from .result import LayerBatch, Metric
+
+#: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
+TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
+    # FPGA port: 144 MHz measured clock (§4), 205 cycles per burst measured
+    # (§3), 1 x 8-bit buffer -> array transfers and separate 512-bit input,
+    # weight and output ports (§3).
+    "fpga": {"clock_mhz": 144.0, "dram_burst_cycles": 205.0, "transfer_bits": 8, "array_ports": "separate"},
+    # ASIC: 350 MHz (§1), 4 x 2-bit transfers (§3). Assumptions: one shared
+    # buffer <-> array interface (the ASIC is described with a single "4
+    # transfers of 2 bits" feed; the FPGA port is the one that gets separate
+    # ports), and a transfer part that streams one 512-bit beat per cycle
+    # (64 cycles per burst, floored by the DDR4 peak rate) -- the paper gives
+    # no DRAM figure for the ASIC.
+    "asic": {"clock_mhz": 350.0, "dram_burst_cycles": 64.0, "transfer_bits": 2, "array_ports": "shared"},
+}
+_AUTO = {"clock_mhz": 0.0, "dram_burst_cycles": 0.0, "transfer_bits": 0, "array_ports": "auto"}
+
+
+class _RenaParams(ParamSet):
+    """Parameters whose 0 / ``auto`` value means "the target's default"."""
+
+    def resolve(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+        out = super().resolve(values, where)
+        for key, auto in _AUTO.items():
+            if out[key] == auto:
+                out[key] = TARGET_DEFAULTS[out["target"]][key]
+        return out
+
+
+def _nan(n: int) -> np.ndarray:
+    return np.full(n, np.nan)
+
+
+def _device_attr(pts: Points, attr: str) -> np.ndarray:
+    """A device property per point (looked up once per distinct device)."""
+    out = np.zeros(batch_size(pts))
+    for name in np.unique(pts["device"]):
+        out[pts["device"] == name] = getattr(DEVICES[name], attr)
+    return out
+
+
+class RenaModel(Model):
+    name = "rena"
+    title = "ReNA PB-array CNN accelerator (ASIC and FPGA port)"
+    spec = "rena.md"
+    SUPPORTS = ("conv", "pool", "fc", "matmul")
+
+    PARAMS = (
+        Param("pb_rows", "int", 64, 1, 1024, doc="PB array rows (filters of a conv tile; one buffer lane per row)"),
+        Param("pb_cols", "int", 64, 1, 1024, doc="PB array columns (output pixels of a conv tile)"),
+        Param("mults_per_pb", "choice", 1, choices=(1, 2), doc="multipliers per PB (2: same input x two weights)"),
+        Param("clock_mhz", "float", 0.0, 0, 3000, unit="MHz", doc="array clock; 0 = target default (fpga 144, asic 350)"),
+        Param("target", "choice", "asic", choices=("asic", "fpga"), doc="ReNA ASIC or its FPGA port"),
+        Param("bits", "choice", 8, choices=(8, 16), unit="bit", doc="fixed-point width of data and weights"),
+        Param("dram_channels", "int", 3, 1, 16, doc="DRAM channels used (X, W, I; the D5005 has 4)"),
+        Param("dram_gbps", "float", 19.2, 0.1, 1000, unit="GB/s", doc="peak bandwidth per channel (DDR4-2400 x 64 bit)"),
+        Param("dram_burst_cycles", "float", 0.0, 0, 1e6, unit="cycles",
+              doc="cycles a 4 KB burst occupies its channel; 0 = target default (fpga 205 measured, asic 64)"),
+        Param("transfer_bits", "choice", 0, choices=(0, 1, 2, 4, 8, 16), unit="bit",
+              doc="bits per buffer<->array transfer per lane; 0 = target default (fpga 8, asic 2)"),
+        Param("array_ports", "choice", "auto", choices=("auto", "separate", "shared"),
+              doc="separate input/weight/output ports (fpga) or one shared interface (asic)"),
+        Param("device", "choice", DEFAULT_DEVICE, choices=tuple(DEVICES), doc="FPGA device (target fpga)"),
+        Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="ASIC technology node (energy, area)"),
+    )
+    LAYER_METRICS = (
+        Metric("compute_cycles", "cycles", "array and lanes alone (DRAM infinitely fast)"),
+        Metric("dram_cycles", "cycles", "bursts of the busiest DRAM channel"),
+        Metric("passes", "", "conv: load/MAC/unload passes; fc: ring steps", integer=True),
+    )
+    TOTAL_METRICS = (
+        Metric("dsp", "blocks", "FPGA DSP blocks (target fpga)", integer=True),
+        Metric("bram_mb", "Mbit", "FPGA block RAM, Mbit = 2^20 bit (target fpga)"),
+        Metric("logic", "ALM", "FPGA logic in ALMs (target fpga)", integer=True),
+        Metric("mac_units", "", "multipliers in the array, PBs x mults_per_pb (the paper's parallelism)", integer=True),
+        Metric("compute_cycles", "cycles", "sum over layers"),
+        Metric("dram_cycles", "cycles", "sum over layers"),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.params = _RenaParams(self.PARAMS, self.name)
+
+    # ---- effective parameters ----
+    @staticmethod
+    def _resolved(pts: Points) -> dict[str, np.ndarray]:
+        """Per-target defaults for points built without :meth:`_RenaParams.resolve`."""
+        fpga = pts["target"] == "fpga"
+        out = {}
+        for key, auto in _AUTO.items():
+            dflt = np.where(fpga, TARGET_DEFAULTS["fpga"][key], TARGET_DEFAULTS["asic"][key])
+            out[key] = np.where(pts[key] == auto, dflt, pts[key])
+        return out
+
+    def _config(self, pts: Points) -> tuple[ArrayConfig, dict[str, np.ndarray]]:
+        eff = self._resolved(pts)
+        clock_hz = eff["clock_mhz"].astype(float) * 1e6
+        cfg = ArrayConfig(
+            rows=pts["pb_rows"].astype(np.int64), cols=pts["pb_cols"].astype(np.int64),
+            mults=pts["mults_per_pb"].astype(np.int64),
+            tpv=ceil_div(pts["bits"].astype(np.int64), eff["transfer_bits"].astype(np.int64)),
+            shared=eff["array_ports"] == "shared", value_bytes=pts["bits"] / 8.0,
+        )
+        burst = burst_cycles(eff["dram_burst_cycles"].astype(float), pts["dram_gbps"], clock_hz)
+        return cfg, {"clock_hz": clock_hz, "burst": burst}
+
+    # ---- layers ----
+    def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        cfg, eff = self._config(pts)
+        buffer_kb = res.buffer_bits(cfg.pbs, pts["bits"]) / 8 / 1024 / res.N_BUFFERS
+        return [self._layer(layer, pts, cfg, eff, buffer_kb) for layer in workload.layers]
+
+    @staticmethod
+    def _flow(layer: Layer, cfg: ArrayConfig) -> Flow | None:
+        if isinstance(layer, Conv2D):
+            window = layer.ic_per_group * layer.kernel_h * layer.kernel_w
+            return conv_flow(cfg, layer.groups, layer.oc_per_group, window, layer.out_h * layer.out_w)
+        if isinstance(layer, FC):
+            return fc_flow(cfg, layer.inputs, layer.outputs, layer.batch)
+        if isinstance(layer, Pool):
+            return pool_flow(cfg, layer.input_elems, layer.output_elems)
+        if isinstance(layer, MatMul) and layer.kind == "matmul":
+            return conv_flow(cfg, 1, layer.m, layer.k, layer.n)
+        return None  # sparse products: not a ReNA workload
+
+    def _layer(self, layer: Layer, pts: Points, cfg: ArrayConfig, eff: dict, buffer_kb: np.ndarray) -> LayerBatch:
+        n = batch_size(pts)
+        lb = LayerBatch(layer, n)
+        flow = self._flow(layer, cfg)
+        if flow is None:
+            nan = _nan(n)
+            lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan,
+                   energy_j=nan, compute_cycles=nan, dram_cycles=nan, passes=nan)
+            return lb
+        burst = eff["burst"]
+        x_bytes = flow.x_read_bytes + flow.x_write_bytes
+        dram = dram_cycles(x_bytes, flow.w_bytes[0], flow.w_bytes[1], pts["dram_channels"], cfg.mults, burst)
+        compute = flow.compute_cycles
+        cycles = np.maximum(compute, dram) + burst
+        read = flow.x_read_bytes + flow.w_bytes[0] + flow.w_bytes[1]
+        write = flow.x_write_bytes
+        lb.set(
+            cycles=cycles, time_s=cycles / eff["clock_hz"],
+            utilization=layer.macs / (cycles * cfg.pbs * cfg.mults),
+            dram_read_bytes=read, dram_write_bytes=write,
+            energy_j=self._energy_pj(layer, pts, read + write, buffer_kb) * 1e-12,
+            compute_cycles=compute, dram_cycles=dram,
+            passes=flow.passes,
+        )
+        lb.states["MAC"] = flow.mac_cycles
+        lb.states["TRANSFER"] = compute - flow.mac_cycles
+        lb.states["DRAM_WAIT"] = cycles - compute
+        lb.labels["bound"] = np.where(dram > compute, "dram", "array").astype(object)
+        return lb
+
+    # ---- energy ----
+    @staticmethod
+    def _energy_pj(layer: Layer, pts: Points, dram_bytes: np.ndarray, buffer_kb: np.ndarray) -> np.ndarray:
+        """MACs + every DRAM byte written into and read out of a buffer + DRAM.
+
+        ASIC: technology table at ``tech_nm``. FPGA: the same circuit at the
+        device's node (28 nm entries for nodes the table lacks) x the
+        FPGA/ASIC dynamic-energy ratio [KR07]. Shifts between PB registers and
+        leakage are not modelled.
+        """
+        out = np.zeros(batch_size(pts))
+        fpga = pts["target"] == "fpga"
+        node = np.where(fpga, _device_attr(pts, "node_nm"), pts["tech_nm"])
+        node = np.where(np.isin(node, tech.NODES_NM), node, max(tech.NODES_NM))
+        keys = np.stack([node, pts["bits"], fpga.astype(int)], axis=1)
+        for nd, bits, is_fpga in np.unique(keys, axis=0):
+            sel = (keys == (nd, bits, is_fpga)).all(axis=1)
+            dt = tech.dtype_of(int(bits))
+            chip = layer.macs * tech.mac_energy_pj(dt, int(nd))
+            chip = chip + 2.0 * dram_bytes[sel] * tech.sram_energy_pj_per_byte(buffer_kb[sel], int(nd))
+            if isinstance(layer, Pool):
+                chip = chip + layer.ops * tech.op_energy_pj("add", dt, int(nd))
+            if is_fpga:
+                chip = chip * tech.FPGA_DYNAMIC_ENERGY_RATIO
+            out[sel] = chip + dram_bytes[sel] * tech.DRAM_PJ_PER_BYTE
+        return out
+
+    # ---- configuration: FPGA resources and device limits ----
+    @staticmethod
+    def resources(pts: Points) -> dict[str, np.ndarray]:
+        """``dsp``, ``bram_mb``, ``logic`` of the FPGA port (NaN for ASIC points)."""
+        pbs = pts["pb_rows"] * pts["pb_cols"]
+        fpga = pts["target"] == "fpga"
+        dsp = np.full(len(pbs), np.nan)
+        for dev in np.unique(pts["device"]):
+            sel = pts["device"] == dev
+            dsp[sel] = res.dsp_blocks(pbs[sel], pts["mults_per_pb"][sel], pts["bits"][sel], DEVICES[dev])
+        return {
+            "dsp": np.where(fpga, dsp, np.nan),
+            "bram_mb": np.where(fpga, res.bram_mbit(pbs, pts["bits"]), np.nan),
+            "logic": np.where(fpga, np.round(res.logic_alms(pbs, pts["mults_per_pb"], pts["bits"])), np.nan),
+        }
+
+    def check_config(self, pts: Points) -> tuple[np.ndarray, np.ndarray]:
+        """FPGA points must fit their device: DSP blocks, M20K bits, ALMs, board DRAM channels."""
+        n = batch_size(pts)
+        reason = np.full(n, "", dtype=object)
+        r = self.resources(pts)
+        fpga = pts["target"] == "fpga"
+        for dev_name in np.unique(pts["device"][fpga]):
+            dev = DEVICES[dev_name]
+            sel = fpga & (pts["device"] == dev_name)
+            limits = (
+                (r["dsp"] > dev.dsp_blocks, f"DSP blocks ({dev.dsp_blocks})"),
+                (r["bram_mb"] > dev.bram_mbit, f"block RAM ({dev.bram_mbit:.1f} Mbit)"),
+                (r["logic"] > dev.alms, f"logic ({dev.alms} ALMs)"),
+                (pts["dram_channels"] > dev.dram_channels, f"DRAM channels ({dev.dram_channels} on the {dev.board})"),
+            )
+            code = sum((over & sel).astype(int) << k for k, (over, _) in enumerate(limits))
+            for c in np.unique(code[code > 0]):
+                what = ", ".join(text for k, (_, text) in enumerate(limits) if c >> k & 1)
+                reason[code == c] = f"exceeds the {dev.name}: {what}"
+        return reason == "", reason
+
+    def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
+        n = batch_size(pts)
+        pbs = pts["pb_rows"] * pts["pb_cols"]
+        area = _nan(n)
+        asic = pts["target"] == "asic"
+        keys = np.stack([pts["tech_nm"], pts["bits"]], axis=1)
+        for node, bits in np.unique(keys[asic], axis=0):
+            sel = asic & (keys == (node, bits)).all(axis=1)
+            area[sel] = res.asic_area_mm2(pbs[sel], pts["mults_per_pb"][sel], int(bits), int(node))
+
+        def total(key: str) -> np.ndarray:
+            out = np.zeros(n)  # layer by layer: the same rounding for any batch size
+            for lb in layers:
+                out = out + lb.metrics[key]
+            return out
+
+        return {
+            "area_mm2": area,  # the FPGA is a fixed die: its cost is dsp / bram_mb / logic
+            **self.resources(pts),
+            "mac_units": (pbs * pts["mults_per_pb"]).astype(float),
+            "compute_cycles": total("compute_cycles"),
+            "dram_cycles": total("dram_cycles"),
+        }

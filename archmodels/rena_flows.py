@@ -1,0 +1,188 @@
+"""ReNA's processing flows on the PB array: compute cycles and DRAM bytes per layer.
+
+Pure functions over numpy arrays of design points (spec ``rena.md`` §2-§3).
+Time spent waiting for DRAM is added by :mod:`archmodels.rena_dram`; the
+model combines the two as ``max(compute, dram)`` (the transfer part runs
+independently of the array, §3).
+
+Notation: an N x M array (``rows`` x ``cols``), ``m`` multipliers per PB,
+``tpv`` transfers per value on a buffer <-> array lane (``ceil(bits /
+transfer_bits)``: 1 on the FPGA port, 4 on the ASIC, §3), one lane per array
+row.
+
+Convolution (§2, Figure 6) -- tiling
+------------------------------------
+* Array **rows = filters**: all PBs of a row use the same weight at each step,
+  so a row computes one filter (per multiplier: the second multiplier of a
+  PB computes a second filter with the same input, §3), ``N * m`` filters per
+  tile.
+* Array **columns = output pixels**: ``M`` pixels per tile.
+* A **pass** loads ``N`` window elements of each column's pixel into the
+  column's PBs (``M`` cycles per lane), then ``N`` shift-and-MAC steps (the
+  inputs circulate down the column, each row receives one weight per step),
+  so a pass MACs a chunk of ``N`` window elements. A window of ``T``
+  elements takes ``ceil(T / N)`` passes; the partial sums stay in the PBs
+  between the passes of a tile, and the tile's outputs leave to the left
+  once (``M`` cycles per lane), after its last pass.
+* Overlap: with separate input, weight and output ports (the FPGA port, §3)
+  load, MAC and unload of consecutive passes overlap, a pass costs
+  ``tpv * max(M, N)`` plus the control cycles, and only the first load and
+  the last unload of a layer show. With one shared buffer <-> array
+  interface (our reading of the ASIC's "4 transfers of 2 bits", §3) the
+  input load and the weight feed of a pass take turns on it, and the unload
+  of a tile too.
+* Data: every pass streams its input chunk (``N x M`` values, X channel)
+  and its weights (``N x N`` per multiplier, W channel) from DRAM -- the
+  transfer part "talks to DRAM all the time" (§3); outputs are written once.
+  Groups run one after the other.
+
+Fully connected (§2, Figure 7) -- tiling
+----------------------------------------
+* The routing data sets every PB's next PB so that the whole array (``R = N
+  x M`` PBs) forms one ring (``M`` cycles per lane to shift it in; once per
+  ring shape).
+* **Outputs are stationary**: each PB accumulates one output neuron; an
+  output group holds ``R`` outputs. Inputs are loaded in chunks of ``R``
+  values (one per PB) and passed along the ring ``R`` times; before every
+  step each PB receives its own weight, column by column (``M`` cycles per
+  lane, then one MAC cycle). A last chunk of ``r < R`` inputs uses rings of
+  ``r`` PBs (``R // r`` copies of the chunk), ``r`` steps per ring pass.
+  Only one multiplier per PB is used (§3: FC cannot use the second one).
+* Data: every weight crosses from DRAM once (W channel, multiplier 1's
+  stream); inputs (one copy per ring) and outputs on the X channel. A batch
+  runs vector by vector.
+
+Pooling
+-------
+Not described in the paper. Assumed to run in the output unit as a
+separate streaming pass: the input is read from DRAM, compared one value
+per lane per transfer, and the output written back (no MACs).
+
+Matrix products (``matmul``) run as the convolution flow with ``T = k``
+window elements, ``m`` rows as filters and ``n`` columns as pixels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: control cycles per pass or per ring load: the controller issues one
+#: micro-code instruction per sequence of operations (§3) and switches the PBs'
+#: I/O control modules between phases -- "64 x 3 cycles plus a few control
+#: cycles" (§2). Not published; an assumption (hidden by DRAM on the FPGA).
+CONTROL_CYCLES = 8
+
+
+def ceil_div(a, b):
+    """Integer ceiling division over arrays."""
+    return -(-np.asarray(a) // np.asarray(b))
+
+
+@dataclass(frozen=True)
+class ArrayConfig:
+    """The PB array and its buffer <-> array lanes (arrays over design points)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    mults: np.ndarray
+    tpv: np.ndarray  # transfers per value on a lane
+    shared: np.ndarray  # bool: one buffer <-> array interface for input, weight, output
+    value_bytes: np.ndarray
+
+    @property
+    def pbs(self) -> np.ndarray:
+        return self.rows * self.cols
+
+
+@dataclass
+class Flow:
+    """Compute cycles and DRAM bytes of one layer (arrays over points)."""
+
+    compute_cycles: np.ndarray  # array + lanes, DRAM assumed infinitely fast
+    mac_cycles: np.ndarray  # cycles the array spends in MAC steps
+    passes: np.ndarray  # conv: load/MAC/unload passes; fc: ring steps; pool: 0
+    x_read_bytes: np.ndarray  # inputs (X channel)
+    x_write_bytes: np.ndarray  # outputs (X channel)
+    w_bytes: tuple[np.ndarray, np.ndarray]  # weights of multiplier 1, multiplier 2
+
+
+def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: int) -> Flow:
+    """Convolution (or matrix product) of ``groups`` x (``filters`` x ``window``) @ (``window`` x ``pixels``)."""
+    n, mcol, mul, tpv = cfg.rows, cfg.cols, cfg.mults, cfg.tpv
+    filter_tiles = ceil_div(filters, n * mul)
+    pixel_tiles = ceil_div(pixels, mcol)
+    chunks = ceil_div(window, n)
+    tiles = groups * filter_tiles * pixel_tiles
+    passes = tiles * chunks
+
+    overlapped = tpv * np.maximum(mcol, n) + CONTROL_CYCLES
+    serial = tpv * (mcol + n * mul) + CONTROL_CYCLES
+    pass_cycles = np.where(cfg.shared, serial, overlapped)
+    unload_per_tile = np.where(cfg.shared, tpv * mcol * mul, 0)  # hidden behind passes when ports are separate
+    fill = np.where(cfg.shared, 0, 2 * tpv * mcol)  # first load, last unload
+    compute = passes * pass_cycles + tiles * unload_per_tile + fill
+
+    # filters on multiplier 1: N of every full tile, up to N of the last one
+    last = filters - (filter_tiles - 1) * n * mul
+    f1 = (filter_tiles - 1) * n + np.minimum(n, last)
+    f2 = filters - f1
+    vb = cfg.value_bytes
+    return Flow(
+        compute_cycles=compute.astype(float),
+        mac_cycles=(passes * n * tpv).astype(float),
+        passes=passes.astype(float),
+        x_read_bytes=(groups * filter_tiles * window * pixels * vb).astype(float),
+        x_write_bytes=np.broadcast_to(float(groups * filters * pixels), n.shape) * vb,
+        w_bytes=((groups * pixel_tiles * f1 * window * vb).astype(float),
+                 (groups * pixel_tiles * f2 * window * vb).astype(float)),
+    )
+
+
+def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
+    """Fully connected layer, ``inputs`` -> ``outputs``, ``batch`` vectors one by one."""
+    ring = cfg.pbs
+    tpv, mcol = cfg.tpv, cfg.cols
+    full = inputs // ring  # chunks of a whole ring
+    rem = inputs % ring  # last, shorter chunk
+    has_rem = rem > 0
+    rem_safe = np.where(has_rem, rem, 1)
+    rings = np.where(has_rem, ring // rem_safe, 1)  # copies of the short chunk
+    groups = ceil_div(outputs, ring)  # output-stationary groups of up to R outputs
+    last_group = outputs - (groups - 1) * ring
+    rem_passes = np.where(has_rem, (groups - 1) * ceil_div(ring, rings * rem_safe)
+                          + ceil_div(last_group, rings * rem_safe), 0)
+    steps = groups * full * ring + rem_passes * rem
+    loads = groups * full + rem_passes  # ring loads of an input chunk
+    shapes = (full > 0).astype(int) + has_rem.astype(int)  # ring configurations to route
+
+    per_vector = (shapes * tpv * mcol  # routing data, bucket-brigade
+                  + loads * (tpv * mcol + CONTROL_CYCLES)  # input chunk into the ring
+                  + steps * (tpv * mcol + 1)  # weights column by column, then MAC and pass
+                  + groups * tpv * mcol)  # unload the outputs
+    vb = cfg.value_bytes
+    x_in = (groups * full * ring + rem_passes * rings * rem) * vb
+    routing = shapes * ring * vb  # read once from the weight memory, not per vector
+    return Flow(
+        compute_cycles=(batch * per_vector).astype(float),
+        mac_cycles=(batch * steps).astype(float),
+        passes=(batch * steps).astype(float),
+        x_read_bytes=(batch * x_in).astype(float),
+        x_write_bytes=np.broadcast_to(float(batch * outputs), ring.shape) * vb,
+        w_bytes=((batch * inputs * outputs * vb + routing).astype(float), np.zeros(ring.shape)),
+    )
+
+
+def pool_flow(cfg: ArrayConfig, input_elems: int, output_elems: int) -> Flow:
+    """A pooling layer streamed through the output unit (one value per lane per transfer)."""
+    n = cfg.rows
+    zero = np.zeros(n.shape)
+    return Flow(
+        compute_cycles=(ceil_div(input_elems, n) * cfg.tpv + CONTROL_CYCLES).astype(float),
+        mac_cycles=zero,
+        passes=zero,
+        x_read_bytes=np.broadcast_to(float(input_elems), n.shape) * cfg.value_bytes,
+        x_write_bytes=np.broadcast_to(float(output_elems), n.shape) * cfg.value_bytes,
+        w_bytes=(zero, zero),
+    )
