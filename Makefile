@@ -27,6 +27,7 @@ test: $(DEVSTAMP)
 	$(BIN)/python -m pytest
 
 bench: $(DEVSTAMP)
+	$(BIN)/pip install --quiet -e '.[dev,gp]'
 	$(BIN)/python benchmarks/run.py
 
 clean:

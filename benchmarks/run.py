@@ -2,8 +2,9 @@
 
 Sections: model throughput (scalar vs batched, per model), Optuna trials per
 second for the quickstart study per sampler and storage, and the joblib
-sweep speed-up from 1 to 2 workers. Every ratio compares numbers measured in
-this same run. Run a subset with ``--only throughput,optuna,sweep``.
+sweep speed-up from 1 to 2 workers, and peers (ZigZag in its own venv, MAESTRO's
+published rate). Every ratio compares numbers measured in this same run. Run a
+subset with ``--only throughput,optuna,sweep,peers``.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from archmodels import available  # noqa: E402
-from benchmarks import machine, optuna_speed, throughput  # noqa: E402
+from benchmarks import machine, optuna_speed, peers, peers_report, throughput  # noqa: E402
 
 # Each model on VGG16 or its natural workload.
 NATURAL = {"emaxv": "vgg16-conv", "emaxvr": "vgg16", "imax": "spmm:n=512,sparsity=0.9", "rena": "vgg16",
            "atomswitch": "lenet", "multicore": "vgg16"}
+# throughput measured in this invocation, by (model, workload): reused by the peer section
+MEASURED: dict[tuple[str, str], throughput.Throughput] = {}
 
 
 def section_throughput(lines: list[str], quick: bool) -> None:
@@ -35,6 +38,7 @@ def section_throughput(lines: list[str], quick: bool) -> None:
     for arch in available():
         wl = NATURAL.get(arch, "vgg16")
         t = throughput.measure(arch, wl, batch=1024 if quick else 4096, scalar_s=0.5 if quick else 2.0)
+        MEASURED[arch, wl] = t
         lines.append(f"| {arch} | `{wl}` | {t.layers} | {t.scalar_evals_per_s:,.0f} | {t.batch_evals_per_s:,.0f} "
                      f"| {t.ratio:,.0f}x | {t.one_point_s * 1e3:.2f} ms |")
         print(f"throughput {arch}: {t.batch_evals_per_s:,.0f} evals/s batched, {t.ratio:.0f}x scalar", flush=True)
@@ -44,14 +48,16 @@ def section_throughput(lines: list[str], quick: bool) -> None:
 def section_optuna(lines: list[str], quick: bool) -> None:
     n = 100 if quick else 400
     lines += ["## Optuna trials per second (quickstart study)", "",
-              f"`studies/quickstart.yaml` ({n} trials, 6 searched parameters, 2 objectives, 1 constraint), run "
-              "exactly as `dse run` runs it (ask/tell loop, constraints and metrics stored per trial).", "",
+              f"`studies/quickstart.yaml` ({n} trials; GP: 40, its cost grows with the trials; 6 searched "
+              "parameters, 2 objectives, 1 constraint), run exactly as `dse run` runs it (ask/tell loop, "
+              "constraints and metrics stored per trial).", "",
               "| sampler | storage | batch_size | trials/s |", "|---|---|---|---|"]
-    for sampler in ("random", "nsga2", "tpe"):
+    for sampler in ("random", "nsga2", "nsga3", "tpe", "gp"):
         for storage, batch in (("journal", 1), ("journal", 40), ("sqlite", 1)):
-            if storage == "sqlite" and sampler != "random":
+            if (storage == "sqlite" and sampler != "random") or (sampler == "gp" and batch > 1):
                 continue
-            r = optuna_speed.measure(ROOT / "studies/quickstart.yaml", sampler, n, batch_size=batch, storage=storage)
+            trials = min(n, 40) if sampler == "gp" else n
+            r = optuna_speed.measure(ROOT / "studies/quickstart.yaml", sampler, trials, batch_size=batch, storage=storage)
             lines.append(f"| {sampler} | {storage} | {batch} | {r.per_s:,.0f} |")
             print(f"optuna {sampler} {storage} b{batch}: {r.per_s:,.0f} trials/s", flush=True)
     lines.append("")
@@ -81,7 +87,50 @@ def section_sweep(lines: list[str], quick: bool) -> None:
     print(f"sweep: evaluation 1 worker {evals[1]:.2f} s, 2 workers {evals[2]:.2f} s", flush=True)
 
 
-SECTIONS = {"throughput": section_throughput, "optuna": section_optuna, "sweep": section_sweep}
+def section_search(lines: list[str], quick: bool) -> None:
+    from benchmarks import search_quality as sq
+
+    archs = [a for a in available() if (sq.SPACES / f"{a}.yaml").exists()]
+    seeds = sq.SEEDS[:2] if quick else sq.SEEDS
+    results = []
+    for arch in archs:
+        t0 = time.perf_counter()
+        results.append(sq.measure(arch, n_jobs=2, seeds=seeds))
+        print(f"search quality {arch}: {time.perf_counter() - t0:.0f} s", flush=True)
+    img = Path(ROOT / "docs" / "img" / "hypervolume.png")
+    sq.plot_curves(results, img)
+    lines += ["## Search quality: hypervolume vs the exact Pareto front", "",
+              "For each model, a space small enough to enumerate (`benchmarks/spaces/<model>.yaml`); the exact front "
+              "comes from evaluating every grid point in one batch call. Each sampler then runs with "
+              f"{len(seeds)} seeds for 5 % of the grid size (in-memory storage, batch_size 1, constraints as in "
+              "`dse run`); the table gives the hypervolume ratio (found / exact; log10 objectives normalised "
+              "between the exact ideal point and the worst feasible value) after 1 %, 2 % and 5 % of the grid, "
+              "as mean ± standard deviation over the seeds. NSGA-II/III use a population of about a fifth of the "
+              "budget (10-50). Sampler time is the total over seeds.", ""]
+    best = {}
+    for r in results:
+        b = r.budgets()
+        lines += [f"**{r.arch}** — `{Path(r.study_file).name}`: {r.front.grid_size} points, {r.front.n_feasible} "
+                  f"feasible, {r.front.n_front} on the exact front (enumerated in {r.front.seconds:.2f} s).", "",
+                  f"| sampler | {b[0]} trials (1 %) | {b[1]} trials (2 %) | {b[2]} trials (5 %) | sampler time [s] |",
+                  "|---|---|---|---|---|"]
+        for smp in r.curves:
+            cells = [f"{r.at(smp, n).mean():.3f} ± {r.at(smp, n).std():.3f}" for n in b]
+            lines.append(f"| {smp} | " + " | ".join(cells) + f" | {r.seconds[smp]:.1f} |")
+        best[r.arch] = r.best()
+        lines += ["", f"Best at 5 %: **{best[r.arch]}**.", ""]
+    lines += ["![hypervolume vs trials](img/hypervolume.png)", "",
+              "| model | best sampler at 5 % of the grid |", "|---|---|"]
+    lines += [f"| {a} | {s} |" for a, s in best.items()]
+    lines.append("")
+
+
+def section_peers(lines: list[str], quick: bool) -> None:
+    lines += peers_report.markdown(peers.compare(quick, MEASURED.get(("emaxvr", "vgg16"))))
+
+
+SECTIONS = {"throughput": section_throughput, "optuna": section_optuna, "sweep": section_sweep,
+            "search": section_search, "peers": section_peers}
 
 
 def main(argv: list[str] | None = None) -> int:

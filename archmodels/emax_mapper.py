@@ -1,0 +1,418 @@
+"""EMAXV/EMAXVR instruction mapper: candidate mappings, fit checks, reasons.
+
+A *mapping* places one layer's instructions on the CGRA (spec `emax.md`
+§1, §2, §3.1): which PEs hold MACs, loads, loop counters and address
+computations, how many input channels (``icpar``) and kernel rows
+(``khpar``) run side by side, how many output channels / pixels one
+iteration produces, the loop nest of a start, and how much of each PE's
+local memory (LMM) it needs. :func:`candidates` builds every mapping the
+CGRA rules allow for a layer and returns the ones that fit, plus the
+rejected ones with the reason; the cost model picks among the fitting ones.
+
+Rules (spec §1, §3.1)
+---------------------
+* ``cols`` PEs per row, one ALU each, at most 2 LMM load/store instructions
+  per PE (two EAGs), so at most ``2 x cols`` per row; ``LDDHR`` reads two
+  consecutive 16-bit values as one instruction.
+* A loaded value is used one row below its load; MAD chains run downwards.
+* EMAXV: one loop (OW) per start; row 1 holds the loop counter and the first
+  loads; weights and bias are register constants. No vertical broadcast:
+  a kernel row whose loads span several CGRA rows gets its input row once
+  per such row.
+* EMAXVR: up to 3 nested loops; row 1 loop counters, row 2 AEX address
+  computations (+ the first loads); MACs from row 3; multi-direction
+  broadcast (one transfer per distinct datum).
+* Tail of a column chain: the merge of parallel column chains (a tree), the
+  bottom PE (partial sum or bias add, clip shift, ReLU) and the store row.
+* Pattern A: a kernel row on a CGRA row (input and kernel loads side by
+  side, inputs in the left half of the columns). Pattern B: one kernel per
+  column, vertical, the columns being different output channels that share
+  the input. Pattern ``pairs``: 2 output channels x 2 adjacent pixels
+  (LDDHR for 2 inputs and 2 kernel values, CCAT of two 16-bit results).
+  FC: one loop over output channels, ``cols`` input channels per row,
+  inputs as register constants.
+* A kernel is split over passes (``khpar < KH``) only when no pattern can
+  hold one input channel's whole kernel: the thesis's mappings never split
+  a kernel that fits.
+* EMAXV keeps one configuration for every start (CONF ~0 %), so its
+  ``icpar`` divides the channel count; EMAXVR's last pass may be partial
+  (C7: 256 channels in sets of 6).
+
+LMM needs (bytes per PE, the largest role counts): data swapped during EXEC
+or loaded for the next start (PLOAD) is double-buffered; EMAXV does not use
+PLOAD/PDRAIN (spec §2), so nothing is doubled there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
+
+PATTERNS_V = ("single",)
+PATTERNS_VR = ("A", "B", "pairs")
+#: loop orders of a start, innermost first (EMAXVR; spec §3.1)
+ORDERS_VR = (("OW", "OC", "OH"), ("OW", "OH", "OC"))
+ORDER_NAMES = {("OW", "OC", "OH"): "OW,OC,OH", ("OW", "OH", "OC"): "OW,OH,OC", ("OW",): "OW", ("OC",): "OC"}
+HEADER_ROWS = {"single": 1, "A": 2, "B": 2, "pairs": 2, "fc": 1}
+LOOP_COUNTERS_VR = 3
+AEX_STREAMS = {"mac": 4, "max": 2}  # input, weight, partial sum in, output (pooling: input, output)
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A convolution or pooling layer, per group (pooling = depthwise MAX)."""
+
+    groups: int
+    ic: int
+    oc: int
+    kh: int
+    kw: int
+    stride: int
+    pad: int
+    h: int
+    w: int
+    oh: int
+    ow: int
+    dil: int = 1
+    op: str = "mac"
+
+    @property
+    def kh_ext(self) -> int:
+        return self.dil * (self.kh - 1) + 1
+
+    @property
+    def kw_ext(self) -> int:
+        return self.dil * (self.kw - 1) + 1
+
+    def valid_kernel_rows(self) -> int:
+        """Kernel rows that fall inside the image, summed over all output rows."""
+        return _valid_kernel_rows(self)
+
+    def input_rows(self, oh0: int, oh1: int) -> int:
+        """Distinct input rows read by output rows oh0..oh1-1."""
+        lo = max(0, oh0 * self.stride - self.pad)
+        hi = min(self.h, (oh1 - 1) * self.stride - self.pad + self.kh_ext)
+        return max(0, hi - lo)
+
+    def input_cols(self, ow0: int, ow1: int) -> int:
+        lo = max(0, ow0 * self.stride - self.pad)
+        hi = min(self.w, (ow1 - 1) * self.stride - self.pad + self.kw_ext)
+        return max(0, hi - lo)
+
+
+@dataclass(frozen=True)
+class FCShape:
+    """Fully connected layer or dense product: ``outputs`` x ``inputs`` on ``batch`` vectors."""
+
+    inputs: int
+    outputs: int
+    batch: int
+
+
+@lru_cache(maxsize=4096)
+def _valid_kernel_rows(sh: ConvShape) -> int:
+    n = 0
+    for oh in range(sh.oh):
+        base = oh * sh.stride - sh.pad
+        lo = max(0, math.ceil(-base / sh.dil))
+        hi = min(sh.kh, (sh.h - 1 - base) // sh.dil + 1)
+        n += max(0, hi - lo)
+    return n
+
+
+def shape_of(layer: Layer) -> ConvShape | FCShape | None:
+    """The mapper's view of a layer (None for kinds the models do not run)."""
+    if isinstance(layer, Conv2D):
+        return ConvShape(layer.groups, layer.ic_per_group, layer.oc_per_group, layer.kernel_h, layer.kernel_w,
+                         layer.stride, layer.padding, layer.in_h, layer.in_w, layer.out_h, layer.out_w,
+                         layer.dilation, "mac")
+    if isinstance(layer, Pool):
+        return ConvShape(layer.channels, 1, 1, layer.kernel, layer.kernel, layer.stride, layer.padding,
+                         layer.in_h, layer.in_w, layer.out_h, layer.out_w, 1, "max")
+    if isinstance(layer, FC):
+        return FCShape(layer.inputs, layer.outputs, layer.batch)
+    if type(layer) is MatMul:
+        return FCShape(layer.k, layer.m, layer.n)
+    return None
+
+
+@dataclass(frozen=True)
+class Hw:
+    """The structural parameters a mapping depends on."""
+
+    arch: str  # "emaxv" or "emaxvr"
+    rows: int
+    cols: int
+    lmm_bytes: int
+    spm_bytes: int
+    elem_bytes: int
+
+    @property
+    def pes(self) -> int:
+        return self.rows * self.cols
+
+    @property
+    def lddhr(self) -> bool:
+        """LDDHR (two 16-bit values per instruction) applies to 16-bit data."""
+        return self.elem_bytes == 2
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """One placement of a layer on the CGRA (see module docstring)."""
+
+    pattern: str  # single | A | B | pairs | fc
+    order: tuple[str, ...]  # loop nest of a start, innermost first
+    input_mode: str  # rows (swapped per output row) | resident (in LMM per start) | swap | regs
+    icpar: int  # input channels per pass
+    khpar: int  # kernel rows per pass
+    gpar: int  # groups side by side (columns of depthwise layers)
+    oc_par: int  # output channels per iteration (per group)
+    px_par: int  # output pixels per iteration (per channel)
+    macs: int  # MAC (or MAX) units busy per iteration = parallelism
+    alus: int  # ALUs holding an instruction during EXEC
+    rows_used: int
+    mem_per_row: int  # largest number of load/store instructions in a row
+    loads_per_iter: int  # LMM load instructions per iteration (all PEs)
+    load_bytes_per_iter: int
+    n_seg: int  # OW split into segments (LMM capacity)
+    ow_seg: int
+    oc_chunk: int  # output channels per start (LMM capacity of the kernel PEs)
+    lmm_need: int  # bytes of the fullest LMM
+    dup_rows: int  # CGRA rows that each receive a copy of an input row (no vertical broadcast)
+    regs: int  # registers REGV sets per start
+    kernel_lmms: int  # LMMs that receive their own weights per start
+    pload: bool  # loads of the next start overlap EXEC
+
+    @property
+    def order_name(self) -> str:
+        return ORDER_NAMES.get(self.order, ",".join(self.order))
+
+    @property
+    def name(self) -> str:
+        return f"{self.pattern}[{self.order_name}]"
+
+
+@dataclass(frozen=True)
+class Rejected:
+    name: str
+    reason: str
+
+
+def _tail_rows(pattern: str, cols: int) -> int:
+    """Rows below the MACs: merge tree of column chains, bottom PE, store row."""
+    if pattern in ("single", "A", "fc"):
+        return math.ceil(math.log2(cols)) + 2 if cols > 1 else 2
+    if pattern == "pairs":
+        return 3  # bottom, CCAT, store
+    return 2  # B: independent column chains: bottom, store
+
+
+def _largest_divisor(n: int, limit: int) -> int:
+    for d in range(min(n, limit), 0, -1):
+        if n % d == 0:
+            return d
+    return 0
+
+
+def _geometry(pattern: str, sh: ConvShape, hw: Hw) -> tuple[int, int, int, int]:
+    """(gpar, oc_par, px_par, mac rows per (channel x kernel row)) of a pattern."""
+    c = hw.cols
+    if pattern in ("single", "A"):
+        return 1, 1, 1, math.ceil(sh.kw / c)
+    if pattern == "pairs":
+        ocp = min(c // 2, sh.oc)
+        return 1, ocp, 2, sh.kw
+    ocp = min(c, sh.oc)
+    gpar = min(sh.groups, max(1, c // ocp)) if sh.oc < c else 1
+    return gpar, ocp, 1, sh.kw
+
+
+def _reduction(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
+    """(icpar, khpar, px_sets, reason) that fit the rows; icpar == 0 means rejected."""
+    gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
+    avail = hw.rows - HEADER_ROWS[pattern] - _tail_rows(pattern, hw.cols)
+    whole = sh.kh * rows_per_krow
+    if sh.op == "max" and pattern == "B":  # pooling: stack output pixels instead of channels
+        sets = avail // whole
+        if sets >= 1:
+            return 1, sh.kh, min(sets, sh.ow), ""
+    elif avail >= whole:
+        icpar = min(sh.ic, avail // whole)
+        if hw.arch == "emaxv":
+            icpar = _largest_divisor(sh.ic, icpar)
+        return icpar, sh.kh, 1, ""
+    if not split_ok:
+        return 0, 0, 0, (f"{pattern}: one channel's {sh.kh}x{sh.kw} kernel needs {whole} MAC rows, "
+                         f"{avail} of {hw.rows} rows are free")
+    if avail < 1:
+        return 0, 0, 0, (f"{pattern}: loop/address rows and the chain tail take "
+                         f"{hw.rows - avail} rows, array has {hw.rows}")
+    khpar = avail // rows_per_krow
+    if khpar < 1:
+        return 0, 0, 0, f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {hw.rows} are free"
+    return 1, khpar, 1, ""
+
+
+def _lmm_need(pattern: str, order: tuple[str, ...], mode: str, sh: ConvShape, hw: Hw, ow_seg: int,
+              oc_chunk: int, ocp: int) -> tuple[int, int]:
+    """(largest LMM need in bytes, kernel-PE need) for a conv-like mapping."""
+    e = hw.elem_bytes
+    span = min(sh.w + 2 * sh.pad, (ow_seg - 1) * sh.stride + sh.kw_ext)
+    if pattern == "single":  # EMAXV: no PLOAD/PDRAIN, nothing double-buffered
+        return max(span * e, ow_seg * e), 0
+    inp = 2 * span * e * (sh.oh if mode == "resident" else 1)
+    psum = 2 * ow_seg * e
+    if sh.op == "max":
+        ker = 0
+    elif pattern == "A":  # 2 taps per kernel PE, every output channel of the start
+        ker = 2 * 2 * oc_chunk * e
+    else:  # 2 values per kernel PE per OC iteration (one LDDHR, or two plain loads)
+        ker = 2 * 2 * math.ceil(oc_chunk / ocp) * e
+    return max(inp, psum, ker), ker
+
+
+def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str]:
+    """(n_seg, ow_seg, oc_chunk, reason): the fewest OW segments and most channels per start that fit."""
+    lmm = hw.lmm_bytes
+    oc_chunk = sh.oc
+    _, ker = _lmm_need(pattern, order, mode, sh, hw, 1, oc_chunk, ocp)
+    if ker > lmm:
+        per_iter = ker / math.ceil(oc_chunk / ocp) if pattern != "A" else ker / oc_chunk
+        iters = int(lmm // per_iter)
+        if iters < 1:
+            return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {ker} B per start, LMM has {lmm} B"
+        oc_chunk = iters * (ocp if pattern != "A" else 1)
+    step = 2 if pxp == 2 else 1
+    for n_seg in range(1, sh.ow + 1):
+        ow_seg = math.ceil(sh.ow / n_seg)
+        ow_seg += ow_seg % step if step == 2 else 0
+        need, _ = _lmm_need(pattern, order, mode, sh, hw, ow_seg, oc_chunk, ocp)
+        if need <= lmm:
+            return n_seg, ow_seg, oc_chunk, ""
+        if ow_seg <= step:
+            break
+    need, _ = _lmm_need(pattern, order, mode, sh, hw, step, oc_chunk, ocp)
+    return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), LMM has {lmm} B"
+
+
+def _conv_mapping(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[Mapping | None, str]:
+    c = hw.cols
+    gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
+    if pattern == "B" and sh.op == "max":
+        pxp = pxsets
+    mac_rows = icpar * khpar * rows_per_krow * (pxsets if sh.op == "max" and pattern == "B" else 1)
+    rows_used = HEADER_ROWS[pattern] + mac_rows + _tail_rows(pattern, c)
+    taps = icpar * khpar * sh.kw
+    w = sh.op == "mac"
+    if pattern == "single":
+        ld = 0.5 if (hw.lddhr and sh.stride == 1) else 1.0
+        per_krow = math.ceil(sh.kw * ld)
+        mem_row = min(2 * c, per_krow)
+        dup = math.ceil(per_krow / (2 * c))
+        macs = taps
+        chains = min(c, sh.kw)
+        alus = macs + 1 + (chains - 1) + 1
+        loads = icpar * khpar * per_krow
+        load_bytes = taps * hw.elem_bytes
+        regs = (macs + 1 if w else 0) + 2
+        kernel_lmms = 0
+    elif pattern == "A":
+        mem_row = (2 if w else 1) * min(c, sh.kw)
+        dup = 1
+        macs = taps
+        alus = macs + LOOP_COUNTERS_VR + AEX_STREAMS[sh.op] + (min(c, sh.kw) - 1) + 1
+        loads = taps * (2 if w else 1)
+        load_bytes = loads * hw.elem_bytes
+        regs = 2 * LOOP_COUNTERS_VR + 3 * AEX_STREAMS[sh.op]
+        kernel_lmms = math.ceil(taps / 2) if w else 0
+    else:  # B, pairs
+        kern_instr = (math.ceil(ocp / 2) if hw.lddhr else ocp) if w else 0
+        mem_row = gpar * (1 + kern_instr)
+        dup = 1
+        macs = taps * gpar * ocp * pxp
+        bottoms = gpar * ocp * pxp
+        alus = macs + LOOP_COUNTERS_VR + AEX_STREAMS[sh.op] + bottoms + (ocp if pattern == "pairs" else 0)
+        loads = mac_rows * mem_row
+        load_bytes = loads * hw.elem_bytes * (2 if hw.lddhr else 1)
+        regs = 2 * LOOP_COUNTERS_VR + 3 * AEX_STREAMS[sh.op]
+        kernel_lmms = mac_rows * gpar * math.ceil(ocp / 2) if w else 0  # 2 values per kernel PE
+    name = f"{pattern}[{ORDER_NAMES[order]}]"
+    if mem_row > 2 * c:
+        return None, f"{name}: {mem_row} memory instructions in a row, at most {2 * c} (2 per PE)"
+    if rows_used > hw.rows:
+        return None, f"{name}: needs {rows_used} rows, array has {hw.rows}"
+    if alus > hw.pes:
+        return None, f"{name}: needs {alus} ALUs, array has {hw.pes}"
+    n_seg, ow_seg, oc_chunk, why = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
+    if not n_seg:
+        return None, why
+    need, _ = _lmm_need(pattern, order, mode, sh, hw, ow_seg, oc_chunk, ocp)
+    return Mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+                   load_bytes, n_seg, ow_seg, oc_chunk, need, dup, regs, kernel_lmms, pattern != "single"), ""
+
+
+@lru_cache(maxsize=8192)
+def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "auto") -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
+    """Every fitting mapping of a conv/pool layer, and the rejected ones with reasons."""
+    pats = PATTERNS_V if hw.arch == "emaxv" else PATTERNS_VR
+    if pattern != "auto":
+        pats = tuple(p for p in pats if p == pattern)
+    orders = [("OW",)] if hw.arch == "emaxv" else [o for o in ORDERS_VR if order in ("auto", ORDER_NAMES[o])]
+    rejected: list[Rejected] = []
+    allowed: list[str] = []
+    every = PATTERNS_V if hw.arch == "emaxv" else PATTERNS_VR
+    for p in pats:
+        if p == "pairs":
+            if sh.op != "mac" or sh.stride != 1 or not hw.lddhr or hw.cols % 2 or sh.oc < 2:
+                rejected.append(Rejected(p, "pairs: needs 16-bit data (LDDHR), stride 1, an even column count "
+                                            "and at least 2 output channels"))
+                continue
+        allowed.append(p)
+    # a kernel is split only if no pattern of the architecture (knob or not) holds it whole
+    whole_fits = any(_reduction(p, sh, hw, False)[0] for p in every
+                     if p != "pairs" or (sh.op == "mac" and sh.stride == 1 and hw.lddhr and not hw.cols % 2 and sh.oc >= 2))
+    out: list[Mapping] = []
+    for p in allowed:
+        icpar, khpar, pxsets, why = _reduction(p, sh, hw, split_ok=not whole_fits)
+        if not icpar:
+            rejected.append(Rejected(p, why))
+            continue
+        for o in orders:
+            modes = ["rows"] if o[-1] != "OC" else ["resident", "swap"]
+            if hw.arch == "emaxv":
+                modes = ["rows"]
+            for mode in modes:
+                m, why = _conv_mapping(p, o, mode, sh, hw, icpar, khpar, pxsets)
+                if m is not None:
+                    out.append(m)
+                else:
+                    rejected.append(Rejected(f"{p}[{ORDER_NAMES[o]}/{mode}]", why))
+    return tuple(out), tuple(rejected)
+
+
+@lru_cache(maxsize=4096)
+def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
+    """FC mapping (spec §3.1): one loop over outputs, ``cols`` inputs per row, inputs in registers."""
+    c, e = hw.cols, hw.elem_bytes
+    sets = hw.rows - HEADER_ROWS["fc"] - _tail_rows("fc", c)
+    if sets < 1:
+        return (), (Rejected("fc", f"fc: needs at least {HEADER_ROWS['fc'] + _tail_rows('fc', c) + 1} rows, array has {hw.rows}"),)
+    icpar = min(sh.inputs, sets * c)
+    rows_used = HEADER_ROWS["fc"] + math.ceil(icpar / c) + _tail_rows("fc", c)
+    out, rejected = [], []
+    for pload in (False, True):
+        per = hw.lmm_bytes // (e * (2 if pload else 1))
+        name = f"fc[OC{'/pload' if pload else ''}]"
+        if per < 1:
+            rejected.append(Rejected(name, f"{name}: LMM {hw.lmm_bytes} B holds no weight"))
+            continue
+        oc_chunk = min(sh.outputs, per)
+        alus = icpar + 1 + (min(c, icpar) - 1) + 1
+        out.append(Mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
+                           icpar * e, 1, 1, oc_chunk, oc_chunk * e * (2 if pload else 1), 1,
+                           icpar + 4, icpar, pload))
+    return tuple(out), tuple(rejected)
