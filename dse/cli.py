@@ -117,7 +117,8 @@ def cmd_run(args) -> int:
     ov = _overrides(args, "n_trials", "n_jobs", "timeout")
     st = config.load(args.study, ov)
     _check_n(st)
-    print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}, "
+    why = "" if st.sampler_explicit else f" ({st.sampler_why})"
+    print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}{why}, "
           f"{study_mod.budget(st) or 'no'} trial budget, storage {_storage_text(st)}")
     summary = study_mod.run(st, ov, progress=not args.no_progress)
     if summary.recovered:

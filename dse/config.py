@@ -163,7 +163,7 @@ class Study:
     dims: tuple[Dim, ...]
     objectives: tuple[Objective, ...]
     constraints: tuple[Constraint, ...]
-    sampler: str
+    sampler: str | None
     sampler_explicit: bool
     seed: int | None
     sampler_options: dict[str, Any]
@@ -175,6 +175,7 @@ class Study:
     results_dir: Path
     heartbeat_interval: int = 5
     grace_period: int = 20
+    sampler_why: str = "named in the study file"
 
     @property
     def out_dir(self) -> Path:
@@ -248,7 +249,6 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
 
     sampler, seed, options = _sampler(sf.sampler, where)
     explicit = sampler is not None
-    sampler = sampler or default_sampler(len(objectives))
     seed = seed if seed is not None else sf.seed
     study = Study(
         path=str(path), name=sf.name, arch=sf.arch, model=model, workloads=names, combine=sf.combine,
@@ -257,22 +257,30 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
         batch_size=sf.batch_size, storage=sf.storage, results_dir=Path(sf.results_dir),
         heartbeat_interval=sf.heartbeat_interval, grace_period=sf.grace_period,
     )
-    if sampler == "grid":
-        try:
-            study.grid_size()
-        except UserError:
-            raise
+    if not explicit:
+        import dataclasses
+
+        from .defaults import default_sampler
+
+        name, why = default_sampler(sf.arch, _finite_grid_size(study), study.n_trials, study.batch_size)
+        study = dataclasses.replace(study, sampler=name, sampler_why=why)
+    if study.sampler == "grid":
         for d in study.searched:
             if d.kind == "float" and not d.step and not d.points:
                 raise UserError(f"{where}space.{d.name}: a float range needs 'step' or 'points' for the grid sampler")
-    if study.n_trials is None and study.timeout is None and sampler != "grid":
+    if study.n_trials is None and study.timeout is None and study.sampler != "grid":
         raise UserError(f"{where}n_trials: give n_trials and/or timeout (only the grid sampler has a natural budget)")
     return study
 
 
-def default_sampler(n_objectives: int) -> str:
-    """Default sampler when the study names none: TPE (Optuna's own default)."""
-    return "tpe"
+def _finite_grid_size(study: Study) -> int | None:
+    """Grid size when every searched dimension is exactly a grid the samplers see, else None."""
+    for d in study.searched:
+        if d.kind == "float" and (d.step is None or d.log):
+            return None
+        if d.kind == "int" and d.log:
+            return None
+    return study.grid_size()
 
 
 def _relative(workload: str, study_path: Path) -> str:
