@@ -11,13 +11,17 @@ What is modelled (details and every assumption: ``docs/models/imax.md``):
 * **LMM schedule** (§5): exhaustive AGRP/BGRP/CGRP search under
   constraints 4.4.1-4.4.10 (``archmodels/imax_schedule.py``), or AGRP = 1
   with ``lmm_opt`` off.
-* **Per start** states DRAIN, CONF, REGV, RANGE, LOAD, EXEC (§1): bytes over
-  the host link (values, indices, padding, JDS margins and permutation; B
-  broadcast once per start thanks to address-range snooping), PIO words at
-  the fitted ``PIO_WORD_S``, EXEC from the stored rows of each block (one
-  row iteration = ``cols`` cycles, ``cols x 2`` MACs per unit) plus the
-  pipeline fill of every block pass. WAIT is link contention with several
-  chips (0 with one).
+* **Per start** states DRAIN, CONF, REGV, RANGE, LOAD, EXEC (§1), in that
+  order (no overlap on one chip): bytes over the host link (values,
+  indices, padding, JDS margins and permutation; B broadcast once per start
+  thanks to address-range snooping; an LMM range that did not change is not
+  re-sent), PIO words (``PIO_WORD_BYTES`` each on the link), both at the
+  fitted ``LINK_EFFICIENCY`` of ``link_gbps``; EXEC from the stored rows of
+  each block (one row iteration = ``cols`` cycles, ``cols x 2`` MACs per
+  unit, ``ceil(BGRP / (cols x 2))`` iterations per row) plus the pipeline
+  fill of every block pass. A sparse start covers ``cols x 2`` B columns
+  (4.4.9), a dense one every B column the LMM holds (§3). WAIT is link
+  contention with several chips (0 with one).
 * **Multi-chip** (§1: the third loop level): B/C column groups split over
   ``nchip`` chips (4.4.5, 4.4.10); A broadcast to all.
 * ``speedup_vs_dense``: the same matrix run dense on the same IMAX, every
@@ -99,7 +103,8 @@ class ImaxModel(Model):
         Param("clock_mhz", "float", 150.0, 10, 2000, unit="MHz", doc="IMAX clock"),
         Param("nchip", "int", 1, 1, 64, doc="chips; B/C column groups are split over them"),
         Param("link_gbps", "float", 1.818, 0.01, 1000, unit="GB/s",
-              doc="host link bandwidth (prototype: 3 GTH lanes, 5 Gb/s, 64b/66b)"),
+              doc="host link bandwidth, theoretical (prototype: 3 GTH lanes, 5 Gb/s, 64b/66b); "
+                  "DMA and PIO get the fitted LINK_EFFICIENCY of it"),
         Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="node for energy and area"),
         Param("format", "choice", "csr", choices=FORMATS, knob=True,
               doc="layout of a sparse A (dense layers always run dense)"),
@@ -157,7 +162,7 @@ class ImaxModel(Model):
         uniq, inv = np.unique(cols, axis=0, return_inverse=True)
         inv = np.asarray(inv).reshape(-1)
         clock_hz = pts["clock_mhz"] * 1e6
-        bw = pts["link_gbps"] * 1e9
+        bw = C.link_bytes_per_s(pts["link_gbps"])
         for g, row in enumerate(uniq):
             sel = np.flatnonzero(inv == g)
             f_name, m_name = FORMATS[row[0]], C.MAPPINGS[row[1]]
@@ -181,9 +186,9 @@ class ImaxModel(Model):
             out["bgrp"][sel] = sch.bgrp[idx]
             half = p.lmm_bytes / 2
             reserved = chosen["a_group_slots"] if p.fmt == "jds" else p.tile_rows * sch.agrp[idx]
-            out["util"][sel] = reserved * p.entry_bytes / half
+            out["util"][sel] = reserved * p.unit_row_bytes / half
             first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
-            out["util_unopt"][sel] = (first if p.fmt == "jds" else p.tile_rows) * p.entry_bytes / half
+            out["util_unopt"][sel] = (first if p.fmt == "jds" else p.tile_rows) * p.unit_row_bytes / half
             out["blocks"][sel] = sum(t.blocks for t in p.tiles)
             out["row_tiles"][sel] = p.row_tiles
             out["col_tiles"][sel] = p.col_tiles

@@ -11,14 +11,18 @@ Structure (published, spec §1-§4)
   so one row iteration takes ``cols`` cycles and does ``cols x 2`` MACs per
   unit; a unit's latency is 2 cycles per thread (8 with 4, §1).
 
-Host control (not published, §7: "calibrate ... keep them as named constants")
---------------------------------------------------------------------------------
-CONF, REGV and RANGE are PIO writes by the host across the board link, one
-64-bit word at a time; a DMA transfer needs a descriptor written the same
-way. The word counts below are structural assumptions (per logical PE:
-4 instruction words, 4 registers, an LMM range of start + length); the time
-of one PIO word is the one constant fitted to the published figures (see
-``PIO_WORD_S``).
+Host control and the board link (not published, §7: "calibrate ... keep them as named constants")
+---------------------------------------------------------------------------------------------------
+Everything between the host and IMAX crosses the board link (§2: 3 GTH
+lanes, 1.818 GB/s theoretical, the bottleneck): DMA data (LOAD, DRAIN) and
+the host's PIO register writes (CONF, REGV, RANGE, DMA descriptors, the EXEC
+kick). A PIO word is one 64-bit posted write, ``PIO_WORD_BYTES`` on the link
+(its address and its data beat). The word counts below are structural
+assumptions (per logical PE: 4 instruction words, 4 registers, an LMM range
+of start + length). The one fitted constant is ``LINK_EFFICIENCY``, the
+fraction of the theoretical link bandwidth the host achieves for DMA and
+PIO alike (protocol framing, AXI bursts, synchronous DMA set-up and
+completion).
 """
 
 from __future__ import annotations
@@ -44,18 +48,26 @@ REGV_WORDS_PER_PE = 4  # registers initialised per logical PE, every start
 RANGE_WORDS_PER_PE = 2  # LMM address range (start, length) per logical PE, every start
 PAUSE_WORDS = 2  # A-group control variable + base offset, between the blocks of a group (§5)
 DMA_DESC_WORDS = 4  # source, destination, length, kick of one DMA transfer
+PIO_WORD_BYTES = 16  # one 64-bit register write on the link: address beat + data beat
 
 # ---- the fitted constant ----
-#: Time of one PIO word over the host link [s]. Fitted once on the IMAX
-#: calibration cases (dse/data/calibration.yaml, section imax): the published
-#: "no speedup at 128 and below" (speedup_vs_dense <= 1.05 at 128 and 64,
-#: sparsity 0.95) needs per-start host overhead to dominate small products;
-#: the smallest 0.05 us step meeting it with the rounding margin, 0.2 us,
-#: leaves 1024 x 1024 at sparsity 0.95 at 4.0 (published 4.6, read off a
-#: plot, tolerance 30 %). The scan is in docs/models/imax.md. 0.2 us = 30
-#: IMAX cycles at 150 MHz: one non-posted 64-bit write across the AXI + GTH
-#: board link.
-PIO_WORD_S = 2.0e-7
+#: Fraction of the theoretical link bandwidth (``link_gbps``, 1.818 GB/s on
+#: the prototype) that DMA transfers and PIO writes achieve. Fitted once on
+#: the IMAX calibration cases (shared/reference/calibration.yaml, section
+#: imax): the largest value on a 0.05 grid that passes all three speedup
+#: cases -- the least host-link overhead the published figures require.
+#: 1024 x 1024 at sparsity 0.95 (published 4.6, read off a plot, 30 %) is
+#: the binding case: a faster link leaves the sparse run too far ahead of
+#: the dense one (7.0 at efficiency 1 with no PIO). The scan is in
+#: docs/validation/imax.md. 0.6 x 1.818 GB/s = 1.09 GB/s effective; one PIO
+#: word then takes 14.7 ns (2.2 IMAX cycles at 150 MHz).
+LINK_EFFICIENCY = 0.6
+
+
+def link_bytes_per_s(link_gbps, efficiency: float | None = None):
+    """Effective host-link bandwidth [B/s] for DMA data and PIO writes."""
+    eff = LINK_EFFICIENCY if efficiency is None else efficiency
+    return np.asarray(link_gbps, dtype=float) * 1e9 * eff
 
 
 def usable_units(units):
@@ -83,9 +95,62 @@ def mac_units(units, cols, mapping):
     return np.maximum(out, 0)
 
 
-def fill_cycles(units, cols):
-    """Pipeline fill of one block pass: every unit's latency (2 cycles per thread), §1."""
-    return np.asarray(units) * UNIT_LATENCY_PER_THREAD * np.asarray(cols)
+def chain_stages(units, cols, mapping):
+    """Pipeline stages one block pass flows through: the units the mapping uses + the C stage.
+
+    Dense: the H MAC units + the accumulate/store stage, the spec's "start
+    latency (H+1 cycles)" of §3 counted in stages. IVJ adds its 2 load-only
+    units, IVS the 2 offset units of every set (§4).
+    """
+    H = mac_units(units, cols, mapping)
+    if mapping == "dense":
+        extra = 0
+    elif mapping == "ivj":
+        extra = IVJ_LOAD_ONLY_UNITS
+    else:
+        extra = (H // ivs_offsets_per_set(cols)) * IVS_OFFSET_UNITS
+    return np.where(H > 0, H + extra + 1, 0)
+
+
+def fill_cycles(units, cols, mapping):
+    """Pipeline fill of one block pass: every stage's latency, 2 cycles per thread (8 with 4, §1).
+
+    A start, and every pause between the blocks of an A group, restarts the
+    chain, so each block pass pays it once.
+    """
+    return chain_stages(units, cols, mapping) * UNIT_LATENCY_PER_THREAD * np.asarray(cols)
+
+
+def a_unit_row_bytes(mapping, cols):
+    """A bytes one stored row of one block puts in the fullest unit's A half (constraint 4.4.2).
+
+    Dense: a 4-byte value per unit (no index). IVJ: the 64-bit value + index
+    word of the unit's slot (the printed 4.4.2, ``2 x 4``). IVS: the set's
+    first offset unit loads the indices of all the set's slots, ``cols x
+    ports x 2`` 32-bit words per row (§4: 16 with 4 columns), so it holds
+    64 bytes per row and block while a MAC unit holds only its 4-byte value.
+    """
+    if mapping == "dense":
+        return VALUE_BYTES
+    if mapping == "ivj":
+        return VALUE_BYTES + INDEX_BYTES
+    if mapping == "ivs":
+        return int(ivs_offsets_per_set(cols)) * INDEX_BYTES
+    raise ValueError(f"unknown mapping {mapping}; allowed: {', '.join(MAPPINGS)}")
+
+
+def simd_bgrp_limited(mapping) -> bool:
+    """Whether constraint 4.4.9 (BGRP <= W x 2) binds the mapping's starts.
+
+    Sparse starts (IVJ, IVS) run their 2-deep loop over the blocks of the A
+    group and the stored rows, so a start covers one SIMD execution width of
+    B columns, W x 2 (§5, 4.4.9 as its text explains it). The dense mapping
+    of §3 loops over rows and over the B columns held ("the last stage emits
+    W partial sums per cycle ... repeating M/H times completes a row of C"):
+    B columns are iterated inside the start by LOOP0, and only the LMM
+    bounds 4.4.4-4.4.7 and 4.4.10 limit BGRP.
+    """
+    return mapping != "dense"
 
 
 def conf_words(units, cols):

@@ -5,37 +5,60 @@ optimisation (spec §5: A stays in LMM, B is the swapped operand):
 
     for each tile (row tile x column tile of A, see below):
       for each A group (AGRP consecutive blocks of H slots, kept in LMM):
-        LOAD the A group once (broadcast to every chip)
         for each B group of this chip (BGRP columns of B, k_tile rows):
           start: DRAIN (previous C group), CONF (first start only), REGV,
-                 RANGE, LOAD (B slab; C partial sums unless first), EXEC
-                 (the group's blocks one after another, paused in between
-                 to update the A-group control variables and base address)
+                 RANGE, LOAD (what changed: B slab, C partial sums, A group),
+                 EXEC (the group's blocks one after another, paused in
+                 between to update the A-group control variables and base
+                 address)
+
+What one start covers depends on the mapping's 2-deep loop (spec §1: LOOP0,
+LOOP1 in one start):
+
+* **sparse** (IVJ, IVS): the loop runs over the stored rows of a block, so a
+  start covers one SIMD execution width of B columns, ``BGRP <= W x 2``
+  (4.4.9 as its text explains it): ``n / (W x 2)`` starts per A group.
+* **dense** (§3): the loop runs over the rows and over the B columns held
+  ("the last stage emits W partial sums per cycle ... repeating M/H times
+  completes a row of C"): BGRP is bounded only by the LMM (4.4.4-4.4.7,
+  4.4.10), so small products need far fewer starts than sparse ones.
+
+A block pass takes ``stored rows x ceil(BGRP / (W x 2)) x W`` cycles plus the
+pipeline fill of the chain (``imax_costs.fill_cycles``).
+
+**LMM contents persist** (spec §5: "A ... stay in LMM across starts"): a
+start loads an operand only when its range changed since the previous start
+(the snooped DMA fills a unit's range; an unchanged range is not re-sent),
+and the C group is drained only when the C range changes (or at the end).
+So with one B group (``n = BGRP x nchip``, e.g. SpMV) B and C stay for the
+whole tile, and the unoptimised order keeps an A that is a single block.
 
 Before the optimisation (``lmm_opt`` off) A was the swapped operand (spec
 §5: the optimisation makes B the swapped one; a public IMAX sparse-library
 sample, GitHub taku2365/IMAX_sparse.cent ``sample/test/test024.c``, loops
-``for top (B groups): for blk (A blocks)``): one block per start, every
-block re-sent for every B group, while the B slab and the C group stay in
-LMM for the whole B group (loaded once, drained once).
+``for top (B groups): for blk (A blocks)``): one block per start; every
+block is re-sent for every B group when A has several blocks, while the B
+slab and the C group stay in LMM for the whole B group. With one block
+(high sparsity) nothing is re-sent: "AGRP = 1 already fits all of A" (§6).
 
 A "block" is ``H`` slots of every stored row (see ``workloads/formats.py``);
 unit ``h`` of the chain holds slot ``h``, so one row iteration runs the
-whole chain. LMM halves (LMMSIZE): A groups take ``rows x AGRP`` slots of
-``entry_bytes`` in half of every unit; the B slab ``k x BGRP`` FP32 words in
-the other half (broadcast: one transfer feeds all units); the last unit
-holds the C group ``rows x CGRP``.
+whole chain. LMM halves (LMMSIZE): A groups take ``rows x AGRP`` row-blocks
+of ``unit_row_bytes`` (``imax_costs.a_unit_row_bytes``: 4 dense, 8 IVJ, 64
+in an IVS offset unit) in half of every unit; the B slab ``k x BGRP`` FP32
+words in the other half (broadcast: one transfer feeds all units); the last
+unit holds the C group ``rows x CGRP``.
 
 Constraints (spec §5, with the two printed contradictions resolved as the
-spec says): see :func:`violations`. Three readings are ours and documented:
-(4.4.2) uses the entry size of the mapping (8 B value + index for sparse,
-4 B for dense, which has no index); with JDS, block ``b`` holds only its
-Margin (``margin_b`` rows) per unit, so an A group is up to AGRP
-consecutive blocks packed while their margins fit the A half (for CSR and
-dense every block holds all rows and this is the printed 4.4.2); (4.4.6)
-sizes the C group as the tile's rows x CGRP, the region the last unit
-actually holds (the printed ``Ccolumn x CGRP`` is the same number for the
-thesis's square matrices).
+spec says): see :func:`violations`. Readings that are ours and documented:
+(4.4.2) uses the bytes per row and block of the fullest unit (8 B IVJ as
+printed, 4 B dense, 64 B IVS); with JDS, block ``b`` holds only its Margin
+(``margin_b`` rows) per unit, so an A group is up to AGRP consecutive
+blocks packed while their margins fit the A half (for CSR and dense every
+block holds all rows and this is the printed 4.4.2); (4.4.6) sizes the C
+group as the tile's rows x CGRP, the region the last unit actually holds
+(the printed ``Ccolumn x CGRP`` is the same number for the thesis's square
+matrices); (4.4.9) binds the sparse mappings only (above).
 
 ``lmm_opt`` on: exhaustive search of every feasible (AGRP, BGRP, CGRP) for
 the least modelled time; equal times keep the larger AGRP, then the larger
@@ -43,11 +66,12 @@ BGRP (the LMM-fullest schedule). Off: AGRP = 1 in the swapped-A order above
 and the largest feasible BGRP = CGRP (no search).
 
 Tiles (an extension for matrices the spec's single-tile constraints cannot
-hold): when even AGRP = 1 overflows half an LMM (rows x entry bytes), A is
-cut into equal row tiles; when even BGRP = 1 overflows (k x 4 bytes), into
-equal column tiles, whose C partial sums are reloaded like those of later
-A groups. The constraints then apply per tile. Square thesis matrices up
-to 4096 (sparse) / 8192 (dense) rows with 64 KB LMMs are one tile.
+hold): when even AGRP = 1 overflows half an LMM (rows x unit row bytes), A
+is cut into equal row tiles; when even BGRP = 1 overflows (k x 4 bytes),
+into equal column tiles, whose C partial sums are reloaded like those of
+later A groups. The constraints then apply per tile. Square thesis matrices
+up to 4096 (IVJ) / 8192 (dense) rows with 64 KB LMMs are one tile; IVS
+holds 512 rows per tile (its offset units).
 """
 
 from __future__ import annotations
@@ -73,6 +97,8 @@ class Tile:
     margins: np.ndarray  # stored rows of each block
     widths: np.ndarray  # stored slots per row of each block (H; dense: columns of the block)
     first_k: bool  # first non-empty column tile of its rows: C starts from zero
+    row_tile: int = 0  # index of the row range (C range and JDS permutation)
+    col_tile: int = 0  # index of the column range (B slab range)
 
     @property
     def blocks(self) -> int:
@@ -89,7 +115,8 @@ class Problem:
     fmt: str  # dense | csr | jds
     mapping: str  # dense | ivj | ivs
     H: int  # MAC units of the chain (slots per block)
-    entry_bytes: int
+    entry_bytes: int  # bytes sent per stored slot (4 dense, 8 sparse: value + index)
+    unit_row_bytes: int  # A bytes per stored row and block in the fullest unit (4.4.2)
     units: int
     cols: int  # W
     lmm_bytes: int
@@ -117,9 +144,19 @@ class Problem:
         return self.fmt == "jds"
 
     @property
+    def simd_limited(self) -> bool:
+        """4.4.9 binds: a start covers one SIMD width of B columns (sparse mappings)."""
+        return C.simd_bgrp_limited(self.mapping)
+
+    @property
+    def fill(self) -> int:
+        """Pipeline fill of one block pass [cycles]."""
+        return int(C.fill_cycles(self.units, self.cols, self.mapping))
+
+    @property
     def slot_budget(self) -> int:
-        """A slots one unit holds in its A half (LMMSIZE / 2 / entry bytes)."""
-        return (self.lmm_bytes // 2) // self.entry_bytes
+        """Row-blocks one unit holds in its A half (LMMSIZE / 2 / unit row bytes)."""
+        return (self.lmm_bytes // 2) // self.unit_row_bytes
 
     @property
     def stored_slots(self) -> int:
@@ -128,9 +165,9 @@ class Problem:
 
 # ---------------------------------------------------------------- building
 
-def tiling(m: int, k: int, entry_bytes: int, lmm_bytes: int) -> tuple[int, int]:
+def tiling(m: int, k: int, unit_row_bytes: int, lmm_bytes: int) -> tuple[int, int]:
     """(row tiles, column tiles): the fewest equal tiles AGRP = BGRP = 1 can hold."""
-    rows_max = min((lmm_bytes // 2) // entry_bytes, lmm_bytes // C.VALUE_BYTES)  # 4.4.2, 4.4.6
+    rows_max = min((lmm_bytes // 2) // unit_row_bytes, lmm_bytes // C.VALUE_BYTES)  # 4.4.2, 4.4.6
     cols_max = (lmm_bytes // 2) // C.VALUE_BYTES  # 4.4.4
     if rows_max < 1 or cols_max < 1:
         return 0, 0
@@ -141,11 +178,11 @@ def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
     out = []
     rows = _split(m, rt)
     cols = _split(k, ct)
-    for r in rows:
+    for i, r in enumerate(rows):
         for j, c in enumerate(cols):
             nb = -(-c // H)
             widths = np.minimum(H, c - H * np.arange(nb)).astype(np.int64)
-            out.append(Tile(r, c, np.full(nb, r, dtype=np.int64), widths, j == 0))
+            out.append(Tile(r, c, np.full(nb, r, dtype=np.int64), widths, j == 0, i, j))
     return tuple(out)
 
 
@@ -162,14 +199,15 @@ def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tup
     w = -(-k // ct)
     out = []
     start = 0
-    for r in _split(m, rt):
+    for i, r in enumerate(_split(m, rt)):
         rows = order[start:start + r]
         start += r
         first = True
         for j in range(ct):
             cols = min(w, k - j * w)
             margins = formats.block_margins(counts[rows, j], H, fmt)
-            out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64), first and len(margins) > 0))
+            out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64),
+                            first and len(margins) > 0, i, j))
             first = first and len(margins) == 0
     return tuple(out)
 
@@ -179,17 +217,18 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
     """The tiles, blocks and margins of one product on one configuration."""
     H = int(C.mac_units(units, cols, mapping))
     e = C.VALUE_BYTES if fmt == "dense" else formats.SLOT_BYTES
+    urb = C.a_unit_row_bytes(mapping, cols)
     lmm = int(lmm_kb) * 1024
-    base = dict(m=m, k=k, n=n, fmt=fmt, mapping=mapping, H=H, entry_bytes=e, units=int(units),
-                cols=int(cols), lmm_bytes=lmm, nchip=int(nchip))
+    base = dict(m=m, k=k, n=n, fmt=fmt, mapping=mapping, H=H, entry_bytes=e, unit_row_bytes=urb,
+                units=int(units), cols=int(cols), lmm_bytes=lmm, nchip=int(nchip))
     if H < 1:
         need = {"dense": 1, "ivj": C.IVJ_LOAD_ONLY_UNITS + 1,
                 "ivs": C.IVS_OFFSET_UNITS + int(C.ivs_offsets_per_set(cols))}[mapping]
         return Problem(**base, error=f"{mapping} needs at least {need + C.RESERVED_UNITS} units "
                                      f"({C.RESERVED_UNITS} reserved + {need}); units={units}")
-    rt, ct = tiling(m, k, e, lmm)
+    rt, ct = tiling(m, k, urb, lmm)
     if rt == 0:
-        return Problem(**base, error=f"lmm_kb={lmm_kb} cannot hold one A slot and one B word per half")
+        return Problem(**base, error=f"lmm_kb={lmm_kb} cannot hold one A row-block and one B word per half")
     if fmt == "dense":
         tiles = _dense_tiles(m, k, rt, ct, H)
     else:
@@ -223,7 +262,7 @@ def groups_of(p: Problem, t: Tile, agrp: int) -> list[range]:
 
 
 def group_counts(p: Problem, t: Tile, agrp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per AGRP value: A groups, largest group's slots per unit, AGRP as run.
+    """Per AGRP value: A groups, largest group's row-blocks per unit, AGRP as run.
 
     AGRP as run is AGRP itself for CSR/dense (the reservation of 4.4.2) and
     the most blocks one packed group holds for JDS (AGRP is then a cap).
@@ -253,12 +292,13 @@ def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
     """Constraints (4.4.2)-(4.4.10) that (agrp, bgrp, cgrp) breaks, written as in the spec.
 
     Names: Arow = Crow = tile rows, Acolumn = Brow = tile columns, Bcolumn =
-    Ccolumn = n, LMMSIZE = lmm bytes, W = cols, entry = 8 (sparse) or 4 (dense).
+    Ccolumn = n, LMMSIZE = lmm bytes, W = cols, e = unit row bytes (4.4.2:
+    8 IVJ, 4 dense, 64 IVS). 4.4.9 binds the sparse mappings only.
     """
     arow = crow = p.tile_rows
     acol = brow = p.tile_cols
     bcol = ccol = p.n
-    L, H, W, N, e = p.lmm_bytes, p.H, p.cols, p.nchip, p.entry_bytes
+    L, H, W, N, e = p.lmm_bytes, p.H, p.cols, p.nchip, p.unit_row_bytes
     pad = pad_of(acol, H)  # (4.4.1)
     bad = []
     if p.fmt == "jds":  # with the Margin: every packed group fits iff every single block does
@@ -278,11 +318,21 @@ def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
         bad.append("4.4.7")
     if bgrp != cgrp:
         bad.append("4.4.8")
-    if not bgrp <= W * 2:  # printed "!=", resolved as the text says
+    if p.simd_limited and not bgrp <= W * 2:  # printed "!=", resolved as the text says
         bad.append("4.4.9")
     if bcol % (bgrp * N) != 0:  # printed "!= 0", resolved as the text says
         bad.append("4.4.10")
     return bad
+
+
+def _bgrp_cap(p: Problem) -> int:
+    """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9)."""
+    L = p.lmm_bytes
+    hi = min(int((L / 2) // (p.tile_cols * 4)), int(L // (p.tile_rows * 4)), p.n // p.nchip,
+             p.tile_rows // p.nchip)
+    if p.simd_limited:
+        hi = min(hi, p.cols * 2)
+    return hi
 
 
 def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -291,14 +341,13 @@ def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
     The ranges come from the constraints' own bounds, so the product of the
     two lists is the whole feasible set (checked against :func:`brute_force`).
     """
-    arow, acol, brow = p.tile_rows, p.tile_cols, p.tile_cols
+    arow, acol = p.tile_rows, p.tile_cols
     L, H = p.lmm_bytes, p.H
     a_max = (acol + pad_of(acol, H)) // H  # 4.4.3
     if p.fmt != "jds" or "4.4.2" in violations(p, 1, 1, 1):
-        a_max = min(a_max, int((L / 2) // (arow * p.entry_bytes)))  # 4.4.2
+        a_max = min(a_max, int((L / 2) // (arow * p.unit_row_bytes)))  # 4.4.2
     a_vals = np.arange(1, max(a_max, 0) + 1)
-    b_hi = min(p.cols * 2, int((L / 2) // (brow * 4)), int(L // (p.tile_rows * 4)), p.n // p.nchip,
-               p.tile_rows // p.nchip)
+    b_hi = _bgrp_cap(p)
     b_vals = np.array([b for b in range(1, max(b_hi, 0) + 1) if p.n % (b * p.nchip) == 0], dtype=np.int64)
     if not len(a_vals) or not len(b_vals):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -315,7 +364,8 @@ def no_schedule_reason(p: Problem) -> str:
     bad_a = violations(p, 1, 1, 1)
     a_part = [c for c in bad_a if c in ("4.4.2", "4.4.3")]
     b_fail = set()
-    for b in range(1, p.cols * 2 + 1):
+    b_top = p.cols * 2 if p.simd_limited else max(1, min(p.n, 4096))
+    for b in range(1, b_top + 1):
         b_fail.update(c for c in violations(p, 1, b, b) if c not in ("4.4.2", "4.4.3"))
     which = sorted(set(a_part) | b_fail, key=CONSTRAINTS.index)
     return (f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {', '.join(which)} "
@@ -330,6 +380,51 @@ FEATURES = ("starts", "a_groups", "pauses", "a_bytes", "b_bytes", "c_load_bytes"
             "a_group_blocks")
 
 
+def _tile_order(p: Problem) -> list[tuple[Tile, bool, bool]]:
+    """Non-empty tiles in run order with (B slab range new, last tile of its row range).
+
+    With one B group the B slab of a tile equals the previous tile's when
+    both use the same column range, and the C group stays in the last unit
+    across all column tiles of a row range (drained at the row range's end).
+    """
+    run = [t for t in p.tiles if t.blocks]
+    out = []
+    for i, t in enumerate(run):
+        b_new = i == 0 or run[i - 1].col_tile != t.col_tile
+        last_of_rows = i == len(run) - 1 or run[i + 1].row_tile != t.row_tile
+        out.append((t, b_new, last_of_rows))
+    return out
+
+
+def _exec_counts(p: Problem, t: Tile, GB: np.ndarray, BG: np.ndarray, f: dict[str, np.ndarray]) -> None:
+    """EXEC of every block pass of a tile, for each B group (the same in both orders)."""
+    W = p.cols
+    iters = -(-BG // (W * C.SIMD))  # LOOP0 iterations over the B columns of a stored row
+    rows_stored = int(t.margins.sum())
+    slots = int((t.margins * t.widths).sum())
+    f["exec_cycles"] += GB * (rows_stored * iters * W + t.blocks * p.fill)
+    f["issued_macs"] += GB * slots * BG
+    f["lmm_exec_bytes"] += GB * (slots * (p.entry_bytes + BG * C.VALUE_BYTES) + rows_stored * 2 * BG * C.VALUE_BYTES)
+
+
+def _bc_counts(t: Tile, GB, BG, multi, b_new: bool, last_of_rows: bool, c_groups,
+               f: dict[str, np.ndarray]) -> None:
+    """B slab loads, C drains and C partial-sum loads of a tile (``c_groups`` C ranges it visits).
+
+    Several B groups: every change of B group changes the B and C ranges.
+    One B group: both stay (B across tiles of the same column range, C across
+    the column tiles of the row range).
+    """
+    b_loads = np.where(multi, c_groups, 1 if b_new else 0)
+    drains = np.where(multi, c_groups, 1 if last_of_rows else 0)
+    partial = np.where(multi, c_groups - (GB if t.first_k else 0), 0)
+    f["b_bytes"] += b_loads * t.cols * BG * C.VALUE_BYTES
+    f["c_drain_bytes"] += drains * t.rows * BG * C.VALUE_BYTES
+    f["c_load_bytes"] += partial * t.rows * BG * C.VALUE_BYTES
+    f["load_desc_words"] += (b_loads + partial) * C.DMA_DESC_WORDS
+    f["drain_desc_words"] += drains * C.DMA_DESC_WORDS
+
+
 def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.ndarray]:
     """Counts of one chip's run for each candidate (closed form of the loop nest).
 
@@ -338,16 +433,12 @@ def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.nda
     """
     AG = np.asarray(agrp, dtype=np.int64)
     BG = np.asarray(bgrp, dtype=np.int64)
-    W = p.cols
     GB = p.n // (BG * p.nchip)
-    iters = -(-BG // (W * C.SIMD))  # LOOP0 count per row
-    fill = int(C.fill_cycles(p.units, W))
+    multi = GB > 1
     z = np.zeros(AG.shape, dtype=np.float64)
     f = {k: z.copy() for k in FEATURES}
     a_bytes = 0.0
-    for t in p.tiles:
-        if t.blocks == 0:
-            continue
+    for t, b_new, last_of_rows in _tile_order(p):
         GA, big, most = group_counts(p, t, AG)
         f["a_group_slots"] = np.maximum(f["a_group_slots"], big)
         f["a_group_blocks"] = np.maximum(f["a_group_blocks"], most)
@@ -355,75 +446,56 @@ def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.nda
         f["starts"] += starts
         f["a_groups"] += GA
         f["pauses"] += GB * (t.blocks - GA)
-        f["b_bytes"] += starts * t.cols * BG * C.VALUE_BYTES
-        f["c_drain_bytes"] += starts * t.rows * BG * C.VALUE_BYTES
-        partial = starts - (GB if t.first_k else 0)
-        f["c_load_bytes"] += partial * t.rows * BG * C.VALUE_BYTES
-        f["load_desc_words"] += (starts + partial) * C.DMA_DESC_WORDS
+        _bc_counts(t, GB, BG, multi, b_new, last_of_rows, starts, f)
         f["a_desc_words"] += (GA * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS
-        rows_stored = int(t.margins.sum())
-        slots = int((t.margins * t.widths).sum())
-        f["exec_cycles"] += GB * (rows_stored * iters * W + t.blocks * fill)
-        f["issued_macs"] += GB * slots * BG
-        f["lmm_exec_bytes"] += GB * (slots * (p.entry_bytes + BG * C.VALUE_BYTES)
-                                     + rows_stored * 2 * BG * C.VALUE_BYTES)
-        a_bytes += slots * p.entry_bytes + (t.rows * C.INDEX_BYTES if p.perm else 0)
+        _exec_counts(p, t, GB, BG, f)
+        a_bytes += int((t.margins * t.widths).sum()) * p.entry_bytes + (t.rows * C.INDEX_BYTES if p.perm else 0)
     f["a_bytes"] += a_bytes
     f["b_groups"] += GB
-    f["drain_desc_words"] = f["starts"] * C.DMA_DESC_WORDS
-    f["conf_words"] += float(C.conf_words(p.units, W))
-    f["regv_words"] = f["starts"] * float(C.regv_words(p.units, W)) + f["pauses"] * C.PAUSE_WORDS
-    f["range_words"] = f["starts"] * float(C.range_words(p.units, W))
+    f["conf_words"] += float(C.conf_words(p.units, p.cols))
+    f["regv_words"] = f["starts"] * float(C.regv_words(p.units, p.cols)) + f["pauses"] * C.PAUSE_WORDS
+    f["range_words"] = f["starts"] * float(C.range_words(p.units, p.cols))
     return f
 
 
 def features_swapped_a(p: Problem, bgrp: np.ndarray) -> dict[str, np.ndarray]:
-    """Counts of the unoptimised order (A re-sent per B group, one block per start)."""
+    """Counts of the unoptimised order (one block per start, A swapped, B slab and C group kept)."""
     BG = np.asarray(bgrp, dtype=np.int64)
-    W = p.cols
     GB = p.n // (BG * p.nchip)
-    iters = -(-BG // (W * C.SIMD))
-    fill = int(C.fill_cycles(p.units, W))
+    multi = GB > 1
     z = np.zeros(BG.shape, dtype=np.float64)
     f = {k: z.copy() for k in FEATURES}
-    for t in p.tiles:
-        if t.blocks == 0:
-            continue
-        rows_stored = int(t.margins.sum())
+    for t, b_new, last_of_rows in _tile_order(p):
         slots = int((t.margins * t.widths).sum())
+        sends = GB if t.blocks > 1 else np.ones_like(GB)  # a single block stays in LMM
         f["a_group_slots"] = np.maximum(f["a_group_slots"], int(t.margins.max()))
         f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
         f["starts"] += GB * t.blocks
         f["a_groups"] += GB * t.blocks
-        f["a_bytes"] += GB * (slots * p.entry_bytes + (t.rows * C.INDEX_BYTES if p.perm else 0))
-        f["a_desc_words"] += GB * (t.blocks * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS
-        f["b_bytes"] += GB * t.cols * BG * C.VALUE_BYTES
-        f["c_drain_bytes"] += GB * t.rows * BG * C.VALUE_BYTES
-        partial = 0 if t.first_k else 1
-        f["c_load_bytes"] += partial * GB * t.rows * BG * C.VALUE_BYTES
-        f["load_desc_words"] += GB * (1 + partial) * C.DMA_DESC_WORDS
-        f["drain_desc_words"] += GB * C.DMA_DESC_WORDS
-        f["exec_cycles"] += GB * (rows_stored * iters * W + t.blocks * fill)
-        f["issued_macs"] += GB * slots * BG
-        f["lmm_exec_bytes"] += GB * (slots * (p.entry_bytes + BG * C.VALUE_BYTES)
-                                     + rows_stored * 2 * BG * C.VALUE_BYTES)
+        f["a_bytes"] += sends * slots * p.entry_bytes + (t.rows * C.INDEX_BYTES if p.perm else 0)
+        f["a_desc_words"] += (sends * t.blocks * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS
+        _bc_counts(t, GB, BG, multi, b_new, last_of_rows, GB, f)
+        _exec_counts(p, t, GB, BG, f)
     f["b_groups"] += GB
-    f["conf_words"] += float(C.conf_words(p.units, W))
-    f["regv_words"] = f["starts"] * float(C.regv_words(p.units, W))
-    f["range_words"] = f["starts"] * float(C.range_words(p.units, W))
+    f["conf_words"] += float(C.conf_words(p.units, p.cols))
+    f["regv_words"] = f["starts"] * float(C.regv_words(p.units, p.cols))
+    f["range_words"] = f["starts"] * float(C.range_words(p.units, p.cols))
     return f
 
 
-def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s, pio_word_s: float | None = None
-           ) -> dict[str, np.ndarray]:
+def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s) -> dict[str, np.ndarray]:
     """State times [s] of one chip and the wall time, broadcast over points x candidates.
 
-    Transfers and PIO of all chips share the host link (chained boards); a
-    chip's EXEC overlaps the other chips' transfers. Wall time = max(link
-    busy time of all chips, one chip's serial time); the difference is WAIT.
+    ``link_bytes_per_s`` is the effective host-link bandwidth
+    (``imax_costs.link_bytes_per_s``): DMA bytes and PIO words
+    (``PIO_WORD_BYTES`` each) cross it one after another, in the state
+    order of §1 (no overlap with EXEC on one chip). Transfers and PIO of all
+    chips share the link (chained boards); a chip's EXEC overlaps the other
+    chips' transfers. Wall time = max(link busy time of all chips, one
+    chip's serial time); the difference is WAIT.
     """
     bw = link_bytes_per_s
-    pio = C.PIO_WORD_S if pio_word_s is None else pio_word_s
+    pio = C.PIO_WORD_BYTES / bw
     st = {
         "DRAIN": f["c_drain_bytes"] / bw + f["drain_desc_words"] * pio,
         "CONF": f["conf_words"] * pio,
@@ -473,6 +545,49 @@ def choose(s: Schedule, nchip, clock_hz: np.ndarray, link_bytes_per_s: np.ndarra
 
 # ---------------------------------------------------------------- reference (tests)
 
+class _Lmm:
+    """What the LMMs hold across starts, for the start-by-start reference walk."""
+
+    def __init__(self, p: Problem, f: dict[str, float]):
+        self.p, self.f = p, f
+        self.a = self.b = self.c = self.perm = None
+        self.c_rows = 0
+        self.contributed: set = set()
+
+    def a_range(self, key, slots: int, arrays: int) -> None:
+        if key != self.a:
+            self.a = key
+            self.f["a_bytes"] += slots * self.p.entry_bytes
+            self.f["a_desc_words"] += arrays * C.DMA_DESC_WORDS
+
+    def perm_range(self, key, rows: int) -> None:
+        if self.p.perm and key != self.perm:
+            self.perm = key
+            self.f["a_bytes"] += rows * C.INDEX_BYTES
+            self.f["a_desc_words"] += C.DMA_DESC_WORDS
+
+    def b_range(self, key, t: Tile, BG: int) -> None:
+        if key != self.b:
+            self.b = key
+            self.f["b_bytes"] += t.cols * BG * C.VALUE_BYTES
+            self.f["load_desc_words"] += C.DMA_DESC_WORDS
+
+    def c_range(self, key, t: Tile, BG: int) -> None:
+        if key != self.c:
+            self.drain(BG)
+            self.c, self.c_rows = key, t.rows
+            if key in self.contributed:  # partial sums of an earlier A group / column tile
+                self.f["c_load_bytes"] += t.rows * BG * C.VALUE_BYTES
+                self.f["load_desc_words"] += C.DMA_DESC_WORDS
+            self.contributed.add(key)
+
+    def drain(self, BG: int) -> None:
+        if self.c is not None:
+            self.f["c_drain_bytes"] += self.c_rows * BG * C.VALUE_BYTES
+            self.f["drain_desc_words"] += C.DMA_DESC_WORDS
+            self.c = None
+
+
 def _exec_block(p: Problem, t: Tile, b: int, BG: int, f: dict[str, float]) -> None:
     """One block pass of the chain over its stored rows (reference walk)."""
     W = p.cols
@@ -480,7 +595,7 @@ def _exec_block(p: Problem, t: Tile, b: int, BG: int, f: dict[str, float]) -> No
         f["exec_cycles"] += math.ceil(BG / (W * C.SIMD)) * W
         f["issued_macs"] += int(t.widths[b]) * BG
         f["lmm_exec_bytes"] += int(t.widths[b]) * (p.entry_bytes + BG * C.VALUE_BYTES) + 2 * BG * C.VALUE_BYTES
-    f["exec_cycles"] += int(C.fill_cycles(p.units, W))
+    f["exec_cycles"] += p.fill
 
 
 def _start(p: Problem, f: dict[str, float]) -> None:
@@ -496,56 +611,40 @@ def simulate(p: Problem, agrp: int, bgrp: int, lmm_opt: bool = True) -> dict[str
     f = {k: 0.0 for k in FEATURES}
     f["b_groups"] = GB
     f["conf_words"] = p.units * W * C.CONF_WORDS_PER_PE
-    if not lmm_opt:
-        for t in p.tiles:
-            if t.blocks == 0:
-                continue
-            for _ in range(GB):
-                f["b_bytes"] += t.cols * BG * C.VALUE_BYTES  # B slab and C group stay for the B group
-                f["load_desc_words"] += C.DMA_DESC_WORDS
-                if p.perm:
-                    f["a_bytes"] += t.rows * C.INDEX_BYTES
-                    f["a_desc_words"] += C.DMA_DESC_WORDS
-                if not t.first_k:
-                    f["c_load_bytes"] += t.rows * BG * C.VALUE_BYTES
-                    f["load_desc_words"] += C.DMA_DESC_WORDS
+    lmm = _Lmm(p, f)
+    for ti, t in enumerate(p.tiles):
+        if t.blocks == 0:
+            continue
+        if not lmm_opt:
+            for g in range(GB):
                 for b in range(t.blocks):
                     _start(p, f)
                     f["a_groups"] += 1
                     f["a_group_slots"] = max(f["a_group_slots"], int(t.margins[b]))
                     f["a_group_blocks"] = 1
-                    f["a_bytes"] += int(t.margins[b] * t.widths[b]) * p.entry_bytes
-                    f["a_desc_words"] += p.a_arrays * C.DMA_DESC_WORDS
+                    lmm.perm_range(ti, t.rows)
+                    lmm.a_range((ti, b), int(t.margins[b] * t.widths[b]), p.a_arrays)
+                    lmm.b_range((t.col_tile, g), t, BG)
+                    lmm.c_range((t.row_tile, g), t, BG)
                     _exec_block(p, t, b, BG, f)
-                f["c_drain_bytes"] += t.rows * BG * C.VALUE_BYTES
-                f["drain_desc_words"] += C.DMA_DESC_WORDS
-        return f
-    for t in p.tiles:
-        if t.blocks == 0:
             continue
-        if p.perm:
-            f["a_bytes"] += t.rows * C.INDEX_BYTES
-            f["a_desc_words"] += C.DMA_DESC_WORDS
         for gi, blocks in enumerate(groups_of(p, t, agrp)):
             f["a_groups"] += 1
             f["a_group_slots"] = max(f["a_group_slots"], sum(int(t.margins[b]) for b in blocks))
             f["a_group_blocks"] = max(f["a_group_blocks"], len(blocks) if p.fmt == "jds" else agrp)
-            f["a_bytes"] += sum(int(t.margins[b] * t.widths[b]) * p.entry_bytes for b in blocks)
-            f["a_desc_words"] += p.a_arrays * C.DMA_DESC_WORDS
-            for _ in range(GB):
+            slots = sum(int(t.margins[b] * t.widths[b]) for b in blocks)
+            for g in range(GB):
                 _start(p, f)
-                f["b_bytes"] += t.cols * BG * C.VALUE_BYTES
-                f["load_desc_words"] += C.DMA_DESC_WORDS
-                if not (t.first_k and gi == 0):
-                    f["c_load_bytes"] += t.rows * BG * C.VALUE_BYTES
-                    f["load_desc_words"] += C.DMA_DESC_WORDS
+                lmm.perm_range(ti, t.rows)
+                lmm.a_range((ti, gi), slots, p.a_arrays)
+                lmm.b_range((t.col_tile, g), t, BG)
+                lmm.c_range((t.row_tile, g), t, BG)
                 for i, b in enumerate(blocks):
                     if i > 0:
                         f["pauses"] += 1
                         f["regv_words"] += C.PAUSE_WORDS
                     _exec_block(p, t, b, BG, f)
-                f["c_drain_bytes"] += t.rows * BG * C.VALUE_BYTES
-                f["drain_desc_words"] += C.DMA_DESC_WORDS
+    lmm.drain(BG)
     return f
 
 

@@ -3,7 +3,8 @@
     python studies/imax_predictions.py [--out docs/validation/imax.md]
 
 Sections: the calibration cases (``dse validate imax``), the scan behind the
-one fitted constant (``PIO_WORD_S``), and the predictions issue 4 asks for
+one fitted constant (``LINK_EFFICIENCY``), the start counts behind the
+dense/sparse difference, and the predictions issue 4 asks for
 (speedup vs sparsity for sizes 64-1024, the state breakdown at sparsity 0.9,
 LMM utilization before/after the optimisation, CSR vs JDS on biased rows,
 dense-unoptimised / dense-optimised / sparse-optimised times at 1024),
@@ -57,21 +58,65 @@ def calibration() -> str:
     return table(["case", "metric", "model", "published", "error", "tolerance", "result"], rows)
 
 
-def pio_scan() -> str:
-    keep = C.PIO_WORD_S
+CAL = ((64, 0.95), (128, 0.95), (256, 0.9), (512, 0.9), (1024, 0.9), (1024, 0.95))
+
+
+def _cal_ok() -> bool:
+    return all(r.ok for r in validate.run("imax"))
+
+
+def _largest(states: dict) -> str:
+    return max(states, key=states.get)
+
+
+def efficiency_scan() -> str:
+    """Every row a full re-run with another LINK_EFFICIENCY (the fitted constant)."""
+    keep = C.LINK_EFFICIENCY
     rows = []
     try:
-        for pio in (0.0, 0.05e-6, 0.1e-6, 0.15e-6, 0.2e-6, 0.3e-6, 0.5e-6):
-            C.PIO_WORD_S = pio
-            sp = [ev(spmm(n, 0.95))["total"]["speedup_vs_dense"] for n in (64, 128, 256, 1024)]
-            d = ev(spmm(1024, 0.9), format="dense")["layers"][0]["states"]
-            share = d["EXEC"] / sum(d.values())
-            ok = sp[0] <= 1.05 and sp[1] <= 1.05 and abs(sp[3] / 4.6 - 1) <= 0.3
-            rows.append([f"{pio * 1e6:.2f}", *(f"{x:.3f}" for x in sp), f"{share:.2f}", "yes" if ok else "no"])
+        for eff in (1.0, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.4, 0.3, 0.2, 0.15):
+            C.LINK_EFFICIENCY = eff
+            sp = [ev(spmm(n, s))["total"]["speedup_vs_dense"] for n, s in CAL]
+            d1024 = ev(spmm(1024, 0.9), format="dense")["layers"][0]["states"]
+            d256 = ev(spmm(256, 0.9), format="dense")["layers"][0]["states"]
+            mark = " (chosen)" if abs(eff - keep) < 1e-9 else ""
+            rows.append([f"{eff:.2f}{mark}", f"{C.PIO_WORD_BYTES / (1.818e9 * eff) * 1e9:.1f}",
+                         *(f"{x:.2f}" for x in sp), f"{d1024['EXEC'] / sum(d1024.values()):.2f}",
+                         _largest(d256), "yes" if _cal_ok() else "no"])
     finally:
-        C.PIO_WORD_S = keep
-    return table(["PIO word [us]", "64 @0.95", "128 @0.95", "256 @0.95", "1024 @0.95",
-                  "dense EXEC share 1024 @0.9", "all 3 speedup cases pass"], rows)
+        C.LINK_EFFICIENCY = keep
+    return table(["link efficiency", "PIO word [ns]"] + [f"{n} @{s}" for n, s in CAL]
+                 + ["dense EXEC share 1024 @0.9", "largest dense state 256 @0.9", "all 7 calibration cases pass"],
+                 rows)
+
+
+def word_bytes_scan() -> str:
+    """Sensitivity to the structural PIO word size (not refitted)."""
+    keep = C.PIO_WORD_BYTES
+    rows = []
+    try:
+        for wb in (8, 16, 32):
+            C.PIO_WORD_BYTES = wb
+            sp = [ev(spmm(n, s))["total"]["speedup_vs_dense"] for n, s in CAL]
+            mark = " (model)" if wb == keep else ""
+            rows.append([f"{wb}{mark}", *(f"{x:.2f}" for x in sp), "yes" if _cal_ok() else "no"])
+    finally:
+        C.PIO_WORD_BYTES = keep
+    return table(["PIO word bytes"] + [f"{n} @{s}" for n, s in CAL] + ["all 7 calibration cases pass"], rows)
+
+
+def starts_table() -> str:
+    """Starts, B columns per start and bytes per start: dense (§3 loop) vs sparse (4.4.9)."""
+    rows = []
+    for n in SIZES:
+        for label, params in (("dense", {"format": "dense"}), ("csr", {})):
+            lay = ev(spmm(n, 0.9), **params)["layers"][0]
+            per = (lay["dram_b_bytes"] + lay["dram_c_partial_bytes"] + lay["dram_c_bytes"]) / lay["starts"]
+            rows.append([str(n), label, str(lay["starts"]), str(lay["bgrp"]), str(lay["agrp"]), str(lay["a_groups"]),
+                         f"{lay['dram_a_bytes'] / 1e3:.0f}", f"{per / 1e3:.1f}",
+                         f"{lay['states']['EXEC'] / lay['starts']:.0f}"])
+    return table(["size", "run", "starts", "BGRP", "AGRP", "A groups", "A sent [KB]", "B + C per start [KB]",
+                  "EXEC per start [cycles]"], rows)
 
 
 def speedups(fmt: str) -> str:
@@ -146,13 +191,15 @@ def times_1024() -> str:
 
 def schedules() -> str:
     rows = []
-    for n, s in ((1024, 0.9), (1024, 0.5), (512, 0.9)):
+    for n, s in ((1024, 0.9), (1024, 0.5), (512, 0.9), (256, 0.9)):
         j = ev(spmm(n, s))["layers"][0]
         v = ev(spmm(n, s), schedule="ivs")["layers"][0]
-        rows.append([f"{n} @{s}", str(j["mac_units"]), str(v["mac_units"]), f"{j['states']['EXEC']:.3g}",
-                     f"{v['states']['EXEC']:.3g}", f"{j['time_s'] * 1e3:.2f}", f"{v['time_s'] * 1e3:.2f}"])
-    return table(["matrix", "IVJ MAC units", "IVS MAC units", "IVJ EXEC [cycles]", "IVS EXEC [cycles]",
-                  "IVJ time [ms]", "IVS time [ms]"], rows)
+        rows.append([f"{n} @{s}", f"{j['mac_units']} / {v['mac_units']}", f"{j['row_tiles']} / {v['row_tiles']}",
+                     f"{j['agrp']} / {v['agrp']}", f"{j['a_groups']} / {v['a_groups']}",
+                     f"{j['starts']} / {v['starts']}", f"{j['states']['EXEC']:.3g} / {v['states']['EXEC']:.3g}",
+                     f"{j['time_s'] * 1e3:.2f} / {v['time_s'] * 1e3:.2f}"])
+    return table(["matrix", "MAC units IVJ / IVS", "row tiles", "AGRP", "A groups", "starts", "EXEC [cycles]",
+                  "time [ms]"], rows)
 
 
 def _yes(ok: bool) -> str:
@@ -185,6 +232,16 @@ def statements() -> str:
     dom = [max(shares[(n, "dense")], key=shares[(n, "dense")].get) for n in (1024, 512, 256)]
     rows.append(["dense dominated by EXEC at 0.9 (1024, 512, 256)", f"largest state: {', '.join(dom)}",
                  _yes(all(d == "EXEC" for d in dom))])
+    unopt = {}
+    for n in (1024, 512, 256):
+        st = ev(spmm(n, 0.0), format="dense", lmm_opt=False)["layers"][0]["states"]
+        tot = sum(st.values())
+        unopt[n] = (_largest(st), st["LOAD"] / tot, st["DRAIN"] / tot, st["EXEC"] / tot)
+    load_ok = all(v[0] == "LOAD" for v in unopt.values())
+    drain_ok = all(v[2] > v[3] for v in unopt.values())
+    rows.append(["§1: dense products on 1 chip before the LMM optimisation: LOAD and DRAIN are the bottleneck "
+                 "(1024, 512, 256)", _pairs(unopt, "largest {}, LOAD {:.2f}, DRAIN {:.2f}, EXEC {:.2f}"),
+                 "yes" if load_ok and drain_ok else "partly: LOAD, not DRAIN" if load_ok else "**no**"])
     for state, claim, fmt in (("EXEC", "sparse EXEC share below half of dense's", "{:.2f} vs {:.2f}"),
                               ("DRAIN", "DRAIN share grows from dense to sparse", "{:.3f} vs {:.3f}")):
         vals = {n: (shares[(n, "csr")][state], shares[(n, "dense")][state]) for n in (1024, 512, 256)}
@@ -202,9 +259,10 @@ def statements() -> str:
     def gain(n: int, s: float) -> float:
         return ev(spmm(n, s), lmm_opt=False)["total"]["time_s"] / ev(spmm(n, s))["total"]["time_s"]
 
-    g09 = {n: (gain(n, 0.9),) for n in SIZES}
-    rows.append(["optimised schedule faster at every size (0.9)", _pairs(g09, "{:.2f}x"),
-                 _yes(all(g[0] > 1.0 + 1e-9 for g in g09.values()))])
+    g = {n: (gain(n, 0.9), gain(n, 0.5)) for n in SIZES}
+    faster = all(x > 1.0 + 1e-9 for v in g.values() for x in v)
+    rows.append(["optimised schedule faster at every size (gain at sparsity 0.9 / 0.5)",
+                 _pairs(g, "{:.2f}x / {:.2f}x") + " (1.00x: A is one block, nothing to group)", _yes(faster)])
     narrow = {n: (gain(n, 0.5), gain(n, 0.99)) for n in (512, 1024)}
     rows.append(["gain narrows at high sparsity", _pairs(narrow, "{:.2f}x at 0.5, {:.2f}x at 0.99"),
                  _yes(all(b < a for a, b in narrow.values()))])
@@ -223,7 +281,122 @@ def statements() -> str:
     return table(["published statement", "model", "agrees"], rows)
 
 
+def _exec_threshold(n: int) -> tuple[float, float, float]:
+    """(speedup, dense EXEC / sparse EXEC, speedup below which the sparse EXEC share is under half)."""
+    d = ev(spmm(n, 0.9), format="dense")["layers"][0]
+    c = ev(spmm(n, 0.9))["layers"][0]
+    ratio = d["states"]["EXEC"] / c["states"]["EXEC"]
+    return d["time_s"] / c["time_s"], ratio, ratio / 2
+
+
+def tradeoff() -> tuple[str, dict]:
+    """Diagnostic: PIO cost and link efficiency varied independently (two free costs instead of one).
+
+    Returns the table and the best 256 @0.9 speedup among the points that pass
+    the three calibrated speedup cases.
+    """
+    keep = (C.PIO_WORD_BYTES, C.LINK_EFFICIENCY)
+    rows, best = [], {"s256": 0.0}
+    try:
+        for eff in (1.0, 0.8, 0.6, 0.4, 0.3):
+            for wb in (0, 2, 4, 8, 16):
+                C.LINK_EFFICIENCY, C.PIO_WORD_BYTES = eff, wb
+                s128, s256, s512, s1024 = (ev(spmm(n, s))["total"]["speedup_vs_dense"]
+                                           for n, s in ((128, 0.95), (256, 0.9), (512, 0.9), (1024, 0.95)))
+                ok = s128 <= 1.05 and 3.22 <= s1024 <= 5.98
+                if ok and s256 > best["s256"]:
+                    best = {"s256": s256, "eff": eff, "ns": wb / (1.818e9 * eff) * 1e9, "s512": s512}
+                rows.append([f"{eff:.1f}", f"{wb / (1.818e9 * eff) * 1e9:.1f}", f"{s128:.2f}", f"{s256:.2f}",
+                             f"{s512:.2f}", f"{s1024:.2f}", "yes" if ok else "no"])
+    finally:
+        C.PIO_WORD_BYTES, C.LINK_EFFICIENCY = keep
+    return table(["link efficiency", "PIO word [ns]", "128 @0.95", "256 @0.9", "512 @0.9", "1024 @0.95",
+                  "speedup calibration passes"], rows), best
+
+
+def _with(eff: float, word_bytes: int, cases) -> dict:
+    """Speedups with another link efficiency and PIO word size (a diagnostic, not a model setting)."""
+    keep = (C.PIO_WORD_BYTES, C.LINK_EFFICIENCY)
+    try:
+        C.PIO_WORD_BYTES, C.LINK_EFFICIENCY = word_bytes, eff
+        return {(n, s): ev(spmm(n, s))["total"]["speedup_vs_dense"] for n, s in cases}
+    finally:
+        C.PIO_WORD_BYTES, C.LINK_EFFICIENCY = keep
+
+
+def _gain(n: int, s: float) -> float:
+    return ev(spmm(n, s), lmm_opt=False)["total"]["time_s"] / ev(spmm(n, s))["total"]["time_s"]
+
+
+def _exec95() -> float:
+    d = ev(spmm(1024, 0.95), format="dense")["layers"][0]["states"]["EXEC"]
+    return d / ev(spmm(1024, 0.95))["layers"][0]["states"]["EXEC"]
+
+
+def disagreements(best: dict) -> str:
+    """Why the statements marked **no** disagree, with the model's own numbers."""
+    cases = ((128, 0.95), (256, 0.9), (512, 0.9), (1024, 0.95))
+    sp = {c: ev(spmm(*c))["total"]["speedup_vs_dense"] for c in cases}
+    free = _with(1.0, 0, cases)
+    full = _with(1.0, C.PIO_WORD_BYTES, cases)
+    half_word = _with(1.0, C.PIO_WORD_BYTES // 2, cases)
+    lay = {(n, run): ev(spmm(n, 0.9), **params)["layers"][0] for n in (256, 1024)
+           for run, params in (("dense", {"format": "dense"}), ("csr", {}))}
+    d256, c256 = lay[(256, "dense")], lay[(256, "csr")]
+    out = [
+        f"* **More than 2x at 256 (and 512 at 0.9).** Model: 256 @0.9 {sp[(256, 0.9)]:.2f}, "
+        f"512 @0.9 {sp[(512, 0.9)]:.2f}. At 256 both runs send the same B ({d256['dram_b_bytes'] / 1e3:.0f} KB) "
+        f"and C ({d256['dram_c_bytes'] / 1e3:.0f} KB) over the link, and the sparse run needs "
+        f"{c256['starts']} starts (one per W x 2 B columns, 4.4.9) against the dense run's "
+        f"{d256['starts']} (BGRP {d256['bgrp']}, the §3 loop). With the theoretical link (efficiency 1.0) "
+        f"256 @0.9 is {full[(256, 0.9)]:.2f}; with PIO free as well {free[(256, 0.9)]:.2f}, but then "
+        f"128 @0.95 is {free[(128, 0.95)]:.2f} and 1024 @0.95 {free[(1024, 0.95)]:.2f}, outside both "
+        "calibration bounds (<= 1.05, <= 5.98). The 128 bound alone leaves room (efficiency 1.0, "
+        f"{C.PIO_WORD_BYTES // 2}-byte PIO words: 128 @0.95 {half_word[(128, 0.95)]:.2f}, 256 @0.9 "
+        f"{half_word[(256, 0.9)]:.2f}, but 1024 @0.95 {half_word[(1024, 0.95)]:.2f}). What closes it is the "
+        "1024 bound: bringing 1024 @0.95 under 5.98 takes host-link cost (per start and per byte) that weighs "
+        f"more on the 256 product, where the sparse run has {c256['starts'] / d256['starts']:.0f} times the "
+        "dense run's starts and the same B and C traffic, than on the 1024 one, where the dense run has "
+        f"{lay[(1024, 'dense')]['starts'] / lay[(1024, 'csr')]['starts']:.0f} times the sparse starts. With the "
+        "PIO cost and the link efficiency set independently (two free constants, diagnostic table below) "
+        f"the best 256 @0.9 among the points passing the speedup calibration is {best['s256']:.2f} "
+        f"(efficiency {best['eff']:.1f}, PIO word {best['ns']:.1f} ns; 512 @0.9 {best['s512']:.2f}).",
+    ]
+    keep = C.LINK_EFFICIENCY
+    try:
+        lows = {}
+        for eff in (1.0, 0.6, 0.3, 0.15):
+            C.LINK_EFFICIENCY = eff
+            lows[eff] = ev(spmm(1024, 0.9))["total"]["speedup_vs_dense"]
+    finally:
+        C.LINK_EFFICIENCY = keep
+    rows = []
+    for n in (1024, 512, 256):
+        spd, ratio, lim = _exec_threshold(n)
+        rows.append(f"{n}: speedup {spd:.2f}, dense/sparse EXEC {ratio:.1f}, needs speedup < {lim:.2f}")
+    eff_low = min(lows, key=lows.get)
+    out.append(
+        "* **Sparse EXEC share below half of dense's.** The sparse EXEC share is the dense one times "
+        "speedup x (sparse EXEC / dense EXEC), so the statement holds only where the speedup is below half "
+        "the EXEC ratio: " + "; ".join(rows) + f". Across link efficiencies 1.0-0.15 the 1024 @0.9 speedup "
+        f"stays at or above {lows[eff_low]:.2f} (efficiency {eff_low:.2f}).")
+    u = ev(spmm(1024, 0.0), format="dense", lmm_opt=False)["layers"][0]
+    out.append(
+        "* **§1, DRAIN as a bottleneck of the unoptimised dense run.** In the unoptimised order (A swapped, "
+        "one block per start) the C group stays in the last unit for a whole B group, so C is drained once: "
+        f"{u['dram_c_bytes'] / 1e6:.1f} MB at 1024 against {u['dram_a_bytes'] / 1e6:.0f} MB of A re-sent, "
+        f"and DRAIN takes {u['states']['DRAIN'] / sum(u['states'].values()):.0%} of the time against LOAD's "
+        f"{u['states']['LOAD'] / sum(u['states'].values()):.0%}.")
+    ones = [f"{n} @{s}" for s in (0.9, 0.5) for n in SIZES if abs(_gain(n, s) - 1.0) < 1e-9]
+    out.append(
+        "* **Optimised schedule faster at every size.** Where A is a single block (" + ", ".join(ones)
+        + ") the unoptimised order already keeps all of A in LMM (AGRP = 1 fits it, the reason the thesis "
+        "gives for the narrowing gain), so both orders run the same starts and the gain is exactly 1.")
+    return "\n".join(out)
+
+
 def build() -> str:
+    trade, best = tradeoff()
     parts = [
         "# IMAX — model vs published, and predictions",
         "",
@@ -231,23 +404,39 @@ def build() -> str:
         "(`archmodels/imax.py`, spec `imax.md`); defaults unless stated: 64 units, 4 columns, "
         "64 KB LMM, 150 MHz, 1 chip, 1.818 GB/s link, CSR, IVJ, LMM optimisation on. Matrices are "
         "uniform random (seed 0) unless a bias is given. Every number below is the model's output; "
-        "only `PIO_WORD_S` was fitted (on the calibration cases).",
+        "only `LINK_EFFICIENCY` was fitted (on the calibration cases).",
         "",
         "## Calibration (`dse validate imax`)",
         "",
         calibration(),
         "",
-        "## The fitted constant: PIO word time",
+        "## The fitted constant: link efficiency",
         "",
-        f"`PIO_WORD_S` = {C.PIO_WORD_S * 1e6:.2f} us (`archmodels/imax_costs.py`). Scan (each row a full re-run):",
+        f"`LINK_EFFICIENCY` = {C.LINK_EFFICIENCY:.2f} (`archmodels/imax_costs.py`): DMA bytes and PIO words "
+        f"({C.PIO_WORD_BYTES} bytes each) cross the board link at this fraction of `link_gbps`. Rule: the "
+        "largest value on a 0.05 grid that passes all calibration cases, i.e. the least host-link overhead "
+        "the published figures require. Scan (each row a full re-run; speedups of sparse over dense):",
         "",
-        pio_scan(),
+        efficiency_scan(),
         "",
-        "The two \"no speedup\" cases need the per-start host overhead to dominate 64- and 128-sized "
-        "products (their sparse EXEC is a third of the dense one); the smallest value in 0.05 us steps "
-        "that passes all three speedup cases with margin is 0.2 us. A side effect, recorded below: the "
-        "same overhead makes REGV/RANGE the largest states of the 1024 dense product, where the thesis "
-        "says EXEC dominates.",
+        "The binding case is 1024 @0.95 (published 4.6, read off a plot, 30 %): the less the link costs, "
+        f"the further the sparse run pulls ahead of the dense one (dense EXEC / sparse EXEC = {_exec95():.1f} "
+        "there). Smaller efficiencies move it towards 4.6 and every product towards its transfers.",
+        "",
+        "Sensitivity to the structural PIO word size (efficiency kept at the fitted value):",
+        "",
+        word_bytes_scan(),
+        "",
+        "## Starts and transfers per start (sparsity 0.9)",
+        "",
+        "A sparse start covers one SIMD width of B columns (BGRP <= W x 2, constraint 4.4.9: the 2-deep loop "
+        "runs over the stored rows of the A group's blocks); a dense start loops over the rows and over all "
+        "the B columns the LMM holds (§3), so BGRP is bounded by the LMM only. Small dense products therefore "
+        "need fewer starts than sparse ones; at large sizes the B slab (k x BGRP x 4 bytes <= LMMSIZE/2) "
+        "limits both to the same BGRP, and the dense A, without index but with every element, needs more "
+        "A groups.",
+        "",
+        starts_table(),
         "",
         "## Predictions (not fitted)",
         "",
@@ -281,11 +470,24 @@ def build() -> str:
         "",
         "### IVJ vs IVS",
         "",
+        f"IVS holds the indices of a set's {int(C.ivs_offsets_per_set(4))} slots in its first offset unit "
+        f"({C.a_unit_row_bytes('ivs', 4)} bytes per row and block against {C.a_unit_row_bytes('ivj', 4)} for an "
+        "IVJ unit), so its A groups hold fewer blocks and large matrices need row tiles.",
+        "",
         schedules(),
         "",
-        "## Against the thesis's other statements (spec imax.md §6)",
+        "## Against the thesis's other statements (spec imax.md §6, §1)",
         "",
         statements(),
+        "",
+        "### What still disagrees, and why",
+        "",
+        disagreements(best),
+        "",
+        "Diagnostic for the first item (not a model setting: PIO cost and link efficiency varied "
+        "independently):",
+        "",
+        trade,
         "",
     ]
     return "\n".join(parts)

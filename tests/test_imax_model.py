@@ -166,3 +166,37 @@ def test_bad_parameter_values_are_user_errors(capsys):
     assert main(["evaluate", "imax", "spmm:n=64,sparsity=0.5", "--set", "format=coo"]) == 2
     err = capsys.readouterr().err
     assert "format" in err and "dense, csr, jds" in err and "Traceback" not in err
+
+
+def test_start_structures_of_dense_and_sparse_runs():
+    # 128 x 128: the dense loop holds 64 B columns per start, a sparse start covers W x 2 = 8
+    sp = M.evaluate("spmm:n=128,sparsity=0.95")["layers"][0]
+    de = M.evaluate("spmm:n=128,sparsity=0.95", format="dense")["layers"][0]
+    assert (sp["bgrp"], sp["starts"]) == (8, 16) and (de["bgrp"], de["starts"]) == (64, 2)
+    assert sp["speedup_vs_dense"] < 1  # 8 times the starts, the same B and C traffic
+    # 1024 x 1024: both hold 8 B columns; the 4-byte dense A needs 3 groups of 8 blocks, the sparse one 1
+    sp = M.evaluate("spmm:n=1024,sparsity=0.9")["layers"][0]
+    de = M.evaluate("spmm:n=1024,sparsity=0.9", format="dense")["layers"][0]
+    assert (de["bgrp"], de["agrp"], de["a_groups"], de["starts"]) == (8, 8, 3, 384)
+    assert (sp["a_groups"], sp["starts"]) == (1, 128)
+
+
+def test_state_shares_follow_the_transfers():
+    def largest(**kw):
+        st = M.evaluate("spmm:n=1024,sparsity=0.0", format="dense", **kw)["layers"][0]["states"]
+        return max(st, key=st.get)
+
+    assert largest() == "EXEC"  # A kept, B swapped
+    assert largest(lmm_opt=False) == "LOAD"  # A re-sent for every B group
+    dense = M.evaluate("spmm:n=1024,sparsity=0.9", format="dense")["layers"][0]
+    csr = M.evaluate("spmm:n=1024,sparsity=0.9")["layers"][0]
+    share = lambda lay, s: lay["states"][s] / sum(lay["states"].values())  # noqa: E731
+    assert share(csr, "DRAIN") > share(dense, "DRAIN")  # loads shrink with sparsity, C does not
+    assert csr["dram_c_bytes"] * 3 == dense["dram_c_bytes"]  # the dense run drains C once per A group
+
+
+def test_ivs_pays_for_its_index_units():
+    j = M.evaluate("spmm:n=512,sparsity=0.9")["layers"][0]
+    v = M.evaluate("spmm:n=512,sparsity=0.9", schedule="ivs")["layers"][0]
+    assert (j["agrp"], v["agrp"]) == (8, 1)  # 512 rows x 64 B fill an IVS offset unit's half with one block
+    assert v["a_groups"] > j["a_groups"] and v["time_s"] > j["time_s"]

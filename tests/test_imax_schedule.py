@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from archmodels import imax_costs as C
 from archmodels import imax_schedule as S
 from workloads import sparse
 
@@ -107,3 +108,70 @@ def test_tiles_when_one_lmm_half_cannot_hold_a_row_block():
     assert (p.row_tiles, p.col_tiles) == (3, 5)
     assert sum(t.rows for t in p.tiles) == 3000 * 5 and sum(t.cols for t in p.tiles) == 5000 * 3
     assert S.schedule(p, True).feasible
+
+
+# ---------------------------------------------------------------- mechanisms (hand-checked)
+
+def test_simd_width_binds_sparse_starts_but_not_dense_ones():
+    """4.4.9: a sparse start covers W x 2 B columns; the dense §3 loop iterates the B columns it holds."""
+    dense = S.build(64, 64, 64, "dense", "dense", 64, 4, 64, 1)
+    sparse_p = S.build(64, 64, 64, "csr", "ivj", 64, 4, 64, 1, sparse.generate(64, 64, 0.9, 0.0, 0))
+    assert "4.4.9" not in S.violations(dense, 1, 16, 16) and "4.4.9" in S.violations(sparse_p, 1, 16, 16)
+    # dense: B slab 64 x 64 x 4 = 16 KB <= 32 KB and C 64 x 64 x 4 <= 64 KB: all 64 columns in one start
+    assert int(S.candidates(dense, True)[1].max()) == 64
+    assert int(S.candidates(sparse_p, True)[1].max()) == 8
+    d = S.simulate(dense, 2, 64)
+    s = S.simulate(sparse_p, 1, 8)
+    assert d["starts"] == 1  # 2 blocks of 60 columns, one A group, one B group
+    assert s["starts"] == 64 / 8  # one start per 8 B columns
+    assert d["pauses"] == 1  # the second block of the A group
+    # EXEC of a dense pass: 64 rows x 64/8 LOOP0 iterations x 4 cycles, + fill of 61 stages x 8 cycles
+    assert d["exec_cycles"] == 2 * (64 * 8 * 4 + 61 * 8)
+
+
+def test_counts_of_a_small_dense_product_by_hand():
+    # 16 x 16 @ 16 x 16, 12 units -> H = 8, 2 columns, 1 KB LMM: 2 blocks of 8 columns
+    p = S.build(16, 16, 16, "dense", "dense", 12, 2, 1, 1)
+    assert p.H == 8 and [t.blocks for t in p.tiles] == [2]
+    assert "4.4.3" in S.violations(p, 3, 8, 8) and "4.4.4" in S.violations(p, 1, 9, 9)  # 16 x 9 x 4 > 512
+    f = S.simulate(p, 2, 8)
+    assert f["starts"] == 2  # one A group x two B groups of 8 columns
+    assert f["a_bytes"] == 16 * 16 * 4  # A once, 4-byte values
+    assert f["b_bytes"] == 2 * 16 * 8 * 4  # a 16 x 8 slab per start (broadcast once)
+    assert f["c_drain_bytes"] == 2 * 16 * 8 * 4 and f["c_load_bytes"] == 0  # one A group: no partial sums
+    assert f["pauses"] == 2  # block 2 of the group, in each start
+    fill = 9 * 2 * 2  # H + 1 = 9 stages x 2 cycles per thread x 2 threads
+    assert f["exec_cycles"] == 2 * (2 * 16 * 2 * 2 + 2 * fill)  # 2 passes x 16 rows x 2 iterations x 2 cycles
+    assert f["regv_words"] == 2 * 12 * 2 * C.REGV_WORDS_PER_PE + 2 * C.PAUSE_WORDS
+
+
+def test_unchanged_ranges_stay_in_lmm():
+    A = sparse.generate(48, 70, 0.2, 0.0, 3)  # long rows: several blocks of H = 8
+    spmv = S.build(48, 70, 1, "csr", "ivj", 14, 2, 4, 1, A)
+    f = S.simulate(spmv, 1, 1)
+    blocks = spmv.tiles[0].blocks
+    assert blocks > 1 and f["starts"] == blocks  # AGRP = 1: one A group per block
+    assert f["b_bytes"] == 70 * 4  # one B group: the vector is sent once ...
+    assert f["c_drain_bytes"] == 48 * 4 and f["c_load_bytes"] == 0  # ... and C never leaves the LMM
+    one_block = S.build(48, 70, 16, "csr", "ivj", 16, 2, 4, 1, sparse.generate(48, 70, 0.95, 0.0, 1))
+    assert one_block.tiles[0].blocks == 1
+    old = S.simulate(one_block, 1, 4, lmm_opt=False)
+    new = S.simulate(one_block, 1, 4, lmm_opt=True)
+    assert old["starts"] == new["starts"] == 4 and old["a_bytes"] == new["a_bytes"]  # A sent once either way
+
+
+def test_ivs_offset_units_hold_the_set_indices():
+    assert C.a_unit_row_bytes("ivs", 4) == 16 * 4 and C.a_unit_row_bytes("ivj", 4) == 8
+    assert C.a_unit_row_bytes("dense", 4) == 4
+    A = sparse.generate(1024, 1024, 0.9, 0.0, 0)
+    ivs = S.build(1024, 1024, 1024, "csr", "ivs", 64, 4, 64, 1, A)
+    ivj = S.build(1024, 1024, 1024, "csr", "ivj", 64, 4, 64, 1, A)
+    assert ivs.row_tiles == 2 and ivj.row_tiles == 1  # 1024 rows x 64 B overflow a 32 KB half
+    assert S.candidates(ivs, True)[0].max() == 1 and S.candidates(ivj, True)[0].max() == 4
+
+
+def test_pipeline_fill_counts_the_chain_stages():
+    assert int(C.chain_stages(64, 4, "dense")) == 61  # H + 1 (§3)
+    assert int(C.chain_stages(64, 4, "ivj")) == 58 + 2 + 1
+    assert int(C.chain_stages(64, 4, "ivs")) == 3 * (2 + 16) + 1
+    assert int(C.fill_cycles(64, 4, "dense")) == 61 * 2 * 4  # 8 cycles per stage with 4 threads
