@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ test: $(DEVSTAMP)
 bench: $(DEVSTAMP)
 	$(BIN)/pip install --quiet -e '.[dev,gp]'
 	$(BIN)/python benchmarks/run.py
+
+docs: $(DEVSTAMP)
+	$(BIN)/python docs/build_validation.py
 
 clean:
 	rm -rf results .pytest_cache
