@@ -96,21 +96,9 @@ def run_zigzag(onnx_path: Path, work: Path, timeout_s: float = 300) -> ZigZagRun
 
 
 def measure_adaptive(arch: str, workload: str, quick: bool, budget_s: float = 1.0) -> AccelRow:
-    """:func:`throughput.measure` with the batch sized so that one batched call takes about ``budget_s``.
-
-    A probe call on ``PROBE`` random points (its own seed) estimates the
-    batched rate and gives the feasible share; the batch is that rate times
-    ``budget_s``, between ``PROBE`` and 4,096 points (1,024 quick), so models
-    whose batched path is slow do not take minutes per call.
-    """
-    model, wl = get_model(arch), load_workload(workload)
-    pts = model.params.points(model.params.random_rows(PROBE, np.random.default_rng(1)))
-    t0 = time.perf_counter()
-    res = model.evaluate_batch(wl, pts)
-    rate = PROBE / (time.perf_counter() - t0)
-    batch = int(np.clip(rate * budget_s, PROBE, 1024 if quick else 4096))
-    t = throughput.measure(arch, workload, batch=batch, scalar_s=0.5 if quick else 2.0)
-    return AccelRow(arch, t, float(res.feasible.mean()))
+    """accel-dse throughput with an adaptively sized batch (:func:`throughput.measure_adaptive`)."""
+    t, feasible = throughput.measure_adaptive(arch, workload, quick, budget_s)
+    return AccelRow(arch, t, feasible)
 
 
 def measure_accel(onnx_path: Path, quick: bool) -> list[AccelRow]:
