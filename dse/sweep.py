@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .config import Study
+from .errors import UserError
 from .objective import evaluate_columns
 from .results import Table, summary, write_outputs
 
@@ -109,9 +110,7 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
     calls = (delayed(_eval_chunk)(study, grid, c, cdir / f"chunk_{i:06d}.json") for i, c in todo)
     if todo:
         if backend == "dask":
-            from distributed import Client
-
-            with Client(scheduler) as _client, parallel_config(backend="dask"):
+            with _dask_client(scheduler), parallel_config(backend="dask"):
                 list(_track(Parallel(n_jobs=-1, return_as="generator_unordered")(calls), len(todo), progress))
         else:
             with parallel_config(backend=backend, n_jobs=n_jobs):
@@ -121,6 +120,18 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
     table = table_from_chunks(study, parts)
     paths = write_outputs(out_dir, table)
     return table, paths, elapsed
+
+
+def _dask_client(scheduler: str | None):
+    """A Dask client for ``scheduler``, or a one-line error."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UserError("sweep: --backend dask needs dask.distributed: pip install -e '.[dask]'") from None
+    try:
+        return Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"sweep: cannot reach the Dask scheduler {scheduler}: {exc}") from None
 
 
 def _track(gen, total: int, progress: bool):
