@@ -85,13 +85,13 @@ class AtomSwitchModel(Model):
         Metric("passes", "", "passes the layer is folded over (1 = unfolded)", integer=True),
     )
     TOTAL_METRICS = (
-        Metric("min_chip_area_mm2", "mm2", "chip area the whole network needs (sum of layer areas)"),
-        Metric("feasible", "1", "1 when min_chip_area_mm2 <= chip_area_mm2, else 0", integer=True),
-        Metric("tiles_in_area", "", "tiles that fit chip_area_mm2: chip area / tile area (spec §4)", integer=True),
-        Metric("tiles", "", "tiles the network uses", integer=True),
-        Metric("multipliers", "", "multipliers of the network", integer=True),
-        Metric("memory_words", "words", "memory words of the network (sum of the layers' memory_words)", integer=True),
-        Metric("delay_words", "words", "delay-line registers of the network", integer=True),
+        Metric("min_chip_area_mm2", "mm2", "chip area the whole network needs (sum of layer areas)", combine="max"),
+        Metric("feasible", "1", "1 when min_chip_area_mm2 <= chip_area_mm2, else 0", integer=True, combine="min"),
+        Metric("tiles_in_area", "", "tiles that fit chip_area_mm2: chip area / tile area (spec §4)", integer=True, combine="max"),
+        Metric("tiles", "", "tiles the network uses", integer=True, combine="max"),
+        Metric("multipliers", "", "multipliers of the network", integer=True, combine="max"),
+        Metric("memory_words", "words", "memory words of the network (sum of the layers' memory_words)", integer=True, combine="max"),
+        Metric("delay_words", "words", "delay-line registers of the network", integer=True, combine="max"),
     )
 
     # ---- layers ----

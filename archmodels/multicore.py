@@ -175,7 +175,7 @@ class MulticoreModel(Model):
         Metric("shm_writes_per_core", "chunks", "sum over layers", integer=True),
         Metric("shm_read_bytes", "B", "sum over layers"),
         Metric("shm_write_bytes", "B", "sum over layers"),
-        Metric("mac_units", "", "multipliers on chip (cores x ni x no)", integer=True),
+        Metric("mac_units", "", "multipliers on chip (cores x ni x no)", integer=True, combine="max"),
     )
 
     def validation_metric(self, metric, workload, params, case, section):

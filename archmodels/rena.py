@@ -117,10 +117,10 @@ class RenaModel(Model):
         Metric("passes", "", "conv: load/MAC/unload passes; fc: ring steps", integer=True),
     )
     TOTAL_METRICS = (
-        Metric("dsp", "blocks", "FPGA DSP blocks (target fpga)", integer=True),
-        Metric("bram_mb", "Mbit", "FPGA block RAM, Mbit = 2^20 bit (target fpga)"),
-        Metric("logic", "ALM", "FPGA logic in ALMs (target fpga)", integer=True),
-        Metric("mac_units", "", "multipliers in the array, PBs x mults_per_pb (the paper's parallelism)", integer=True),
+        Metric("dsp", "blocks", "FPGA DSP blocks (target fpga)", integer=True, combine="max"),
+        Metric("bram_mb", "Mbit", "FPGA block RAM, Mbit = 2^20 bit (target fpga)", combine="max"),
+        Metric("logic", "ALM", "FPGA logic in ALMs (target fpga)", integer=True, combine="max"),
+        Metric("mac_units", "", "multipliers in the array, PBs x mults_per_pb (the paper's parallelism)", integer=True, combine="max"),
         Metric("compute_cycles", "cycles", "sum over layers"),
         Metric("dram_cycles", "cycles", "sum over layers"),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,12 +23,22 @@ from .params import Points, _py, batch_size
 
 @dataclass(frozen=True)
 class Metric:
-    """A declared output: name, unit, one-line doc; ``integer`` prints as int."""
+    """A declared output: name, unit, one-line doc; ``integer`` prints as int.
+
+    ``combine`` says how a total adds up over several workloads run back to
+    back on the same hardware (a study's ``combine: sum``): ``sum``
+    (extensive: time, bytes, counts), ``max`` (a property of the hardware:
+    area, device resources, unit counts), ``time_mean`` (a rate or share
+    over the run: utilization, power, a speed-up, weighted by each
+    workload's time), ``macs_mean`` (a per-operation figure, weighted by
+    MACs), ``min`` (a flag that must hold for every workload).
+    """
 
     name: str
     unit: str
     doc: str
     integer: bool = False
+    combine: Literal["sum", "max", "min", "time_mean", "macs_mean"] = "sum"
 
 
 # Per-layer keys every model fills (order = JSON order).

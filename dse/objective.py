@@ -7,8 +7,9 @@ Several workloads in one study are combined per metric (``combine`` key):
   ``utilization`` is the time-weighted mean, ``power_w`` = energy / time,
   ``macs_per_s`` = MACs / time, ``fps`` = 1 / total time; hardware totals
   (``area_mm2``) are the same for every workload and taken as the maximum.
-  Model-specific totals add up unless the model declares them hardware
-  properties.
+  Model-specific totals combine as the model declares
+  (:class:`archmodels.result.Metric` ``combine``: sum, max, time- or
+  MAC-weighted mean).
 * ``worst``: each metric takes its worst value over the workloads (the
   largest for minimised objectives and ``<=`` constraints, the smallest for
   maximised objectives and ``>=`` constraints).
@@ -24,12 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from archmodels.result import BatchResult, seqsum
+from archmodels.result import BatchResult, Metric, seqsum
 
 from .config import Study
 
-_EXTENSIVE = ("macs", "cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "dram_bytes", "energy_j")
-HARDWARE_TOTALS = {"area_mm2", "min_chip_area_mm2", "mac_units", "dsp", "bram_mb", "logic", "tiles_in_area"}
 BIG = 1e30  # stands for a metric a point cannot produce (NaN), in objectives and constraints
 
 
@@ -76,7 +75,7 @@ def _evaluate(study: Study, pts: dict[str, np.ndarray], full: list[dict[str, Any
     model = study.model
     results = [model.evaluate_batch(w, pts) for w in study.workloads]
     directions = _directions(study)
-    totals = combine_totals(results, study.combine, directions)
+    totals = combine_totals(results, study.combine, directions, model.TOTAL_METRICS)
     feasible = np.logical_and.reduce([r.feasible for r in results])
     reason = results[0].reason.copy()
     for r in results[1:]:
@@ -107,7 +106,8 @@ def _directions(study: Study) -> dict[str, str]:
     return d
 
 
-def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str, str]) -> dict[str, np.ndarray]:
+def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str, str],
+                   declared: Sequence[Metric] = ()) -> dict[str, np.ndarray]:
     """Totals of several workloads on the same points (see module doc)."""
     if len(results) == 1:
         return {k: np.asarray(v, dtype=float) for k, v in results[0].totals.items()}
@@ -119,16 +119,26 @@ def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str
             small_is_bad = directions.get(f"total.{k}") == "max"
             out[k] = stack[k].min(axis=0) if small_is_bad else stack[k].max(axis=0)
         return out
-    out = {k: seqsum(stack[k]) for k in keys}
-    t = out["time_s"]
+    how_each = {"area_mm2": "max", "utilization": "time_mean"}
+    how_each.update({m.name: m.combine for m in declared})
+    out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["utilization"] = seqsum(stack["utilization"] * stack["time_s"]) / t
+        for k in keys:
+            rule = how_each.get(k, "sum")
+            if rule == "max":
+                out[k] = stack[k].max(axis=0)
+            elif rule == "min":
+                out[k] = stack[k].min(axis=0)
+            elif rule == "time_mean":
+                out[k] = seqsum(stack[k] * stack["time_s"]) / seqsum(stack["time_s"])
+            elif rule == "macs_mean":
+                out[k] = seqsum(stack[k] * stack["macs"]) / seqsum(stack["macs"])
+            else:
+                out[k] = seqsum(stack[k])
+        t = out["time_s"]
         out["power_w"] = out["energy_j"] / t
         out["macs_per_s"] = out["macs"] / t
         out["fps"] = 1.0 / t
-    for k in keys:
-        if k in HARDWARE_TOTALS:
-            out[k] = stack[k].max(axis=0)
     return out
 
 

@@ -272,3 +272,23 @@ def test_three_objectives_draw_a_scatter_matrix(tmp_path, run_cli):
 
     img = mpimg.imread(tmp_path / "results" / "s" / "pareto.png")
     assert img.shape[0] > 600 and img.shape[1] > 600  # 3 x 3 panels, not a single axes
+
+
+def test_model_metrics_combine_as_declared(tmp_path):
+    """Over several workloads, hardware totals take the maximum, not the sum."""
+    body = f"""
+name: comb
+arch: rena
+workloads: [vgg16-conv, lenet]
+space: {{target: fpga}}
+objectives: [total.time_s]
+n_trials: 1
+results_dir: {tmp_path / 'results'}
+"""
+    st = config.load(write(tmp_path / "c.yaml", body))
+    from dse.objective import evaluate_rows
+
+    ev = evaluate_rows(st, [{}])
+    a, b = (dse.evaluate("rena", w, target="fpga")["total"] for w in ("vgg16-conv", "lenet"))
+    assert ev.totals["dsp"][0] == max(a["dsp"], b["dsp"]) == a["dsp"]
+    assert ev.totals["dram_cycles"][0] == pytest.approx(a["dram_cycles"] + b["dram_cycles"])
