@@ -16,13 +16,16 @@ inputs. Per layer the model
    then by candidate order).
 
 Structural work (mappings, schedules) depends only on :data:`STRUCT`
-parameters and is cached per unique combination; everything that depends on
-clock, bandwidth, latency or bus width is numpy over the points.
+parameters and is done once per unique combination: the mapper per layer and
+combination, the schedules as numpy over every (layer, combination, context,
+mapping) row of a chunk of combinations (both cached). Everything that depends on
+clock, bandwidth, latency, bus width or the technology node is numpy over
+(plan, design point) pairs, all layers and combinations of a chunk at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -34,20 +37,22 @@ from workloads.layers import Conv2D, Pool
 from . import emax_cost as cost
 from . import tech
 from .base import Model
-from .emax_mapper import ConvShape, FCShape, Hw, Rejected, conv_candidates, fc_candidates, shape_of
-from .emax_timing import STATES, Link, dram_read_bytes, layer_state_cycles, state_cycles
-from .emax_traffic import Ctx, Plan, PoolPass, conv_plans, fc_plan
+from .emax_mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
+                          shape_of)
+from .emax_timing import STATES, Link, pair_dram_reads, pair_states
+from .emax_traffic import KINDS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans, schedule_label
 from .params import Param, Points, batch_size
 from .result import LayerBatch, Metric
 
 #: plans whose criterion value is within this fraction of the best count as ties (then fewer DRAM bytes win)
 TIE_RTOL = 0.03
-#: parameters that decide mappings and schedules (cached per unique combination)
-STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "tech_nm", "pattern", "loop_order",
-          "pool_fusion", "pool_schedule")
+#: parameters that decide mappings and schedules (planned once per unique combination)
+STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "pattern", "loop_order", "pool_fusion", "pool_schedule")
 _STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule": "after_conv"}
 DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psum", "write"),
                   ("output", "write"), ("spill", "read"), ("spill", "write"))
+#: structural combinations x layers planned together (bounds the size of the plan tables)
+CHUNK = 512
 
 
 def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
@@ -123,13 +128,16 @@ def _total_metrics() -> tuple[Metric, ...]:
 
 
 @dataclass(frozen=True)
-class LayerPlans:
-    """The plans a layer may run with, in its context (or why none fits)."""
+class Plans:
+    """The plans of every layer i for a list of structural combinations: combination k may run rows
+    ``start[i, k]`` .. ``start[i, k] + count[i, k] - 1`` of ``table``; else it is fused into layer
+    ``fused_into[i][k]`` or ``reason[i][k]`` says why no plan fits."""
 
-    plans: tuple[Plan, ...]
-    rejected: tuple[Rejected, ...]
-    fused_into: str | None = None
-    ctx: Ctx = Ctx()
+    table: PlanTable
+    start: np.ndarray
+    count: np.ndarray
+    fused_into: list[list[str | None]]
+    reason: list[list[str]]
 
 
 class _EmaxBase(Model):
@@ -142,24 +150,22 @@ class _EmaxBase(Model):
     # ---------------------------------------------------------------- evaluation
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         n = batch_size(pts)
-        lbs = [LayerBatch(layer, n) for layer in workload.layers]
-        store = [_LayerArrays(n) for _ in workload.layers]
         cols = [pts[k] if k in pts else np.full(n, _STRUCT_DEFAULTS[k], dtype=object) for k in STRUCT]
         groups: dict[tuple, list[int]] = {}
         for i, key in enumerate(zip(*[c.tolist() for c in cols])):
             groups.setdefault(key, []).append(i)
-        for key, idx_list in groups.items():
-            idx = np.array(idx_list)
-            wplans = workload_plans(self.ARCH, workload, key)
-            sub = {k: v[idx] for k, v in pts.items()}
-            link = Link(sub["clock_mhz"], sub["fsm_bus_bits"], sub["dram_gbps"], sub["dram_latency_ns"],
-                        sub.get("spm_gbps", np.full(len(idx), 15.36)),
-                        sub.get("spm_latency_ns", np.full(len(idx), 1000 / 240)), key[4] // 8, key[1])
-            for li, lp in enumerate(wplans):
-                store[li].fill(idx, lp, link, key, sub["criterion"], workload.layers[li])
-        for lb, st in zip(lbs, store):
-            st.apply(lb)
-        return lbs
+        keys, idx = list(groups), [np.array(v) for v in groups.values()]
+        link = Link(pts["clock_mhz"], pts["fsm_bus_bits"], pts["dram_gbps"], pts["dram_latency_ns"],
+                    pts.get("spm_gbps", np.full(n, 15.36)), pts.get("spm_latency_ns", np.full(n, 1000 / 240)),
+                    pts["dtype_bits"] // 8, pts["cols"])
+        pp = _PointConsts(pts, n)
+        macs = np.array([float(layer.macs) for layer in workload.layers])
+        out = [_LayerArrays(n) for _ in workload.layers]
+        step = max(1, CHUNK // max(1, len(workload.layers)))
+        for lo in range(0, len(keys), step):
+            plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
+            _choose(plans, idx[lo:lo + step], link, pp, macs, out)
+        return [arrays.batch(layer) for arrays, layer in zip(out, workload.layers)]
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
@@ -247,94 +253,132 @@ class EmaxvrModel(_EmaxBase):
     ])
 
 
-# -------------------------------------------------------------------- per-layer arrays
+# -------------------------------------------------------------------- per-layer evaluation
+class _PointConsts:
+    """What the cost of a plan needs per design point besides the link: criterion, PEs, energy constants."""
+
+    def __init__(self, pts: Points, n: int):
+        self.criterion = np.asarray(pts["criterion"], dtype=object)
+        self.pes = (pts["rows"] * pts["cols"]).astype(float)
+        spm_kb = pts.get("spm_kb", np.zeros(n))
+        self.spm_kb = np.asarray(spm_kb, dtype=float)
+        self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj = (np.empty(n) for _ in range(4))
+        bits, node = pts["dtype_bits"], pts["tech_nm"]
+        for nd in np.unique(node):
+            at = node == nd
+            self.lmm_pj[at] = tech.sram_energy_pj_per_byte(pts["lmm_kb"][at], int(nd))
+            self.spm_pj[at] = tech.sram_energy_pj_per_byte(self.spm_kb[at], int(nd))
+            for b in np.unique(bits[at]):
+                sel = at & (bits == b)
+                self.mac_pj[sel], self.add_pj[sel] = cost.op_energies_pj(int(b), int(nd))
+
+    def energy_j(self, cols: dict[str, np.ndarray], pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(compute, SRAM) energy of plan columns ``cols`` at points ``pts``."""
+        return (cost.compute_energy_j(cols, self.mac_pj[pts], self.add_pj[pts]),
+                cost.sram_energy_j(cols, self.lmm_pj[pts], self.spm_pj[pts], self.spm_kb[pts]))
+
+
 class _LayerArrays:
-    """Metric arrays of one layer over all points, filled group by group."""
+    """One layer's arrays over all points, filled chunk by chunk of structural combinations."""
 
     def __init__(self, n: int):
         self.n = n
-        self.metrics: dict[str, np.ndarray] = {}
+        self.metrics: dict[str, np.ndarray] | None = None
         self.states = {s: np.full(n, np.nan) for s in STATES}
         self.labels = {k: np.full(n, None, dtype=object) for k in ("mapping", "loop_order", "schedule", "fused_into")}
         self.feasible = np.ones(n, bool)
         self.reason = np.full(n, "", dtype=object)
 
-    def _put(self, key, idx, values):
-        if key not in self.metrics:
-            self.metrics[key] = np.full(self.n, np.nan)
-        self.metrics[key][idx] = values
+    def add(self, fused_into: list[str | None], reason: list[str], idx: list[np.ndarray], first_ran: bool,
+            at: np.ndarray, res: dict[str, np.ndarray], labels: dict[str, np.ndarray]) -> None:
+        """Combination k at points ``idx[k]``: fused, infeasible (``reason``), or ran: points ``at`` got
+        the metrics ``res`` (states as ``state:NAME``) and ``labels`` of their chosen plans."""
+        if self.metrics is None:  # metric key order: as the first combination set them
+            names = [k for k in res if not k.startswith("state:")] if first_ran else _all_metric_names()
+            self.metrics = {k: np.full(self.n, np.nan) for k in names}
+        fused = [k for k, f in enumerate(fused_into) if f is not None]
+        if fused:
+            pts = np.concatenate([idx[k] for k in fused])
+            into = np.repeat(np.array([fused_into[k] for k in fused], dtype=object), [len(idx[k]) for k in fused])
+            for v in (*self.metrics.values(), *self.states.values()):
+                v[pts] = 0.0
+            self.labels["fused_into"][pts] = into
+            self.labels["mapping"][pts] = np.array([f"fused into {f}" for f in into], dtype=object)
+            self.labels["loop_order"][pts] = self.labels["schedule"][pts] = "-"
+        for k, why in enumerate(reason):
+            if why:
+                self.feasible[idx[k]] = False
+                self.reason[idx[k]] = why
+        for k, v in res.items():
+            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[at] = v
+        for k, v in labels.items():
+            self.labels[k][at] = v
 
-    def fill(self, idx, lp: LayerPlans, link: Link, key: tuple, criterion: np.ndarray, layer) -> None:
-        """Choose a plan per point of a structural group and store its metrics."""
-        if lp.fused_into is not None:
-            for k in _all_metric_names():
-                self._put(k, idx, 0.0)
-            for s in STATES:
-                self.states[s][idx] = 0.0
-            self.labels["fused_into"][idx] = lp.fused_into
-            self.labels["mapping"][idx] = f"fused into {lp.fused_into}"
-            self.labels["loop_order"][idx] = self.labels["schedule"][idx] = "-"
-            return
-        if not lp.plans:
-            for k in _all_metric_names():
-                self._put(k, idx, np.nan)
-            why = "; ".join(dict.fromkeys(r.reason for r in lp.rejected)) or "no mapping fits"
-            self.feasible[idx] = False
-            self.reason[idx] = why
-            return
-        st = layer_state_cycles(lp.plans, link)
-        lmm_kb, spm_kb, bits, node = key[2:6]
-        cycles = sum(st[s] for s in STATES)
-        t = cycles / link.clock_hz[None, :]
-        e_dram = cost.dram_energy_j(st["_dram_read"], st["_dram_write"])
-        e_fix = np.array([cost.compute_energy_j(p, bits, node) + cost.sram_energy_j(p, lmm_kb, spm_kb, node)
-                          for p in lp.plans])[:, None]
-        en = e_dram + e_fix
-        dr = st["_dram_read"] + st["_dram_write"]
-        choice = select(np.asarray(criterion, dtype=object), t, en, dr)
-        for c in np.unique(choice):  # full metrics only for the plans some point chose
-            pick = choice == c
-            sub = idx[pick]
-            res = _evaluate_plan(lp.plans[c], _score(lp.plans[c], link, key), link, key, layer)
-            for k, v in res.items():
-                v = v[pick]
-                if k.startswith("state:"):
-                    self.states[k[6:]][sub] = v
-                else:
-                    self._put(k, sub, v)
-            plan = lp.plans[c]
-            self.labels["mapping"][sub] = plan.mapping.name
-            self.labels["loop_order"][sub] = plan.mapping.order_name
-            self.labels["schedule"][sub] = plan.schedule
-
-    def apply(self, lb: LayerBatch) -> None:
+    def batch(self, layer) -> LayerBatch:
+        lb = LayerBatch(layer, self.n)
         lb.set(**self.metrics)
-        for s, v in self.states.items():
-            lb.states[s] = v
-        for k, v in self.labels.items():
-            lb.labels[k] = v
+        lb.states.update(self.states)
+        lb.labels.update(self.labels)
         if (~self.feasible).any():
             lb.infeasible(~self.feasible, self.reason)
+        return lb
 
 
-def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
-    """Index of the chosen plan per point ([plans, points] arrays).
+def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs: np.ndarray,
+            out: list[_LayerArrays]) -> None:
+    """Choose a plan per point and layer (points ``idx[k]`` may run combination k's plans) and store
+    the chosen plans' metrics and labels in ``out`` (one per layer)."""
+    tab = p.table
+    li, ki = np.nonzero(p.count > 0)  # layer by layer
+    n_pts = np.array([len(idx[k]) for k in ki], dtype=np.int64)
+    pts = np.concatenate([idx[k] for k in ki]) if len(ki) else np.zeros(0, np.int64)
+    cand = np.repeat(p.count[li, ki], n_pts)  # candidate plans of each (layer, point)
+    start = np.cumsum(cand) - cand
+    local = np.arange(cand.sum()) - np.repeat(start, cand)
+    pair_pt = np.repeat(pts, cand)
+    pair_row = np.repeat(np.repeat(p.start[li, ki], n_pts), cand) + local
+    res: dict[str, np.ndarray] = {}
+    labels: dict[str, np.ndarray] = {}
+    if len(pts):
+        cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
+        e_comp, e_sram = pp.energy_j(cols, pair_pt)
+        st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
+        cycles = sum(st[s] for s in STATES)
+        t = cycles / link.clock_hz[pair_pt]
+        en = cost.dram_energy_j(st["_dram_read"], st["_dram_write"]) + (e_comp + e_sram)
+        dr = st["_dram_read"] + st["_dram_write"]
+        pick = start + select(pp.criterion[pair_pt], t, en, dr, start)
+        rows = pair_row[pick]
+        res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts))
+        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
+                  "schedule": schedule_label(tab, rows)}
+    layer_of = np.repeat(li, n_pts)
+    bounds = np.searchsorted(layer_of, np.arange(len(out) + 1))
+    for i, arrays in enumerate(out):
+        part = slice(bounds[i], bounds[i + 1])
+        arrays.add(p.fused_into[i], p.reason[i], idx, bool(p.count[i, 0] > 0), pts[part],
+                   {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()})
 
-    The criterion picks the plans within :data:`TIE_RTOL` of the best; among them the fewest DRAM bytes
+
+def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+           start: np.ndarray) -> np.ndarray:
+    """Position of the chosen plan among each point's candidates.
+
+    Arrays over (point, candidate) pairs, a point's candidates contiguous from ``start[point]``. The
+    criterion picks the plans within :data:`TIE_RTOL` of the best; among them the fewest DRAM bytes
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
     """
-    by = {"time": time_s, "energy": energy_j, "dram": dram_b}
-    second = {"time": dram_b, "energy": dram_b, "dram": time_s}
-    third = {"time": energy_j, "energy": time_s, "dram": energy_j}
-    out = np.zeros(time_s.shape[1], dtype=int)
-    for name in np.unique(criterion):
-        sel = criterion == name
-        ok = np.ones((time_s.shape[0], int(sel.sum())), bool)
-        for metric, rtol in ((by[name], TIE_RTOL), (second[name], 1e-3), (third[name], 0.0)):
-            v = np.where(ok, metric[:, sel], np.inf)
-            ok &= v <= v.min(axis=0) * (1 + rtol) + 1e-30
-        out[sel] = np.argmax(ok, axis=0)
-    return out
+    by = np.where(criterion == "time", time_s, np.where(criterion == "energy", energy_j, dram_b))
+    second = np.where(criterion == "dram", time_s, dram_b)
+    third = np.where(criterion == "energy", time_s, energy_j)
+    cnt = np.diff(np.append(start, len(time_s)))
+    ok = np.ones(len(time_s), bool)
+    for metric, rtol in ((by, TIE_RTOL), (second, 1e-3), (third, 0.0)):
+        v = np.where(ok, metric, np.inf)
+        ok &= v <= np.repeat(np.minimum.reduceat(v, start), cnt) * (1 + rtol) + 1e-30
+    local = np.arange(len(time_s)) - np.repeat(start, cnt)
+    first = np.minimum.reduceat(np.where(ok, local, len(time_s)), start)
+    return np.where(first == len(time_s), 0, first)  # none left: the first candidate
 
 
 @lru_cache(maxsize=1)
@@ -343,75 +387,63 @@ def _all_metric_names() -> tuple[str, ...]:
         m.name for m in _metrics())
 
 
-def _score(plan: Plan, link: Link, key: tuple) -> dict[str, Any]:
-    """What the mapper compares plans on (time, energy, DRAM bytes), over the points of a group."""
-    rows, cols, lmm_kb, spm_kb, bits, node = key[:6]
-    st = state_cycles(plan, link)
+def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, pp: _PointConsts,
+                  e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray) -> dict[str, np.ndarray]:
+    """Every metric of plan ``rows[k]`` at point ``pts[k]`` of a layer of ``macs[k]`` MACs (states as
+    ``state:NAME``)."""
+    st = pair_states(tab, rows, pts, link, for_choice=False)
     cycles = sum(st[s] for s in STATES)
-    rd = dram_read_bytes(plan, link)
-    wr = plan.dram_write_bytes()
-    zero = np.zeros_like(link.clock_hz)
-    dram_r = zero + sum(rd.values())
-    dram_w = zero + sum(wr.values())
+    time_s = cycles / link.clock_hz[pts]
+    rd, dram_r = pair_dram_reads(tab, rows, pts, link)
+    p = {k: v[rows] for k, v in tab.plan.items()}
+    dram_w = p["dram_write"]
     e_dram = cost.dram_energy_j(dram_r, dram_w)
-    e_comp = cost.compute_energy_j(plan, bits, node)
-    e_sram = cost.sram_energy_j(plan, lmm_kb, spm_kb, node)
-    return {"st": st, "cycles": cycles, "time_s": cycles / link.clock_hz, "rd": rd, "wr": wr,
-            "dram_read_bytes": dram_r, "dram_write_bytes": dram_w, "e_dram": e_dram, "e_comp": e_comp,
-            "e_sram": e_sram, "energy_j": e_dram + e_comp + e_sram}
-
-
-def _evaluate_plan(plan: Plan, sc: dict[str, Any], link: Link, key: tuple, layer) -> dict[str, np.ndarray]:
-    """Every metric of one plan over the points of a structural group."""
-    rows, cols = key[:2]
-    m = plan.mapping
-    st, cycles, time_s, rd, wr = sc["st"], sc["cycles"], sc["time_s"], sc["rd"], sc["wr"]
-    dram_r, dram_w, e_dram, e_comp, e_sram = (sc[k] for k in ("dram_read_bytes", "dram_write_bytes", "e_dram",
-                                                               "e_comp", "e_sram"))
-    zero = np.zeros_like(link.clock_hz)
-    pes = rows * cols
-    macs = float(layer.macs)
+    pes = pp.pes[pts]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = {
             "cycles": cycles,
             "time_s": time_s,
-            "utilization": zero + m.alus / pes,
+            "utilization": p["alus"] / pes,
             "dram_read_bytes": dram_r,
             "dram_write_bytes": dram_w,
             "energy_j": e_dram + e_comp + e_sram,
-            "starts": zero + plan.starts,
-            "activations": zero + plan.activations,
-            "bands": zero + plan.bands,
-            "passes": zero + plan.passes,
-            "parallelism": zero + m.macs,
-            "icpar": zero + m.icpar,
-            "alus_used": zero + m.alus,
-            "rows_used": zero + m.rows_used,
-            "ideal_time_s": plan.ops / m.macs / link.clock_hz,
+            "starts": p["starts"],
+            "activations": p["activations"],
+            "bands": p["bands"],
+            "passes": p["passes"],
+            "parallelism": p["macs"],
+            "icpar": p["icpar"],
+            "alus_used": p["alus"],
+            "rows_used": p["rows_used"],
+            "ideal_time_s": p["ops"] / p["macs"] / link.clock_hz[pts],
             "overhead_fraction": (st["LMMI"] + st["REGV"] + st["PRE_POST_EXEC"]) / cycles,
             "load_fraction_of_exec": (st["LOAD"] + st["_pload_total"]) / st["EXEC"],
-            "mac_utilization": plan.ops / (cycles * pes),
+            "mac_utilization": p["ops"] / (cycles * pes),
             "pload_cycles": st["_pload_total"],
             "pdrain_cycles": st["_pdrain_total"],
-            "spm_read_bytes": zero + plan.spm_read,
-            "spm_write_bytes": zero + plan.spm_write,
-            "spm_need_bytes": zero + plan.spm_need,
-            "lmm_read_bytes": zero + plan.lmm_read,
-            "lmm_write_bytes": zero + plan.lmm_write,
-            "dram_access_per_op": (dram_r + dram_w) / (2 * macs) if macs else zero + np.nan,
+            "spm_read_bytes": p["spm_read"],
+            "spm_write_bytes": p["spm_write"],
+            "spm_need_bytes": p["spm_need"],
+            "lmm_read_bytes": p["lmm_read"],
+            "lmm_write_bytes": p["lmm_write"],
+            "dram_access_per_op": np.where(macs != 0, (dram_r + dram_w) / (2 * macs), np.nan),
             "dram_energy_j": e_dram,
-            "compute_energy_j": zero + e_comp,
-            "sram_energy_j": zero + e_sram,
+            "compute_energy_j": e_comp,
+            "sram_energy_j": e_sram,
             "dram_power_w": e_dram / time_s,
         }
     for kind, d in DRAM_KIND_KEYS:
-        out[f"dram_{kind}_{d}_bytes"] = zero + (rd.get(kind, 0.0) if d == "read" else wr.get(kind, 0.0))
+        out[f"dram_{kind}_{d}_bytes"] = (rd if d == "read" else p["write_kind"])[:, KINDS.index(kind)]
     for s in STATES:
         out["state:" + s] = st[s]
     return out
 
 
-# -------------------------------------------------------------------- workload planning (structural, cached)
+# -------------------------------------------------------------------- workload planning (structural)
+#: the contexts a layer may be planned in: (input resident in the SPM, output kept in the SPM for the next layer)
+CONTEXTS = ((False, False), (False, True), (True, False), (True, True))
+
+
 def _hw(arch: str, key: tuple) -> Hw:
     rows, cols, lmm_kb, spm_kb, bits = key[:5]
     return Hw(arch, int(rows), int(cols), int(round(lmm_kb * 1024)), int(round(spm_kb * 1024)), int(bits) // 8)
@@ -422,73 +454,216 @@ def _fusable(conv, pool) -> bool:
             and pool.in_h == conv.out_h and pool.in_w == conv.out_w)
 
 
-@lru_cache(maxsize=1024)
-def workload_plans(arch: str, workload: Workload, key: tuple) -> tuple[LayerPlans, ...]:
-    """Plans of every layer for one structural parameter combination (see module docstring)."""
-    hw = _hw(arch, key)
-    pattern, order, fusion, sched = key[6:10]
-    layers = workload.layers
-    shapes = [shape_of(layer) for layer in layers]
-    n = len(layers)
-    fused: list[str | None] = [None] * n
-    pool_of: list[ConvShape | None] = [None] * n
-    vr_spm = arch == "emaxvr" and hw.spm_bytes > 0
-    if vr_spm and fusion:
-        for i in range(n - 1):
-            if _fusable(layers[i], layers[i + 1]) and conv_candidates(shapes[i + 1], hw)[0]:
-                fused[i + 1] = layers[i].name
-                pool_of[i] = shapes[i + 1]
-    cache: dict[tuple, LayerPlans] = {}
+@lru_cache(maxsize=64)
+def _shapes(workload: Workload) -> tuple[ConvShape | FCShape | None, ...]:
+    return tuple(shape_of(layer) for layer in workload.layers)
 
-    def plans(i: int, resident: bool, keep: bool) -> LayerPlans:
-        k = (i, resident, keep)
-        if k not in cache:
-            cache[k] = _layer_plans(shapes[i], hw, pattern, order,
-                                    Ctx(resident, keep, pool_of[i], sched), layers[i].kind)
-        return cache[k]
 
-    resident = [False] * n
-    keep = [False] * n
-    order_idx = [i for i in range(n) if fused[i] is None]
-    if vr_spm:
-        for a, b in zip(order_idx, order_idx[1:]):
-            if shapes[a] is None or shapes[b] is None or _out_elems(layers[a], pool_of[a]) != _in_elems(layers[b]):
+def _candidates(sh, hw: Hw, pattern: str, order: str, kind: str) -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
+    """The mapper's candidates of a layer (``hw`` without its SPM: mappings do not depend on it)."""
+    if sh is None:
+        return (), (Rejected("-", f"{hw.arch} does not run {kind} layers"),)
+    if isinstance(sh, FCShape):
+        return fc_candidates(sh, hw)
+    return conv_candidates(sh, hw, pattern if not (sh.op == "max" and pattern == "pairs") else "auto", order)
+
+
+@lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
+def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Plans:
+    """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values).
+
+    A pooling layer right after a convolution runs fused with it (EMAXVR with an SPM and ``pool_fusion``)
+    if the pooling can be mapped. A layer's output stays in the SPM for the next layer when both have
+    plans for it (unbanded, partial sums in the SPM), neither needs a narrower mapping for it, and it
+    saves DRAM traffic over writing the output and reading it back.
+    """
+    layers, shapes = workload.layers, _shapes(workload)
+    nl, nk = len(layers), len(keys)
+    hws = [_hw(arch, k) for k in keys]
+    mhws = [replace(h, spm_bytes=0) for h in hws]  # the mapper's view: mappings do not depend on the SPM
+    pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
+    vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
+    fused: list[list[str | None]] = [[None] * nk for _ in range(nl)]
+    pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
+    for k in range(nk):
+        if vr_spm[k] and fusion[k]:
+            for i in range(nl - 1):
+                if _fusable(layers[i], layers[i + 1]) and conv_candidates(shapes[i + 1], mhws[k])[0]:
+                    fused[i + 1][k] = layers[i].name
+                    pooled[i, k] = True
+    cands = [[_candidates(shapes[i], mhws[k], pattern[k], order[k], layers[i].kind) if fused[i][k] is None
+              else ((), ()) for k in range(nk)] for i in range(nl)]
+    ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
+    planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched])
+    resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
+    for k in range(nk):
+        if vr_spm[k]:
+            _chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+    return _final_plans(planned, cands, shapes, fused, resident, keep)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """Every layer's plans in every context of every combination: rows ``start[s]`` on (``count[s]``) of
+    ``table`` for segment s = (layer x combinations + combination) x len(:data:`CONTEXTS`) + context, and
+    per segment what the chaining decision looks at, over all its plans and over the chainable ones
+    (unbanded, partial sums in the SPM)."""
+
+    table: PlanTable
+    start: np.ndarray
+    count: np.ndarray
+    chainable: np.ndarray  # per plan
+    n_all: list
+    macs_all: list
+    dram_all: list
+    n_chain: list
+    macs_chain: list
+    dram_chain: list
+    n_comb: int
+
+    def seg(self, i: int, k: int) -> int:
+        """The first segment of layer i and combination k."""
+        return (i * self.n_comb + k) * len(CONTEXTS)
+
+
+def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fused, pooled: np.ndarray,
+                   per_band: list[bool]) -> _Planned:
+    """The plans of every layer not fused, for each combination k in its first ``ctxs[k]`` contexts."""
+    nl, nk = len(shapes), len(hws)
+    maps: list[Mapping] = []
+    row_map, row_seg = [], []
+    for i in range(nl):
+        for k in range(nk):
+            if shapes[i] is None or fused[i][k] is not None:
                 continue
-            kept = plans(a, resident[a], True).plans
-            if resident[a]:
-                kept = tuple(p for p in kept if p.bands == 1 and p.psum_home != "dram")
-            consumer = [p for p in plans(b, True, False).plans if p.bands == 1 and p.psum_home != "dram"]
-            if not kept or not consumer:
-                continue
-            # ... and only if neither layer must fall back to a narrower mapping for it
-            free_a, free_b = plans(a, resident[a], False).plans, plans(b, False, False).plans
-            if (max(p.mapping.macs for p in kept) < max((p.mapping.macs for p in free_a), default=0)
-                    or max(p.mapping.macs for p in consumer) < max((p.mapping.macs for p in free_b), default=0)):
-                continue
-            # chain only if it saves DRAM traffic over producing to DRAM and reading back
-            chained = min(map(dram_exact, kept)) + min(map(dram_exact, consumer))
-            separate = min(map(dram_exact, plans(a, resident[a], False).plans)) + min(
-                map(dram_exact, plans(b, False, False).plans or consumer))
-            if chained < separate:
-                keep[a] = True
-                resident[b] = True
-    out = []
-    for i in range(n):
-        if fused[i] is not None:
-            out.append(LayerPlans((), (), fused[i]))
-        elif resident[i]:  # the plans the chaining decision counted on: unbanded, partial sums in the SPM
-            lp = plans(i, True, keep[i])
-            out.append(LayerPlans(tuple(p for p in lp.plans if p.bands == 1 and p.psum_home != "dram"),
-                                  lp.rejected, None, lp.ctx))
-        else:
-            out.append(plans(i, resident[i], keep[i]))
-    return tuple(out)
+            base = len(maps)
+            maps.extend(cands[i][k][0])
+            for j in range(ctxs[k]):
+                row_map.extend(range(base, len(maps)))
+                row_seg.extend([(i * nk + k) * len(CONTEXTS) + j] * (len(maps) - base))
+    row_map, row_seg = np.array(row_map, dtype=np.int64), np.array(row_seg, dtype=np.int64)
+    r = {name: v[row_map] for name, v in mapping_columns(maps).items()}
+    ctx = row_seg % len(CONTEXTS)
+    ki = row_seg // len(CONTEXTS) % nk
+    li = row_seg // len(CONTEXTS) // nk
+    r.update(cols=np.array([h.cols for h in hws], dtype=float)[ki], spm=np.array([h.spm_bytes for h in hws], dtype=float)[ki],
+             elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
+             resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
+             has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki])
+    passes = _pool_passes(shapes, pooled, hws)
+    for name, v in passes.items():
+        r[name] = v[li, ki]
+    tables = []
+    fc = np.array([isinstance(shapes[i], FCShape) for i in range(nl)], dtype=bool)[li]
+    for sel, build in ((~fc, emaxv_plans if arch == "emaxv" else emaxvr_plans), (fc, fc_plans)):
+        use = sorted(set(li[sel].tolist()))
+        if not use:
+            continue
+        sub = {name: v[sel] for name, v in r.items()}
+        sub["shape"] = np.searchsorted(use, li[sel])
+        tab = build([shapes[i] for i in use], sub)
+        tables.append((tab, np.flatnonzero(sel)[tab.src]))
+    tab = concat([t for t, _ in tables]) if tables else _empty_table()
+    seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
+    nseg = nl * nk * len(CONTEXTS)
+    count = np.bincount(seg, minlength=nseg)
+    start = np.zeros(nseg, dtype=np.int64)
+    first, at = np.unique(seg, return_index=True)
+    start[first] = at  # a segment's plans are contiguous
+    chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
+    stats = []
+    for sel in (np.ones(len(seg), bool), chainable):
+        n_sel = np.bincount(seg[sel], minlength=nseg)
+        macs = np.full(nseg, -np.inf)
+        np.maximum.at(macs, seg[sel], tab.plan["macs"][sel])
+        dram = np.full(nseg, np.inf)
+        np.minimum.at(dram, seg[sel], tab.plan["dram_exact"][sel])
+        stats += [n_sel.tolist(), macs.tolist(), dram.tolist()]
+    return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
 
 
-def dram_exact(plan: Plan) -> float:
-    """DRAM bytes of a plan before bus-word rounding (for structural decisions)."""
-    x = sum(v for v in plan.dram_write_bytes().values()) + sum(n for _, n in plan.host_reads)
-    return x + sum(c * b for _, c, b in plan.dram_read_groups())
+def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw]) -> dict[str, np.ndarray]:
+    """The fused pooling pass of layer i (of layer i + 1's pooling) per combination ([layers, combinations],
+    0 where none): the widest pooling mapping on the same array, run as one start without an SPM."""
+    out = {name: np.zeros(pooled.shape) for name in ("pool_oh", "pool_ow", "pool_ops", "pool_iterations",
+                                                     "pool_loop_ends", "pool_rows_used", "pool_regs")}
+    li, ki = np.nonzero(pooled)
+    if not len(li):
+        return out
+    pools = [shapes[i + 1] for i in li]
+    best = [max(conv_candidates(pool, replace(hws[k], spm_bytes=0))[0], key=lambda m: m.macs)
+            for pool, k in zip(pools, ki)]
+    r = mapping_columns(best)
+    n = len(best)
+    r.update(shape=np.arange(n), cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
+             elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
+             keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
+             pool_ow=np.zeros(n))
+    tab = emaxvr_plans(pools, r)
+    first = np.minimum(np.searchsorted(tab.src, np.arange(n)), len(tab) - 1)  # each mapping's first schedule
+    if not len(tab) or (tab.src[first] != np.arange(n)).any():
+        raise IndexError("list index out of range")  # a pooling mapping without a schedule
+    out["pool_oh"][li, ki] = [p.oh for p in pools]
+    out["pool_ow"][li, ki] = [p.ow for p in pools]
+    out["pool_ops"][li, ki] = [p.groups * p.oh * p.ow * p.kh * p.kw for p in pools]
+    out["pool_iterations"][li, ki] = tab.plan["iterations"][first]
+    out["pool_loop_ends"][li, ki] = tab.plan["loop_ends"][first]
+    out["pool_rows_used"][li, ki] = r["rows_used"]
+    out["pool_regs"][li, ki] = r["regs"]
+    return out
+
+
+def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned, resident: np.ndarray,
+           keep: np.ndarray) -> None:
+    """Decide which layers of combination ``k`` leave their output in the SPM for the next (see
+    :func:`workload_plans`): sets ``keep[a]`` and ``resident[b]`` of the next layer b run."""
+    p = planned
+    order_idx = [i for i in range(len(layers)) if fused[i] is None]
+    for a, b in zip(order_idx, order_idx[1:]):
+        pool = shapes[a + 1] if pooled[a] else None
+        if shapes[a] is None or shapes[b] is None or _out_elems(layers[a], pool) != layers[b].input_elems:
+            continue
+        sa, sb = p.seg(a, k), p.seg(b, k)
+        ka, fa = sa + CONTEXTS.index((bool(resident[a]), True)), sa + CONTEXTS.index((bool(resident[a]), False))
+        cb, fb = sb + CONTEXTS.index((True, False)), sb + CONTEXTS.index((False, False))
+        kept = (p.n_chain, p.macs_chain, p.dram_chain) if resident[a] else (p.n_all, p.macs_all, p.dram_all)
+        if not kept[0][ka] or not p.n_chain[cb]:
+            continue
+        # ... and only if neither layer must fall back to a narrower mapping for it
+        if (kept[1][ka] < (p.macs_all[fa] if p.n_all[fa] else 0)
+                or p.macs_chain[cb] < (p.macs_all[fb] if p.n_all[fb] else 0)):
+            continue
+        # chain only if it saves DRAM traffic over producing to DRAM and reading back
+        if not p.n_all[fa]:
+            raise ValueError("min() arg is an empty sequence")  # no plan of layer a without keeping its output
+        chained = kept[2][ka] + p.dram_chain[cb]
+        separate = p.dram_all[fa] + (p.dram_all[fb] if p.n_all[fb] else p.dram_chain[cb])
+        if chained < separate:
+            keep[a] = True
+            resident[b] = True
+
+
+def _final_plans(p: _Planned, cands, shapes, fused: list[list[str | None]], resident: np.ndarray,
+                 keep: np.ndarray) -> Plans:
+    """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on)."""
+    nl, nk = resident.shape
+    ctx = np.array([[CONTEXTS.index((bool(r), bool(k))) for r, k in zip(rr, kk)] for rr, kk in zip(resident, keep)],
+                   dtype=np.int64).reshape(nl, nk)
+    seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
+    start, count = p.start[seg].ravel(), p.count[seg].ravel()
+    rows = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
+    owner = np.repeat(np.arange(nl * nk), count)
+    sel = ~resident.ravel()[owner] | p.chainable[rows]
+    rows, owner = rows[sel], owner[sel]
+    count = np.bincount(owner, minlength=nl * nk)
+    reason = [[""] * nk for _ in range(nl)]
+    for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)):
+        if fused[i][k] is None:
+            maps, rej = cands[i][k]
+            if maps and isinstance(shapes[i], ConvShape):
+                rej = tuple(rej) + (Rejected("-", "no schedule fits the SPM"),)
+            reason[i][k] = "; ".join(dict.fromkeys(x.reason for x in rej)) or "no mapping fits"
+    return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused, reason)
 
 
 def _out_elems(layer, pool: ConvShape | None) -> int:
@@ -497,32 +672,8 @@ def _out_elems(layer, pool: ConvShape | None) -> int:
     return layer.output_elems
 
 
-def _in_elems(layer) -> int:
-    return layer.input_elems
-
-
-@lru_cache(maxsize=16384)
-def _layer_plans(sh, hw: Hw, pattern: str, order: str, ctx: Ctx, kind: str) -> LayerPlans:
-    if sh is None:
-        return LayerPlans((), (Rejected("-", f"{hw.arch} does not run {kind} layers"),), None, ctx)
-    if isinstance(sh, FCShape):
-        maps, rej = fc_candidates(sh, hw)
-        plans = [p for p in (fc_plan(sh, m, hw, ctx) for m in maps) if p is not None]
-        return LayerPlans(tuple(plans), tuple(rej), None, ctx)
-    pat = pattern if not (sh.op == "max" and pattern == "pairs") else "auto"
-    maps, rej = conv_candidates(sh, hw, pat, order)
-    pool_pass = _pool_pass(ctx.pool, hw) if ctx.pool is not None else None
-    plans = [p for m in maps for p in conv_plans(sh, m, hw, ctx, pool_pass)]
-    if not plans and maps:
-        rej = list(rej) + [Rejected("-", "no schedule fits the SPM")]
-    return LayerPlans(tuple(plans), tuple(rej), None, ctx)
-
-
-def _pool_pass(pool: ConvShape, hw: Hw) -> PoolPass:
-    """The fused pooling pass: the widest pooling mapping on the same array."""
-    maps, _ = conv_candidates(pool, hw)
-    best = max(maps, key=lambda m: m.macs)
-    p = conv_plans(pool, best, Hw(hw.arch, hw.rows, hw.cols, hw.lmm_bytes, 0, hw.elem_bytes), Ctx())[0]
-    ops = pool.groups * pool.oh * pool.ow * pool.kh * pool.kw
-    return PoolPass(ops, p.iterations, p.loop_ends, best.rows_used, best.regs, best.macs)
-
+def _empty_table() -> PlanTable:
+    """A table without plans (no combination plans any layer)."""
+    r = mapping_columns([])
+    r.update(shape=np.zeros(0, np.int64), cols=np.zeros(0), spm=np.zeros(0), elem=np.zeros(0))
+    return emaxv_plans([], r)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import tech
-from .emax_traffic import Plan
 
 DDR3L_CHIPS = 4
 DDR3L_READ_W_PER_CHIP = 0.2623
@@ -48,21 +47,32 @@ def dram_power_saved_w(read_saved_bytes, write_saved_bytes, run_time_s, bandwidt
     return (t_r * DDR3L_CHIPS * DDR3L_READ_W_PER_CHIP + t_w * DDR3L_CHIPS * DDR3L_WRITE_W_PER_CHIP) / run_time_s
 
 
-def compute_energy_j(plan: Plan, bits: int, node_nm: int) -> float:
-    """MAC (or MAX) operations plus the other ALU instructions issued during EXEC."""
+#: the plan columns :func:`compute_energy_j` and :func:`sram_energy_j` read
+ENERGY_COLUMNS = ("ops", "mac", "other_ops", "has_pool", "pool_ops", "lmm_read", "lmm_write", "spm_read", "spm_write")
+
+
+def op_energies_pj(bits: int, node_nm: int) -> tuple[float, float]:
+    """(MAC, add) energy of the data type at a node [pJ]; a MAX or an add/shift/AEX instruction is an add."""
     dt = dtype_name(bits)
-    add = tech.op_energy_pj("add", dt, node_nm)
-    m = plan.mapping
-    per_op = tech.mac_energy_pj(dt, node_nm) if plan.op == "mac" else add
-    e = plan.ops * per_op + max(0, m.alus - m.macs) * plan.iterations * add
-    if plan.pool is not None:
-        e += plan.pool.ops * add
+    return tech.mac_energy_pj(dt, node_nm), tech.op_energy_pj("add", dt, node_nm)
+
+
+def compute_energy_j(plans: dict[str, np.ndarray], mac_pj, add_pj) -> np.ndarray:
+    """MAC (or MAX) operations plus the other ALU instructions issued during EXEC (arrays over plans).
+
+    ``plans``: :class:`~archmodels.emax_traffic.PlanTable` columns (``ops``, ``mac``, ``other_ops`` = the
+    non-MAC instructions x iterations, the fused pooling pass's ``pool_ops``).
+    """
+    per_op = np.where(plans["mac"] > 0, mac_pj, add_pj)
+    e = plans["ops"] * per_op + plans["other_ops"] * add_pj
+    e = np.where(plans["has_pool"] > 0, e + plans["pool_ops"] * add_pj, e)
     return e * 1e-12
 
 
-def sram_energy_j(plan: Plan, lmm_kb: float, spm_kb: float, node_nm: int) -> float:
-    lmm = (plan.lmm_read + plan.lmm_write) * float(tech.sram_energy_pj_per_byte(lmm_kb, node_nm))
-    spm = (plan.spm_read + plan.spm_write) * float(tech.sram_energy_pj_per_byte(spm_kb, node_nm)) if spm_kb > 0 else 0.0
+def sram_energy_j(plans: dict[str, np.ndarray], lmm_pj_per_byte, spm_pj_per_byte, spm_kb) -> np.ndarray:
+    """LMM and SPM accesses (arrays over plans); ``*_pj_per_byte`` from :func:`tech.sram_energy_pj_per_byte`."""
+    lmm = (plans["lmm_read"] + plans["lmm_write"]) * lmm_pj_per_byte
+    spm = np.where(spm_kb > 0, (plans["spm_read"] + plans["spm_write"]) * spm_pj_per_byte, 0.0)
     return (lmm + spm) * 1e-12
 
 

@@ -46,8 +46,12 @@ PLOAD/PDRAIN (spec §2), so nothing is doubled there.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from functools import lru_cache
+from operator import attrgetter
+
+import numpy as np
 
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
@@ -287,16 +291,36 @@ def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str
             return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {ker} B per start, LMM has {lmm} B"
         oc_chunk = iters * (ocp if pattern != "A" else 1)
     step = 2 if pxp == 2 else 1
-    for n_seg in range(1, sh.ow + 1):
+
+    def seg(n_seg: int) -> int:  # output pixels per segment (pairs: an even number)
         ow_seg = math.ceil(sh.ow / n_seg)
-        ow_seg += ow_seg % step if step == 2 else 0
-        need, _ = _lmm_need(pattern, order, mode, sh, hw, ow_seg, oc_chunk, ocp)
-        if need <= lmm:
-            return n_seg, ow_seg, oc_chunk, ""
-        if ow_seg <= step:
-            break
+        return ow_seg + ow_seg % step if step == 2 else ow_seg
+
+    def fits(n_seg: int) -> bool:
+        return _lmm_need(pattern, order, mode, sh, hw, seg(n_seg), oc_chunk, ocp)[0] <= lmm
+
+    # segments shrink as n_seg grows and the need grows with the segment: the first n_seg that fits, up to
+    # the first whose segment is a single step (ceil(ow / n) <= step from n = ceil(ow / step) on)
+    n_seg = _first(1, -(-sh.ow // step), fits)
+    if n_seg:
+        return n_seg, seg(n_seg), oc_chunk, ""
     need, _ = _lmm_need(pattern, order, mode, sh, hw, step, oc_chunk, ocp)
     return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), LMM has {lmm} B"
+
+
+def _first(lo: int, hi: int, ok) -> int:
+    """The first n in lo..hi with ok(n), for ok False then True as n grows; 0 if none."""
+    if ok(lo):
+        return lo
+    if not ok(hi):
+        return 0
+    while hi - lo > 1:  # ok(hi), not ok(lo)
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _conv_mapping(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[Mapping | None, str]:
@@ -416,3 +440,16 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
                            icpar * e, 1, 1, oc_chunk, oc_chunk * e * (2 if pload else 1), 1,
                            icpar + 4, icpar, pload))
     return tuple(out), tuple(rejected)
+
+
+_NUMBERS = tuple(f.name for f in fields(Mapping) if f.name not in ("pattern", "order", "input_mode"))
+
+
+def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
+    """``maps`` as columns: every number, the pattern, outer loop, input mode, name and loop order name."""
+    nums = np.array([attrgetter(*_NUMBERS)(m) for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
+    out = {k: nums[:, j] for j, k in enumerate(_NUMBERS)}
+    labels = np.array([(m.pattern, m.order[-1], m.input_mode, m.name, m.order_name) for m in maps],
+                      dtype=object).reshape(len(maps), 5)
+    out.update(zip(("pattern", "outer", "mode", "name", "order_name"), labels.T))
+    return out

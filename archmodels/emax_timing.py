@@ -1,4 +1,4 @@
-"""Per-state cycles of a :class:`~archmodels.emax_traffic.Plan`, vectorised over design points.
+"""Per-state cycles of plans (:class:`~archmodels.emax_traffic.PlanTable`), vectorised over (plan, design point) pairs.
 
 States (spec `emax.md` §1): CONF, LMMI, LOAD, REGV, EXEC, PRE_POST_EXEC,
 DRAIN, and the part of PLOAD/PDRAIN that EXEC could not hide; ``POOL`` is
@@ -38,11 +38,9 @@ SPM bandwidth cap every phase.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .emax_traffic import Plan
+from .emax_traffic import KINDS, PHASES, PlanTable
 
 HANDSHAKE_CYCLES = 2
 PIPE_CYCLES_PER_ROW = 2
@@ -66,210 +64,126 @@ class Link:
         self.spm_bpc = np.asarray(spm_gbps, dtype=float) * 1e9 / f
         self.lat_dram = np.ceil(np.asarray(dram_latency_ns, dtype=float) * f / 1e9 - 1e-9)
         self.lat_spm = np.ceil(np.asarray(spm_latency_ns, dtype=float) * f / 1e9 - 1e-9)
-        self.elem = float(elem_bytes)
-        self.cols = int(cols)
-
-    def words(self, nbytes: float, aligned: bool = False) -> np.ndarray:
-        """Bus words moved by one transfer of ``nbytes``: activation rows start at any element
-        offset (average tail), weight blocks are laid out aligned by the host."""
-        if aligned:
-            return np.ceil(nbytes / self.bus_bytes - 1e-9)
-        return np.maximum(nbytes, nbytes + self.bus_bytes - self.elem) / self.bus_bytes
+        self.elem = np.broadcast_to(np.asarray(elem_bytes, dtype=float), f.shape)
+        self.cols = np.broadcast_to(np.asarray(cols, dtype=float), f.shape)
 
 
-def dram_read_bytes(plan: Plan, link: Link) -> dict[str, np.ndarray]:
-    """DRAM bytes read per data kind, reads rounded to whole bus words; host reads exact."""
+def words(nbytes: np.ndarray, aligned: np.ndarray, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
+    """Bus words moved by one transfer of ``nbytes``: activation rows start at any element offset
+    (average tail), weight blocks are laid out aligned by the host."""
+    return np.where(aligned > 0, np.ceil(nbytes / bus - 1e-9), np.maximum(nbytes, nbytes + bus - elem) / bus)
+
+
+def _expand(sub: dict[str, np.ndarray], n_plans: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(pair, entry) index pairs: every entry of sub-table ``sub`` of the plan of each pair, in table order."""
+    per = np.bincount(sub["plan"], minlength=n_plans)
+    start = np.cumsum(per) - per
+    cnt = per[rows]
+    pair = np.repeat(np.arange(len(rows)), cnt)
+    entry = np.repeat(start[rows] - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
+    return pair, entry
+
+
+def _sums(n: int, *parts: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per segment 0..n-1, the sum of the (segment, value) entries of ``parts``, added one by one in order."""
+    seg = np.concatenate([p[0] for p in parts])
+    return np.bincount(seg, weights=np.concatenate([p[1] for p in parts]), minlength=n).astype(float)
+
+
+def _maxima(n: int, seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """Per segment 0..n-1, the largest of 0 and its values (``seg`` sorted)."""
+    out = np.zeros(n)
+    if len(seg):
+        at = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
+        out[seg[at]] = np.maximum(0.0, np.maximum.reduceat(vals, at))
+    return out
+
+
+_STATE_COLS = ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool", "pool_regs", "pool_rows_used",
+               "pool_iterations", "pool_loop_ends")
+
+
+def pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, for_choice: bool) -> dict[str, np.ndarray]:
+    """Cycles per state of plan ``rows[k]`` of ``tab`` at design point ``pts[k]`` (arrays over pairs k).
+
+    Each transfer phase spreads its transfers over the FSM buses (a group's transfers of one burst use
+    at most ``par`` buses), capped by DRAM and SPM bandwidth; DRAM -> SPM staging runs beside the buses
+    in the PLOAD phase, limited by DRAM bandwidth. ``for_choice`` (what the mapper compares plans on):
+    staged reads are added one by one after the bus transfers, and DRAM bytes by direction are returned
+    as ``_dram_read``/``_dram_write``; otherwise (the chosen plan's report) their sum is added at once.
+    """
+    n, nph = len(rows), len(PHASES)
+    x = tab.xfer
+    pair, e = _expand(x, len(tab), rows)
+    pt = pts[pair]
+    bus = link.bus_bytes[pt]
+    count, each, read, dram = x["count"][e], x["each"][e], x["read"][e], x["dram"][e]
+    w = words(each, x["weight"][e], bus, link.elem[pt])
+    cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, link.lat_dram[pt], link.lat_spm[pt]) + w
+    moved = count * np.where(read > 0, w * bus, each)
+    seg = pair * nph + x["phase"][e]
+    work = _sums(n * nph, (seg, count * cost))
+    longest = _maxima(n * nph, seg, x["rounds"][e] * cost)
+    s = tab.stage
+    s_pair, s_e = _expand(s, len(tab), rows)
+    s_pt = pts[s_pair]
+    st_b = s["count"][s_e] * words(s["each"][s_e], s["weight"][s_e], link.bus_bytes[s_pt], link.elem[s_pt]) \
+        * link.bus_bytes[s_pt]
+    s_seg = s_pair * nph + PHASES.index("pload")
     out: dict[str, np.ndarray] = {}
-    for kind, count, each in plan.dram_read_groups():
-        out[kind] = out.get(kind, 0.0) + count * link.words(each, kind == "weight") * link.bus_bytes
-    for kind, nbytes in plan.host_reads:
-        out[kind] = out.get(kind, 0.0) + nbytes
-    return out
-
-
-def _phase_table(plan: Plan, phase: str) -> tuple[np.ndarray, ...] | None:
-    """Columns of the transfers of one phase (count, bytes, rounds, read, dram, weight) as [X, 1] arrays,
-    built once per plan (kept on the plan object: plans are immutable)."""
-    tables = plan.__dict__.get("_phase_tables")
-    if tables is None:
-        tables = {}
-        object.__setattr__(plan, "_phase_tables", tables)
-    if phase not in tables:
-        tables[phase] = _build_table(plan, phase)
-    return tables[phase]
-
-
-def _build_table(plan: Plan, phase: str) -> tuple[np.ndarray, ...] | None:
-    xs = [x for x in plan.xfers if x.phase == phase and x.count > 0]
-    stage = list(plan.stage_reads) if phase == "pload" else []
-    if not xs and not stage:
-        return None
-    col = lambda v: np.array(v, dtype=float)[:, None]  # noqa: E731
-    return (col([x.count for x in xs]), col([x.bytes_each for x in xs]),
-            col([x.bursts * math.ceil(x.per_burst / x.par - 1e-9) for x in xs]),
-            col([not x.write for x in xs]), col([x.src == "dram" for x in xs]), col([x.kind == "weight" for x in xs]),
-            col([s[1] for s in stage]), col([s[2] for s in stage]), col([s[0] == "weight" for s in stage]))
-
-
-def _words(link: Link, nbytes: np.ndarray, aligned: np.ndarray) -> np.ndarray:
-    bus = link.bus_bytes[None, :]
-    return np.where(aligned > 0, np.ceil(nbytes / bus - 1e-9), np.maximum(nbytes, nbytes + bus - link.elem) / bus)
-
-
-def phase_cycles(plan: Plan, phase: str, link: Link) -> np.ndarray:
-    """Cycles of one transfer phase: the transfers spread over the FSM buses (but a group's
-    transfers of one burst use at most ``par`` buses), capped by DRAM and SPM bandwidth."""
-    tab = _phase_table(plan, phase)
-    if tab is None:
-        return np.zeros_like(link.clock_hz)
-    count, each, rounds, read, dram, weight, s_count, s_each, s_weight = tab
-    words = _words(link, each, weight)
-    lat = read * np.where(dram > 0, link.lat_dram[None, :], link.lat_spm[None, :])
-    cost = HANDSHAKE_CYCLES + lat + words
-    work = (count * cost).sum(axis=0)
-    longest = (rounds * cost).max(axis=0, initial=0.0)
-    moved = count * np.where(read > 0, words * link.bus_bytes[None, :], each)
-    dram_b = (moved * dram).sum(axis=0)
-    spm_b = (moved * (1 - dram)).sum(axis=0)
-    if len(s_count):  # DRAM -> SPM staging runs beside the FSM buses, limited by DRAM bandwidth
-        st = (s_count * _words(link, s_each, s_weight) * link.bus_bytes[None, :]).sum(axis=0)
-        dram_b = dram_b + st
-        spm_b = spm_b + st
-    bus = np.maximum(work / link.cols, longest)
-    return np.maximum.reduce([bus, dram_b / link.dram_bpc, spm_b / link.spm_bpc])
-
-
-def state_cycles(plan: Plan, link: Link) -> dict[str, np.ndarray]:
-    """Cycles per state of a layer run with ``plan`` (arrays over points)."""
-    m = plan.mapping
-    zero = np.zeros_like(link.clock_hz)
-    exec_c = zero + plan.iterations + plan.loop_ends * LOOP_END_BUBBLE_CYCLES
-    ppe = zero + plan.activations * PIPE_CYCLES_PER_ROW * m.rows_used
-    st = {
-        "CONF": zero + m.rows_used * link.cols * CONF_CYCLES_PER_PE,
-        "LMMI": zero + plan.activations * START_OVERHEAD_CYCLES,
-        "LOAD": phase_cycles(plan, "load", link),
-        "REGV": zero + plan.activations * np.ceil(m.regs / REGV_REGS_PER_CYCLE),
-        "EXEC": exec_c,
-        "PRE_POST_EXEC": ppe,
-        "DRAIN": phase_cycles(plan, "drain", link),
-    }
-    pl = phase_cycles(plan, "pload", link)
-    pd = phase_cycles(plan, "pdrain", link)
-    exposed = np.maximum(0.0, pl + pd - (exec_c + ppe))
-    share = np.divide(pl, pl + pd, out=np.zeros_like(pl), where=(pl + pd) > 0)
-    st["PLOAD"] = exposed * share
-    st["PDRAIN"] = exposed - st["PLOAD"]
-    st["POOL"] = pool_cycles(plan, link) if plan.pool is not None else zero
-    st["_pload_total"] = pl
-    st["_pdrain_total"] = pd
-    return st
-
-
-def pool_cycles(plan: Plan, link: Link) -> np.ndarray:
-    """The fused pooling pass: one start whose EXEC overlaps its own transfers."""
-    p = plan.pool
-    compute = p.iterations + p.loop_ends * LOOP_END_BUBBLE_CYCLES
-    xfer = phase_cycles(plan, "pool", link)
-    return START_OVERHEAD_CYCLES + np.ceil(p.regs / REGV_REGS_PER_CYCLE) + PIPE_CYCLES_PER_ROW * p.rows_used \
-        + np.maximum(compute, xfer)
-
-
-
-PHASES = ("load", "drain", "pload", "pdrain", "pool")
-
-
-def _layer_table(plans: tuple[Plan, ...]) -> dict[str, np.ndarray]:
-    """The transfers of all plans of a layer as one table, rows grouped by (plan, phase)."""
-    cols: dict[str, list] = {k: [] for k in ("count", "each", "rounds", "read", "dram", "weight", "seg")}
-    stage: dict[str, list] = {k: [] for k in ("count", "each", "weight", "plan")}
-    for i, plan in enumerate(plans):
-        for j, phase in enumerate(PHASES):
-            for x in plan.xfers:
-                if x.phase != phase or x.count <= 0:
-                    continue
-                cols["count"].append(x.count)
-                cols["each"].append(x.bytes_each)
-                cols["rounds"].append(x.bursts * math.ceil(x.per_burst / x.par - 1e-9))
-                cols["read"].append(not x.write)
-                cols["dram"].append(x.src == "dram")
-                cols["weight"].append(x.kind == "weight")
-                cols["seg"].append(i * len(PHASES) + j)
-        for kind, count, each in plan.stage_reads:
-            if count > 0:
-                stage["count"].append(count)
-                stage["each"].append(each)
-                stage["weight"].append(kind == "weight")
-                stage["plan"].append(i)
-    out = {f"x_{k}": np.array(v, dtype=float if k != "seg" else int) for k, v in cols.items()}
-    out.update({f"s_{k}": np.array(v, dtype=float if k != "plan" else int) for k, v in stage.items()})
-    for k in ("iterations", "loop_ends", "activations"):
-        out[k] = np.array([getattr(p, k) for p in plans], dtype=float)[:, None]
-    out["rows_used"] = np.array([p.mapping.rows_used for p in plans], dtype=float)[:, None]
-    out["host"] = np.array([sum(b for _, b in p.host_reads) for p in plans], dtype=float)[:, None]
-    out["regs"] = np.array([math.ceil(p.mapping.regs / REGV_REGS_PER_CYCLE) for p in plans], dtype=float)[:, None]
-    pools = [p.pool for p in plans]
-    out["has_pool"] = np.array([q is not None for q in pools], dtype=float)[:, None]
-    out["pool_compute"] = np.array([q.iterations + q.loop_ends * LOOP_END_BUBBLE_CYCLES if q else 0.0 for q in pools])[:, None]
-    out["pool_fixed"] = np.array([START_OVERHEAD_CYCLES + math.ceil(q.regs / REGV_REGS_PER_CYCLE)
-                                  + PIPE_CYCLES_PER_ROW * q.rows_used if q else 0.0 for q in pools])[:, None]
-    return out
-
-
-def layer_state_cycles(plans: tuple[Plan, ...], link: Link) -> dict[str, np.ndarray]:
-    """:func:`state_cycles` of every plan of a layer at once: arrays [plans, points]."""
-    t = _layer_table(plans)
-    n_pl, n_pts = len(plans), len(link.clock_hz)
-    nseg = n_pl * len(PHASES)
-    bus_b = link.bus_bytes[None, :]
-    work = np.zeros((nseg, n_pts))
-    longest = np.zeros((nseg, n_pts))
-    dram_b = np.zeros((nseg, n_pts))
-    spm_b = np.zeros((nseg, n_pts))
-    dram_rd = np.zeros((n_pl, n_pts)) + t["host"]
-    dram_wr = np.zeros((n_pl, n_pts))
-    if len(t["x_count"]):
-        c, each = t["x_count"][:, None], t["x_each"][:, None]
-        read, dram = t["x_read"][:, None], t["x_dram"][:, None]
-        words = _words(link, each, t["x_weight"][:, None])
-        cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, link.lat_dram[None, :], link.lat_spm[None, :]) + words
-        moved = c * np.where(read > 0, words * bus_b, each)
-        seg = t["x_seg"]
-        np.add.at(work, seg, c * cost)
-        np.maximum.at(longest, seg, t["x_rounds"][:, None] * cost)
-        np.add.at(dram_b, seg, moved * dram)
-        np.add.at(spm_b, seg, moved * (1 - dram))
-        np.add.at(dram_rd, seg // len(PHASES), moved * dram * read)
-        np.add.at(dram_wr, seg // len(PHASES), moved * dram * (1 - read))
-    if len(t["s_count"]):
-        st_b = t["s_count"][:, None] * _words(link, t["s_each"][:, None], t["s_weight"][:, None]) * bus_b
-        seg = t["s_plan"] * len(PHASES) + PHASES.index("pload")
-        np.add.at(dram_b, seg, st_b)
-        np.add.at(spm_b, seg, st_b)
-        np.add.at(dram_rd, t["s_plan"], st_b)
-    bus = np.maximum(work / link.cols, longest)
-    ph = np.maximum.reduce([bus, dram_b / link.dram_bpc[None, :], spm_b / link.spm_bpc[None, :]])
-    ph = ph.reshape(n_pl, len(PHASES), n_pts)
-    zero = np.zeros((n_pl, n_pts))
-    exec_c = zero + t["iterations"] + t["loop_ends"] * LOOP_END_BUBBLE_CYCLES
-    ppe = zero + t["activations"] * PIPE_CYCLES_PER_ROW * t["rows_used"]
+    if for_choice:
+        dram_b = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
+        spm_b = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
+        out["_dram_read"] = _sums(n, (np.arange(n), tab.plan["host"][rows]), (pair, moved * dram * read), (s_pair, st_b))
+        out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
+    else:
+        staged = _sums(n * nph, (s_seg, st_b))
+        dram_b = _sums(n * nph, (seg, moved * dram)) + staged
+        spm_b = _sums(n * nph, (seg, moved * (1 - dram))) + staged
+    ptr = np.repeat(pts, nph)
+    bus_c = np.maximum(work / link.cols[ptr], longest)
+    ph = np.maximum.reduce([bus_c, dram_b / link.dram_bpc[ptr], spm_b / link.spm_bpc[ptr]]).reshape(n, nph)
+    col = {k: tab.plan[k][rows] for k in _STATE_COLS}
+    exec_c = col["iterations"] + col["loop_ends"] * LOOP_END_BUBBLE_CYCLES
+    ppe = col["activations"] * PIPE_CYCLES_PER_ROW * col["rows_used"]
     pl, pd = ph[:, 2], ph[:, 3]
     exposed = np.maximum(0.0, pl + pd - (exec_c + ppe))
     share = np.divide(pl, pl + pd, out=np.zeros_like(pl), where=(pl + pd) > 0)
+    pool_fixed = START_OVERHEAD_CYCLES + np.ceil(col["pool_regs"] / REGV_REGS_PER_CYCLE) \
+        + PIPE_CYCLES_PER_ROW * col["pool_rows_used"]
+    pool_compute = col["pool_iterations"] + col["pool_loop_ends"] * LOOP_END_BUBBLE_CYCLES
     st = {
-        "CONF": zero + t["rows_used"] * link.cols * CONF_CYCLES_PER_PE,
-        "LMMI": zero + t["activations"] * START_OVERHEAD_CYCLES,
+        "CONF": col["rows_used"] * link.cols[pts] * CONF_CYCLES_PER_PE,
+        "LMMI": col["activations"] * START_OVERHEAD_CYCLES,
         "LOAD": ph[:, 0],
-        "REGV": zero + t["activations"] * t["regs"],
+        "REGV": col["activations"] * np.ceil(col["regs"] / REGV_REGS_PER_CYCLE),
         "EXEC": exec_c,
         "PRE_POST_EXEC": ppe,
         "DRAIN": ph[:, 1],
         "PLOAD": exposed * share,
         "PDRAIN": exposed - exposed * share,
-        "POOL": t["has_pool"] * (t["pool_fixed"] + np.maximum(t["pool_compute"], ph[:, 4])),
+        "POOL": np.where(col["has_pool"] > 0, pool_fixed + np.maximum(pool_compute, ph[:, 4]), 0.0),
         "_pload_total": pl,
         "_pdrain_total": pd,
-        "_dram_read": dram_rd,
-        "_dram_write": dram_wr,
     }
+    st.update(out)
     return st
+
+
+def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
+    """DRAM bytes read per data kind ([pairs, kinds], reads rounded to whole bus words, host reads exact)
+    and their total, summed kind by kind in the order the plan names them."""
+    n, nk = len(rows), len(KINDS)
+    r, h = tab.read, tab.host
+    pair, e = _expand(r, len(tab), rows)
+    pt = pts[pair]
+    bus = link.bus_bytes[pt]
+    h_pair, h_e = _expand(h, len(tab), rows)
+    out = _sums(n * (nk + 1),
+                (pair * (nk + 1) + r["kind"][e], r["count"][e] * words(r["each"][e], r["weight"][e], bus, link.elem[pt]) * bus),
+                (h_pair * (nk + 1) + h["kind"][h_e], h["bytes"][h_e])).reshape(n, nk + 1)
+    order = tab.read_order[rows]
+    total = np.zeros(n)
+    for j in range(nk):
+        total = total + out[np.arange(n), order[:, j]]
+    return out[:, :nk], total

@@ -1,11 +1,16 @@
-"""Schedules and data movement of a mapped layer: SPM plan, DRAM/SPM/LMM traffic.
+"""Schedules and data movement of mapped layers: SPM plan, DRAM/SPM/LMM traffic.
 
-A :class:`Plan` is a mapping (:mod:`archmodels.emax_mapper`) plus how its
-data moves (spec `emax.md` §2, §3): which starts run, where partial sums
-live between input-channel passes, what the scratchpad (SPM) holds, and
-every group of LMM transfers with its size, count, source and state. Plans
-are structural (no clock, bandwidth or bus width); :mod:`archmodels.emax_timing`
-turns them into cycles and :func:`dram_read_bytes` rounds reads to bus words.
+A *plan* is a mapping (:mod:`archmodels.emax_mapper`) plus how its data
+moves (spec `emax.md` §2, §3): which starts run, where partial sums live
+between input-channel passes, what the scratchpad (SPM) holds, and every
+group of LMM transfers with its size, count, source and state. Plans are
+structural (no clock, bandwidth or bus width); :mod:`archmodels.emax_timing`
+turns them into cycles and rounds DRAM reads to bus words.
+
+The builders (:func:`emaxv_plans`, :func:`emaxvr_plans`, :func:`fc_plans`)
+take one layer shape and many rows (a mapping with its hardware and
+context, e.g. every structural combination of a batch) and return a
+:class:`PlanTable`: numpy over the rows, one rule set for all of them.
 
 Data movement rules
 -------------------
@@ -42,121 +47,199 @@ Data movement rules
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .emax_mapper import ConvShape, FCShape, Hw, Mapping
+import numpy as np
+
+from .emax_mapper import ConvShape, FCShape
 
 KINDS = ("input", "weight", "psum", "output", "spill")
+PHASES = ("load", "drain", "pload", "pdrain", "pool")
+#: where the partial sums of a plan live between passes (``psum_home`` column codes)
+PSUM_HOMES = ("-", "spm", "dram")
+_LOAD, _DRAIN, _PLOAD, _PDRAIN, _POOL = range(len(PHASES))
+_NONE, _SPM, _DRAM = range(len(PSUM_HOMES))
 
 
+# ---------------------------------------------------------------- plans as columns
 @dataclass(frozen=True)
-class Ctx:
-    """How a layer connects to its neighbours through the SPM."""
+class PlanTable:
+    """Plans (a mapping plus its schedule and data movement) as numpy columns, one row per plan.
 
-    input_resident: bool = False  # the whole input is in the SPM (left there by the previous layer)
-    keep_output: bool = False  # leave the final (pooled) output in the SPM for the next layer
-    pool: ConvShape | None = None  # fused pooling pass run after this convolution
-    pool_schedule: str = "after_conv"
+    ``plan``: numbers of each plan (``write_kind``: DRAM bytes written per :data:`KINDS` entry;
+    ``dram_exact``: DRAM bytes before bus-word rounding, for structural decisions). ``label``:
+    mapping name, loop order, where partial sums live, band dimension, staged weights. ``src``: the
+    input row (mapping x context) a plan was built from. Sub-tables list their plan in ``plan``, their
+    data kind as an index into :data:`KINDS`, entries of one plan together and plans in order:
+    ``xfer``: transfers with a positive count, phase by phase (:data:`PHASES`), each phase in the
+    plan's order; ``stage``: DRAM -> SPM staging reads with a positive count; ``read``: every DRAM read
+    that moves bus words, bus transfers first, then staging; ``host``: the host's own reads.
+    ``read_order``: per plan, the kinds its reads (then host reads) name, in first-named order, padded
+    with ``len(KINDS)``.
+    """
+
+    plan: dict[str, np.ndarray]
+    label: dict[str, np.ndarray]
+    src: np.ndarray
+    xfer: dict[str, np.ndarray]
+    stage: dict[str, np.ndarray]
+    read: dict[str, np.ndarray]
+    host: dict[str, np.ndarray]
+    read_order: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def take(self, rows: np.ndarray) -> PlanTable:
+        """The plans ``rows`` (distinct), in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        new = np.full(len(self), -1, dtype=np.int64)
+        new[rows] = np.arange(len(rows))
+
+        def sub(d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            at = new[d["plan"]]
+            keep = np.flatnonzero(at >= 0)
+            if (np.diff(at[keep]) < 0).any():
+                keep = keep[np.argsort(at[keep], kind="stable")]
+            out = {k: v[keep] for k, v in d.items()}
+            out["plan"] = at[keep]
+            return out
+
+        return PlanTable({k: v[rows] for k, v in self.plan.items()}, {k: v[rows] for k, v in self.label.items()},
+                         self.src[rows], sub(self.xfer), sub(self.stage), sub(self.read), sub(self.host),
+                         self.read_order[rows])
 
 
-@dataclass(frozen=True)
-class Xfer:
-    """A group of identical FSM-bus transfers between LMMs and DRAM or SPM."""
+@dataclass
+class _Slot:
+    """One transfer a schedule may make (``on``: per plan whether it does), fields as in a spec transfer."""
 
     kind: str
-    src: str  # dram | spm: where the data lives outside the LMMs
-    write: bool  # LMM -> memory
-    phase: str  # load | pload | pdrain | drain | pool
-    bursts: float  # occasions on which the transfers happen
-    per_burst: float  # transfers per occasion (spread over ``par`` buses)
-    bytes_each: float
-    par: int
-
-    @property
-    def count(self) -> float:
-        return self.bursts * self.per_burst
-
-    @property
-    def bytes(self) -> float:
-        return self.count * self.bytes_each
+    write: bool
+    phase: int | np.ndarray
+    dram: bool | np.ndarray  # else SPM
+    bursts: np.ndarray
+    per_burst: np.ndarray | float
+    each: np.ndarray | float
+    par: np.ndarray | float
+    on: np.ndarray | bool = True
 
 
-@dataclass(frozen=True)
-class PoolPass:
-    """The fused pooling pass run after a convolution (or per band)."""
-
-    ops: float  # MAX operations
-    iterations: float
-    loop_ends: float
-    rows_used: int
-    regs: int
-    macs: int  # MAX units busy per iteration
+def _split_first(kind: str, dram, bursts, per_burst, each, par, on=True) -> list[_Slot]:
+    """The first burst is loaded before EXEC (LOAD); the rest overlap EXEC (PLOAD)."""
+    bursts, per_burst = np.asarray(bursts, dtype=float), np.asarray(per_burst, dtype=float)
+    ok = on & ~(bursts <= 0) & ~(per_burst <= 0)
+    first = np.where(bursts < 1.0, bursts, 1.0)
+    return [_Slot(kind, False, _LOAD, dram, first, per_burst, each, par, ok),
+            _Slot(kind, False, _PLOAD, dram, bursts - first, per_burst, each, par, ok & (bursts > first))]
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A mapping with its schedule and data movement (structural numbers, whole layer)."""
-
-    mapping: Mapping
-    ops: float  # MACs (or MAX operations) of the layer
-    passes: int
-    starts: float
-    activations: float
-    bands: int
-    band_dim: str
-    iterations: float
-    loop_ends: float
-    xfers: tuple[Xfer, ...]
-    stage_reads: tuple[tuple[str, float, float], ...] = ()  # DRAM -> SPM: (kind, transfers, bytes each)
-    host_reads: tuple[tuple[str, float], ...] = ()  # register constants read by the host: (kind, bytes)
-    spm_read: float = 0.0
-    spm_write: float = 0.0
-    lmm_read: float = 0.0
-    lmm_write: float = 0.0
-    psum_home: str = "-"
-    stage_w: bool = False
-    spm_need: float = 0.0
-    pool: PoolPass | None = None
-    keep_output: bool = False
-    op: str = "mac"  # mac, or max for pooling
-
-    @property
-    def schedule(self) -> str:
-        s = f"psum:{self.psum_home}"
-        if self.bands > 1:
-            s += f", {self.bands} {self.band_dim} bands"
-        if self.stage_w:
-            s += ", weights staged"
-        return s
-
-    def dram_write_bytes(self) -> dict[str, float]:
-        out = dict.fromkeys(KINDS, 0.0)
-        for x in self.xfers:
-            if x.src == "dram" and x.write:
-                out[x.kind] += x.bytes
-        return out
-
-    def dram_read_groups(self) -> list[tuple[str, float, float]]:
-        """(kind, transfers, bytes each) of every DRAM read that moves bus words."""
-        g = [(x.kind, x.count, x.bytes_each) for x in self.xfers if x.src == "dram" and not x.write and x.count > 0]
-        return g + [s for s in self.stage_reads if s[1] > 0]
+def _split_last(kind: str, dram, bursts, per_burst, each, par, on=True) -> list[_Slot]:
+    """Results drain during EXEC (PDRAIN) except the last burst (DRAIN)."""
+    bursts = np.asarray(bursts, dtype=float)
+    ok = on & ~(bursts <= 0)
+    last = np.where(bursts < 1.0, bursts, 1.0)
+    return [_Slot(kind, True, _DRAIN, dram, last, per_burst, each, par, ok),
+            _Slot(kind, True, _PDRAIN, dram, bursts - last, per_burst, each, par, ok & (bursts > last))]
 
 
-# ---------------------------------------------------------------- conv-like layers
-def _bands(n: int, t: int) -> list[tuple[int, int]]:
-    size = math.ceil(n / t)
-    return [(i, min(n, i + size)) for i in range(0, n, size)]
+def _matrix(values: list, n: int, dtype=float) -> np.ndarray:
+    """Columns ``values`` (arrays over the n plans, or scalars) as an [n, len(values)] matrix."""
+    out = np.empty((n, len(values)), dtype=dtype)
+    for j, v in enumerate(values):
+        out[:, j] = v
+    return out
 
 
-def _segments(sh: ConvShape, m: Mapping) -> list[tuple[int, int]]:
-    return [(i, min(sh.ow, i + m.ow_seg)) for i in range(0, sh.ow, m.ow_seg)]
+def _in_order(m: np.ndarray) -> np.ndarray:
+    """Row sums of ``m`` added column by column, left to right (0 for no column)."""
+    return np.cumsum(m, axis=1)[:, -1] if m.shape[1] else np.zeros(len(m))
 
 
+def _per_plan(v, keep: np.ndarray, dtype=float) -> np.ndarray:
+    a = np.asarray(v, dtype=dtype)
+    return a[keep] if a.ndim else np.full(len(keep), a, dtype=dtype)
+
+
+def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray], label: dict[str, np.ndarray],
+              slots: list[_Slot], stages: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+              hosts: list[tuple[str, np.ndarray, np.ndarray]], load_bytes_per_iter: np.ndarray) -> PlanTable:
+    """The :class:`PlanTable` of ``n`` candidate plans, of which those with ``ok`` exist.
+
+    ``slots``: the transfers in the order a schedule lists them; ``stages``: (kind, count, bytes each,
+    on); ``hosts``: (kind, bytes, on). Adds the sums every plan carries (LMM traffic, DRAM writes per
+    kind, the exact DRAM bytes), each summed in list order.
+    """
+    on = _matrix([s.on for s in slots], n, bool)
+    bursts, per_burst = _matrix([s.bursts for s in slots], n), _matrix([s.per_burst for s in slots], n)
+    count = bursts * per_burst
+    each = _matrix([s.each for s in slots], n)
+    phase = _matrix([s.phase for s in slots], n, np.int64)
+    dram = _matrix([s.dram for s in slots], n, bool)
+    write = np.array([s.write for s in slots])
+    kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        nbytes = np.where(on, count * each, 0.0)
+    moved = np.where(phase != _POOL, nbytes, 0.0)
+    delivered = _in_order(np.where(write, 0.0, moved))
+    stored = _in_order(np.where(write, moved, 0.0))
+    written = np.where(dram & write, nbytes, 0.0)
+    write_kind = np.stack([_in_order(written[:, kind == k]) for k in range(len(KINDS))], axis=1)
+    host = _in_order(_matrix([np.where(h_on, nb, 0.0) for _, nb, h_on in hosts], n))
+    # DRAM reads that move bus words: transfers (slot order), then staging
+    s_on = _matrix([s_on & (c > 0) for _, c, _, s_on in stages], n, bool)
+    rd_on = np.concatenate([on & dram & ~write & (count > 0), s_on], axis=1)
+    rd_count = np.concatenate([count, _matrix([c for _, c, _, _ in stages], n)], axis=1)
+    rd_each = np.concatenate([each, _matrix([e for _, _, e, _ in stages], n)], axis=1)
+    rd_kind = np.concatenate([kind, [KINDS.index(k) for k, *_ in stages]]).astype(np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        read_sum = _in_order(np.where(rd_on, rd_count * rd_each, 0.0))
+    cols = dict(cols)
+    cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
+                dram_write=_in_order(write_kind), write_kind=write_kind)
+    cols["dram_exact"] = cols["dram_write"] + host + read_sum
+    # first-named order of the kinds read (reads, then host reads)
+    h_on = _matrix([h for _, _, h in hosts], n, bool)
+    named = np.concatenate([rd_on, h_on], axis=1)
+    named_kind = np.concatenate([rd_kind, [KINDS.index(k) for k, *_ in hosts]]).astype(np.int64)
+    big = named.shape[1]
+    pos = np.stack([np.where(m.any(axis=1), m.argmax(axis=1), big)
+                    for m in (named & (named_kind == k) for k in range(len(KINDS)))], axis=1)
+    order = np.argsort(pos, axis=1, kind="stable")
+    read_order = np.where(np.take_along_axis(pos, order, axis=1) == big, len(KINDS), order)
+
+    keep = np.flatnonzero(ok)
+    new = np.full(n, -1, dtype=np.int64)
+    new[keep] = np.arange(len(keep))
+    # transfers with a positive count, grouped by plan then phase (stable: the schedule's order within)
+    r, j = np.nonzero(on & (count > 0) & ok[:, None])
+    o = np.lexsort((j, phase[r, j], r))
+    r, j = r[o], j[o]
+    rounds = bursts[r, j] * np.ceil(per_burst[r, j] / _matrix([s.par for s in slots], n)[r, j] - 1e-9)
+    xfer = {"plan": new[r], "phase": phase[r, j], "count": count[r, j], "each": each[r, j], "rounds": rounds,
+            "read": (~write[j]).astype(float), "dram": dram[r, j].astype(float), "weight": (kind[j] == 1).astype(float)}
+    r, j = np.nonzero(s_on & ok[:, None])
+    stage = {"plan": new[r], "count": rd_count[:, len(slots):][r, j], "each": rd_each[:, len(slots):][r, j],
+             "weight": (rd_kind[len(slots):][j] == 1).astype(float)}
+    r, j = np.nonzero(rd_on & ok[:, None])
+    read = {"plan": new[r], "kind": rd_kind[j], "count": rd_count[r, j], "each": rd_each[r, j],
+            "weight": (rd_kind[j] == 1).astype(float)}
+    r, j = np.nonzero(h_on & ok[:, None])
+    host_t = {"plan": new[r], "kind": named_kind[rd_on.shape[1]:][j],
+              "bytes": _matrix([b for _, b, _ in hosts], n)[r, j]}
+    return PlanTable({k: _per_plan(v, keep) for k, v in cols.items()},
+                     {k: _per_plan(v, keep, object) for k, v in label.items()}, src[keep], xfer, stage, read, host_t,
+                     read_order[keep])
+
+
+# ---------------------------------------------------------------- layer shapes as columns
 @lru_cache(maxsize=65536)
 def _rows_sum(sh: ConvShape, bands: int) -> int:
     """Input rows read by ``bands`` output-row bands (kernel halo rows counted once per band)."""
-    return sum(sh.input_rows(a, b) for a, b in _bands(sh.oh, bands))
+    size = math.ceil(sh.oh / bands)
+    return sum(sh.input_rows(a, min(sh.oh, a + size)) for a in range(0, sh.oh, size))
 
 
 @lru_cache(maxsize=65536)
@@ -164,335 +247,382 @@ def _cols_sum(sh: ConvShape, ow_seg: int) -> int:
     return sum(sh.input_cols(i, min(sh.ow, i + ow_seg)) for i in range(0, sh.ow, ow_seg))
 
 
-@lru_cache(maxsize=16384)
-def conv_plans(sh: ConvShape, m: Mapping, hw: Hw, ctx: Ctx, pool_pass: PoolPass | None = None) -> list[Plan]:
-    """Every schedule of a conv/pool mapping (one, or with/without staged weights)."""
-    if m.pattern == "single":
-        return [_emaxv_plan(sh, m, hw)]
-    out = []
-    for stage_w, psum_dram in ((False, False), (True, False), (False, True)):
-        if psum_dram and hw.spm_bytes == 0:
-            continue  # without an SPM the partial sums are in DRAM anyway
-        p = _emaxvr_plan(sh, m, hw, ctx, stage_w, pool_pass, psum_dram)
-        if p is not None:
-            out.append(p)
+_CONV = ("groups", "ic", "oc", "kh", "kw", "stride", "h", "w", "oh", "ow", "kh_ext", "kw_ext")
+_FC = ("inputs", "outputs", "batch")
+
+
+def shape_columns(shapes: Sequence[ConvShape | FCShape], idx: np.ndarray) -> dict[str, np.ndarray]:
+    """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers)."""
+    conv = isinstance(shapes[0], ConvShape) if shapes else True
+    names = _CONV if conv else _FC
+    tab = {k: np.array([getattr(sh, k) for sh in shapes], dtype=np.int64) for k in names}
+    if conv:
+        tab["mac"] = np.array([sh.op == "mac" for sh in shapes], dtype=bool)
+        tab["vk"] = np.array([sh.valid_kernel_rows() for sh in shapes], dtype=np.int64)
+        tab["rows_all"] = np.array([sh.input_rows(0, sh.oh) for sh in shapes], dtype=np.int64)
+    return {k: v[idx] for k, v in tab.items()}
+
+
+def _lookup(fn, shapes: Sequence[ConvShape], idx: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``fn(shapes[idx[k]], x[k])`` for every row k."""
+    x = np.asarray(x, dtype=np.int64)
+    span = int(x.max()) + 1 if len(x) else 1
+    pairs, inv = np.unique(np.asarray(idx, dtype=np.int64) * span + x, return_inverse=True)
+    return np.array([fn(shapes[i], int(v)) for i, v in zip(pairs // span, pairs % span)],
+                    dtype=np.int64)[inv.reshape(-1)]
+
+
+def _cdiv(a, b):
+    """Ceiling of the integer quotient a / b."""
+    return -(-a // b)
+
+
+def _ints(r: dict[str, np.ndarray], *keys: str) -> list[np.ndarray]:
+    return [np.asarray(r[k], dtype=np.int64) for k in keys]
+
+
+def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
+    """Columns every plan has: its counts plus the mapping numbers and the fused pooling pass."""
+    out = {k: r[k] for k in ("rows_used", "regs", "alus", "macs", "icpar")}
+    out.update(cols)
+    out["other_ops"] = np.maximum(0, r["alus"] - r["macs"]) * cols["iterations"]
+    for k in ("ops", "iterations", "loop_ends", "regs", "rows_used"):
+        out[f"pool_{k}"] = r.get(f"pool_{k}", 0.0)
+    out["has_pool"] = r.get("has_pool", False)
     return out
 
 
-def _emaxv_plan(sh: ConvShape, m: Mapping, hw: Hw) -> Plan:
-    """EMAXV single-loop schedule (spec §2): everything through DRAM, nothing overlapped."""
-    e, c, g = hw.elem_bytes, hw.cols, sh.groups
-    passes = math.ceil(sh.ic / m.icpar) * math.ceil(sh.kh / m.khpar)
-    segs = _segments(sh, m)
-    n_seg = len(segs)
-    vk = sh.valid_kernel_rows()
-    col_bytes = sum(sh.input_cols(a, b) for a, b in segs) * e
-    starts = g * passes * sh.oh * n_seg * sh.oc
-    iters = g * passes * sh.oc * sh.oh * sh.ow
-    ops = g * sh.oc * sh.oh * sh.ow * sh.ic * sh.kh * sh.kw
+def _label(r: dict[str, np.ndarray], band_dim) -> dict[str, np.ndarray]:
+    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim, dtype=object)}
+
+
+# ---------------------------------------------------------------- EMAXV (single loop)
+def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTable:
+    """EMAXV single-loop schedule (spec §2) of every row of ``r``: everything through DRAM, nothing overlapped.
+
+    ``r``: :func:`~archmodels.emax_mapper.mapping_columns` plus ``shape`` (index into ``shapes``), ``cols``,
+    ``spm`` (bytes), ``elem`` (bytes).
+    """
+    n = len(r["icpar"])
+    x = shape_columns(shapes, r["shape"])
+    g, ic, oc, kh, kw, oh, ow = (x[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow"))
+    e, c, icpar, khpar, ow_seg, dup = _ints(r, "elem", "cols", "icpar", "khpar", "ow_seg", "dup_rows")
+    passes = _cdiv(ic, icpar) * _cdiv(kh, khpar)
+    n_seg = _cdiv(ow, ow_seg)
+    vk = x["vk"]
+    col_bytes = _lookup(_cols_sum, shapes, r["shape"], ow_seg) * e
+    starts = g * passes * oh * n_seg * oc
+    iters = g * passes * oc * oh * ow
+    ops = g * oc * oh * ow * ic * kh * kw
     # inputs: per (pass, output row, segment) the valid kernel rows of the pass's channels, once per load row
-    in_xfers = g * sh.ic * vk * n_seg * m.dup_rows
-    in_bursts = g * passes * sh.oh * n_seg
-    in_bytes = g * sh.ic * vk * col_bytes * m.dup_rows
-    psum_rows = g * (passes - 1) * sh.oc * sh.oh * n_seg
-    out_rows = g * sh.oc * sh.oh * n_seg
-    xf = [
-        Xfer("input", "dram", False, "load", in_bursts, in_xfers / in_bursts, in_bytes / in_xfers, c),
-        Xfer("psum", "dram", False, "load", psum_rows, 1, sh.ow * e / n_seg, 1),
-        Xfer("psum", "dram", True, "drain", psum_rows, 1, sh.ow * e / n_seg, 1),
-        Xfer("output", "dram", True, "drain", out_rows, 1, sh.ow * e / n_seg, 1),
-    ]
-    weights = (g * sh.oc * sh.ic * sh.kh * sh.kw + g * sh.oc) * e if sh.op == "mac" else 0.0
-    delivered = sum(x.bytes for x in xf if not x.write)
-    stored = sum(x.bytes for x in xf if x.write)
-    return Plan(m, ops, passes, starts, starts, 1, "-", iters, starts, tuple(xf),
-                host_reads=(("weight", weights),), lmm_read=iters * m.load_bytes_per_iter + stored,
-                lmm_write=delivered + stored, psum_home="dram" if passes > 1 else "-", op=sh.op)
+    in_xfers = g * ic * vk * n_seg * dup
+    in_bursts = g * passes * oh * n_seg
+    in_bytes = g * ic * vk * col_bytes * dup
+    psum_rows = g * (passes - 1) * oc * oh * n_seg
+    out_rows = g * oc * oh * n_seg
+    with np.errstate(divide="ignore", invalid="ignore"):
+        row = ow * e / n_seg
+        slots = [
+            _Slot("input", False, _LOAD, True, in_bursts, in_xfers / in_bursts, in_bytes / in_xfers, c),
+            _Slot("psum", False, _LOAD, True, psum_rows, 1, row, 1),
+            _Slot("psum", True, _DRAIN, True, psum_rows, 1, row, 1),
+            _Slot("output", True, _DRAIN, True, out_rows, 1, row, 1),
+        ]
+    weights = np.where(x["mac"], (g * oc * ic * kh * kw + g * oc) * e, 0.0)
+    cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=ops, passes=passes,
+                      starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=x["mac"],
+                      psum_home=np.where(passes > 1, _DRAM, _NONE), stage_w=False)
+    return _assemble(n, np.ones(n, bool), np.arange(n), cols, _label(r, "-"), slots, [], [("weight", weights, True)],
+                     r["load_bytes_per_iter"])
 
 
-def _emaxvr_plan(sh: ConvShape, m: Mapping, hw: Hw, ctx: Ctx, stage_w: bool, pool_pass: PoolPass | None,
-                 psum_dram: bool = False) -> Plan | None:
-    e, c, S = hw.elem_bytes, hw.cols, hw.spm_bytes
-    mac = sh.op == "mac"
-    outer = m.order[-1]
-    g, gpar = sh.groups, m.gpar
-    g2 = math.ceil(g / gpar)
-    passes = math.ceil(sh.ic / m.icpar) * math.ceil(sh.kh / m.khpar)
-    segs = _segments(sh, m)
-    n_seg = len(segs)
-    z = math.ceil(sh.oc / m.oc_chunk)
-    oc_iters = sum(math.ceil(min(m.oc_chunk, sh.oc - i) / m.oc_par) for i in range(0, sh.oc, m.oc_chunk))
-    out_g = sh.oc * sh.oh * sh.ow * e
-    out_total = g * out_g
-    in_total = g * sh.ic * sh.h * sh.w * e
-    w_group = (sh.oc * sh.ic * sh.kh * sh.kw + sh.oc) * e if mac else 0.0
-    pooled_total = (g * sh.oc * ctx.pool.oh * ctx.pool.ow * e) if ctx.pool is not None else 0.0
-    per_band_pool = ctx.pool is not None and ctx.pool_schedule == "per_band"
-    if stage_w and (not mac or outer != "OH" or S == 0 or w_group * gpar > S):
-        return None
-    if psum_dram and (passes == 1 or per_band_pool or stage_w or (ctx.keep_output and ctx.pool is None)):
-        return None
+# ---------------------------------------------------------------- EMAXVR (loop nests, SPM)
+#: (stage weights in the SPM, partial sums in DRAM) of the schedules tried per mapping, in order
+VR_VARIANTS = ((False, False), (True, False), (False, True))
+
+
+def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTable:
+    """Every EMAXVR schedule (:data:`VR_VARIANTS`) of every row of ``r`` that fits (see module docstring).
+
+    ``r``: as for :func:`emaxv_plans`, plus the context (``resident``: the input is in the SPM; ``keep``:
+    leave the output there; ``has_pool``: run the fused pooling pass after the convolution, ``per_band``
+    if per band, its output ``pool_oh`` x ``pool_ow`` and ``pool_*`` numbers). Plans come row by row,
+    variants in order; ``src`` names the row.
+    """
+    n0 = len(r["icpar"])
+    rep = np.repeat(np.arange(n0), len(VR_VARIANTS))
+    var = np.tile(np.arange(len(VR_VARIANTS)), n0)
+    v = {k: np.asarray(a)[rep] for k, a in r.items()}
+    v.update(stage_w=np.array([s[0] for s in VR_VARIANTS])[var], psum_dram=np.array([s[1] for s in VR_VARIANTS])[var],
+             src=rep)
+    v.update(shape_columns(shapes, v["shape"]))
+    ok = _vr_spm_plan(v)
+    return _vr_traffic(shapes, {k: a[ok] for k, a in v.items()})
+
+
+def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
+    """Which rows of ``v`` have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so
+    that one accumulation unit fits, where partial sums live, staged inputs, the SPM need."""
+    stage_w, psum_dram, mac = v["stage_w"], v["psum_dram"], v["mac"]
+    g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (v[k] for k in _CONV)
+    e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
+        v, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
+    oh_out = v["outer"] == "OH"
+    rows_m, swap_m = v["mode"] == "rows", v["mode"] == "swap"
+    in_res, keep, has_pool = (np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool"))
+    bad = psum_dram & (S == 0)  # without an SPM the partial sums are in DRAM anyway
+    passes = _cdiv(ic, icpar) * _cdiv(kh, khpar)
+    n_seg = _cdiv(ow, ow_seg)
+    out_total = g * (oc * oh * ow * e)
+    in_total = g * ic * h * w * e
+    w_group = np.where(mac, (oc * ic * kh * kw + oc) * e, 0)
+    pooled_total = np.where(has_pool, g * oc * p_oh * p_ow * e, 0.0)
+    per_band_pool = has_pool & np.asarray(v["per_band"], dtype=bool)
+    bad |= stage_w & (~mac | ~oh_out | (S == 0) | (w_group * gpar > S))
+    bad |= psum_dram & ((passes == 1) | per_band_pool | stage_w | (keep & ~has_pool))
 
     # ---- SPM plan: bands of the outermost loop so that one accumulation unit fits ----
-    resident = in_total if ctx.input_resident else 0.0
-    span = min(sh.w, (m.ow_seg - 1) * sh.stride + sh.kw_ext)
-    if m.input_mode == "rows":  # rolling window of the pass's input rows
-        staged = m.icpar * gpar * min(sh.h, sh.kh_ext + sh.stride) * span * e
-    elif m.input_mode == "swap":  # the pass's input planes (and the next pass's)
-        staged = 2 * m.icpar * gpar * sh.h * span * e
-    else:
-        staged = 0.0
-    units = sh.oh if outer == "OH" else math.ceil(sh.oc / m.oc_par)
+    resident = np.where(in_res, in_total, 0.0)
+    span = np.minimum(w, (ow_seg - 1) * stride + kw_ext)
+    staged = np.where(rows_m, icpar * gpar * np.minimum(h, kh_ext + stride) * span * e,
+                      np.where(swap_m, 2 * icpar * gpar * h * span * e, 0))
+    units = np.where(oh_out, oh, _cdiv(oc, ocp))
 
-    def unit_bytes(t: int) -> float:
-        if outer == "OH":
-            return gpar * min(sh.oc, m.oc_chunk) * math.ceil(sh.oh / t) * m.ow_seg * e
-        return gpar * min(m.oc_chunk, math.ceil(units / t) * m.oc_par) * sh.oh * m.ow_seg * e
+    def unit_bytes(t: np.ndarray) -> np.ndarray:
+        return np.where(oh_out, gpar * np.minimum(oc, oc_chunk) * _cdiv(oh, t) * ow_seg * e,
+                        gpar * np.minimum(oc_chunk, _cdiv(units, t) * ocp) * oh * ow_seg * e)
 
-    needs_unit = passes > 1 or per_band_pool
-    smallest = unit_bytes(units) if needs_unit else 0.0
-    stage_in = (S > 0 and staged > 0 and not ctx.input_resident and resident + staged + smallest <= S)
-    if m.input_mode == "swap" and S > 0 and not (stage_in or ctx.input_resident):
-        return None  # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
+    needs_unit = (passes > 1) | per_band_pool
+    smallest = np.where(needs_unit, unit_bytes(units), 0)
+    stage_in = (S > 0) & (staged > 0) & ~in_res & (resident + staged + smallest <= S)
+    # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
+    bad |= swap_m & (S > 0) & ~(stage_in | in_res)
     # output-row bands keep the kernel halo rows of every input channel so a band boundary re-reads nothing
-    halo_keep = (sh.ic * gpar * max(0, sh.kh_ext - sh.stride) * span * e
-                 if (stage_in and m.input_mode == "rows" and outer == "OH") else 0.0)
-    fixed = resident + (staged if stage_in else 0.0) + (w_group * gpar if stage_w else 0.0)
-    bands, psum_home = 1, ("spm" if passes > 1 else "-")
-    if ctx.keep_output and ctx.pool is None:  # the whole output stays: no bands
-        need = fixed + out_total
-        if S == 0 or need > S:
-            return None
-        spm_need = need
-    elif ctx.keep_output and pooled_total > S - resident:
-        return None
-    elif S == 0:
-        psum_home = "dram" if passes > 1 else "-"
-        spm_need = 0.0
-    elif psum_dram:  # partial sums in DRAM (an address choice, spec §3 item 3): no bands, more traffic
-        psum_home = "dram"
-        spm_need = fixed
-    elif needs_unit:
-        def need(t: int) -> float:
-            return fixed + (halo_keep if t > 1 else 0.0) + unit_bytes(t)
+    halo_keep = np.where(stage_in & rows_m & oh_out, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
+    fixed = resident + np.where(stage_in, staged, 0.0) + np.where(stage_w, w_group * gpar, 0.0)
 
-        t = _first_band_count(units, need, S)
-        if t == 0:
-            return None
-        bands = t
-        spm_need = need(t)
-    else:
-        if fixed > S:
-            return None
-        spm_need = fixed
-    if stage_w and bands == 1 and n_seg == 1:
-        return None  # staging weights only pays off when they would be re-read
-    t_oh = bands if outer == "OH" else 1
-    t_oc = bands if outer == "OC" else 1
+    def need(t: np.ndarray) -> np.ndarray:
+        return fixed + np.where(t > 1, halo_keep, 0.0) + unit_bytes(t)
+
+    keep_all = keep & ~has_pool  # the whole output stays: no bands
+    keep_pooled = ~keep_all & keep & (pooled_total > S - resident)
+    no_spm = ~keep_all & ~keep_pooled & (S == 0)
+    in_dram = ~keep_all & ~keep_pooled & ~no_spm & psum_dram  # an address choice (spec §3 item 3): more traffic
+    banded = ~keep_all & ~keep_pooled & ~no_spm & ~in_dram & needs_unit
+    plain = ~(keep_all | keep_pooled | no_spm | in_dram | banded)
+    t0 = _first_band_count(units, need, S)
+    t = np.maximum(t0, 1)
+    bad |= keep_all & ((S == 0) | (fixed + out_total > S))
+    bad |= keep_pooled
+    bad |= banded & (t0 == 0)
+    bad |= plain & (fixed > S)
+    bands = np.where(banded, t, 1)
+    psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
+    spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need(t)], fixed)
+    bad |= stage_w & (bands == 1) & (n_seg == 1)  # staging weights only pays off when they would be re-read
+    v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, stage_in=stage_in, halo_keep=halo_keep, passes=passes,
+             n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total, per_band_pool=per_band_pool)
+    return ~bad
+
+
+def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTable:
+    """The counts and transfers of EMAXVR schedules ``v`` (rows that fit, with their SPM plan)."""
+    n = len(v["src"])
+    g, ic, oc, kh, kw, oh, ow = (v[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow"))
+    e, c, S, icpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
+        v, "elem", "cols", "spm", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh",
+        "pool_ow")
+    pat_a, oh_out = v["pattern"] == "A", v["outer"] == "OH"
+    rows_m, res_m, swap_m = (v["mode"] == k for k in ("rows", "resident", "swap"))
+    in_res, keep, has_pool, mac, stage_w, stage_in = (
+        np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool", "mac", "stage_w", "stage_in"))
+    bands, psum_home, halo_keep, passes, n_seg = (v[k] for k in ("bands", "psum_home", "halo_keep", "passes", "n_seg"))
+    out_total, w_group, pooled_total, per_band_pool = (v[k] for k in ("out_total", "w_group", "pooled_total",
+                                                                       "per_band_pool"))
+    g2 = _cdiv(g, gpar)
+    z = _cdiv(oc, oc_chunk)
+    oc_iters = oc // oc_chunk * _cdiv(oc_chunk, ocp) + np.where(oc % oc_chunk > 0, _cdiv(oc % oc_chunk, ocp), 0)
+    t_oh = np.where(oh_out, bands, 1)
+    t_oc = np.where(oh_out, 1, bands)
 
     # ---- counts per group (bytes) and per group batch (starts, iterations) ----
     starts = g2 * z * n_seg * passes
     activations = starts * bands
-    iters = g2 * passes * oc_iters * sh.oh * sum(math.ceil((b - a) / m.px_par) for a, b in segs)
-    loop_ends = g2 * passes * oc_iters * sh.oh * n_seg
-    ops = g * sh.oc * sh.oh * sh.ow * sh.ic * sh.kh * sh.kw
-    cols_sum = _cols_sum(sh, m.ow_seg)
-    rows_band_sum = _rows_sum(sh, t_oh)
-    vk = sh.valid_kernel_rows()
-    row_b = cols_sum / n_seg * e  # bytes of one input row segment
-    in_par = max(1, c // 2) if m.pattern == "A" else c
-    xf: list[Xfer] = []
-    stage: list[tuple[str, float, float]] = []
-    spm_r = spm_w = 0.0
+    seg_iters = (n_seg - 1) * _cdiv(ow_seg, pxp) + _cdiv(ow - (n_seg - 1) * ow_seg, pxp)
+    iters = g2 * passes * oc_iters * oh * seg_iters
+    loop_ends = g2 * passes * oc_iters * oh * n_seg
+    ops = g * oc * oh * ow * ic * kh * kw
+    rows_band_sum = _lookup(_rows_sum, shapes, v["shape"], t_oh)
+    vk = v["vk"]
+    row_b = _lookup(_cols_sum, shapes, v["shape"], ow_seg) / n_seg * e  # bytes of one input row segment
+    in_par = np.where(pat_a, np.maximum(1, c // 2), c)
+    halo = halo_keep != 0
 
     # inputs
-    if m.input_mode == "rows":
-        deliveries = sh.ic * vk * n_seg * z * t_oc
-        touched = sh.input_rows(0, sh.oh) if halo_keep else rows_band_sum
-        dram_rows = sh.ic * touched * n_seg * z * t_oc
-    elif m.input_mode == "resident":
-        deliveries = sh.ic * rows_band_sum * n_seg * z * t_oc
-        dram_rows = deliveries
-    else:  # swap: re-streamed for every output-channel iteration
-        deliveries = sh.ic * vk * n_seg * oc_iters
-        dram_rows = sh.ic * rows_band_sum * n_seg * t_oc
-    deliveries *= g
-    dram_rows *= g
-    if ctx.input_resident:
-        in_src = "spm"
-        spm_r += deliveries * row_b
-    elif stage_in:
-        in_src = "spm"
-        # full-width rows of a channel are contiguous: staged as one transfer per channel and band
-        regions = g * sh.ic * n_seg * z * t_oc * (t_oh if not halo_keep else 1)
-        if n_seg == 1 and m.input_mode != "resident":
-            stage.append(("input", regions, dram_rows * row_b / regions))
-        else:
-            stage.append(("input", dram_rows, row_b))
-        spm_w += dram_rows * row_b
-        spm_r += deliveries * row_b
-    else:
-        in_src = "dram"
-    if m.input_mode == "rows":  # at each output row
-        in_bursts = g2 * passes * z * n_seg * sh.oh
-    elif m.input_mode == "swap":  # at each output row of each output-channel iteration
-        in_bursts = g2 * passes * n_seg * oc_iters * sh.oh
-    else:  # once per start
-        in_bursts = activations
-    in_bursts = max(in_bursts, 1)
+    deliveries = np.select([rows_m, res_m], [ic * vk * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
+                           ic * vk * n_seg * oc_iters) * g
+    touched = np.where(halo, v["rows_all"], rows_band_sum)
+    dram_rows = np.select([rows_m, res_m], [ic * touched * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
+                          ic * rows_band_sum * n_seg * t_oc) * g
+    spm_r = np.where(in_res | stage_in, deliveries * row_b, 0.0)
+    spm_w = np.where(stage_in, dram_rows * row_b, 0.0)
+    # full-width rows of a channel are contiguous: staged as one transfer per channel and band
+    regions = g * ic * n_seg * z * t_oc * np.where(halo, 1, t_oh)
+    one = (n_seg == 1) & ~res_m
+    stages = [("input", np.where(one, regions, dram_rows), np.where(one, dram_rows * row_b / regions, row_b), stage_in)]
+    # at each output row (rows), each output row of each output-channel iteration (swap), once per start (resident)
+    in_bursts = np.select([rows_m, swap_m], [g2 * passes * z * n_seg * oh, g2 * passes * n_seg * oc_iters * oh],
+                          activations)
+    in_bursts = np.maximum(in_bursts, 1)
     # broadcast: each channel's rows needed at a burst go out as one transfer (spec §3 item 2)
-    per = min(deliveries / in_bursts, gpar * m.icpar) if deliveries else 0.0
-    each = deliveries * row_b / (in_bursts * per) if per else 0.0
-    xf += _split_first("input", in_src, False, in_bursts, per, each, in_par, activations)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d_b = deliveries / in_bursts
+        per = np.where(deliveries != 0, np.where(gpar * icpar < d_b, gpar * icpar, d_b), 0.0)
+        each = np.where(per != 0, deliveries * row_b / (in_bursts * per), 0.0)
+    slots = _split_first("input", ~(in_res | stage_in), in_bursts, per, each, in_par)
 
     # weights (one transfer per kernel LMM per start; re-read per output-row band and per segment)
-    if mac:
-        bias_g = sh.oc * e
-        w_deliv_bytes = g * (w_group - bias_g) * t_oh * n_seg
-        w_count = max(activations * m.kernel_lmms, 1)
-        w_src = "spm" if stage_w else "dram"
-        if stage_w:
-            n_chunks = math.ceil(g * w_group / 4096)
-            stage.append(("weight", n_chunks, g * w_group / n_chunks))
-            spm_w += g * w_group
-            spm_r += w_deliv_bytes
-        xf += _split_first("weight", w_src, False, activations, w_count / activations, w_deliv_bytes / w_count,
-                           in_par if m.pattern == "A" else c, activations)
-        # bias: to the bottom PEs with the first pass of every accumulation unit
-        units_act = g2 * z * n_seg * bands
-        xf += _split_first("weight", w_src, False, units_act, 1, g * bias_g * t_oh * n_seg / units_act, 1, activations)
+    bias_g = oc * e
+    w_deliv = g * (w_group - bias_g) * t_oh * n_seg
+    w_count = np.maximum(activations * klmm, 1)
+    n_chunks = np.ceil(g * w_group / 4096)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stages.append(("weight", n_chunks, g * w_group / n_chunks, stage_w))
+    spm_w = spm_w + np.where(stage_w, g * w_group, 0.0)
+    spm_r = spm_r + np.where(stage_w, w_deliv, 0.0)
+    slots += _split_first("weight", ~stage_w, activations, w_count / activations, w_deliv / w_count,
+                          np.where(pat_a, in_par, c), mac)
+    # bias: to the bottom PEs with the first pass of every accumulation unit
+    units_act = g2 * z * n_seg * bands
+    slots += _split_first("weight", ~stage_w, units_act, 1, g * bias_g * t_oh * n_seg / units_act, 1, mac)
 
-    # partial sums between passes, and the final output rows
-    # partial sums / outputs move at each end of the OW loop (a row per channel) when OH is the outer
-    # loop, or as the whole OH x OW block of a channel at each OH-loop end when OC is outer (spec §3.1)
-    gran = sh.oh if outer == "OC" else 1
-    psum_rows = g * (passes - 1) * sh.oc * sh.oh * n_seg / gran
-    out_rows = g * sh.oc * sh.oh * n_seg / gran
-    row_out = sh.ow * e / n_seg * gran
-    o_par = 1 if m.pattern == "A" else c
-    if psum_rows:
-        src = "spm" if psum_home == "spm" else "dram"
-        per = max(1, gpar * m.oc_par)
-        xf += _split_first("psum", src, False, psum_rows / per, per, row_out, o_par, activations)
-        xf.append(Xfer("psum", src, True, "pdrain", psum_rows / per, per, row_out, o_par))
-        if src == "spm":
-            spm_r += psum_rows * row_out
-            spm_w += psum_rows * row_out
-    spill = 0.0
-    per = max(1, gpar * m.oc_par)
-    if ctx.pool is not None and not per_band_pool:  # the SPM keeps what it can of the result (and the kept pooled output)
-        spill = max(0.0, out_total - (S - (pooled_total if ctx.keep_output else 0.0)))
-    if ctx.keep_output or ctx.pool is not None:
-        in_spm = out_total - spill
-        xf += _split_last("output", "spm", out_rows / per * in_spm / out_total, per, row_out, o_par)
-        spm_w += in_spm
-        if spill:
-            xf += _split_last("spill", "dram", out_rows / per * spill / out_total, per, row_out, o_par)
-    else:
-        xf += _split_last("output", "dram", out_rows / per, per, row_out, o_par)
+    # partial sums between passes, and the final output rows: they move at each end of the OW loop (a row per
+    # channel) when OH is the outer loop, or as the whole OH x OW block of a channel at each OH-loop end when
+    # OC is outer (spec §3.1)
+    gran = np.where(oh_out, 1, oh)
+    psum_rows = g * (passes - 1) * oc * oh * n_seg / gran
+    out_rows = g * oc * oh * n_seg / gran
+    row_out = ow * e / n_seg * gran
+    o_par = np.where(pat_a, 1, c)
+    per = np.maximum(1, gpar * ocp)
+    has_ps = psum_rows != 0
+    ps_dram = psum_home != _SPM
+    slots += _split_first("psum", ps_dram, psum_rows / per, per, row_out, o_par, has_ps)
+    slots.append(_Slot("psum", True, _PDRAIN, ps_dram, psum_rows / per, per, row_out, o_par, has_ps))
+    spm_r = spm_r + np.where(has_ps & ~ps_dram, psum_rows * row_out, 0.0)
+    spm_w = spm_w + np.where(has_ps & ~ps_dram, psum_rows * row_out, 0.0)
+    # the SPM keeps what it can of the result (and the kept pooled output)
+    spill = np.where(has_pool & ~per_band_pool,
+                     np.maximum(0.0, out_total - (S - np.where(keep, pooled_total, 0.0))), 0.0)
+    to_spm = keep | has_pool
+    in_spm = out_total - spill
+    slots += _split_last("output", ~to_spm, np.where(to_spm, out_rows / per * in_spm / out_total, out_rows / per),
+                         per, row_out, o_par)
+    spm_w = spm_w + np.where(to_spm, in_spm, 0.0)
+    slots += _split_last("spill", True, out_rows / per * spill / out_total, per, row_out, o_par, to_spm & (spill != 0))
 
-    pool = None
-    if ctx.pool is not None:
-        pool = pool_pass
-        # the pooling pass reads the conv result plane by plane (SPM part + spilled part), writes pooled planes
-        chunk = float(sh.oh * sh.ow * e)
-        if spill:
-            xf.append(Xfer("spill", "dram", False, "pool", spill / chunk, 1, chunk, c))
-        xf.append(Xfer("output", "spm", False, "pool", (out_total - spill) / chunk, 1, chunk, c))
-        spm_r += out_total - spill
-        prow = ctx.pool.oh * ctx.pool.ow * e
-        dst = "spm" if ctx.keep_output else "dram"
-        xf.append(Xfer("output", dst, True, "pool", pooled_total / prow, 1, prow, c))
-        if dst == "spm":
-            spm_w += pooled_total
-    delivered = sum(x.bytes for x in xf if not x.write and x.phase != "pool")
-    stored = sum(x.bytes for x in xf if x.write and x.phase != "pool")
-    return Plan(m, ops, passes, starts, activations, bands, {"OH": "output-row", "OC": "output-channel"}[outer],
-                iters, loop_ends, tuple(xf), tuple(stage), spm_read=spm_r, spm_write=spm_w,
-                lmm_read=iters * m.load_bytes_per_iter + stored, lmm_write=delivered + stored,
-                psum_home=psum_home, stage_w=stage_w, spm_need=spm_need, pool=pool, keep_output=ctx.keep_output,
-                op=sh.op)
+    # the pooling pass reads the conv result plane by plane (SPM part + spilled part), writes pooled planes
+    chunk = (oh * ow * e).astype(float)
+    prow = np.maximum(p_oh * p_ow * e, 1)
+    slots.append(_Slot("spill", False, _POOL, True, spill / chunk, 1, chunk, c, has_pool & (spill != 0)))
+    slots.append(_Slot("output", False, _POOL, False, (out_total - spill) / chunk, 1, chunk, c, has_pool))
+    spm_r = spm_r + np.where(has_pool, out_total - spill, 0.0)
+    slots.append(_Slot("output", True, _POOL, ~keep, pooled_total / prow, 1, prow, c, has_pool))
+    spm_w = spm_w + np.where(has_pool & keep, pooled_total, 0.0)
+
+    cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
+                      starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
+                      psum_home=psum_home, stage_w=stage_w)
+    return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, np.where(oh_out, "output-row", "output-channel")),
+                     slots, stages, [], v["load_bytes_per_iter"])
 
 
-def _first_band_count(units: int, need, budget: float) -> int:
+def _first_band_count(units: np.ndarray, need, budget: np.ndarray) -> np.ndarray:
     """Smallest band count t in 1..units with need(t) <= budget (need is non-increasing), 0 if none."""
-    if need(units) > budget:
-        return 0
-    if need(1) <= budget:
-        return 1
-    lo, hi = 1, units  # need(lo) > budget >= need(hi)
-    while hi - lo > 1:
+    ones = np.ones_like(units)
+    top, single = need(units) > budget, need(ones) <= budget
+    lo, hi = ones, units.copy()  # need(lo) > budget >= need(hi)
+    search = ~top & ~single
+    while True:
+        go = search & (hi - lo > 1)
+        if not go.any():
+            break
         mid = (lo + hi) // 2
-        if need(mid) <= budget:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def _split_first(kind, src, write, bursts, per_burst, bytes_each, par, activations) -> list[Xfer]:
-    """The first burst is loaded before EXEC (LOAD); the rest overlap EXEC (PLOAD)."""
-    if bursts <= 0 or per_burst <= 0:
-        return []
-    first = min(1.0, bursts)
-    out = [Xfer(kind, src, write, "load", first, per_burst, bytes_each, par)]
-    if bursts > first:
-        out.append(Xfer(kind, src, write, "pload", bursts - first, per_burst, bytes_each, par))
-    return out
-
-
-def _split_last(kind, dst, bursts, per_burst, bytes_each, par) -> list[Xfer]:
-    """Results drain during EXEC (PDRAIN) except the last burst (DRAIN)."""
-    if bursts <= 0:
-        return []
-    last = min(1.0, bursts)
-    out = [Xfer(kind, dst, True, "drain", last, per_burst, bytes_each, par)]
-    if bursts > last:
-        out.append(Xfer(kind, dst, True, "pdrain", bursts - last, per_burst, bytes_each, par))
-    return out
+        fits = need(mid) <= budget
+        hi = np.where(go & fits, mid, hi)
+        lo = np.where(go & ~fits, mid, lo)
+    return np.where(top, 0, np.where(single, 1, hi))
 
 
 # ---------------------------------------------------------------- FC / dense products
-@lru_cache(maxsize=4096)
-def fc_plan(sh: FCShape, m: Mapping, hw: Hw, ctx: Ctx) -> Plan | None:
-    """FC schedule (spec §3.1): per (pass, chunk) load the weights, then one start per vector."""
-    e, c, S = hw.elem_bytes, hw.cols, hw.spm_bytes
-    passes = math.ceil(sh.inputs / m.icpar)
-    chunks = math.ceil(sh.outputs / m.oc_chunk)
-    n = sh.batch
-    starts = passes * chunks * n
-    iters = passes * sh.outputs * n
-    w_bytes = (sh.inputs * sh.outputs + sh.outputs) * e
-    w_count = sh.inputs * chunks  # one transfer per MAC PE's LMM per (pass, chunk): no broadcast
-    xf = [Xfer("weight", "dram", False, "load" if not m.pload else "pload", passes * chunks,
-               w_count / (passes * chunks), w_bytes / w_count, c)]
-    if m.pload:  # the first chunk cannot overlap anything
-        first = Xfer("weight", "dram", False, "load", 1, w_count / (passes * chunks), w_bytes / w_count, c)
-        xf = [first, Xfer("weight", "dram", False, "pload", passes * chunks - 1, first.per_burst, first.bytes_each, c)]
-    psum_vec = sh.outputs * n * e
-    psum_home = "-" if passes == 1 else ("spm" if 0 < psum_vec <= S - (sh.inputs * n * e if ctx.input_resident else 0) else "dram")
-    if ctx.keep_output and S < psum_vec + (sh.inputs * n * e if ctx.input_resident else 0):
-        return None
-    row = sh.outputs / chunks * e
-    spm_r = spm_w = 0.0
-    if passes > 1:
-        cnt = (passes - 1) * chunks * n
-        xf.append(Xfer("psum", psum_home, False, "load", cnt, 1, row, 1))
-        xf.append(Xfer("psum", psum_home, True, "drain", cnt, 1, row, 1))
-        if psum_home == "spm":
-            spm_r += cnt * row
-            spm_w += cnt * row
-    dst = "spm" if ctx.keep_output else "dram"
-    xf.append(Xfer("output", dst, True, "drain", chunks * n, 1, row, 1))
-    if dst == "spm":
-        spm_w += sh.outputs * n * e
-    in_bytes = sh.inputs * n * e
-    host = (("input", 0.0 if ctx.input_resident else in_bytes),)
-    if ctx.input_resident:
-        spm_r += in_bytes
-    delivered = sum(x.bytes for x in xf if not x.write)
-    stored = sum(x.bytes for x in xf if x.write)
-    return Plan(m, sh.inputs * sh.outputs * n, passes, starts, starts, 1, "-", iters, starts, tuple(xf),
-                host_reads=host, spm_read=spm_r, spm_write=spm_w,
-                lmm_read=iters * m.load_bytes_per_iter + stored, lmm_write=delivered + stored,
-                psum_home=psum_home, spm_need=psum_vec if psum_home == "spm" else 0.0, keep_output=ctx.keep_output)
+def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
+    """FC schedule (spec §3.1) of every row of ``r``: per (pass, chunk) load the weights, then one start per
+    vector. ``r`` as for :func:`emaxvr_plans` (no pooling)."""
+    n = len(r["icpar"])
+    x = shape_columns(shapes, r["shape"])
+    inputs, outputs, nb = x["inputs"], x["outputs"], x["batch"]
+    e, c, S, icpar, oc_chunk = _ints(r, "elem", "cols", "spm", "icpar", "oc_chunk")
+    pload = np.asarray(r["pload"], dtype=bool)
+    in_res, keep = (np.asarray(r[k], dtype=bool) for k in ("resident", "keep"))
+    passes = _cdiv(inputs, icpar)
+    chunks = _cdiv(outputs, oc_chunk)
+    starts = passes * chunks * nb
+    iters = passes * outputs * nb
+    w_bytes = (inputs * outputs + outputs) * e
+    w_count = inputs * chunks  # one transfer per MAC PE's LMM per (pass, chunk): no broadcast
+    pc = passes * chunks
+    # with PLOAD the first chunk cannot overlap anything
+    slots = [_Slot("weight", False, _LOAD, True, np.where(pload, 1, pc), w_count / pc, w_bytes / w_count, c),
+             _Slot("weight", False, _PLOAD, True, pc - 1, w_count / pc, w_bytes / w_count, c, pload)]
+    psum_vec = outputs * nb * e
+    res_in = np.where(in_res, inputs * nb * e, 0)
+    psum_home = np.where(passes == 1, _NONE, np.where((0 < psum_vec) & (psum_vec <= S - res_in), _SPM, _DRAM))
+    bad = keep & (S < psum_vec + res_in)
+    row = outputs / chunks * e
+    has_ps = passes > 1
+    cnt = (passes - 1) * chunks * nb
+    ps_dram = psum_home != _SPM
+    slots.append(_Slot("psum", False, _LOAD, ps_dram, cnt, 1, row, 1, has_ps))
+    slots.append(_Slot("psum", True, _DRAIN, ps_dram, cnt, 1, row, 1, has_ps))
+    spm_r = np.where(has_ps & ~ps_dram, cnt * row, 0.0)
+    spm_w = np.where(has_ps & ~ps_dram, cnt * row, 0.0)
+    slots.append(_Slot("output", True, _DRAIN, ~keep, chunks * nb, 1, row, 1))
+    spm_w = spm_w + np.where(keep, outputs * nb * e, 0.0)
+    in_bytes = inputs * nb * e
+    spm_r = spm_r + np.where(in_res, in_bytes, 0.0)
+    cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=inputs * outputs * nb,
+                      passes=passes, starts=starts, bands=1, spm_read=spm_r, spm_write=spm_w,
+                      spm_need=np.where(psum_home == _SPM, psum_vec, 0.0), mac=True, psum_home=psum_home,
+                      stage_w=False)
+    return _assemble(n, ~bad, np.arange(n), cols, _label(r, "-"), slots, [],
+                     [("input", np.where(in_res, 0.0, in_bytes), True)], r["load_bytes_per_iter"])
+
+
+def concat(tables: Sequence[PlanTable]) -> PlanTable:
+    """The plans of ``tables`` one table after another (``src`` kept as is)."""
+    offsets = np.cumsum([0] + [len(t) for t in tables])
+
+    def cat(get) -> dict[str, np.ndarray]:
+        out = {k: np.concatenate([get(t)[k] for t in tables]) for k in get(tables[0])}
+        if "plan" in out:
+            out["plan"] = np.concatenate([get(t)["plan"] + o for t, o in zip(tables, offsets)])
+        return out
+
+    return PlanTable(cat(lambda t: t.plan), cat(lambda t: t.label), np.concatenate([t.src for t in tables]),
+                     cat(lambda t: t.xfer), cat(lambda t: t.stage), cat(lambda t: t.read), cat(lambda t: t.host),
+                     np.concatenate([t.read_order for t in tables]))
+
+
+def schedule_label(tab: PlanTable, rows: np.ndarray) -> np.ndarray:
+    """``psum:HOME[, N DIM bands][, weights staged]`` of plans ``rows``."""
+    home = tab.plan["psum_home"][rows].astype(int)
+    bands = tab.plan["bands"][rows].astype(int)
+    out = []
+    for h, b, dim, st in zip(home, bands, tab.label["band_dim"][rows], tab.plan["stage_w"][rows]):
+        s = f"psum:{PSUM_HOMES[h]}"
+        if b > 1:
+            s += f", {b} {dim} bands"
+        if st:
+            s += ", weights staged"
+        out.append(s)
+    return np.array(out, dtype=object)

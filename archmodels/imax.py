@@ -31,8 +31,8 @@ What is modelled (details and every assumption: ``docs/models/imax.md``):
 Batch evaluation: the discrete part (tiling, layout statistics, the
 candidate schedules and their counts) is computed once per product and
 unique combination of (format, mapping, units, cols, lmm_kb, nchip,
-lmm_opt) and cached; clock and link bandwidth enter only the vectorised
-choice among candidates and the times.
+lmm_opt) and cached; clock and link bandwidth enter only the choice among
+candidates and the times, numpy over all (point, candidate) pairs at once.
 """
 
 from __future__ import annotations
@@ -153,8 +153,6 @@ class ImaxModel(Model):
         out = {k: np.full(n, np.nan) for k in S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt",
                                                             "blocks", "row_tiles", "col_tiles", "slots")}
         out.update({s: np.full(n, np.nan) for s in STATES})
-        out["ok"] = np.ones(n, dtype=bool)
-        out["reason"] = np.full(n, "", dtype=object)
         fcode = np.array([FORMATS.index(f) for f in fmt])
         mcode = np.array([C.MAPPINGS.index(m) for m in mapping])
         cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
@@ -163,36 +161,19 @@ class ImaxModel(Model):
         inv = np.asarray(inv).reshape(-1)
         clock_hz = pts["clock_mhz"] * 1e6
         bw = C.link_bytes_per_s(pts["link_gbps"])
-        for g, row in enumerate(uniq):
-            sel = np.flatnonzero(inv == g)
-            f_name, m_name = FORMATS[row[0]], C.MAPPINGS[row[1]]
-            units, ncols, lmm_kb, nchip, opt = (int(x) for x in row[2:])
-            sch = S.cached_schedule(key, f_name, m_name, units, ncols, lmm_kb, nchip, bool(opt))
-            p = sch.problem
-            out["H"][sel] = p.H
-            if not sch.feasible:
-                out["ok"][sel] = False
-                out["reason"][sel] = S.no_schedule_reason(p)
-                continue
-            idx = S.choose(sch, nchip, clock_hz[sel], bw[sel])
-            chosen = {k: v[idx] for k, v in sch.feats.items()}
-            st = S.timing(chosen, nchip, clock_hz[sel], bw[sel])
-            for k, v in chosen.items():
-                out[k][sel] = v
-            for s in STATES:
-                out[s][sel] = st[s] * clock_hz[sel]
-            out["time"][sel] = st["time"]
-            out["agrp"][sel] = chosen["a_group_blocks"]
-            out["bgrp"][sel] = sch.bgrp[idx]
-            half = p.lmm_bytes / 2
-            reserved = chosen["a_group_slots"] if p.fmt == "jds" else p.tile_rows * sch.agrp[idx]
-            out["util"][sel] = reserved * p.unit_row_bytes / half
-            first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
-            out["util_unopt"][sel] = (first if p.fmt == "jds" else p.tile_rows) * p.unit_row_bytes / half
-            out["blocks"][sel] = sum(t.blocks for t in p.tiles)
-            out["row_tiles"][sel] = p.row_tiles
-            out["col_tiles"][sel] = p.col_tiles
-            out["slots"][sel] = p.stored_slots
+        nchip = np.asarray(pts["nchip"], dtype=np.int64)
+        scheds = [S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]], *(int(x) for x in row[2:6]), bool(row[6]))
+                  for row in uniq]
+        out["H"] = np.array([sch.problem.H for sch in scheds], dtype=float)[inv]
+        feasible = np.array([sch.feasible for sch in scheds], dtype=bool)
+        bad = np.flatnonzero(~feasible)
+        out["ok"] = feasible[inv]
+        reasons = np.full(len(scheds), "", dtype=object)
+        reasons[bad] = [S.no_schedule_reason(scheds[g].problem) for g in bad]
+        out["reason"] = reasons[inv]
+        sel = np.flatnonzero(out["ok"])
+        if len(sel):
+            _store_choice(out, [sch if ok else None for sch, ok in zip(scheds, feasible)], inv, sel, nchip, clock_hz, bw)
         return out
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, pts: Points) -> None:
@@ -256,6 +237,81 @@ class ImaxModel(Model):
         macs = np.where(np.isnan(stack("mac_units")), -1.0, stack("mac_units")).max(axis=0)
         out["mac_units"] = np.where(macs < 0, np.nan, macs)
         return out
+
+
+def _store_choice(out: dict[str, np.ndarray], scheds: list[S.Schedule | None], inv: np.ndarray, sel: np.ndarray,
+                  nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray) -> None:
+    """The fastest candidate of schedule ``scheds[inv[k]]`` for each point k of ``sel``, its counts, times and
+    LMM use stored in ``out`` (all points at once)."""
+    n_cand = np.array([len(sch.agrp) if sch else 0 for sch in scheds], dtype=np.int64)
+    first = np.cumsum(n_cand) - n_cand
+    feats = {k: np.concatenate([sch.feats[k] for sch in scheds if sch]) for k in S.FEATURES}
+    agrp = np.concatenate([sch.agrp for sch in scheds if sch])
+    bgrp = np.concatenate([sch.bgrp for sch in scheds if sch])
+    g = inv[sel]
+    cand = np.empty(len(sel), dtype=np.int64)
+    sizes = np.bincount(g, minlength=len(scheds))
+    big = sizes[g] >= _BIG_GROUP
+    for grp in np.flatnonzero(sizes >= _BIG_GROUP):  # many points on one schedule: candidates x points at once
+        at = np.flatnonzero(g == grp)
+        cand[at] = first[grp] + S.choose(scheds[grp], int(nchip[sel[at[0]]]), clock_hz[sel[at]], bw[sel[at]])
+    few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
+    cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]], bw[sel[few]])
+    chosen = {k: v[cand] for k, v in feats.items()}
+    st = S.timing(chosen, nchip[sel], clock_hz[sel], bw[sel])
+    for k, v in chosen.items():
+        out[k][sel] = v
+    for name in STATES:
+        out[name][sel] = st[name] * clock_hz[sel]
+    out["time"][sel] = st["time"]
+    out["agrp"][sel] = chosen["a_group_blocks"]
+    out["bgrp"][sel] = bgrp[cand]
+    per = {k: np.array(v)[g] for k, v in zip(_PROBLEM_NUMBERS, zip(*(_problem_numbers(sch.problem) if sch
+                                                                     else (0,) * len(_PROBLEM_NUMBERS)
+                                                                     for sch in scheds)))}
+    reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"], per["tile_rows"] * agrp[cand] * per["urb"])
+    out["util"][sel] = reserved / per["half"]
+    for name in ("util_unopt", "blocks", "row_tiles", "col_tiles", "slots"):
+        out[name][sel] = per[name]
+
+
+#: points of one schedule from which its candidates are timed for those points alone
+_BIG_GROUP = 16
+_PROBLEM_NUMBERS = ("jds", "tile_rows", "urb", "half", "util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
+
+
+def _problem_numbers(p: S.Problem) -> tuple:
+    """A problem's :data:`_PROBLEM_NUMBERS`: JDS or not, tile rows, A bytes per row and block, half an LMM, the
+    LMM share reserved with AGRP = 1 (JDS: the first block's margin), blocks, tiles, stored slots."""
+    half = p.lmm_bytes / 2
+    first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
+    util_unopt = (first if p.fmt == "jds" else p.tile_rows) * p.unit_row_bytes / half
+    return (p.fmt == "jds", p.tile_rows, p.unit_row_bytes, half, util_unopt, sum(t.blocks for t in p.tiles),
+            p.row_tiles, p.col_tiles, p.stored_slots)
+
+
+def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
+             clock_hz: np.ndarray, bw: np.ndarray, max_pairs: int = 1 << 20) -> np.ndarray:
+    """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each
+    point k (the first one among equal times, as ``np.argmin``), points in chunks of at most ``max_pairs``
+    (point, candidate) pairs."""
+    out = np.empty(len(first), dtype=np.int64)
+    ends = np.cumsum(count)
+    lo = 0
+    while lo < len(first):
+        hi = max(lo + 1, int(np.searchsorted(ends, ends[lo] - count[lo] + max_pairs, side="right")))
+        c = count[lo:hi]
+        start = np.cumsum(c) - c
+        local = np.arange(c.sum()) - np.repeat(start, c)
+        pair = np.repeat(np.arange(hi - lo), c)
+        idx = np.repeat(first[lo:hi], c) + local
+        t = S.timing({k: v[idx] for k, v in feats.items()}, nchip[lo:hi][pair], clock_hz[lo:hi][pair],
+                     bw[lo:hi][pair])["time"]
+        best = np.repeat(np.minimum.reduceat(t, start), c)
+        hit = (t == best) | (np.isnan(t) & np.isnan(best))
+        out[lo:hi] = first[lo:hi] + np.minimum.reduceat(np.where(hit, local, c.max()), start)
+        lo = hi
+    return out
 
 
 def _fill_nan(lb: LayerBatch) -> None:

@@ -178,11 +178,11 @@ def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
     out = []
     rows = _split(m, rt)
     cols = _split(k, ct)
+    widths = {c: np.minimum(H, c - H * np.arange(-(-c // H))).astype(np.int64) for c in set(cols)}
+    margins = {(r, c): np.full(len(widths[c]), r, dtype=np.int64) for r in set(rows) for c in set(cols)}
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
-            nb = -(-c // H)
-            widths = np.minimum(H, c - H * np.arange(nb)).astype(np.int64)
-            out.append(Tile(r, c, np.full(nb, r, dtype=np.int64), widths, j == 0, i, j))
+            out.append(Tile(r, c, margins[r, c], widths[c], j == 0, i, j))
     return tuple(out)
 
 
@@ -261,21 +261,34 @@ def groups_of(p: Problem, t: Tile, agrp: int) -> list[range]:
     return out
 
 
-def group_counts(p: Problem, t: Tile, agrp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per AGRP value: A groups, largest group's row-blocks per unit, AGRP as run.
+def group_counts(p: Problem, tiles: list[Tile], agrp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per tile and AGRP value ([tiles, values]): A groups, largest group's row-blocks per unit, AGRP as run.
 
     AGRP as run is AGRP itself for CSR/dense (the reservation of 4.4.2) and
-    the most blocks one packed group holds for JDS (AGRP is then a cap).
+    the most blocks one packed group holds for JDS (AGRP is then a cap):
+    :func:`groups_of` for every AGRP value at once.
     """
+    agrp = np.asarray(agrp, dtype=np.int64)
     if p.fmt != "jds":
-        return -(-t.blocks // agrp), np.minimum(agrp, t.blocks) * t.rows, agrp.copy()
-    n, big, most = (np.empty(len(agrp), np.int64) for _ in range(3))
-    for i, a in enumerate(agrp):
-        gs = groups_of(p, t, int(a))
-        n[i] = len(gs)
-        big[i] = max(int(t.margins[g.start:g.stop].sum()) for g in gs)
-        most[i] = max(len(g) for g in gs)
-    return n, big, most
+        blocks = np.array([t.blocks for t in tiles], dtype=np.int64).reshape(-1, 1)
+        rows = np.array([t.rows for t in tiles], dtype=np.int64).reshape(-1, 1)
+        return -(-blocks // agrp), np.minimum(agrp, blocks) * rows, np.broadcast_to(agrp, (len(tiles), len(agrp)))
+    out = np.zeros((3, len(tiles), len(agrp)), np.int64)
+    budget = p.slot_budget
+    for i, t in enumerate(tiles):
+        n, big, most, start, used = (np.zeros(len(agrp), np.int64) for _ in range(5))
+        for b, m in enumerate(t.margins.tolist()):
+            close = (b > start) & ((b - start >= agrp) | (used + m > budget))
+            n += close
+            big = np.where(close, np.maximum(big, used), big)
+            most = np.where(close, np.maximum(most, b - start), most)
+            start = np.where(close, b, start)
+            used = np.where(close, 0, used) + m
+        if t.blocks:
+            n += 1
+            big, most = np.maximum(big, used), np.maximum(most, t.blocks - start)
+        out[:, i] = n, big, most
+    return out[0], out[1], out[2]
 
 
 # ---------------------------------------------------------------- constraints
@@ -353,8 +366,7 @@ def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     if not lmm_opt:
         return np.array([1]), b_vals[-1:]
-    A, B = np.meshgrid(a_vals[::-1], b_vals[::-1], indexing="ij")
-    return A.ravel(), B.ravel()
+    return np.repeat(a_vals[::-1], len(b_vals)), np.tile(b_vals[::-1], len(a_vals))
 
 
 def no_schedule_reason(p: Problem) -> str:
@@ -363,13 +375,23 @@ def no_schedule_reason(p: Problem) -> str:
         return p.error
     bad_a = violations(p, 1, 1, 1)
     a_part = [c for c in bad_a if c in ("4.4.2", "4.4.3")]
-    b_fail = set()
     b_top = p.cols * 2 if p.simd_limited else max(1, min(p.n, 4096))
-    for b in range(1, b_top + 1):
-        b_fail.update(c for c in violations(p, 1, b, b) if c not in ("4.4.2", "4.4.3"))
-    which = sorted(set(a_part) | b_fail, key=CONSTRAINTS.index)
+    which = sorted(set(a_part) | _bgrp_failures(p, b_top), key=CONSTRAINTS.index)
     return (f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {', '.join(which)} "
             f"for a {p.tile_rows}x{p.tile_cols} tile, n={p.n}, nchip={p.nchip}, lmm_kb={p.lmm_bytes // 1024}")
+
+
+def _bgrp_failures(p: Problem, b_top: int) -> set[str]:
+    """Constraints other than 4.4.2/4.4.3 that some BGRP = CGRP in 1..b_top breaks (with AGRP = 1).
+
+    4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any BGRP breaks
+    one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for every BGRP.
+    """
+    out = {c for c in violations(p, 1, b_top, b_top) if c not in ("4.4.2", "4.4.3", "4.4.10")}
+    b = np.arange(1, b_top + 1, dtype=np.int64)
+    if (p.n % (b * p.nchip) != 0).any():
+        out.add("4.4.10")
+    return out
 
 
 # ---------------------------------------------------------------- features and time
@@ -396,40 +418,70 @@ def _tile_order(p: Problem) -> list[tuple[Tile, bool, bool]]:
     return out
 
 
-def _exec_counts(p: Problem, t: Tile, GB: np.ndarray, BG: np.ndarray, f: dict[str, np.ndarray]) -> None:
-    """EXEC of every block pass of a tile, for each B group (the same in both orders)."""
+def _tile_columns(p: Problem) -> tuple[list[Tile], dict[str, np.ndarray]]:
+    """The tiles of :func:`_tile_order` and their numbers as [tiles, 1] columns."""
+    order = _tile_order(p)
+    tiles = [t for t, _, _ in order]
+    cols = {
+        "rows": [t.rows for t in tiles], "cols": [t.cols for t in tiles], "blocks": [t.blocks for t in tiles],
+        "stored": [int(t.margins.sum()) for t in tiles], "slots": [int((t.margins * t.widths).sum()) for t in tiles],
+        "top": [int(t.margins.max()) for t in tiles], "first_k": [t.first_k for t in tiles],
+        "b_new": [b for _, b, _ in order], "last": [last for _, _, last in order],
+    }
+    return tiles, {k: np.array(v, dtype=np.int64).reshape(-1, 1) for k, v in cols.items()}
+
+
+def _add_rows(f: dict[str, np.ndarray], key: str, rows: np.ndarray) -> None:
+    """``f[key] += row`` for each row of ``rows`` ([tiles, candidates]) in turn."""
+    if len(rows) <= 8:
+        for row in rows:
+            f[key] += row
+        return
+    rows = np.broadcast_to(rows, (len(rows), len(f[key]))).astype(np.float64)
+    f[key] = np.cumsum(np.vstack([f[key][None, :], rows]), axis=0)[-1]
+
+
+def _tile_blocks(n_tiles: int, n_cand: int, budget: int = 1 << 18):
+    """Slices of the tiles, so that tiles x candidates stay below ``budget`` per slice."""
+    step = max(1, budget // max(1, n_cand))
+    return [slice(lo, lo + step) for lo in range(0, n_tiles, step)]
+
+
+def _exec_counts(p: Problem, t: dict[str, np.ndarray], GB: np.ndarray, BG: np.ndarray,
+                 f: dict[str, np.ndarray]) -> None:
+    """EXEC of every block pass of tiles ``t`` (columns), for each B group (the same in both orders)."""
     W = p.cols
     iters = -(-BG // (W * C.SIMD))  # LOOP0 iterations over the B columns of a stored row
-    rows_stored = int(t.margins.sum())
-    slots = int((t.margins * t.widths).sum())
-    f["exec_cycles"] += GB * (rows_stored * iters * W + t.blocks * p.fill)
-    f["issued_macs"] += GB * slots * BG
-    f["lmm_exec_bytes"] += GB * (slots * (p.entry_bytes + BG * C.VALUE_BYTES) + rows_stored * 2 * BG * C.VALUE_BYTES)
+    rows_stored, slots = t["stored"], t["slots"]
+    _add_rows(f, "exec_cycles", GB * (rows_stored * iters * W + t["blocks"] * p.fill))
+    _add_rows(f, "issued_macs", GB * slots * BG)
+    _add_rows(f, "lmm_exec_bytes", GB * (slots * (p.entry_bytes + BG * C.VALUE_BYTES)
+                                         + rows_stored * 2 * BG * C.VALUE_BYTES))
 
 
-def _bc_counts(t: Tile, GB, BG, multi, b_new: bool, last_of_rows: bool, c_groups,
-               f: dict[str, np.ndarray]) -> None:
-    """B slab loads, C drains and C partial-sum loads of a tile (``c_groups`` C ranges it visits).
+def _bc_counts(t: dict[str, np.ndarray], GB, BG, multi, c_groups, f: dict[str, np.ndarray]) -> None:
+    """B slab loads, C drains and C partial-sum loads of tiles ``t`` (``c_groups`` C ranges each visits).
 
     Several B groups: every change of B group changes the B and C ranges.
     One B group: both stay (B across tiles of the same column range, C across
     the column tiles of the row range).
     """
-    b_loads = np.where(multi, c_groups, 1 if b_new else 0)
-    drains = np.where(multi, c_groups, 1 if last_of_rows else 0)
-    partial = np.where(multi, c_groups - (GB if t.first_k else 0), 0)
-    f["b_bytes"] += b_loads * t.cols * BG * C.VALUE_BYTES
-    f["c_drain_bytes"] += drains * t.rows * BG * C.VALUE_BYTES
-    f["c_load_bytes"] += partial * t.rows * BG * C.VALUE_BYTES
-    f["load_desc_words"] += (b_loads + partial) * C.DMA_DESC_WORDS
-    f["drain_desc_words"] += drains * C.DMA_DESC_WORDS
+    b_loads = np.where(multi, c_groups, t["b_new"])
+    drains = np.where(multi, c_groups, t["last"])
+    partial = np.where(multi, c_groups - np.where(t["first_k"] > 0, GB, 0), 0)
+    _add_rows(f, "b_bytes", b_loads * t["cols"] * BG * C.VALUE_BYTES)
+    _add_rows(f, "c_drain_bytes", drains * t["rows"] * BG * C.VALUE_BYTES)
+    _add_rows(f, "c_load_bytes", partial * t["rows"] * BG * C.VALUE_BYTES)
+    _add_rows(f, "load_desc_words", (b_loads + partial) * C.DMA_DESC_WORDS)
+    _add_rows(f, "drain_desc_words", drains * C.DMA_DESC_WORDS)
 
 
 def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.ndarray]:
     """Counts of one chip's run for each candidate (closed form of the loop nest).
 
     Bytes and PIO words are per chip except ``a_bytes``/``a_desc_words``,
-    which one broadcast transfer serves for all chips.
+    which one broadcast transfer serves for all chips. Tiles add up one
+    after another (numpy over tiles x candidates).
     """
     AG = np.asarray(agrp, dtype=np.int64)
     BG = np.asarray(bgrp, dtype=np.int64)
@@ -437,20 +489,22 @@ def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.nda
     multi = GB > 1
     z = np.zeros(AG.shape, dtype=np.float64)
     f = {k: z.copy() for k in FEATURES}
-    a_bytes = 0.0
-    for t, b_new, last_of_rows in _tile_order(p):
-        GA, big, most = group_counts(p, t, AG)
-        f["a_group_slots"] = np.maximum(f["a_group_slots"], big)
-        f["a_group_blocks"] = np.maximum(f["a_group_blocks"], most)
+    tiles, tc = _tile_columns(p)
+    for part in _tile_blocks(len(tiles), len(AG)):
+        t = {k: v[part] for k, v in tc.items()}
+        GA, big, most = group_counts(p, tiles[part], AG)
+        if len(GA):
+            f["a_group_slots"] = np.maximum(f["a_group_slots"], big.max(axis=0))
+            f["a_group_blocks"] = np.maximum(f["a_group_blocks"], most.max(axis=0))
         starts = GA * GB
-        f["starts"] += starts
-        f["a_groups"] += GA
-        f["pauses"] += GB * (t.blocks - GA)
-        _bc_counts(t, GB, BG, multi, b_new, last_of_rows, starts, f)
-        f["a_desc_words"] += (GA * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS
+        _add_rows(f, "starts", starts)
+        _add_rows(f, "a_groups", GA)
+        _add_rows(f, "pauses", GB * (t["blocks"] - GA))
+        _bc_counts(t, GB, BG, multi, starts, f)
+        _add_rows(f, "a_desc_words", (GA * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS)
         _exec_counts(p, t, GB, BG, f)
-        a_bytes += int((t.margins * t.widths).sum()) * p.entry_bytes + (t.rows * C.INDEX_BYTES if p.perm else 0)
-    f["a_bytes"] += a_bytes
+    a_bytes = tc["slots"][:, 0] * p.entry_bytes + (tc["rows"][:, 0] * C.INDEX_BYTES if p.perm else 0)
+    f["a_bytes"] += np.cumsum(np.concatenate(([0.0], a_bytes.astype(np.float64))))[-1]
     f["b_groups"] += GB
     f["conf_words"] += float(C.conf_words(p.units, p.cols))
     f["regv_words"] = f["starts"] * float(C.regv_words(p.units, p.cols)) + f["pauses"] * C.PAUSE_WORDS
@@ -465,16 +519,18 @@ def features_swapped_a(p: Problem, bgrp: np.ndarray) -> dict[str, np.ndarray]:
     multi = GB > 1
     z = np.zeros(BG.shape, dtype=np.float64)
     f = {k: z.copy() for k in FEATURES}
-    for t, b_new, last_of_rows in _tile_order(p):
-        slots = int((t.margins * t.widths).sum())
-        sends = GB if t.blocks > 1 else np.ones_like(GB)  # a single block stays in LMM
-        f["a_group_slots"] = np.maximum(f["a_group_slots"], int(t.margins.max()))
-        f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
-        f["starts"] += GB * t.blocks
-        f["a_groups"] += GB * t.blocks
-        f["a_bytes"] += sends * slots * p.entry_bytes + (t.rows * C.INDEX_BYTES if p.perm else 0)
-        f["a_desc_words"] += (sends * t.blocks * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS
-        _bc_counts(t, GB, BG, multi, b_new, last_of_rows, GB, f)
+    tiles, tc = _tile_columns(p)
+    for part in _tile_blocks(len(tiles), len(BG)):
+        t = {k: v[part] for k, v in tc.items()}
+        sends = np.where(t["blocks"] > 1, GB, np.ones_like(GB))  # a single block stays in LMM
+        if len(tiles[part]):
+            f["a_group_slots"] = np.maximum(f["a_group_slots"], t["top"].max())
+            f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
+        _add_rows(f, "starts", GB * t["blocks"])
+        _add_rows(f, "a_groups", GB * t["blocks"])
+        _add_rows(f, "a_bytes", sends * t["slots"] * p.entry_bytes + (t["rows"] * C.INDEX_BYTES if p.perm else 0))
+        _add_rows(f, "a_desc_words", (sends * t["blocks"] * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS)
+        _bc_counts(t, GB, BG, multi, GB, f)
         _exec_counts(p, t, GB, BG, f)
     f["b_groups"] += GB
     f["conf_words"] += float(C.conf_words(p.units, p.cols))

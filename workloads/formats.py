@@ -187,7 +187,7 @@ def row_nnz_by_col_tile(A: sp.spmatrix, n_tiles: int) -> np.ndarray:
 
     Tile ``j`` covers columns ``[j*w, (j+1)*w)`` with ``w = ceil(k / n_tiles)``.
     """
-    A = sp.csr_matrix(A)
+    A = A if sp.isspmatrix_csr(A) else sp.csr_matrix(A)
     m, k = A.shape
     if n_tiles <= 1:
         return np.diff(A.indptr).astype(np.int64)[:, None]
