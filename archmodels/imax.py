@@ -81,11 +81,11 @@ _LAYER_METRICS = (
 )
 
 _TOTAL_METRICS = (
-    Metric("speedup_vs_dense", "1", "sum of dense times / sum of times over the layers"),
+    Metric("speedup_vs_dense", "1", "sum of dense times / sum of times over the layers", combine="time_mean"),
     Metric("dense_time_s", "s", "sum over layers of the dense time"),
-    Metric("lmm_utilization", "1", "time-weighted mean over layers"),
-    Metric("lmm_utilization_unoptimized", "1", "time-weighted mean over layers"),
-    Metric("mac_units", "", "largest MAC-unit count of a layer's chain, per chip", integer=True),
+    Metric("lmm_utilization", "1", "time-weighted mean over layers", combine="time_mean"),
+    Metric("lmm_utilization_unoptimized", "1", "time-weighted mean over layers", combine="time_mean"),
+    Metric("mac_units", "", "largest MAC-unit count of a layer's chain, per chip", integer=True, combine="max"),
     Metric("starts", "", "sum over layers", integer=True),
 )
 

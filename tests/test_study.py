@@ -292,3 +292,22 @@ results_dir: {tmp_path / 'results'}
     a, b = (dse.evaluate("rena", w, target="fpga")["total"] for w in ("vgg16-conv", "lenet"))
     assert ev.totals["dsp"][0] == max(a["dsp"], b["dsp"]) == a["dsp"]
     assert ev.totals["dram_cycles"][0] == pytest.approx(a["dram_cycles"] + b["dram_cycles"])
+
+
+def test_speedup_over_several_matrices_is_a_ratio_of_sums(tmp_path):
+    body = f"""
+name: sp
+arch: imax
+workloads: ["spmm:n=256,sparsity=0.9", "spmm:n=512,sparsity=0.95"]
+space: {{units: 64}}
+objectives: [total.time_s]
+n_trials: 1
+results_dir: {tmp_path / 'results'}
+"""
+    st = config.load(write(tmp_path / "sp.yaml", body))
+    from dse.objective import evaluate_rows
+
+    ev = evaluate_rows(st, [{}])
+    a, b = (dse.evaluate("imax", w)["total"] for w in st.workloads)
+    expect = (a["dense_time_s"] + b["dense_time_s"]) / (a["time_s"] + b["time_s"])
+    assert ev.totals["speedup_vs_dense"][0] == pytest.approx(expect, rel=1e-12)
