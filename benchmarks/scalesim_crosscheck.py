@@ -4,7 +4,7 @@
     python benchmarks/scalesim_crosscheck.py --report   # docs/validation/rena.md (stdout)
 
 SCALE-Sim is not run here (it needs numpy < 2 and 27-82 CPU minutes per
-VGG16 run): its stored runs in ``../shared/reference/scalesim`` (SCALE-Sim
+VGG16 run): its stored runs, copied from ``../shared/reference/scalesim`` to ``benchmarks/data/scalesim`` (SCALE-Sim
 3.0.0, 64 x 64 array, os/ws/is dataflows, no memory stalls) are read, and
 the closed form given in their README is checked against every layer first.
 """
@@ -24,7 +24,7 @@ from archmodels import get_model, rena_flows  # noqa: E402
 from dse import validate  # noqa: E402
 from workloads import load_workload  # noqa: E402
 
-REF = ROOT.parent / "shared" / "reference" / "scalesim"
+REF = ROOT / "benchmarks" / "data" / "scalesim"  # copy of ../shared/reference/scalesim
 FILL = {"os": 126, "ws": 190, "is": 190}  # SCALE-Sim per-fold fill/drain (README closed form)
 FPGA = dict(target="fpga", clock_mhz=144.0, dram_burst_cycles=205.0)
 
@@ -160,7 +160,7 @@ def report(ref: Path) -> str:
 
     rows, tot = crosscheck(ref)
     lines += ["## Cross-check: SCALE-Sim 3.0.0, 64 x 64 array, VGG16 convolutions", "",
-              "SCALE-Sim cycles are read from its stored runs (`../shared/reference/scalesim`, compute only, no "
+              "SCALE-Sim cycles are read from its stored runs (`benchmarks/data/scalesim`, a copy of `../shared/reference/scalesim`; compute only, no "
               "memory stalls); the README's closed form `ceil(Sr/64) * ceil(Sc/64) * (T + c) - 1` was checked to "
               "equal every stored layer before comparing. ReNA columns: `array only` = the model's "
               "`compute_cycles` (64 x 64, FPGA port lanes, DRAM infinitely fast), `with DRAM` = the model's layer "

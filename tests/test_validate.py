@@ -27,9 +27,12 @@ def test_calibration_copy_matches_shared_reference():
 
     from dse import yamlio
 
+    import pytest
+
     shared = pathlib.Path(__file__).resolve().parents[2] / "shared" / "reference" / "calibration.yaml"
-    if shared.exists():
-        assert yamlio.load(shared.read_text()) == validate.calibration()
+    if not shared.exists():
+        pytest.skip("the shared calibration file is not next to this checkout")
+    assert yamlio.load(shared.read_text()) == validate.calibration()
 
 
 def test_unknown_arch(run_cli):
