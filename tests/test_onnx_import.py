@@ -136,7 +136,8 @@ def test_resnet18_layers_and_total_macs(tmp_path):
 
 # multicore's default 4 MB shared memory cannot hold conv1's 26 MB of data:
 # give it 32 MB so that every layer is feasible
-@pytest.mark.parametrize("arch,sets", [("rena", []), ("rena", ["target=fpga"]), ("multicore", ["shm_kb=32768"])])
+@pytest.mark.parametrize("arch,sets", [("rena", []), ("rena", ["target=fpga"]), ("multicore", ["shm_kb=32768"]),
+                                      ("emaxvr", []), ("emaxv", [])])
 def test_resnet18_runs_through_dse_evaluate(tmp_path, capsys, arch, sets):
     path = resnet18(tmp_path)
     assert main(["evaluate", arch, path, "--json"] + [a for s in sets for a in ("--set", s)]) == 0
