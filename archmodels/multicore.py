@@ -210,13 +210,12 @@ class MulticoreModel(Model):
         pl = pts["placement"]
         is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
         reuse = (pl == "TR1") | (pl == "TR2") | pts["input_reuse"]
-        one = np.ones_like(cores)
         # inputs / neurons handled by the busiest core
         in_vals = np.where(is_t2, _ceil_div(inputs, cores), inputs)
         out_vals = np.where(is_t2 | is_b, neurons, _ceil_div(neurons, cores))
         in_ch = _ceil_div(in_vals, ni)
         out_ch = _ceil_div(out_vals, no)
-        active = np.where(is_b, one, np.minimum(cores, np.where(is_t2, inputs, neurons)))
+        active = np.where(is_b, 1, np.minimum(cores, np.where(is_t2, inputs, neurons)))
         misses = np.where(
             reuse,
             self._misses(in_ch, out_ch, pts["input_buffer_entries"], pts["ib_policy"]),
@@ -230,7 +229,7 @@ class MulticoreModel(Model):
             reads=reads * reps, writes=writes * reps, nfu=in_ch * out_ch * reps,
             merge_reads=owned * reps, merge_writes=owned * reps,
             merge_psum_reads=owned * cores * reps, merge_nfu=owned * cores * reps,
-            active=active, in_chunk_reads=misses * reps, in_vals=in_vals, out_vals=out_vals,
+            active=active, in_chunk_reads=misses * reps,
             weight_elems=inputs * neurons * groups,
             weights_per_core=np.where(is_b, inputs * neurons, np.where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
             psum_elems=np.where(is_t2, cores * neurons * vectors * groups, 0),
@@ -255,7 +254,7 @@ class MulticoreModel(Model):
         return dict(
             reads=in_ch, writes=out_ch, nfu=out_ch * layer.kernel * layer.kernel,
             merge_reads=zero, merge_writes=zero, merge_psum_reads=zero, merge_nfu=zero,
-            active=active, in_chunk_reads=in_ch, in_vals=zero, out_vals=zero,
+            active=active, in_chunk_reads=in_ch,
             weight_elems=0, weights_per_core=zero,
             psum_elems=zero,
         )
@@ -269,7 +268,6 @@ class MulticoreModel(Model):
         dram_bpc = pts["dram_gbps"] * 1e9 / clock_hz
         fill = pts["noc_latency_cycles"] + pts["mem_latency_cycles"] + NFU_PIPELINE_STAGES
         ports = pts["mem_ports"]
-        node = pts["tech_nm"]
 
         in_chunk_b, out_chunk_b = ni * vbytes, no * vbytes
         core_rd_b = c["in_chunk_reads"] * in_chunk_b + (c["reads"] - c["in_chunk_reads"]) * out_chunk_b

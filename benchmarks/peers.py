@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from archmodels import available, get_model
 from benchmarks import peer_venv, throughput

@@ -112,11 +112,10 @@ def _overrides(args, *keys: str) -> dict[str, Any]:
 
 
 def cmd_run(args) -> int:
-    from . import config, results, study as study_mod
+    from . import config, study as study_mod
 
     ov = _overrides(args, "n_trials", "n_jobs", "timeout")
     st = config.load(args.study, ov)
-    _check_n(st)
     why = "" if st.sampler_explicit else f" ({st.sampler_why})"
     print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}{why}, "
           f"{study_mod.budget(st) or 'no'} trial budget, storage {_storage_text(st)}")
@@ -130,11 +129,6 @@ def _storage_text(st) -> str:
     from . import storage
 
     return storage.describe(st.storage, st.out_dir)
-
-
-def _check_n(st) -> None:
-    if st.batch_size > 1 and st.sampler == "gp":
-        raise UserError(f"{st.path}: batch_size: the gp sampler needs batch_size 1")
 
 
 def _write_study_outputs(st, completed: int, elapsed: float) -> int:

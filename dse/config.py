@@ -264,6 +264,8 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
 
         name, why = default_sampler(sf.arch, _finite_grid_size(study), study.n_trials, study.batch_size)
         study = dataclasses.replace(study, sampler=name, sampler_why=why)
+    if study.sampler == "gp" and study.batch_size > 1:
+        raise UserError(f"{where}batch_size: the gp sampler takes no batches; allowed: 1")
     if study.sampler == "grid":
         for d in study.searched:
             if d.kind == "float" and not d.step and not d.points:

@@ -11,9 +11,7 @@ from workloads import load_workload
 
 def evaluate(arch: str, workload: str, **params: Any) -> dict[str, Any]:
     """One design point of ``arch`` on ``workload`` as the contract dictionary."""
-    model = get_model(arch)
-    params = model.params.resolve(params)
-    return model.evaluate(load_workload(workload), **params)
+    return get_model(arch).evaluate(load_workload(workload), **params)
 
 
 def to_json(result: dict[str, Any]) -> str:

@@ -36,7 +36,6 @@ BIG = 1e30  # stands for a metric a point cannot produce (NaN), in objectives an
 class Evaluated:
     """Totals and study values for a batch of points (arrays over points)."""
 
-    rows: list[dict[str, Any]] | None  # full parameter dicts (None for columnar input)
     totals: dict[str, np.ndarray]
     feasible: np.ndarray
     reason: np.ndarray
@@ -55,7 +54,7 @@ def evaluate_rows(study: Study, rows: Sequence[Mapping[str, Any]]) -> Evaluated:
     """Evaluate searched-parameter dicts (fixed parameters added) in one batch per workload."""
     model = study.model
     full = [model.params.resolve({**study.fixed, **r}) for r in rows]
-    return _evaluate(study, model.params.points(full), full)
+    return _evaluate(study, model.params.points(full))
 
 
 def evaluate_columns(study: Study, cols: Mapping[str, np.ndarray]) -> Evaluated:
@@ -68,10 +67,10 @@ def evaluate_columns(study: Study, cols: Mapping[str, np.ndarray]) -> Evaluated:
         else:
             value = study.fixed.get(p.name, p.default)
             pts[p.name] = np.full(n, value, dtype=p.dtype()) if p.dtype() is not object else np.array([value] * n, dtype=object)
-    return _evaluate(study, pts, None)
+    return _evaluate(study, pts)
 
 
-def _evaluate(study: Study, pts: dict[str, np.ndarray], full: list[dict[str, Any]] | None) -> Evaluated:
+def _evaluate(study: Study, pts: dict[str, np.ndarray]) -> Evaluated:
     model = study.model
     results = [model.evaluate_batch(w, pts) for w in study.workloads]
     directions = _directions(study)
@@ -93,7 +92,7 @@ def _evaluate(study: Study, pts: dict[str, np.ndarray], full: list[dict[str, Any
         v = con.violation(metric_values(study, results, totals, con.metric, directions))
         viol[:, j] = np.where(np.isfinite(v), v, BIG)
     viol[:, -1] = np.where(feasible, 0.0, 1.0)
-    return Evaluated(full, totals, feasible, reason, values, viol)
+    return Evaluated(totals, feasible, reason, values, viol)
 
 
 def _directions(study: Study) -> dict[str, str]:

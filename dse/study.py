@@ -23,7 +23,6 @@ under our control:
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import logging
 import math
@@ -35,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import optuna
 from optuna.trial import TrialState
 

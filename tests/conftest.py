@@ -34,8 +34,6 @@ def dse_process(*args: str, cwd: Path | None = None, **kw) -> subprocess.Complet
 
 
 def evaluate_json(arch: str, workload: str, *sets: str) -> dict:
-    from dse.cli import main  # noqa: F401  (import check)
-
     args = ["evaluate", arch, workload, "--json"]
     for s in sets:
         args += ["--set", s]

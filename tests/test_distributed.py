@@ -39,7 +39,7 @@ def _unavailable(why: str):
 @pytest.fixture(scope="module")
 def pg_url():
     try:
-        import psycopg  # noqa: F401
+        import psycopg  # noqa: F401  (driver present?)
     except ImportError:
         _unavailable("psycopg (PostgreSQL driver) not installed")
     try:

@@ -52,6 +52,7 @@ def test_good_study_passes(tmp_path):
     # schema: unknown key, bad sampler, missing budget, unknown arch/workload
     ("n_trials: 5", "n_trials: 5\nn_trails: 9", ["n_trails", "unknown key"]),
     ("n_trials: 5", "n_trials: 5\nsampler: cmaes", ["sampler", "tpe"]),
+    ("n_trials: 5", "n_trials: 5\nsampler: gp\nbatch_size: 4", ["batch_size", "gp sampler takes no batches", "allowed: 1"]),
     ("n_trials: 5", "", ["n_trials", "give n_trials"]),
     ("arch: multicore", "arch: tpu", ["arch", "unknown architecture 'tpu'"]),
     ("workload: fc1", "workload: resnet99", ["workload", "unknown workload 'resnet99'"]),
