@@ -31,7 +31,7 @@ bench: $(DEVSTAMP)
 	$(BIN)/python benchmarks/run.py
 
 docs: $(DEVSTAMP)
-	$(BIN)/python docs/build_validation.py
+	$(BIN)/python docs/tools/build_validation.py
 
 clean:
 	rm -rf results .pytest_cache

@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from importlib.util import find_spec
 
-from dse.errors import UserError, allowed
+from workloads.errors import UserError, allowed
 
 from .base import Model
 

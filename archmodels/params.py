@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from dse.errors import UserError, allowed
+from workloads.errors import UserError, allowed
 
 Points = dict[str, np.ndarray]
 

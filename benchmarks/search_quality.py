@@ -125,7 +125,7 @@ def run_sampler(study_file: str, sampler: str, seed: int, n_trials: int) -> list
     """One in-memory study; returns (objective values, feasible) per trial in order."""
     import optuna
 
-    from dse.study import suggest
+    from dse.samplers import suggest
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = config.load(study_file)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from workloads.errors import UserError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,13 +112,13 @@ def _overrides(args, *keys: str) -> dict[str, Any]:
 
 
 def cmd_run(args) -> int:
-    from . import config, study as study_mod
+    from . import config, study as study_mod, worker
 
     ov = _overrides(args, "n_trials", "n_jobs", "timeout")
     st = config.load(args.study, ov)
     why = "" if st.sampler_explicit else f" ({st.sampler_why})"
     print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}{why}, "
-          f"{study_mod.budget(st) or 'no'} trial budget, storage {_storage_text(st)}")
+          f"{worker.budget(st) or 'no'} trial budget, storage {_storage_text(st)}")
     summary = study_mod.run(st, ov, progress=not args.no_progress)
     if summary.recovered:
         print(f"resumed: {summary.recovered} trial(s) left running by an interrupted run were re-queued")
@@ -132,7 +132,7 @@ def _storage_text(st) -> str:
 
 
 def _write_study_outputs(st, completed: int, elapsed: float) -> int:
-    from . import results, study as study_mod
+    from . import outputs, results, study as study_mod
 
     ost = study_mod.open_study(st, load_only=True)
     objectives = [o.metric for o in st.objectives]
@@ -142,7 +142,7 @@ def _write_study_outputs(st, completed: int, elapsed: float) -> int:
         "storage": st.storage, "objectives": objectives, "directions": table.directions,
         "constraints": [c.key for c in st.constraints],
     })
-    paths = results.write_outputs(st.out_dir, table)
+    paths = outputs.write_outputs(st.out_dir, table)
     print(f"{completed} completed trials in {elapsed:.1f} s")
     print(results.summary(table))
     print(f"results: {paths['trials']}, {paths['pareto']}, {paths['plot']}")
@@ -150,11 +150,11 @@ def _write_study_outputs(st, completed: int, elapsed: float) -> int:
 
 
 def cmd_worker(args) -> int:
-    from . import config, study as study_mod
+    from . import config, study as study_mod, worker
 
     st = config.load(args.study)
     ost = study_mod.open_study(st, worker=args.worker_id)
-    n = study_mod.worker_loop(st, ost)
+    n = worker.worker_loop(st, ost)
     print(f"worker {args.worker_id}: {n} trials evaluated")
     return 0
 
@@ -189,7 +189,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from . import results
+    from . import outputs, results
 
     if args.breakdown:
         return _plot_breakdown(args)
@@ -206,7 +206,7 @@ def cmd_plot(args) -> int:
     meta = results.read_meta(target)
     if meta.get("kind") == "sweep":
         table = results.Table(results.read_csv(target / "trials.csv"), meta["objectives"], meta["directions"])
-        paths = results.write_outputs(target, table)
+        paths = outputs.write_outputs(target, table)
         print(results.summary(table))
         print(f"results: {paths['plot']}")
         return 0

@@ -21,8 +21,8 @@ from archmodels.base import Model
 from archmodels.params import Param
 from workloads import Workload, load_workload
 
-from . import yamlio
-from .errors import UserError, allowed, pydantic_message
+from workloads import yamlio
+from workloads.errors import UserError, allowed, pydantic_message
 
 SAMPLERS = ("tpe", "nsga2", "nsga3", "random", "grid", "gp")
 COMBINE = ("sum", "worst")
@@ -260,7 +260,7 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
     if not explicit:
         import dataclasses
 
-        from .defaults import default_sampler
+        from .samplers import default_sampler
 
         name, why = default_sampler(sf.arch, _finite_grid_size(study), study.n_trials, study.batch_size)
         study = dataclasses.replace(study, sampler=name, sampler_why=why)

@@ -109,28 +109,6 @@ def _parse(v: str) -> Any:
     return int(f) if f.is_integer() and "." not in v and "e" not in v.lower() else f
 
 
-def write_outputs(out_dir: Path, table: Table, prefix: str = "") -> dict[str, Path]:
-    """Write trials.csv, pareto.csv and pareto.png for ``table`` into ``out_dir``."""
-    from . import plots
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    front = table.pareto_mask()
-    pareto_rows = [r for r, f in zip(table.rows, front) if f]
-    if pareto_rows:
-        first = table.objectives[0]
-        rev = table.directions[0] == "maximize"
-        pareto_rows.sort(key=lambda r: r[first], reverse=rev)
-    paths = {
-        "trials": out_dir / f"{prefix}trials.csv",
-        "pareto": out_dir / f"{prefix}pareto.csv",
-        "plot": out_dir / f"{prefix}pareto.png",
-    }
-    write_csv(paths["trials"], table.rows)
-    write_csv(paths["pareto"], pareto_rows)
-    plots.pareto_plot(paths["plot"], table, front)
-    return paths
-
-
 def summary(table: Table, max_rows: int = 5) -> str:
     """A few lines: counts, then the best points of the front."""
     front = table.pareto_mask()

@@ -19,7 +19,7 @@ import optuna
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
 from optuna.storages.journal import JournalFileBackend, JournalStorage
 
-from .errors import UserError
+from workloads.errors import UserError
 
 # Optuna marks heartbeats and fail_stale_trials experimental, and warns that heartbeats
 # are meant for Study.optimize; dse records them itself in its ask/tell loop.

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from .config import Study
-from .errors import UserError
+from workloads.errors import UserError
 from .objective import evaluate_columns
-from .results import Table, summary, write_outputs
+from .outputs import write_outputs
+from .results import Table, summary
 
 DEFAULT_CHUNK = 2048
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from . import yamlio
+from workloads import yamlio
 
 from archmodels import available, get_model
 from workloads import load_workload

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from dse import config
-from dse.errors import UserError
+from workloads.errors import UserError
 from dse.results import write_csv
 from dse.sweep import Grid
 from workloads import load_workload

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from archmodels import get_model
-from archmodels.atomswitch_circuits import STAGES
+from archmodels.atomswitch.circuits import STAGES
 from dse import config, validate
 from workloads import Workload
 from workloads.layers import Conv2D, MatMul, Pool

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from archmodels.atomswitch_circuits import (
+from archmodels.atomswitch.circuits import (
     STAGES,
     conv_fill_cycles,
     delay_line_words,

@@ -8,7 +8,7 @@ import pytest
 
 from archmodels import get_model
 from archmodels.result import LAYER_METRICS, TOTAL_METRICS
-from dse.errors import UserError
+from workloads.errors import UserError
 
 from .conftest import dse_process
 

@@ -1,10 +1,10 @@
-"""The default sampler follows the measured search quality (dse/defaults.py)."""
+"""The default sampler follows the measured search quality (dse/samplers.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dse import config, defaults
+from dse import config, samplers as defaults
 
 from .conftest import write
 

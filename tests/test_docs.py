@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_validation_doc_is_current():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("build_validation", ROOT / "docs" / "build_validation.py")
+    spec = importlib.util.spec_from_file_location("build_validation", ROOT / "docs" / "tools" / "build_validation.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert (ROOT / "docs" / "validation.md").read_text() == mod.build(), "run `make docs`"

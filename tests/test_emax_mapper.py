@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from archmodels.emax_mapper import Hw, conv_candidates, fc_candidates, shape_of
+from archmodels.emax.mapper import Hw, conv_candidates, fc_candidates, shape_of
 from workloads import load_workload
 
 ALEX = load_workload("alexnet-conv")

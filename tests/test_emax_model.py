@@ -8,10 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from archmodels import emax_timing, get_model, tech
-from archmodels.emax_cost import dram_power_saved_w
+from archmodels import get_model, tech
+from archmodels.emax import timing as emax_timing
+from archmodels.emax.cost import dram_power_saved_w
 from dse import validate
-from dse.errors import UserError
+from workloads.errors import UserError
 from workloads import Workload, load_workload
 
 from .conftest import dse_process
@@ -32,7 +33,7 @@ def test_calibration_cases_pass(arch):
 
 
 def test_fitted_constants_are_the_fit_of_their_figures():
-    from archmodels.emax_fit import fit
+    from archmodels.emax.fit import fit
 
     assert fit(rounds=2) == (emax_timing.START_OVERHEAD_CYCLES, emax_timing.LOOP_END_BUBBLE_CYCLES)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from archmodels import get_model
-from archmodels.emax import DRAM_KIND_KEYS
+from archmodels.emax.model import DRAM_KIND_KEYS
 from workloads import Workload, load_workload
 from workloads.layers import Conv2D
 

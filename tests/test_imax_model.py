@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from archmodels import get_model
-from archmodels import imax_costs as C
+from archmodels.imax import costs as C
 from archmodels.result import LAYER_METRICS, TOTAL_METRICS
 from dse import validate
 from dse.cli import main

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from archmodels import imax_costs as C
-from archmodels import imax_schedule as S
+from archmodels.imax import costs as C
+from archmodels.imax import schedule as S
 from workloads import sparse
 
 _A = sparse.generate(48, 70, 0.7, 1.5, 1)

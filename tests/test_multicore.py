@@ -7,7 +7,7 @@ import pytest
 
 import dse
 from archmodels import get_model
-from archmodels.multicore import PLACEMENTS, cyclic_misses, simulate_misses
+from archmodels.multicore.model import PLACEMENTS, cyclic_misses, simulate_misses
 
 from .conftest import evaluate_json
 

@@ -15,7 +15,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from dse.cli import main  # noqa: E402
-from dse.errors import UserError  # noqa: E402
+from workloads.errors import UserError  # noqa: E402
 from workloads import load_workload  # noqa: E402
 from workloads.layers import FC, Conv2D, MatMul, Pool  # noqa: E402
 from workloads.onnx_import import OnnxWorkload, load  # noqa: E402

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from archmodels import get_model
-from archmodels import rena_resources as res
-from archmodels.rena_dram import BURST_BYTES, stream_channels
-from archmodels.rena_flows import CONTROL_CYCLES
+from archmodels.rena import resources as res
+from archmodels.rena.dram import BURST_BYTES, stream_channels
+from archmodels.rena.flows import CONTROL_CYCLES
 from dse import validate
 from dse.cli import main
 from workloads import Workload

@@ -13,7 +13,7 @@ import pytest
 from optuna.trial import TrialState
 
 import dse
-from dse import config, study as study_mod
+from dse import config, samplers, study as study_mod
 
 from .conftest import ROOT, dse_process, write
 
@@ -111,7 +111,7 @@ def test_trial_left_running_is_rerun_on_resume(tmp_path, run_cli):
     st = config.load(path)
     ost = study_mod.open_study(st)
     orphan = ost.ask()  # a worker that died mid-trial (journal storage has no heartbeat)
-    params = study_mod.suggest(orphan, st.searched)
+    params = samplers.suggest(orphan, st.searched)
     code, out, _ = run_cli("run", path, "--no-progress")
     assert code == 0 and "re-queued" in out
     ost = load_optuna(tmp_path, "s")

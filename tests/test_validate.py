@@ -25,7 +25,7 @@ def test_calibration_copy_matches_shared_reference():
     """The package copy must not drift from the shared calibration file (when present)."""
     import pathlib
 
-    from dse import yamlio
+    from workloads import yamlio
 
     import pytest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dse.errors import UserError
+from workloads.errors import UserError
 from workloads import BUILTINS, Conv2D, Pool, load_workload
 from workloads.lowering import as_matmuls
 from workloads.parametric import matrix_of

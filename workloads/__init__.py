@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dse.errors import UserError, allowed
+from workloads.errors import UserError, allowed
 
 from .layers import FC, KINDS, Conv2D, Layer, MatMul, Pool, SparsePattern, SpMM, SpMV, Workload
 from .networks import BUILTINS, builtin

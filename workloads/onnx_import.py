@@ -27,7 +27,7 @@ that cannot be fused                   branch structure stays visible
 =====================================  =========================================
 
 Any other operator is refused with one line listing all unsupported
-operators of the file (:class:`~dse.errors.UserError`).
+operators of the file (:class:`~workloads.errors.UserError`).
 
 Representation limits (the IR has one stride, one symmetric padding and a
 square pooling window): different strides or dilations along H and W are
@@ -50,7 +50,7 @@ from typing import Any
 import onnx
 from onnx import numpy_helper, shape_inference
 
-from dse.errors import UserError
+from workloads.errors import UserError
 
 from .layers import FC, Conv2D, Layer, MatMul, Pool, Workload
 

@@ -13,7 +13,7 @@ Forms (A is ``m x k``, B is ``k x cols``):
 
 from __future__ import annotations
 
-from dse.errors import UserError, allowed
+from workloads.errors import UserError, allowed
 
 from . import sparse
 from .layers import MatMul, SparsePattern, SpMM, SpMV, Workload

@@ -23,8 +23,8 @@ from typing import Annotated, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dse import yamlio
-from dse.errors import UserError, pydantic_message
+from workloads import yamlio
+from workloads.errors import UserError, pydantic_message
 
 from .layers import FC, Conv2D, Layer, MatMul, Pool, Workload
 

@@ -1,7 +1,7 @@
 """ReNA's processing flows on the PB array: compute cycles and DRAM bytes per layer.
 
 Pure functions over numpy arrays of design points (spec ``rena.md`` §2-§3).
-Time spent waiting for DRAM is added by :mod:`archmodels.rena_dram`; the
+Time spent waiting for DRAM is added by :mod:`archmodels.rena.dram`; the
 model combines the two as ``max(compute, dram)`` (the transfer part runs
 independently of the array, §3).
 

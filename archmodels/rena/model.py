@@ -8,21 +8,21 @@ instructions on their own DDR4 channels, independently of the array (§3).
 
 One layer = ``max(compute, dram) + one burst`` cycles, where
 
-* ``compute`` is the processing flow of :mod:`archmodels.rena_flows`
+* ``compute`` is the processing flow of :mod:`archmodels.rena.flows`
   (convolution: load / shift-and-MAC / unload passes, overlapped in steady
   state when the array has separate ports; FC: ring set-up, input load,
   per-step weight delivery column by column), with the buffer <-> array
   lanes moving ``transfer_bits`` per transfer (4 x 2 bit on the ASIC, 1 x 8
   bit on the FPGA);
 * ``dram`` is what the busiest DRAM channel needs for the layer's bursts
-  (:mod:`archmodels.rena_dram`; 205 cycles per 4 KB burst measured on the
+  (:mod:`archmodels.rena.dram`; 205 cycles per 4 KB burst measured on the
   FPGA) -- the transfer part overlaps with compute but can never be faster
   than the bursts, which makes FC layers DRAM-bound;
 * one burst latency before the first pass can start.
 
 Targets: ``fpga`` (the D5005 port) adds ``dsp``, ``bram_mb``, ``logic`` from
-per-PB and per-buffer costs (:mod:`archmodels.rena_resources`) and marks a
-design infeasible when it exceeds the ``device`` (:mod:`archmodels.fpga_devices`);
+per-PB and per-buffer costs (:mod:`archmodels.rena.resources`) and marks a
+design infeasible when it exceeds the ``device`` (:mod:`archmodels.rena.fpga_devices`);
 ``asic`` gives area and energy from the technology table at ``tech_nm``.
 Per-target defaults (clock, burst cycles, transfer width, ports) apply to
 parameters left at 0 / ``auto`` and are shown resolved in the results.
@@ -38,14 +38,14 @@ import numpy as np
 from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
-from . import rena_resources as res
-from . import tech
-from .base import Model
+from . import resources as res
+from .. import tech
+from ..base import Model
 from .fpga_devices import DEFAULT_DEVICE, DEVICES
-from .params import Param, ParamSet, Points, batch_size
-from .rena_dram import burst_cycles, dram_cycles
-from .rena_flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
-from .result import LayerBatch, Metric
+from ..params import Param, ParamSet, Points, batch_size
+from .dram import burst_cycles, dram_cycles
+from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
+from ..result import LayerBatch, Metric
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
 TARGET_DEFAULTS: dict[str, dict[str, Any]] = {

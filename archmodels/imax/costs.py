@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import tech
+from .. import tech
 
 # ---- structure (spec imax.md §1-§4) ----
 RESERVED_UNITS = 4  # 64 stages, 60 usable (§4)

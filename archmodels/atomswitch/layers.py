@@ -25,7 +25,7 @@ Dataflow (spec `atom_switch.md` §2, the open points of §5 stated here)
   (inputs words per neuron) and accumulating. ReLU is a comparator stage.
 * **Folding** (the paper never folds, §5): ``fold`` time-multiplexes a layer's
   circuits over passes (output channels first, then input channels, see
-  :func:`~archmodels.atomswitch_circuits.fold_split`; FC: neurons per MAC).
+  :func:`~archmodels.atomswitch.circuits.fold_split`; FC: neurons per MAC).
   Each pass re-streams the input; a folded convolution reloads its
   coefficients (kh x kw clocks through the MAC chain) before every pass from
   a weight memory holding all its coefficients (or from DRAM with
@@ -51,7 +51,7 @@ import numpy as np
 from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, Pool
 
-from .atomswitch_circuits import (
+from .circuits import (
     STAGES,
     ceil_div,
     conv_fill_cycles,

@@ -1,4 +1,4 @@
-"""Per-state cycles of plans (:class:`~archmodels.emax_traffic.PlanTable`), vectorised over (plan, design point) pairs.
+"""Per-state cycles of plans (:class:`~archmodels.emax.traffic.PlanTable`), vectorised over (plan, design point) pairs.
 
 States (spec `emax.md` §1): CONF, LMMI, LOAD, REGV, EXEC, PRE_POST_EXEC,
 DRAIN, and the part of PLOAD/PDRAIN that EXEC could not hide; ``POOL`` is
@@ -40,14 +40,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .emax_traffic import KINDS, PHASES, PlanTable
+from .traffic import KINDS, PHASES, PlanTable
 
 HANDSHAKE_CYCLES = 2
 PIPE_CYCLES_PER_ROW = 2
 REGV_REGS_PER_CYCLE = 1
 CONF_CYCLES_PER_PE = 1
-START_OVERHEAD_CYCLES = 213  # fitted: EMAXV AlexNet C1 time (archmodels/emax_fit.py)
-LOOP_END_BUBBLE_CYCLES = 2  # fitted: EMAXVR AlexNet conv+pool time (archmodels/emax_fit.py)
+START_OVERHEAD_CYCLES = 213  # fitted: EMAXV AlexNet C1 time (archmodels/emax/fit.py)
+LOOP_END_BUBBLE_CYCLES = 2  # fitted: EMAXVR AlexNet conv+pool time (archmodels/emax/fit.py)
 
 STATES = ("CONF", "LMMI", "LOAD", "REGV", "EXEC", "PRE_POST_EXEC", "DRAIN", "PLOAD", "PDRAIN", "POOL")
 

@@ -85,7 +85,7 @@ import scipy.sparse as sp
 
 from workloads import formats
 
-from . import imax_costs as C
+from . import costs as C
 
 
 @dataclass(frozen=True)

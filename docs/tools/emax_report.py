@@ -1,12 +1,17 @@
 """Tables for docs/validation/emax.md, generated from model runs.
 
-``python -m archmodels.emax_report`` prints, in Markdown: the calibration
+``python docs/tools/emax_report.py`` prints, in Markdown: the calibration
 cases (``dse validate``), the other published figures of spec `emax.md`
 that are not calibration cases, and the predictions (VGG16 per layer,
 128 vs 256 KB SPM). Nothing here is fitted.
 """
 
 from __future__ import annotations
+
+import sys as _sys
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))
 
 from archmodels import get_model
 from dse import validate

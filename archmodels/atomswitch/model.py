@@ -5,8 +5,8 @@ out as circuits: per convolution one kh x kw MAC array with delay lines per
 (output channel, input channel) pair plus an adder tree over input
 channels, a streaming 2x2 max pool with an I/2-word line memory per
 channel, and a column of MACs per FC layer (§2; mapping and dataflow in
-:mod:`archmodels.atomswitch_layers`, circuit formulas and the register-level
-reference in :mod:`archmodels.atomswitch_circuits`).
+:mod:`archmodels.atomswitch.layers`, circuit formulas and the register-level
+reference in :mod:`archmodels.atomswitch.circuits`).
 
 Cycles come from the circuit: stream length (one pixel per clock) per pass,
 plus coefficient reloads when folded, plus the pipeline fill of the stages
@@ -29,12 +29,12 @@ import numpy as np
 
 from workloads import Workload
 
-from . import tech
-from .atomswitch_energy import DEVICE_NODE_NM, stage_energy_j
-from .atomswitch_layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
-from .base import Model
-from .params import Param, Points, batch_size
-from .result import LayerBatch, Metric
+from .. import tech
+from .energy import DEVICE_NODE_NM, stage_energy_j
+from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
+from ..base import Model
+from ..params import Param, Points, batch_size
+from ..result import LayerBatch, Metric
 
 #: Default area of one memory bit: a 28 nm high-density SRAM cell over the
 #: array efficiency of the technology table (0.127 / 0.5 = 0.254 um^2).

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import tech
+from .. import tech
 from .fpga_devices import MBIT, FpgaDevice
 
 PUBLISHED_PBS = 64 * 64

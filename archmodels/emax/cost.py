@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import tech
+from .. import tech
 
 DDR3L_CHIPS = 4
 DDR3L_READ_W_PER_CHIP = 0.2623
@@ -60,7 +60,7 @@ def op_energies_pj(bits: int, node_nm: int) -> tuple[float, float]:
 def compute_energy_j(plans: dict[str, np.ndarray], mac_pj, add_pj) -> np.ndarray:
     """MAC (or MAX) operations plus the other ALU instructions issued during EXEC (arrays over plans).
 
-    ``plans``: :class:`~archmodels.emax_traffic.PlanTable` columns (``ops``, ``mac``, ``other_ops`` = the
+    ``plans``: :class:`~archmodels.emax.traffic.PlanTable` columns (``ops``, ``mac``, ``other_ops`` = the
     non-MAC instructions x iterations, the fused pooling pass's ``pool_ops``).
     """
     per_op = np.where(plans["mac"] > 0, mac_pj, add_pj)

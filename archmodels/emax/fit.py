@@ -1,4 +1,4 @@
-"""How the two fitted timing constants of :mod:`archmodels.emax_timing` were obtained.
+"""How the two fitted timing constants of :mod:`archmodels.emax.timing` were obtained.
 
 Each constant is fitted once, on one published figure, with everything else
 fixed (spec `emax.md`):
@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 from workloads import Workload, load_workload
 
-from . import emax_timing
+from . import timing as emax_timing
 
 EMAXV_C1_TIME_S = 0.0331  # spec §2
 EMAXVR_ALEXNET_CONV_TIME_S = 0.017  # spec §4

@@ -5,12 +5,12 @@ EMAXV (§2) runs one loop per start and keeps partial sums in DRAM; EMAXVR
 horizontally, and adds a scratchpad (SPM) for partial sums and staged
 inputs. Per layer the model
 
-1. builds every mapping the CGRA rules allow (:mod:`archmodels.emax_mapper`;
+1. builds every mapping the CGRA rules allow (:mod:`archmodels.emax.mapper`;
    rejected ones carry a reason),
-2. schedules each (:mod:`archmodels.emax_traffic`: starts, SPM bands, pool
+2. schedules each (:mod:`archmodels.emax.traffic`: starts, SPM bands, pool
    fusion, DRAM/SPM/LMM traffic by data kind),
-3. times it per state (:mod:`archmodels.emax_timing`) and costs it
-   (:mod:`archmodels.emax_cost`), vectorised over design points,
+3. times it per state (:mod:`archmodels.emax.timing`) and costs it
+   (:mod:`archmodels.emax.cost`), vectorised over design points,
 4. picks the best plan per point by the ``criterion`` knob (time by default;
    plans within :data:`TIE_RTOL` of the best are ties, broken by DRAM bytes,
    then by candidate order).
@@ -34,15 +34,15 @@ import numpy as np
 from workloads import Workload
 from workloads.layers import Conv2D, Pool
 
-from . import emax_cost as cost
-from . import tech
-from .base import Model
-from .emax_mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
+from . import cost
+from .. import tech
+from ..base import Model
+from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
-from .emax_timing import STATES, Link, pair_dram_reads, pair_states
-from .emax_traffic import KINDS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans, schedule_label
-from .params import Param, Points, batch_size
-from .result import LayerBatch, Metric
+from .timing import STATES, Link, pair_dram_reads, pair_states
+from .traffic import KINDS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans, schedule_label
+from ..params import Param, Points, batch_size
+from ..result import LayerBatch, Metric
 
 #: plans whose criterion value is within this fraction of the best count as ties (then fewer DRAM bytes win)
 TIE_RTOL = 0.03

@@ -1,10 +1,10 @@
 """Schedules and data movement of mapped layers: SPM plan, DRAM/SPM/LMM traffic.
 
-A *plan* is a mapping (:mod:`archmodels.emax_mapper`) plus how its data
+A *plan* is a mapping (:mod:`archmodels.emax.mapper`) plus how its data
 moves (spec `emax.md` §2, §3): which starts run, where partial sums live
 between input-channel passes, what the scratchpad (SPM) holds, and every
 group of LMM transfers with its size, count, source and state. Plans are
-structural (no clock, bandwidth or bus width); :mod:`archmodels.emax_timing`
+structural (no clock, bandwidth or bus width); :mod:`archmodels.emax.timing`
 turns them into cycles and rounds DRAM reads to bus words.
 
 The builders (:func:`emaxv_plans`, :func:`emaxvr_plans`, :func:`fc_plans`)
@@ -53,7 +53,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .emax_mapper import ConvShape, FCShape
+from .mapper import ConvShape, FCShape
 
 KINDS = ("input", "weight", "psum", "output", "spill")
 PHASES = ("load", "drain", "pload", "pdrain", "pool")
@@ -300,7 +300,7 @@ def _label(r: dict[str, np.ndarray], band_dim) -> dict[str, np.ndarray]:
 def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTable:
     """EMAXV single-loop schedule (spec §2) of every row of ``r``: everything through DRAM, nothing overlapped.
 
-    ``r``: :func:`~archmodels.emax_mapper.mapping_columns` plus ``shape`` (index into ``shapes``), ``cols``,
+    ``r``: :func:`~archmodels.emax.mapper.mapping_columns` plus ``shape`` (index into ``shapes``), ``cols``,
     ``spm`` (bytes), ``elem`` (bytes).
     """
     n = len(r["icpar"])

@@ -71,10 +71,10 @@ import numpy as np
 from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
-from . import tech
-from .base import Model
-from .params import Param, Points, batch_size
-from .result import LAYER_METRICS, LayerBatch, Metric, seqsum
+from .. import tech
+from ..base import Model
+from ..params import Param, Points, batch_size
+from ..result import LAYER_METRICS, LayerBatch, Metric, seqsum
 
 PLACEMENTS = ("B", "T1", "TR1", "T2", "TR2")
 NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 activation

@@ -9,7 +9,7 @@ What is modelled (details and every assumption: ``docs/models/imax.md``):
   MAC units (dense: every usable unit; IVJ: 2 fewer; IVS: sets of 2 offset
   units + 16 MAC units).
 * **LMM schedule** (§5): exhaustive AGRP/BGRP/CGRP search under
-  constraints 4.4.1-4.4.10 (``archmodels/imax_schedule.py``), or AGRP = 1
+  constraints 4.4.1-4.4.10 (``archmodels/imax/schedule.py``), or AGRP = 1
   with ``lmm_opt`` off.
 * **Per start** states DRAIN, CONF, REGV, RANGE, LOAD, EXEC (§1), in that
   order (no overlap on one chip): bytes over the host link (values,
@@ -43,12 +43,12 @@ from workloads import Workload
 from workloads.layers import Layer, SpMM
 from workloads.lowering import as_matmuls
 
-from . import imax_costs as C
-from . import imax_schedule as S
-from . import tech
-from .base import Model
-from .params import Param, Points, batch_size
-from .result import LayerBatch, Metric
+from . import costs as C
+from . import schedule as S
+from .. import tech
+from ..base import Model
+from ..params import Param, Points, batch_size
+from ..result import LayerBatch, Metric
 
 FORMATS = ("dense", "csr", "jds")
 SCHEDULES = ("ivj", "ivs")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import tech
-from .atomswitch_layers import StageCost
+from .. import tech
+from .layers import StageCost
 
 #: Technology node charged for energy and used for the default memory-cell area.
 #: The spec gives no node for the via-switch array; we take 28 nm, the larger
