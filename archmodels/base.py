@@ -39,8 +39,17 @@ class Model(ABC):
     #: kinds of layers the model can run; others are reported infeasible
     SUPPORTS: ClassVar[tuple[str, ...]] = ("conv", "pool", "fc", "matmul", "spmm", "spmv")
 
+    #: the reference ``archmodels.get_model`` created this instance from (name or file.py:Class)
+    _ref: str | None = None
+
     def __init__(self) -> None:
         self.params = ParamSet(self.PARAMS, self.name)
+
+    def __reduce_ex__(self, protocol):
+        """Pickle as the registry reference, so a worker process re-imports the model (from its file)."""
+        if self._ref is not None:
+            return (_model_by_ref, (self._ref,))
+        return super().__reduce_ex__(protocol)
 
     # ---- what subclasses implement ----
     @abstractmethod
@@ -94,3 +103,9 @@ class Model(ABC):
             "total": [m.name for m in TOTAL_METRICS] + [m.name for m in cls.TOTAL_METRICS],
             "layer": ["macs"] + [m.name for m in LAYER_METRICS] + [m.name for m in cls.LAYER_METRICS],
         }
+
+
+def _model_by_ref(ref: str) -> Model:
+    from . import get_model  # the registry imports this module
+
+    return get_model(ref)

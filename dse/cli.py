@@ -1,6 +1,6 @@
 """The ``dse`` command line.
 
-    dse evaluate ARCH WORKLOAD [--set key=value]... [--json]
+    dse evaluate ARCH WORKLOAD [--set key=value]... [--json]   # ARCH: a name or path/to/model.py:ClassName
     dse run STUDY.yaml [--n-trials N] [--n-jobs N]
     dse worker STUDY.yaml            # join a running study from another process/machine
     dse sweep STUDY.yaml [--n-jobs N] [--sample N] [--backend loky|dask --scheduler ADDR]
@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     e = sub.add_parser("evaluate", help="evaluate one design point on a workload")
-    e.add_argument("arch")
+    e.add_argument("arch", help="model name (dse models) or path/to/model.py:ClassName")
     e.add_argument("workload", help="built-in name, parametric (spmm:n=..,sparsity=..) or a file")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="set a parameter")
     e.add_argument("--json", action="store_true", help="print the JSON contract")
@@ -262,10 +262,10 @@ def cmd_validate(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from archmodels import available, get_model
+    from archmodels import get_model, names
 
     if args.arch is None:
-        for name in available():
+        for name in names():
             m = get_model(name)
             print(f"{name:<12} {m.title}  (spec: {m.spec})")
         return 0

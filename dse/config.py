@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from archmodels import get_model
+from archmodels import get_model, is_path_ref, resolve_path_ref
 from archmodels.base import Model
 from archmodels.params import Param
 from workloads import Workload, load_workload
@@ -225,8 +225,9 @@ def load(path: str | Path, overrides: dict[str, Any] | None = None) -> Study:
 
 def _resolve(sf: StudyFile, path: Path) -> Study:
     where = f"{path}: "
+    arch = resolve_path_ref(sf.arch, path.parent) if is_path_ref(sf.arch) else sf.arch  # file.py:Class
     try:
-        model = get_model(sf.arch)
+        model = get_model(arch)
     except UserError as exc:
         raise UserError(f"{where}arch: {exc}") from None
     if (sf.workload is None) == (sf.workloads is None):
