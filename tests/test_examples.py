@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from archmodels import get_model, is_path_ref, names
 from archmodels.params import Param
@@ -71,6 +73,24 @@ def test_example_mechanisms_move_the_numbers_the_right_way():
     assert sum(layer["states"]["DRAM_STALL"] for layer in slow["layers"]) > 0
     bad = m.evaluate("lenet", rows=512, cols=512, sram_kb=64)
     assert not bad["feasible"] and "exceed sram_kb=64" in bad["infeasible_reason"]
+
+
+_design = dict(rows=st.integers(1, 512), cols=st.integers(1, 512), sram_kb=st.floats(4, 32768),
+               dram_gbps=st.floats(0.1, 500), clock_mhz=st.floats(50, 2000), value_bits=st.sampled_from([8, 16]),
+               wl=st.sampled_from(["lenet", "alexnet", "fc1", "matmul:m=300,k=500,cols=70"]))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(**_design)
+def test_example_more_buffer_or_bandwidth_never_hurts(rows, cols, sram_kb, dram_gbps, clock_mhz, value_bits, wl):
+    """Anywhere in the space: a larger SRAM never adds DRAM traffic, more bandwidth never adds time."""
+    m = get_model(REF)
+    p = dict(rows=rows, cols=cols, dram_gbps=dram_gbps, clock_mhz=clock_mhz, value_bits=value_bits)
+    r = m.evaluate_points(wl, [{**p, "sram_kb": sram_kb}, {**p, "sram_kb": 2 * sram_kb},
+                               {**p, "sram_kb": sram_kb, "dram_gbps": 2 * dram_gbps}])
+    dram, time_s = r.totals["dram_bytes"], r.totals["time_s"]
+    assert dram[1] <= dram[0] and r.feasible[1] >= r.feasible[0]
+    assert time_s[2] <= time_s[0] and dram[2] == dram[0]
 
 
 # ---- using it without editing the framework ----
