@@ -17,6 +17,9 @@ Checks (``CHECKS``; a failure names one of them):
   and a doc, do not redefine a contract key, and are the only extra keys
   results carry (a study can only name declared metrics); every declared
   total is in every result, every declared layer metric in every layer.
+* ``evaluates``: ``evaluate_batch`` runs on every point of the declared
+  space without raising (a design that cannot run is reported infeasible,
+  not raised) and gives every layer metric one value per point.
 * ``contract_keys``: the ``dse evaluate --json`` dictionary of
   docs/contract.md: top-level, layer and total keys, their types, the
   parameters echoed with defaults filled in, JSON-serialisable.
@@ -58,7 +61,7 @@ from workloads.layers import KINDS
 from .base import Model
 from .result import LAYER_METRICS, TOTAL_METRICS
 
-CHECKS = ("declared_parameters", "declared_metrics", "contract_keys", "batch_equals_scalar", "determinism",
+CHECKS = ("declared_parameters", "declared_metrics", "evaluates", "contract_keys", "batch_equals_scalar", "determinism",
           "infeasible_reasons", "units_and_ranges", "picklable", "coverage")
 
 TOP_KEYS = ("arch", "workload", "params", "feasible", "infeasible_reason", "layers", "total")
@@ -136,11 +139,15 @@ def check_model(model: Model, workloads: Sequence[str] | None = None, n_points: 
     rows += model.params.random_rows(n_points, rng)
     report = CheckReport(model.name)
     for wl in workloads or default_workloads(model):
-        batch = model.evaluate_points(wl, rows)
+        batch = _run_batch(model, wl, rows, fail)
+        for lb in batch.layers:
+            for key, arr in lb.metrics.items():
+                if np.shape(arr) != (len(rows),):
+                    fail("evaluates", f"layer {lb.name}: metric {key} has shape {np.shape(arr)}, not ({len(rows)},)", wl)
         points = [batch.point(i) for i in range(len(rows))]
         for i, (row, p) in enumerate(zip(rows, points)):
             _check_point(model, p, row, wl, fail)
-            scalar = model.evaluate(wl, **row)
+            scalar = _run(fail, wl, lambda: model.evaluate(wl, **row), row)
             if (d := _first_difference(p, scalar)) is not None:
                 fail("batch_equals_scalar", f"batch and scalar results differ at {d}", wl, row)
         again = model.evaluate_points(wl, rows)
@@ -154,6 +161,27 @@ def check_model(model: Model, workloads: Sequence[str] | None = None, n_points: 
         fail("coverage", f"no feasible point among {report.n_points} (defaults, corners, random) on "
                          f"{', '.join(report.points)}: the range checks checked nothing")
     return report
+
+
+def _run(fail: _Fail, wl: str, call, row: dict[str, Any] | None = None):
+    try:
+        return call()
+    except AssertionError:
+        raise
+    except Exception as exc:  # a design must be reported infeasible, not raise
+        fail("evaluates", f"raised {type(exc).__name__}: {exc}", wl, row)
+
+
+def _run_batch(model: Model, wl: str, rows: list[dict[str, Any]], fail: _Fail):
+    """``evaluate_points``; when it raises, find the first point that raises alone."""
+    try:
+        return model.evaluate_points(wl, rows)
+    except AssertionError:
+        raise
+    except Exception as exc:
+        for row in rows:
+            _run(fail, wl, lambda: model.evaluate(wl, **row), row)
+        fail("evaluates", f"the batch raised {type(exc).__name__}: {exc}, though every point alone runs", wl)
 
 
 # ---- declarations ----

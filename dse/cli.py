@@ -266,7 +266,11 @@ def cmd_models(args) -> int:
 
     if args.arch is None:
         for name in names():
-            m = get_model(name)
+            try:
+                m = get_model(name)
+            except UserError as exc:  # a broken plugin does not hide the other models
+                print(f"{name:<12} cannot be loaded: {exc}")
+                continue
             print(f"{name:<12} {m.title}  (spec: {m.spec})")
         return 0
     m = get_model(args.arch)

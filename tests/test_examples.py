@@ -195,6 +195,10 @@ def test_installed_package_adds_a_model_by_entry_point(tmp_path, monkeypatch):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == get_model(REF).evaluate("lenet")
     assert "acme" not in names()  # not installed in this process
+    write(dist / "entry_points.txt", "[accel_dse.models]\nacme = acme_gone:Nope\n")
+    broken = dse_process("models")
+    assert broken.returncode == 0 and "acme         cannot be loaded: architecture 'acme'" in broken.stdout
+    assert "multicore" in broken.stdout
 
 
 # ---- check_model fails on broken models ----
@@ -265,6 +269,13 @@ class Drifting(SystolicArray):
         return res
 
 
+class RaisesOnBigArrays(SystolicArray):
+    def evaluate_layers(self, workload, pts):
+        if (pts["rows"] > 500).any():
+            raise ValueError("array too large")
+        return super().evaluate_layers(workload, pts)
+
+
 class AlwaysInfeasible(SystolicArray):
     def evaluate_layers(self, workload, pts):
         layers = super().evaluate_layers(workload, pts)
@@ -282,6 +293,7 @@ class AlwaysInfeasible(SystolicArray):
     (FeasibleButNaN, "infeasible_reasons"),
     (Undocumented, "declared_parameters"),
     (Drifting, "determinism"),
+    (RaisesOnBigArrays, "evaluates"),
     (AlwaysInfeasible, "coverage"),
 ])
 def test_check_model_fails_on_a_broken_model(cls, check):
