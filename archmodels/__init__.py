@@ -25,10 +25,9 @@ line naming the file and what is wrong).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import sys
-from importlib import import_module, metadata
+from importlib import import_module
 from importlib.util import find_spec, module_from_spec, spec_from_file_location
 from pathlib import Path
 from types import ModuleType
@@ -58,6 +57,7 @@ def available() -> list[str]:
 
 def plugins() -> dict[str, str]:
     """Models installed packages register: name -> ``module:Class`` (built-in names win)."""
+    from importlib import metadata  # only when a name is not built in: dse starts faster
     return {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name not in REGISTRY}
 
 
@@ -116,6 +116,7 @@ def _class_from_file(key: str, ref: str) -> type:
         raise UserError(f"{path}: no such model file (arch '{ref}': give path/to/model.py:ClassName)")
     module = _PATH_MODULES.get(path)
     if module is None:
+        import hashlib
         # a module name of its own per file, so two model.py files never collide
         name = f"_accel_dse_user.{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
         spec = spec_from_file_location(name, path)
