@@ -149,8 +149,9 @@ def test_study_with_a_bad_arch_path_names_the_study_file_and_key(tmp_path):
 
 
 def test_study_from_the_example_file_runs_in_a_subprocess(tmp_path):
-    """arch is relative to the study file: run from another directory, results land in its results/."""
-    proc = dse_process("run", STUDY, "--n-trials", "40", "--no-progress", cwd=tmp_path)
+    """arch is relative to the study file: run from another directory with two worker processes
+    (each re-loads the study file and the model file); results land in the cwd's results/."""
+    proc = dse_process("run", STUDY, "--n-trials", "40", "--n-jobs", "2", "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     with open(tmp_path / "results" / "systolic_alexnet" / "trials.csv") as f:
         rows = list(csv.DictReader(f))
