@@ -8,6 +8,7 @@
     dse plot --breakdown ARCH WORKLOAD [--set key=value]... [-o FILE]
     dse validate [ARCH]
     dse models [ARCH]                # parameters, knobs and metrics of the models
+    dse check ARCH [WORKLOAD]...     # the conformance check (archmodels.testing.check_model); exit 1 on failure
 
 Bad input prints one line ``dse: error: ...`` and exits with code 2.
 """
@@ -70,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("models", help="list models, or one model's parameters and metrics")
     m.add_argument("arch", nargs="?")
+
+    c = sub.add_parser("check", help="run the model conformance check (archmodels.testing.check_model)")
+    c.add_argument("arch", help="model name or path/to/model.py:ClassName")
+    c.add_argument("workloads", nargs="*", help="default: small workloads of the kinds the model supports")
+    c.add_argument("--points", type=int, default=24, help="random design points besides defaults and corners")
+    c.add_argument("--seed", type=int, default=0)
     return p
 
 
@@ -90,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     return {
         "evaluate": cmd_evaluate, "run": cmd_run, "worker": cmd_worker, "sweep": cmd_sweep,
-        "plot": cmd_plot, "validate": cmd_validate, "models": cmd_models,
+        "plot": cmd_plot, "validate": cmd_validate, "models": cmd_models, "check": cmd_check,
     }[args.cmd](args)
 
 
@@ -282,6 +289,25 @@ def cmd_models(args) -> int:
     names = m.metric_names()
     print("total metrics: " + ", ".join(names["total"]))
     print("layer metrics: " + ", ".join(names["layer"]))
+    return 0
+
+
+def cmd_check(args) -> int:
+    from archmodels import get_model
+    from archmodels.testing import check_model
+    from workloads import load_workload
+
+    if args.points < 0:
+        raise UserError("check: --points must be >= 0")
+    model = get_model(args.arch)
+    for w in args.workloads:
+        load_workload(w)  # a bad name is a one-line user error, not a failed check
+    try:
+        report = check_model(model, args.workloads or None, n_points=args.points, seed=args.seed)
+    except AssertionError as exc:
+        print(f"FAILED: {exc}", file=sys.stderr)
+        return 1
+    print(report)
     return 0
 
 

@@ -108,6 +108,23 @@ def test_models_command_describes_a_model_by_path(run_cli):
     assert "sram_kb" in out and "pes" in out
 
 
+def test_check_command_passes_the_example_and_fails_a_broken_model(tmp_path):
+    ok = dse_process("check", "examples/systolic_array.py:SystolicArray", "lenet", "--points", "4")
+    assert ok.returncode == 0, ok.stderr
+    assert "check_model(systolic): 10 checks passed on 7 points (lenet:" in ok.stdout
+    broken = write(tmp_path / "broken_model.py", (
+        "from archmodels.multicore import MulticoreModel\n\n"
+        "class Broken(MulticoreModel):\n"
+        "    def evaluate_layers(self, workload, pts):\n"
+        "        layers = super().evaluate_layers(workload, pts)\n"
+        "        layers[0].metrics['energy_j'] = -1.0 - layers[0].metrics['energy_j']\n"
+        "        return layers\n"))
+    bad = dse_process("check", f"{broken}:Broken", "fc1", "--points", "2")
+    assert bad.returncode == 1
+    assert "FAILED: check_model(multicore) [units_and_ranges] on fc1 at point" in bad.stderr
+    assert "energy_j=" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_model_from_a_path_is_one_instance_and_pickles_as_its_reference(monkeypatch):
     m = get_model(REF)
     monkeypatch.chdir(ROOT / "examples")
