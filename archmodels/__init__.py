@@ -117,8 +117,9 @@ def _class_from_file(key: str, ref: str) -> type:
     module = _PATH_MODULES.get(path)
     if module is None:
         import hashlib
-        # a module name of its own per file, so two model.py files never collide
-        name = f"_accel_dse_user.{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
+
+        # a top-level module name of its own per file (two model.py files never collide; pickle finds it)
+        name = f"_accel_dse_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
         spec = spec_from_file_location(name, path)
         module = module_from_spec(spec)
         sys.modules[name] = module  # before exec: dataclasses and pickling look the module up
