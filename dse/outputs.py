@@ -7,14 +7,20 @@ is the one place that uses both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import plots
 from .results import Table, write_csv
 
 
-def write_outputs(out_dir: Path, table: Table, prefix: str = "") -> dict[str, Path]:
-    """Write trials.csv, pareto.csv and pareto.png for ``table`` into ``out_dir``."""
+def write_outputs(out_dir: Path, table: Table, prefix: str = "", title: str | None = None,
+                  bounds: Sequence[plots.Bound] = ()) -> dict[str, Path]:
+    """Write trials.csv, pareto.csv and pareto.png for ``table`` into ``out_dir``.
+
+    ``title`` (model, workload, sampler) heads the plot; ``bounds`` are the
+    study's constraints, drawn where they bound a plotted objective.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     front = table.pareto_mask()
     pareto_rows = [r for r, f in zip(table.rows, front) if f]
@@ -29,5 +35,5 @@ def write_outputs(out_dir: Path, table: Table, prefix: str = "") -> dict[str, Pa
     }
     write_csv(paths["trials"], table.rows)
     write_csv(paths["pareto"], pareto_rows)
-    plots.pareto_plot(paths["plot"], table, front)
+    plots.pareto_plot(paths["plot"], table, front, title=title, bounds=bounds)
     return paths
