@@ -167,7 +167,7 @@ def _write_study_outputs(st, completed: int, elapsed: float, report: bool = Fals
     print(results.summary(table))
     print(f"results: {paths['trials']}, {paths['pareto']}, {paths['plot']}")
     if report:
-        print(f"report: {report_mod.build(st.out_dir)}")
+        print(f"report: {report_mod.build(st.out_dir, pareto_png=paths['plot'])}")
     return 0
 
 
@@ -211,7 +211,7 @@ def cmd_sweep(args) -> int:
     if not args.no_report:
         from . import report
 
-        print(f"report: {report.build(paths['trials'].parent)}")
+        print(f"report: {report.build(paths['trials'].parent, pareto_png=paths['plot'])}")
     return 0
 
 

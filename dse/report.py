@@ -398,13 +398,19 @@ def importances(src: Source) -> tuple[dict[str, dict[str, float]], str]:
                  "all of them, normalised to sum to 1 per objective.")
 
 
-def build(out_dir: Path, points: Sequence[int] | None = None, output: Path | None = None) -> Path:
-    """Write ``report.html`` for the results folder ``out_dir``; return its path."""
+def build(out_dir: Path, points: Sequence[int] | None = None, output: Path | None = None,
+          pareto_png: Path | None = None) -> Path:
+    """Write ``report.html`` for the results folder ``out_dir``; return its path.
+
+    ``pareto_png``: the Pareto plot just drawn from the same rows by
+    :func:`dse.outputs.write_outputs` (embedded as is instead of drawn again).
+    """
     src = load_source(Path(out_dir))
-    return write(src, points, output)
+    return write(src, points, output, pareto_png)
 
 
-def write(src: Source, points: Sequence[int] | None = None, output: Path | None = None) -> Path:
+def write(src: Source, points: Sequence[int] | None = None, output: Path | None = None,
+          pareto_png: Path | None = None) -> Path:
     """Render the page for a loaded :class:`Source`."""
     import optuna
 
@@ -415,8 +421,10 @@ def write(src: Source, points: Sequence[int] | None = None, output: Path | None 
         tmp = Path(td)
         front = table.pareto_mask()
         figs = []
-        png = tmp / "pareto.png"
-        plots.pareto_plot(png, table, front, title=title, bounds=bounds_of(st))
+        png = pareto_png
+        if png is None:
+            png = tmp / "pareto.png"
+            plots.pareto_plot(png, table, front, title=title, bounds=bounds_of(st))
         figs.append(Figure("Pareto front", embed_png(png),
                            "Blue: feasible points; vermillion: the Pareto front; grey crosses: infeasible points "
                            "(a constraint violated or a design the model rejects); dashed: constraint bounds."))
