@@ -224,11 +224,12 @@ def _figures(entries: list[Entry], budget_mm2: float, tmp: Path) -> list[tuple[s
     import matplotlib.pyplot as plt
 
     colour = dict(zip([e.arch for e in entries], plots.colours(len(entries))))
-    names, vals, hatch = [], {m: [] for m in METRICS}, []
+    names, vals, hatch, faded = [], {m: [] for m in METRICS}, [], []
     for e in entries:
         for point, d in (("published", e.published), ("best", e.best)):
             names.append(f"{e.arch} {point}")
             hatch.append(point == "published")
+            faded.append(d is not None and not d["feasible"])
             for m in METRICS:
                 v = None if d is None else d.get(m.removeprefix("total."))
                 vals[m].append(v)
@@ -237,9 +238,9 @@ def _figures(entries: list[Entry], budget_mm2: float, tmp: Path) -> list[tuple[s
               "total.dram_bytes": "DRAM traffic (lower is better)", "total.area_mm2": "area",
               "total.utilization": "MAC utilization (higher is better)", "total.power_w": "average power"}
     for ax, m in zip(axes.flat, METRICS):
-        plots.bar_chart(ax, names, vals[m], m, titles[m], colour_of=colour, hatch=hatch)
+        plots.bar_chart(ax, names, vals[m], m, titles[m], colour_of=colour, hatch=hatch, faded=faded)
     fig.suptitle("published design point (hatched) and best design under the area budget, per model; "
-                 "hatched bars of infeasible published points are still drawn", fontsize=10)
+                 "pale bars: the published design does not run this workload as given (infeasible)", fontsize=10)
     bars = tmp / "bars.png"
     plots._save(fig, bars)
 
@@ -297,7 +298,8 @@ def page(entries: list[Entry], skipped: dict[str, str], workload: str, budget_mm
                      for m, _, s in cols]
             rows.append({"arch": e.arch, "point": point, "cells": cells, "feasible": d["feasible"],
                          "reason": d["reason"] or "",
-                         "params": " ".join(f"{k}={v}" for k, v in d["params"].items()) or "model defaults"})
+                         "params": " ".join(f"{k}={fmt(v) if isinstance(v, float) else v}"
+                                             for k, v in d["params"].items()) or "model defaults"})
     with tempfile.TemporaryDirectory(prefix="dse-compare-") as td:
         figures = _figures(entries, budget_mm2, Path(td))
     return render(

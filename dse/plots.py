@@ -292,8 +292,9 @@ def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasib
     ``numbers``, ``values`` and ``feasible`` are in trial order. The
     hypervolume is taken on objectives normalised to [0, 1] over every
     feasible point (log10 first where they span decades), all minimised,
-    with reference point 1.1 per axis; 1.21 is the whole box for 2
-    objectives. Returns the curve's points (for the report's text).
+    with reference point 1.1 per axis, and shown as the share of the box
+    between the origin and the reference point that the front dominates.
+    Returns the curve's points (for the report's text).
     """
     from .results import pareto_mask
 
@@ -325,11 +326,12 @@ def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasib
             sel = ok[:k]
             pts = norm[:k][sel]
             pts = pts[(pts <= ref).all(axis=1)]
-            hv.append(float(compute_hypervolume(pts, ref, assume_pareto=False)) if len(pts) else 0.0)
+            box = float(np.prod(ref))
+            hv.append(float(compute_hypervolume(pts, ref, assume_pareto=False)) / box if len(pts) else 0.0)
         xs = numbers[steps - 1] if n else steps
         ax.plot(xs, hv, color=OKABE_ITO[0], marker=".", ms=3)
-        ax.set_ylabel("hypervolume (normalised objectives)")
-        ax.set_ylim(bottom=0)
+        ax.set_ylabel("hypervolume [share of the reference box]")
+        ax.set_ylim(0, 1)
         out = {"x": [int(x) for x in xs], "y": hv, "kind": "hypervolume"}
         ax2 = axes[0, 1]
         scales = [scale_for(o, values[ok, j]) for j, o in enumerate(objectives[:2])]
@@ -388,7 +390,7 @@ def importance_plot(path: Path, importances: dict[str, dict[str, float]]) -> Non
                 label=unit_label(o, scale_for(o)).split(" [")[0])
     ax.set_yticks(y + h * (len(objs) - 1) / 2, params, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("importance (share of the objective's variance explained)")
+    ax.set_xlabel("importance (PED-ANOVA, normalised to sum to 1 per objective)")
     ax.set_xlim(0, 1)
     ax.legend(fontsize=8, title="objective")
     ax.grid(True, axis="x", alpha=0.3)
@@ -396,8 +398,13 @@ def importance_plot(path: Path, importances: dict[str, dict[str, float]]) -> Non
 
 
 def bar_chart(ax, names: Sequence[str], values: Sequence[float | None], metric: str, title: str,
-              colour_of: dict[str, str] | None = None, hatch: Sequence[bool] | None = None) -> None:
-    """One bar per name in human units (log scale when the values span decades); missing values marked n/a."""
+              colour_of: dict[str, str] | None = None, hatch: Sequence[bool] | None = None,
+              faded: Sequence[bool] | None = None) -> None:
+    """One bar per name in human units (log scale when the values span decades).
+
+    Missing values are marked n/a; ``faded`` bars (infeasible designs) are
+    drawn pale and labelled "infeasible".
+    """
     arr = np.array([np.nan if v is None else float(v) for v in values])
     s = scale_for(metric, [v for v in arr if np.isfinite(v)])
     x = np.arange(len(names))
@@ -408,6 +415,9 @@ def bar_chart(ax, names: Sequence[str], values: Sequence[float | None], metric: 
             b.set_hatch("//")
         if not np.isfinite(arr[i]):
             ax.annotate("n/a", (x[i], 0), ha="center", va="bottom", fontsize=7)
+        elif faded is not None and faded[i]:
+            b.set_alpha(0.3)
+            ax.annotate("infeasible", (x[i], b.get_height()), ha="center", va="bottom", fontsize=6, rotation=90)
     if _logscale(arr[np.isfinite(arr)]):
         ax.set_yscale("log")
     ax.set_ylabel(unit_label(metric, s))

@@ -31,7 +31,7 @@ from workloads.errors import UserError
 
 from . import plots, results
 from .config import Dim, Study
-from .units import fmt, label as unit_label, scale_for, short_name
+from .units import fmt, label as unit_label, plain_name, scale_for, short_name
 
 #: contract totals shown for every Pareto point (docs/contract.md), besides the objectives
 KEY_METRICS = ("total.time_s", "total.energy_j", "total.dram_bytes", "total.area_mm2", "total.utilization",
@@ -170,7 +170,7 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
     facts = [
         ("model", f"{st.arch} — {st.model.title} (spec {st.model.spec})"),
         ("workloads", ", ".join(st.workloads) + (f" (combined: {st.combine})" if len(st.workloads) > 1 else "")),
-        ("objectives", ", ".join(f"{o.direction} {short_name(o.metric)}" for o in st.objectives)),
+        ("objectives", ", ".join(f"{o.direction} {plain_name(o.metric)}" for o in st.objectives)),
         ("constraints", ", ".join(plots.Bound(c.metric, c.op, c.bound).text for c in st.constraints) or "none"),
     ]
     warnings: list[str] = []
@@ -229,18 +229,24 @@ def _commands(src: Source) -> list[str]:
 
 
 def _columns(src: Source, rows: list[dict[str, Any]]) -> list[Column]:
+    """Trial, the objectives, the parameters, then constraint metrics and the contract's key totals."""
     cols = [Column("number", "trial" if src.kind == "study" else "grid index")]
+    objectives = [o.metric for o in src.study.objectives]
+
+    def metric_cols(metrics: list[str], star: str) -> list[Column]:
+        out = []
+        for m in metrics:
+            s = scale_for(m, [r.get(m) for r in rows])
+            out.append(Column(m, unit_label(m, s) + star, s))
+        return out
+
+    cols += metric_cols(objectives, " ★")
     for d in src.study.searched:
-        unit = src.study.model.params.get(d.name).unit if d.name in {p.name for p in src.study.model.params} else ""
+        unit = src.study.model.params.get(d.name).unit
         cols.append(Column(f"param.{d.name}", d.name + (f" [{unit}]" if unit else "")))
-    metrics = [o.metric for o in src.study.objectives]
-    metrics += [c.metric for c in src.study.constraints if c.metric not in metrics]
-    metrics += [m for m in KEY_METRICS if m not in metrics and any(r.get(m) is not None for r in rows)]
-    for m in metrics:
-        s = scale_for(m, [r.get(m) for r in rows])
-        star = " ★" if m in [o.metric for o in src.study.objectives] else ""
-        cols.append(Column(m, unit_label(m, s) + star, s))
-    return cols
+    more = [c.metric for c in src.study.constraints if c.metric not in objectives]
+    more += [m for m in KEY_METRICS if m not in objectives + more and any(r.get(m) is not None for r in rows)]
+    return cols + metric_cols(more, "")
 
 
 def _cell(row: dict[str, Any], col: Column) -> str:
@@ -282,7 +288,7 @@ def choose_points(table: results.Table, rows: list[dict[str, Any]]) -> list[tupl
 
     for j, (o, d) in enumerate(zip(table.objectives, table.directions)):
         i = int(np.argmin(vals[:, j]) if d == "minimize" else np.argmax(vals[:, j]))
-        add(f"best {short_name(o)}", i)
+        add(f"best {plain_name(o)}", i)
     if len(table.objectives) > 1 and len(rows) > 2:
         norm = plots.normalised(vals, np.ones(len(rows), bool), table.directions)
         add("knee (nearest the ideal point)", int(np.argmin(np.linalg.norm(norm, axis=1))))
@@ -333,9 +339,9 @@ def _convergence(src: Source, tmp: Path) -> tuple[Figure | None, str]:
         ys = curve["y"]
         final = ys[-1] if ys else 0.0
         half = next((x for x, y in zip(curve["x"], ys) if y >= 0.95 * final), None) if final > 0 else None
-        note = (f"Hypervolume of the feasible front after {curve['x'][-1] + 1 if curve['x'] else 0} trials: {final:.3f} "
-                f"(objectives normalised to [0, 1] over all feasible points, log10 where they span decades; "
-                f"reference point 1.1 per axis)."
+        note = (f"Hypervolume of the feasible front after {len(rows)} completed trials: {final:.3f} "
+                f"(share of the box up to the reference point 1.1 per axis that the front dominates; objectives "
+                f"normalised to [0, 1] over all feasible points, log10 where they span decades)."
                 + (f" 95 % of it was reached by trial {half}." if half is not None else ""))
     else:
         note = "Best feasible value over trials."
@@ -438,7 +444,7 @@ def write(src: Source, points: Sequence[int] | None = None, output: Path | None 
         shown = rows[:MAX_TABLE_ROWS]
         rows_note = (f"{len(rows):,} Pareto points" + (f"; the first {MAX_TABLE_ROWS} shown (all are in pareto.csv)"
                                                       if len(rows) > MAX_TABLE_ROWS else "")
-                     + f", ordered by {short_name(table.objectives[0])}. ★ marks objectives.")
+                     + f", ordered by {plain_name(table.objectives[0])}. ★ marks objectives.")
         chosen = _chosen(src, rows, points, tmp)
         conv, conv_note = _convergence(src, tmp)
         imps, imp_note = importances(src)

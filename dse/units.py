@@ -77,6 +77,11 @@ def label(metric: str, scale: Scale) -> str:
     return f"{name} [{scale.unit}]" if scale.unit else name
 
 
+def plain_name(metric: str) -> str:
+    """``total.time_s`` -> ``time``, ``total.dram_bytes`` -> ``dram`` (a label without its unit)."""
+    return label(metric, Scale(1.0, ""))
+
+
 def fmt(value, digits: int = 4) -> str:
     """A number for a table cell: 4 significant digits, ints as ints."""
     if value is None:
