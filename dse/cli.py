@@ -151,18 +151,9 @@ def _storage_text(st) -> str:
 
 
 def _write_study_outputs(st, completed: int, elapsed: float, report: bool = False) -> int:
-    from . import outputs, report as report_mod, results, study as study_mod
+    from . import outputs, report as report_mod, results
 
-    ost = study_mod.open_study(st, load_only=True)
-    objectives = [o.metric for o in st.objectives]
-    table = results.Table(study_mod.trial_rows(ost, objectives), objectives, [o.direction for o in st.objectives])
-    results.write_meta(st.out_dir, {
-        "name": st.name, "study_file": st.path, "arch": st.arch, "workloads": list(st.workloads),
-        "storage": st.storage, "objectives": objectives, "directions": table.directions,
-        "constraints": [c.key for c in st.constraints],
-    })
-    paths = outputs.write_outputs(st.out_dir, table, title=report_mod.study_title(st),
-                                  bounds=report_mod.bounds_of(st))
+    table, paths = outputs.write_study_outputs(st)
     print(f"{completed} completed trials in {elapsed:.1f} s")
     print(results.summary(table))
     print(f"results: {paths['trials']}, {paths['pareto']}, {paths['plot']}")

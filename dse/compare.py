@@ -122,7 +122,7 @@ def study_dict(arch: str, workload: str, budget_mm2: float, tech_nm: int, trials
 
 def _run_one(arch: str, workload: str, budget_mm2: float, tech_nm: int, trials: int, out_dir: Path) -> str:
     """Write the model's study file, run (or resume) it; return the file's path."""
-    from . import config, study as study_mod
+    from . import config, outputs, study as study_mod
 
     d = study_dict(arch, workload, budget_mm2, tech_nm, trials, out_dir)
     path = out_dir / "studies" / f"{d['name']}.yaml"
@@ -130,6 +130,7 @@ def _run_one(arch: str, workload: str, budget_mm2: float, tech_nm: int, trials: 
     path.write_text("# written by dse compare; `dse run` this file to extend the study\n" + yaml.safe_dump(d, sort_keys=False))
     st = config.load(path)
     study_mod.run(st, progress=False)
+    outputs.write_study_outputs(st)  # study.json, trials.csv, pareto.png: `dse report` works on it
     return str(path)
 
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import plots
-from .results import Table, write_csv
+from .results import Table, write_csv, write_meta
+
+if TYPE_CHECKING:
+    from .config import Study
 
 
 def write_outputs(out_dir: Path, table: Table, prefix: str = "", title: str | None = None,
@@ -37,3 +41,19 @@ def write_outputs(out_dir: Path, table: Table, prefix: str = "", title: str | No
     write_csv(paths["pareto"], pareto_rows)
     plots.pareto_plot(paths["plot"], table, front, title=title, bounds=bounds)
     return paths
+
+
+def write_study_outputs(st: Study) -> tuple[Table, dict[str, Path]]:
+    """Read a study's trials from its storage and write study.json and the outputs above."""
+    from . import report, study as study_mod
+
+    ost = study_mod.open_study(st, load_only=True)
+    objectives = [o.metric for o in st.objectives]
+    table = Table(study_mod.trial_rows(ost, objectives), objectives, [o.direction for o in st.objectives])
+    write_meta(st.out_dir, {
+        "name": st.name, "study_file": st.path, "arch": st.arch, "workloads": list(st.workloads),
+        "storage": st.storage, "objectives": objectives, "directions": table.directions,
+        "constraints": [c.key for c in st.constraints],
+    })
+    paths = write_outputs(st.out_dir, table, title=report.study_title(st), bounds=report.bounds_of(st))
+    return table, paths

@@ -100,7 +100,7 @@ def pareto_plot(path: Path, table: Table, front: np.ndarray, title: str | None =
         _draw_bounds(ax, bounds, table.objectives, scales, axis_of={0: "x", 1: "y"})
         ax.set_xlabel(labels[0])
         ax.set_ylabel(labels[1])
-        ax.legend(loc="best", fontsize=8)
+        ax.legend(loc="best" if len(vals) < 2000 else "upper right", fontsize=8)  # "best" is slow on many points
     else:
         fig, axes = plt.subplots(m, m, figsize=(2.9 * m, 2.9 * m))
         for i in range(m):
@@ -247,8 +247,10 @@ def _stacked(ax, names: list[str], series: dict[str, np.ndarray], metric: str, t
     s = scale_for(metric, [float(x) for x in np.sum(list(series.values()), axis=0)] if series else [])
     bottom = np.zeros(len(names))
     x = np.arange(len(names))
-    for (k, v), c in zip(series.items(), colours(len(series))):
-        ax.bar(x, v / s.factor, bottom=bottom, label=k, color=c, width=0.8)
+    for i, ((k, v), c) in enumerate(zip(series.items(), colours(len(series)))):
+        # past the palette's 8 colours, hatching keeps the series apart
+        ax.bar(x, v / s.factor, bottom=bottom, label=k, color=c, width=0.8,
+               hatch="//" if i >= len(OKABE_ITO) else None, edgecolor="white" if i >= len(OKABE_ITO) else None)
         bottom += v / s.factor
     if bottom.any():
         ax.set_ylim(bottom=0)

@@ -99,3 +99,11 @@ def test_bad_input_is_one_line(run_cli, tmp_path, args, msg):
     code, _, err = run_cli("compare", "alexnet", *args, "--out", tmp_path / "o", "--no-progress")
     assert code == 2 and msg in err and "Traceback" not in err
     assert not (tmp_path / "o" / "compare.html").exists()
+
+
+def test_each_model_study_gets_a_report(compared, run_cli):
+    code, out, err = run_cli("report", compared / "studies" / "multicore_28nm_area20")
+    assert code == 0, err
+    html = compared / "studies" / "multicore_28nm_area20" / "report.html"
+    assert f"report: {html}" in out
+    assert "area ≤ 20 mm²" in html.read_text()
