@@ -21,7 +21,8 @@ $(DEVSTAMP): pyproject.toml | $(BIN)/python
 
 demo: $(STAMP)
 	$(BIN)/dse run studies/quickstart.yaml --no-progress
-	@echo "results are in results/quickstart/ (pareto.png, trials.csv, pareto.csv)"
+	@echo "results are in results/quickstart/ (report.html, pareto.png, trials.csv, pareto.csv)"
+	@echo "open the report: $(abspath results/quickstart/report.html)"
 
 test: $(DEVSTAMP)
 	$(BIN)/python -m pytest

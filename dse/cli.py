@@ -6,6 +6,8 @@
     dse sweep STUDY.yaml [--n-jobs N] [--sample N] [--backend loky|dask --scheduler ADDR]
     dse plot RESULTS_DIR | STUDY.yaml
     dse plot --breakdown ARCH WORKLOAD [--set key=value]... [-o FILE]
+    dse report RESULTS_DIR [--points N,N] [-o FILE]   # self-contained report.html
+    dse compare WORKLOAD [--arch a,b] [--budget area_mm2<=X] [--tech 28|14] [--trials N]
     dse validate [ARCH]
     dse models [ARCH]                # parameters, knobs and metrics of the models
     dse check ARCH [WORKLOAD]...     # the conformance check (archmodels.testing.check_model); exit 1 on failure
@@ -44,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--n-jobs", type=int, help="override the study's n_jobs")
     r.add_argument("--timeout", type=float, help="override the study's timeout [s]")
     r.add_argument("--no-progress", action="store_true")
+    r.add_argument("--no-report", action="store_true", help="do not write report.html")
 
     w = sub.add_parser("worker", help="join a study (same storage) as one more worker")
     w.add_argument("study")
@@ -58,12 +61,27 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--backend", choices=("loky", "threading", "dask"), default="loky")
     s.add_argument("--scheduler", help="Dask scheduler address (tcp://host:port) for --backend dask")
     s.add_argument("--no-progress", action="store_true")
+    s.add_argument("--no-report", action="store_true", help="do not write report.html")
 
     pl = sub.add_parser("plot", help="redraw results, or draw a per-layer breakdown")
     pl.add_argument("target", nargs="*", help="RESULTS_DIR or STUDY.yaml; with --breakdown: ARCH WORKLOAD")
     pl.add_argument("--breakdown", action="store_true", help="per-layer state and DRAM traffic bars")
     pl.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     pl.add_argument("-o", "--output", help="output PNG (breakdown)")
+
+    rp = sub.add_parser("report", help="write a self-contained report.html for a results folder")
+    rp.add_argument("results_dir")
+    rp.add_argument("--points", help="trial numbers to break down per layer (default: extremes and knee), e.g. 3,17")
+    rp.add_argument("-o", "--output", help="output HTML (default RESULTS_DIR/report.html)")
+
+    c = sub.add_parser("compare", help="one workload on every model: published point and best under a budget")
+    c.add_argument("workload")
+    c.add_argument("--arch", help="comma-separated models (default: every model that runs the workload)")
+    c.add_argument("--budget", default=None, help="area budget, e.g. 'area_mm2<=50' (default: see docs/report.md)")
+    c.add_argument("--tech", type=int, choices=(28, 14), default=28, help="technology node [nm] (default 28)")
+    c.add_argument("--trials", type=int, default=None, help="trials of each model's study")
+    c.add_argument("--out", help="output folder (default results/compare_<workload>)")
+    c.add_argument("--no-progress", action="store_true")
 
     v = sub.add_parser("validate", help="compare models with the published calibration figures")
     v.add_argument("arch", nargs="?")
@@ -98,6 +116,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     return {
         "evaluate": cmd_evaluate, "run": cmd_run, "worker": cmd_worker, "sweep": cmd_sweep,
         "plot": cmd_plot, "validate": cmd_validate, "models": cmd_models, "check": cmd_check,
+        "report": cmd_report, "compare": cmd_compare,
     }[args.cmd](args)
 
 
@@ -129,7 +148,7 @@ def cmd_run(args) -> int:
     summary = study_mod.run(st, ov, progress=not args.no_progress)
     if summary.recovered:
         print(f"resumed: {summary.recovered} trial(s) left running by an interrupted run were re-queued")
-    return _write_study_outputs(st, summary.completed, summary.elapsed_s)
+    return _write_study_outputs(st, summary.completed, summary.elapsed_s, report=not args.no_report)
 
 
 def _storage_text(st) -> str:
@@ -138,21 +157,15 @@ def _storage_text(st) -> str:
     return storage.describe(st.storage, st.out_dir)
 
 
-def _write_study_outputs(st, completed: int, elapsed: float) -> int:
-    from . import outputs, results, study as study_mod
+def _write_study_outputs(st, completed: int, elapsed: float, report: bool = False) -> int:
+    from . import outputs, report as report_mod, results
 
-    ost = study_mod.open_study(st, load_only=True)
-    objectives = [o.metric for o in st.objectives]
-    table = results.Table(study_mod.trial_rows(ost, objectives), objectives, [o.direction for o in st.objectives])
-    results.write_meta(st.out_dir, {
-        "name": st.name, "study_file": st.path, "arch": st.arch, "workloads": list(st.workloads),
-        "storage": st.storage, "objectives": objectives, "directions": table.directions,
-        "constraints": [c.key for c in st.constraints],
-    })
-    paths = outputs.write_outputs(st.out_dir, table)
+    table, paths = outputs.write_study_outputs(st)
     print(f"{completed} completed trials in {elapsed:.1f} s")
     print(results.summary(table))
     print(f"results: {paths['trials']}, {paths['pareto']}, {paths['plot']}")
+    if report:
+        print(f"report: {report_mod.build(st.out_dir, pareto_png=paths['plot'])}")
     return 0
 
 
@@ -187,11 +200,16 @@ def cmd_sweep(args) -> int:
     results.write_meta(paths["trials"].parent, {
         "name": st.name, "study_file": st.path, "arch": st.arch, "kind": "sweep",
         "objectives": table.objectives, "directions": table.directions,
+        "sample": args.sample, "seed": args.seed, "elapsed_s": elapsed,
     })
     rate = len(table.rows) / elapsed if elapsed > 0 else float("inf")
     print(f"{len(table.rows)} points in {elapsed:.2f} s ({rate:,.0f} points/s)")
     print(results.summary(table))
     print(f"results: {paths['trials']}, {paths['pareto']}, {paths['plot']}")
+    if not args.no_report:
+        from . import report
+
+        print(f"report: {report.build(paths['trials'].parent, pareto_png=paths['plot'])}")
     return 0
 
 
@@ -249,6 +267,28 @@ def _plot_breakdown(args) -> int:
     out = Path(args.output or f"results/breakdown_{arch}_{safe}.png")
     breakdown_plot(out, result)
     print(f"breakdown: {out}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from . import report
+
+    points = None
+    if args.points:
+        try:
+            points = [int(x) for x in args.points.split(",") if x.strip()]
+        except ValueError:
+            raise UserError(f"report: --points {args.points!r}: give trial numbers separated by commas") from None
+    print(f"report: {report.build(Path(args.results_dir), points, args.output)}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from . import compare
+
+    out = compare.run(args.workload, archs=args.arch, budget=args.budget, tech_nm=args.tech, trials=args.trials,
+                      out_dir=args.out, progress=not args.no_progress)
+    print(f"compare: {out['html']}, {out['csv']}")
     return 0
 
 

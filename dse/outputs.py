@@ -7,14 +7,24 @@ is the one place that uses both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import plots
-from .results import Table, write_csv
+from .results import Table, write_csv, write_meta
+
+if TYPE_CHECKING:
+    from .config import Study
 
 
-def write_outputs(out_dir: Path, table: Table, prefix: str = "") -> dict[str, Path]:
-    """Write trials.csv, pareto.csv and pareto.png for ``table`` into ``out_dir``."""
+def write_outputs(out_dir: Path, table: Table, prefix: str = "", title: str | None = None,
+                  bounds: Sequence[plots.Bound] = ()) -> dict[str, Path]:
+    """Write trials.csv, pareto.csv and pareto.png for ``table`` into ``out_dir``.
+
+    ``title`` (model, workload, sampler) heads the plot; ``bounds`` are the
+    study's constraints, drawn where they bound a plotted objective.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     front = table.pareto_mask()
     pareto_rows = [r for r, f in zip(table.rows, front) if f]
@@ -29,5 +39,21 @@ def write_outputs(out_dir: Path, table: Table, prefix: str = "") -> dict[str, Pa
     }
     write_csv(paths["trials"], table.rows)
     write_csv(paths["pareto"], pareto_rows)
-    plots.pareto_plot(paths["plot"], table, front)
+    plots.pareto_plot(paths["plot"], table, front, title=title, bounds=bounds)
     return paths
+
+
+def write_study_outputs(st: Study) -> tuple[Table, dict[str, Path]]:
+    """Read a study's trials from its storage and write study.json and the outputs above."""
+    from . import report, study as study_mod
+
+    ost = study_mod.open_study(st, load_only=True)
+    objectives = [o.metric for o in st.objectives]
+    table = Table(study_mod.trial_rows(ost, objectives), objectives, [o.direction for o in st.objectives])
+    write_meta(st.out_dir, {
+        "name": st.name, "study_file": st.path, "arch": st.arch, "workloads": list(st.workloads),
+        "storage": st.storage, "objectives": objectives, "directions": table.directions,
+        "constraints": [c.key for c in st.constraints],
+    })
+    paths = write_outputs(st.out_dir, table, title=report.study_title(st), bounds=report.bounds_of(st))
+    return table, paths

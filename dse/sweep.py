@@ -119,7 +119,9 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
     elapsed = time.time() - t0
     parts = [json.loads((cdir / f"chunk_{i:06d}.json").read_text()) for i in range(len(chunks))]
     table = table_from_chunks(study, parts)
-    paths = write_outputs(out_dir, table)
+    from .report import bounds_of, study_title
+
+    paths = write_outputs(out_dir, table, title=study_title(study, "sweep"), bounds=bounds_of(study))
     return table, paths, elapsed
 
 
