@@ -15,11 +15,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from workloads import Workload, load_workload
+from workloads.layers import MatMul
+
+from . import vector
 
 from .params import Param, ParamSet, Points, batch_size
 from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric
@@ -37,7 +41,9 @@ class Model(ABC):
     #: calibration-case keys that name a parameter differently (``dse validate``)
     VALIDATION_ALIASES: ClassVar[dict[str, str]] = {}
     #: kinds of layers the model can run; others are reported infeasible
-    SUPPORTS: ClassVar[tuple[str, ...]] = ("conv", "pool", "fc", "matmul", "spmm", "spmv")
+    SUPPORTS: ClassVar[tuple[str, ...]] = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
+    #: kinds costed by the shared streaming vector path (:mod:`archmodels.vector`) on :meth:`vector_unit`
+    VECTOR_KINDS: ClassVar[tuple[str, ...]] = ("vector",)
 
     #: the reference ``archmodels.get_model`` created this instance from (name or file.py:Class)
     _ref: str | None = None
@@ -60,6 +66,10 @@ class Model(ABC):
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         """Model-level totals: at least ``area_mm2``; any extra total keys."""
 
+    def vector_unit(self, pts: Points) -> vector.VectorUnit | None:
+        """The unit that runs vector layers (None: the model cannot run them)."""
+        return None
+
     def check_config(self, pts: Points) -> tuple[np.ndarray, np.ndarray]:
         """Configuration-level feasibility (before any layer). Default: all feasible."""
         n = batch_size(pts)
@@ -70,7 +80,7 @@ class Model(ABC):
         """Evaluate a batch of design points (arrays over points) on ``workload``."""
         wl = load_workload(workload)
         ok, reason = self.check_config(pts)
-        layers = self.evaluate_layers(wl, pts)
+        layers = self._evaluate_all(wl, pts)
         for lb in layers:
             if lb.kind not in self.SUPPORTS:
                 lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
@@ -82,6 +92,34 @@ class Model(ABC):
             layer_metric_decl={m.name: m for m in self.LAYER_METRICS},
             total_metric_decl={m.name: m for m in self.TOTAL_METRICS},
         )
+
+    def _evaluate_all(self, wl: Workload, pts: Points) -> list[LayerBatch]:
+        """Every layer of ``wl``: vector kinds on the shared vector path, the rest by
+        :meth:`evaluate_layers`; a batched MatMul is evaluated as one product and repeated."""
+        n = batch_size(pts)
+        routed = [layer.kind in self.VECTOR_KINDS for layer in wl.layers]
+        core = [replace(layer, batch=1) if isinstance(layer, MatMul) and layer.batch > 1 else layer
+                for layer, r in zip(wl.layers, routed) if not r]
+        core_out = iter(self.evaluate_layers(Workload(wl.name, tuple(core)), pts) if core else [])
+        unit = self.vector_unit(pts) if any(routed) else None
+        decl = {m.name: m for m in self.LAYER_METRICS}
+        out: list[LayerBatch] = []
+        for layer, r in zip(wl.layers, routed):
+            if not r:
+                lb = next(core_out)
+                if lb.layer is not layer:  # a batched MatMul: one product, repeated
+                    vector.repeat(lb, layer.batch, decl)
+                    lb.layer = layer
+            elif unit is None:
+                lb = vector.cost(layer, vector.VectorUnit("none", 1.0, 1.0, 1.0, 1.0, 0.0), n, self.LAYER_METRICS)
+                lb.infeasible(np.ones(n, bool), f"{self.name} does not run {layer.kind} layers")
+            else:
+                lb = vector.cost(layer, unit, n, self.LAYER_METRICS)
+            out.append(lb)
+        for lb in out:
+            if lb.layer.kind in self.VECTOR_KINDS:
+                vector.complete(lb, out)
+        return out
 
     def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:
         """One design point -> the contract dictionary (a batch of one)."""
@@ -101,7 +139,7 @@ class Model(ABC):
         """Known metric names: ``total`` and ``layer`` keys (contract + model)."""
         return {
             "total": [m.name for m in TOTAL_METRICS] + [m.name for m in cls.TOTAL_METRICS],
-            "layer": ["macs"] + [m.name for m in LAYER_METRICS] + [m.name for m in cls.LAYER_METRICS],
+            "layer": ["macs", "vector_ops"] + [m.name for m in LAYER_METRICS] + [m.name for m in cls.LAYER_METRICS],
         }
 
 

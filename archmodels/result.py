@@ -55,6 +55,8 @@ LAYER_METRICS = (
 # Totals every model has (order = JSON order).
 TOTAL_METRICS = (
     Metric("macs", "MAC", "multiply-accumulates of the workload", integer=True),
+    Metric("vector_ops", "op", "operations that are not MACs (pooling, elementwise, reductions, softmax, ...)",
+           integer=True),
     Metric("cycles", "cycles", "sum of layer cycles"),
     Metric("time_s", "s", "sum of layer times"),
     Metric("utilization", "1", "time-weighted mean of layer utilization"),
@@ -166,7 +168,8 @@ class BatchResult:
     def totals(self) -> dict[str, np.ndarray]:
         """Contract totals (arrays over points), then model-specific totals."""
         n = self.n
-        tot: dict[str, np.ndarray] = {"macs": np.full(n, float(sum(lb.layer.macs for lb in self.layers)))}
+        tot: dict[str, np.ndarray] = {"macs": np.full(n, float(sum(lb.layer.macs for lb in self.layers))),
+                                      "vector_ops": np.full(n, float(sum(lb.layer.vector_ops for lb in self.layers)))}
         for key in _SUMMED:
             tot[key] = seqsum((lb.metrics[key] for lb in self.layers), n)
         tot["energy_j"] = tot["energy_j"] + self.model_totals.get("extra_energy_j", 0.0)
@@ -196,8 +199,8 @@ class BatchResult:
             name, _, key = rest.rpartition(".")
             for lb in self.layers:
                 if lb.name == name:
-                    if key == "macs":
-                        return np.full(self.n, float(lb.layer.macs))
+                    if key in ("macs", "vector_ops"):
+                        return np.full(self.n, float(getattr(lb.layer, key)))
                     return lb.metrics[key]
             raise KeyError(path)
         raise KeyError(path)
@@ -208,6 +211,7 @@ class BatchResult:
         layers = [self._layer_dict(lb, i) for lb in self.layers]
         total = {k: self._num(k, v[i], self.total_metric_decl) for k, v in self.totals.items()}
         total["macs"] = int(total["macs"])
+        total["vector_ops"] = int(total["vector_ops"])
         reason = self.reason[i]
         return {
             "arch": self.arch,
@@ -220,7 +224,8 @@ class BatchResult:
         }
 
     def _layer_dict(self, lb: LayerBatch, i: int) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": lb.name, "kind": lb.kind, "macs": int(lb.layer.macs)}
+        d: dict[str, Any] = {"name": lb.name, "kind": lb.kind, "macs": int(lb.layer.macs),
+                             "vector_ops": int(lb.layer.vector_ops)}
         for m in LAYER_METRICS:
             if m.name == "dram_bytes":
                 d["dram_bytes"] = _clean(lb.metrics["dram_read_bytes"][i] + lb.metrics["dram_write_bytes"][i])

@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("workload", help="built-in name, parametric (spmm:n=..,sparsity=..) or a file")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="set a parameter")
     e.add_argument("--json", action="store_true", help="print the JSON contract")
+    e.add_argument("--skip-unknown", action="store_true",
+                   help="ONNX: cost operators the importer does not know as zero (one warning line lists them)")
 
     r = sub.add_parser("run", help="run or resume a study to its trial budget")
     r.add_argument("study")
@@ -122,13 +124,14 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args) -> int:
     from archmodels import get_model
-    from workloads import load_workload
+    from workloads import load_workload, with_skip_unknown
 
     from .evaluation import table, to_json
 
     model = get_model(args.arch)
     params = model.params.parse_sets(args.set)
-    result = model.evaluate(load_workload(args.workload), **params)
+    workload = with_skip_unknown(args.workload) if args.skip_unknown else args.workload
+    result = model.evaluate(load_workload(workload), **params)
     print(to_json(result) if args.json else table(result))
     return 0
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from archmodels import get_model, is_path_ref, resolve_path_ref
 from archmodels.base import Model
 from archmodels.params import Param
-from workloads import Workload, load_workload
+from workloads import Workload, file_kind, load_workload, split_file_options, with_skip_unknown
 
 from workloads import yamlio
 from workloads.errors import UserError, allowed, pydantic_message
@@ -87,6 +87,7 @@ class StudyFile(BaseModel):
     heartbeat_interval: int = Field(default=5, ge=1, description="seconds, RDB storages")
     grace_period: int = Field(default=20, ge=1, description="seconds without heartbeat before a trial is failed")
     results_dir: str = "results"
+    skip_unknown: bool = Field(default=False, description="ONNX workloads: cost unknown operators as zero")
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,8 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
     if (sf.workload is None) == (sf.workloads is None):
         raise UserError(f"{where}give exactly one of 'workload' (a name) or 'workloads' (a list)")
     names = tuple([sf.workload] if sf.workload else sf.workloads or [])
+    if sf.skip_unknown:
+        names = tuple(with_skip_unknown(w) for w in names)
     if not names:
         raise UserError(f"{where}workloads: the list is empty")
     wls = []
@@ -287,12 +290,13 @@ def _finite_grid_size(study: Study) -> int | None:
 
 
 def _relative(workload: str, study_path: Path) -> str:
-    """Workload files are looked up next to the study file first."""
-    p = Path(workload)
-    if p.suffix.lower() in (".yaml", ".yml", ".mtx", ".onnx") and not p.is_absolute() and not p.exists():
+    """Workload files are looked up next to the study file first (options after the name kept)."""
+    path, options = split_file_options(workload)
+    p = Path(path)
+    if file_kind(path) and not p.is_absolute() and not p.exists():
         cand = study_path.parent / p
         if cand.exists():
-            return str(cand)
+            return str(cand) + (f":{options}" if options else "")
     return workload
 
 

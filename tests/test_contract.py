@@ -12,14 +12,14 @@ from workloads.errors import UserError
 
 from .conftest import dse_process
 
-LAYER_KEYS = {"name", "kind", "macs", "cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes",
+LAYER_KEYS = {"name", "kind", "macs", "vector_ops", "cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes",
               "dram_bytes", "energy_j", "fused_into", "states"}
-TOTAL_KEYS = {"macs", "cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
+TOTAL_KEYS = {"macs", "vector_ops", "cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
               "energy_j", "power_w", "area_mm2", "macs_per_s", "fps"}
 
 
 def test_contract_names_are_declared_once():
-    assert {m.name for m in LAYER_METRICS} | {"name", "kind", "macs", "fused_into", "states"} == LAYER_KEYS
+    assert {m.name for m in LAYER_METRICS} | {"name", "kind", "macs", "vector_ops", "fused_into", "states"} == LAYER_KEYS
     assert {m.name for m in TOTAL_METRICS} == TOTAL_KEYS
 
 
@@ -33,7 +33,7 @@ def test_json_output_fills_every_contract_key():
         assert LAYER_KEYS <= set(layer)
         assert 0 <= layer["utilization"] <= 1
         assert layer["dram_bytes"] == layer["dram_read_bytes"] + layer["dram_write_bytes"]
-        assert layer["kind"] in ("conv", "pool", "fc", "matmul", "spmm", "spmv")
+        assert layer["kind"] in ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
     t = r["total"]
     assert TOTAL_KEYS <= set(t)
     assert t["macs_per_s"] == pytest.approx(t["macs"] / t["time_s"])

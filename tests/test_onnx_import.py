@@ -61,18 +61,20 @@ def test_lenet_layers_and_macs_by_hand(tmp_path):
 
 
 # ---- residual block ----
-def test_residual_block_add_is_recorded_not_a_layer(tmp_path):
+def test_residual_block_add_is_a_vector_layer(tmp_path):
     n = Net((1, 64, 56, 56))
     y, _ = basic_block(n, "x", 64, 64, 1, 56, bn=False)
     wl = load(n.save(y, tmp_path / "block.onnx"))
-    assert [l.kind for l in wl.layers] == ["conv", "conv"]
-    a, b = wl.layers
+    assert [l.kind for l in wl.layers] == ["conv", "conv", "vector", "vector"]
+    a, b, add, relu = wl.layers
     assert a.macs == b.macs == conv_macs(64, 56, 56, 64, 3) == 115_605_504
     assert (a.padding, a.out_h, a.activation, b.activation) == (1, 56, "relu", None)
     ops = [(op.op, op.fused_into) for op in wl.graph_ops]
-    assert ops == [("Relu", a.name), ("Add", None), ("Relu", None)]
-    add = wl.graph_ops[1]
-    assert add.inputs == (f"{b.name}_out", "x") and add.output_elems == 64 * 56 * 56
+    assert ops == [("Relu", a.name)]
+    # the residual Add reads both branches and writes one tensor; the Relu after it cannot fuse
+    size = 64 * 56 * 56
+    assert (add.op, add.macs, add.vector_ops, add.input_elems, add.output_elems) == ("add", 0, size, 2 * size, size)
+    assert (relu.op, relu.vector_ops, relu.input_elems) == ("relu", size, size)
 
 
 # ---- depthwise separable ----
@@ -129,7 +131,13 @@ def test_resnet18_layers_and_total_macs(tmp_path):
     assert conv1.activation == "relu" and conv1.out_h == 112
     mp = wl.layer("maxpool")
     assert (mp.out_h, mp.kernel, mp.stride, mp.padding) == (56, 3, 2, 1)
-    assert sum(op.op == "Add" for op in wl.graph_ops) == 8
+    # the residual Adds and the ReLUs after them are vector layers: one operation per element
+    adds = [l for l in wl.layers if l.kind == "vector" and l.op == "add"]
+    relus = [l for l in wl.layers if l.kind == "vector" and l.op == "relu"]
+    assert len(adds) == len(relus) == 8
+    block_out = sum(2 * c * s * s for c, s in ((64, 56), (128, 28), (256, 14), (512, 7)))
+    pools = 64 * 56 * 56 * 3 * 3 + 512 * 7 * 7
+    assert sum(l.vector_ops for l in wl.layers) == 2 * block_out + pools
     gap = wl.layer("avgpool")
     assert (gap.mode, gap.kernel, gap.out_h, gap.channels) == ("avg", 7, 1, 512)
 
@@ -143,7 +151,7 @@ def test_resnet18_runs_through_dse_evaluate(tmp_path, capsys, arch, sets):
     assert main(["evaluate", arch, path, "--json"] + [a for s in sets for a in ("--set", s)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["total"]["macs"] == 1_814_073_344
-    assert len(out["layers"]) == 23
+    assert len(out["layers"]) == 23 + 16  # + 8 residual Adds and the 8 ReLUs after them
     assert all(l["feasible"] for l in out["layers"])
     assert out["total"]["time_s"] > 0 and np.isfinite(out["total"]["fps"])
     conv1 = next(l for l in out["layers"] if l["name"] == "conv1")
@@ -173,14 +181,14 @@ def test_unsupported_operators_are_listed(tmp_path):
     n = Net((1, 3, 8, 8))
     y = n.conv("x", 3, 4, 3)
     y = n.op("Resize", [y, "", _const(n, np.array([1, 1, 2, 2], np.float32))], mode="nearest")
-    y = n.op("Tanh", [y])
-    y = n.op("Tanh", [y])
+    y = n.op("Mod", [y, y])
+    y = n.op("Mod", [y, y])
     path = n.save(y, tmp_path / "bad.onnx")
     with pytest.raises(UserError) as exc:
         load(path)
     msg = str(exc.value)
     assert "\n" not in msg and "bad.onnx" in msg
-    assert "unsupported ONNX operators: Resize (1), Tanh (2)" in msg and "supported: Conv" in msg
+    assert "unsupported ONNX operators: Mod (2), Resize (1)" in msg and "supported: Conv" in msg
 
 
 def test_cli_reports_bad_onnx_as_exit_2(tmp_path, capsys):

@@ -23,7 +23,8 @@ def test_vgg16_total_macs_in_spec_range():
 
 
 def test_builtin_names_and_layer_names():
-    assert set(BUILTINS) == {"alexnet", "alexnet-conv", "vgg16", "vgg16-conv", "lenet", "fc1", "fc2", "fc3"}
+    assert set(BUILTINS) == {"alexnet", "alexnet-conv", "vgg16", "vgg16-conv", "lenet", "fc1", "fc2", "fc3",
+                             "resnet50", "mobilenet_v2", "bert_encoder"}
     assert [l.name for l in load_workload("alexnet-conv").layers] == ["C1", "P3", "C4", "P6", "C7", "C8", "C9", "P10"]
     vgg = [l.name for l in load_workload("vgg16-conv").layers]
     assert vgg[:3] == ["C1", "C2", "P3"] and vgg[-1] == "P18" and len(vgg) == 18

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-KINDS = ("conv", "pool", "fc", "matmul", "spmm", "spmv")
+KINDS = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
 
 
 def _conv_out(size: int, kernel: int, stride: int, pad: int, dilation: int = 1) -> int:
@@ -31,6 +31,11 @@ class Layer:
     # --- sizes every model needs (overridden per layer type) ---
     @property
     def macs(self) -> int:  # multiply-accumulates
+        return 0
+
+    @property
+    def vector_ops(self) -> int:
+        """Operations that are not multiply-accumulates (comparisons, adds, exp, ...)."""
         return 0
 
     @property
@@ -146,6 +151,10 @@ class Pool(Layer):
         return self.output_elems * self.kernel * self.kernel
 
     @property
+    def vector_ops(self) -> int:
+        return self.ops
+
+    @property
     def input_elems(self) -> int:
         return self.channels * self.in_h * self.in_w
 
@@ -197,35 +206,134 @@ class FC(Layer):
 
 @dataclass(frozen=True)
 class MatMul(Layer):
-    """Dense C[m x n] = A[m x k] @ B[k x n]. A plays the weights' role."""
+    """Dense C[m x n] = A[m x k] @ B[k x n]. A plays the weights' role.
+
+    ``batch`` independent products of that shape (attention's per-head
+    activation x activation products): every size counts ``batch`` times.
+    Models cost one product and repeat it (``archmodels.base``).
+    """
 
     m: int = 1
     k: int = 1
     n: int = 1
+    batch: int = 1
     kind: str = field(init=False, default="matmul")
 
     @property
     def macs(self) -> int:
-        return self.m * self.k * self.n
+        return self.batch * self.m * self.k * self.n
 
     @property
     def input_elems(self) -> int:  # B
-        return self.k * self.n
+        return self.batch * self.k * self.n
 
     @property
     def weight_elems(self) -> int:  # A
-        return self.m * self.k
+        return self.batch * self.m * self.k
 
     @property
     def output_elems(self) -> int:
-        return self.m * self.n
+        return self.batch * self.m * self.n
 
     @property
     def dense_macs(self) -> int:
-        return self.m * self.k * self.n
+        return self.batch * self.m * self.k * self.n
 
     def describe(self) -> str:
-        return f"matmul {self.m}x{self.k} @ {self.k}x{self.n}"
+        b = f" x{self.batch}" if self.batch > 1 else ""
+        return f"matmul {self.m}x{self.k} @ {self.k}x{self.n}{b}"
+
+
+#: Operations per element of the vector operators (``Vector.op``), counted so
+#: that a fused operator and its unfused exporter idiom cost the same: an
+#: elementwise op or a transcendental function (exp, erf, sqrt, tanh: one pass
+#: of a function unit) is 1; composites add their parts, e.g. GELU =
+#: x * 0.5 * (1 + erf(x / sqrt 2)) = div, erf, add, mul, mul = 5.
+#: Elementwise ops count per output element.
+ELEMENTWISE_OPS: dict[str, int] = {
+    "add": 1, "sub": 1, "mul": 1, "div": 1, "pow": 1, "sqrt": 1, "reciprocal": 1, "neg": 1, "abs": 1,
+    "exp": 1, "log": 1, "erf": 1, "tanh": 1, "relu": 1, "clip": 1, "leaky_relu": 1, "max": 1, "min": 1,
+    "where": 1, "equal": 1, "less": 1, "greater": 1, "not": 1, "and": 1, "or": 1,
+    "sigmoid": 3,          # exp(-x), add 1, reciprocal
+    "hard_sigmoid": 3,     # mul, add, clip
+    "hard_swish": 4,       # hard_sigmoid + mul
+    "silu": 4,             # sigmoid + mul
+    "gelu": 5,             # div, erf, add, mul, mul
+    "gelu_tanh": 9,        # x^3, mul, add, mul, tanh, add, mul, mul, mul
+    "softplus": 3,         # exp, add, log
+    "batchnorm": 2,        # inference-time scale and shift
+    "col2im": 1,           # overlap-add of a transposed convolution
+    "copy": 0,             # an unknown operator recorded as zero-cost (--skip-unknown)
+}
+
+
+@dataclass(frozen=True)
+class Vector(Layer):
+    """Work without multiply-accumulates: elementwise ops, reductions, normalisations, softmax.
+
+    ``op`` names the operation; ``ops`` is its operation count (built by the
+    constructors below from :data:`ELEMENTWISE_OPS`), ``in_elems`` /
+    ``out_elems`` the activation elements read and written (what DRAM traffic
+    is costed on), ``param_elems`` constants it reads (a LayerNorm's scale
+    and shift, a bias). ``rows`` is the number of independent reductions.
+    """
+
+    op: str = "add"
+    ops: int = 0
+    in_elems: int = 0
+    out_elems: int = 0
+    param_elems: int = 0
+    rows: int = 1
+    kind: str = field(init=False, default="vector")
+
+    @property
+    def vector_ops(self) -> int:
+        return self.ops
+
+    @property
+    def input_elems(self) -> int:
+        return self.in_elems
+
+    @property
+    def weight_elems(self) -> int:
+        return self.param_elems
+
+    @property
+    def output_elems(self) -> int:
+        return self.out_elems
+
+    def describe(self) -> str:
+        return f"{self.op} {self.in_elems}->{self.out_elems} ({self.ops} ops)"
+
+
+def elementwise(name: str, op: str, out_elems: int, in_elems: int | None = None, param_elems: int = 0) -> Vector:
+    """An elementwise operator over ``out_elems`` outputs (inputs default to the same count)."""
+    if op not in ELEMENTWISE_OPS:
+        raise ValueError(f"layer {name}: unknown elementwise op '{op}'")
+    return Vector(name, op=op, ops=ELEMENTWISE_OPS[op] * out_elems,
+                  in_elems=out_elems if in_elems is None else in_elems, out_elems=out_elems,
+                  param_elems=param_elems, rows=out_elems)
+
+
+def reduction(name: str, op: str, in_elems: int, out_elems: int) -> Vector:
+    """A reduction of ``in_elems`` to ``out_elems`` (sum, max, min: one op per input; mean: + one divide per output)."""
+    ops = in_elems + (out_elems if op == "reduce_mean" else 0)
+    return Vector(name, op=op, ops=ops, in_elems=in_elems, out_elems=out_elems, rows=out_elems)
+
+
+def softmax(name: str, elems: int, rows: int) -> Vector:
+    """Softmax over ``rows`` rows: max, subtract, exp, sum, divide = 5 ops per element."""
+    return Vector(name, op="softmax", ops=5 * elems, in_elems=elems, out_elems=elems, rows=rows)
+
+
+def layer_norm(name: str, elems: int, rows: int, affine_elems: int = 0) -> Vector:
+    """LayerNorm over ``rows`` rows: 7 ops per element + 4 per row.
+
+    The unfused idiom: mean (n + r), x - mean (n), square (n), mean (n + r),
+    + eps (r), sqrt (r), divide (n), * gamma (n), + beta (n).
+    """
+    return Vector(name, op="layer_norm", ops=7 * elems + 4 * rows, in_elems=elems, out_elems=elems,
+                  param_elems=affine_elems, rows=rows)
 
 
 @dataclass(frozen=True)

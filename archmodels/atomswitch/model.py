@@ -30,11 +30,19 @@ import numpy as np
 from workloads import Workload
 
 from .. import tech
+from .. import vector
 from .energy import DEVICE_NODE_NM, stage_energy_j
 from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
 from ..base import Model
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
+
+#: Host fallback for vector layers (no such unit on the array): the spec's CPU reference
+#: (atom_switch.md §3: Caffe on an Intel Core i5-6300U) ran the 500-element ReLU in 0.04 ms,
+#: i.e. 12.5 M elementwise operations per second, framework overhead included.
+HOST_OPS_PER_S = 500 / 0.04e-3
+#: the i5-6300U's thermal design power (Intel ARK, 15 W), drawn while the host runs them
+HOST_POWER_W = 15.0
 
 #: Default area of one memory bit: a 28 nm high-density SRAM cell over the
 #: array efficiency of the technology table (0.127 / 0.5 = 0.254 um^2).
@@ -48,7 +56,14 @@ class AtomSwitchModel(Model):
     name = "atomswitch"
     title = "Atom-switch reconfigurable array (streaming conv + pool circuits)"
     spec = "atom_switch.md"
-    SUPPORTS = ("conv", "pool", "fc")
+    SUPPORTS = ("conv", "pool", "fc", "vector")
+
+    def vector_unit(self, pts: Points) -> vector.VectorUnit:
+        """The atom-switch array has no vector unit: vector layers fall back to the host CPU
+        at the rate and power of :data:`HOST_OPS_PER_S` / :data:`HOST_POWER_W`, streamed over DRAM."""
+        clock_hz = pts["clock_mhz"] * 1e6
+        return vector.VectorUnit("host CPU", HOST_OPS_PER_S, clock_hz, pts["value_bits"] / 8, pts["dram_gbps"] * 1e9,
+                                 HOST_POWER_W / HOST_OPS_PER_S * 1e12)
     VALIDATION_ALIASES = {"area_mm2": "chip_area_mm2"}
 
     PARAMS = (

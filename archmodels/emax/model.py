@@ -36,6 +36,7 @@ from workloads.layers import Conv2D, Pool
 
 from . import cost
 from .. import tech
+from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
@@ -142,8 +143,18 @@ class Plans:
 
 class _EmaxBase(Model):
     spec = "emax.md"
-    SUPPORTS = ("conv", "pool", "fc", "matmul")
+    SUPPORTS = ("conv", "pool", "fc", "matmul", "vector")
     ARCH: ClassVar[str]
+
+    def vector_unit(self, pts: Points) -> vector.VectorUnit:
+        """Vector layers on the CGRA's ALUs: one operation per PE per cycle, streamed from and to
+        DRAM over the external link; an ALU pass costs an add, bytes the DDR3L energy (spec §5)."""
+        clock_hz = pts["clock_mhz"] * 1e6
+        bits = pts["dtype_bits"]
+        add_pj = np.array([cost.op_energies_pj(int(b), int(nd))[1] for b, nd in zip(bits, pts["tech_nm"])])
+        return vector.VectorUnit("CGRA ALUs", pts["rows"] * pts["cols"] * clock_hz, clock_hz, bits / 8,
+                                 pts["dram_gbps"] * 1e9, add_pj, cost.DDR3L_READ_PJ_PER_BYTE,
+                                 cost.DDR3L_WRITE_PJ_PER_BYTE)
     LAYER_METRICS = _metrics()
     TOTAL_METRICS = _total_metrics()
 

@@ -46,6 +46,7 @@ from workloads.lowering import as_matmuls
 from . import costs as C
 from . import schedule as S
 from .. import tech
+from .. import vector
 from ..base import Model
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
@@ -94,7 +95,17 @@ class ImaxModel(Model):
     name = "imax"
     title = "IMAX linear-array CGRA: dense/sparse matrix products, LMM scheduling, multi-chip"
     spec = "imax.md"
-    SUPPORTS = ("conv", "fc", "matmul", "spmm", "spmv")
+    SUPPORTS = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
+    VECTOR_KINDS = ("vector", "pool")
+
+    def vector_unit(self, pts: Points) -> vector.VectorUnit:
+        """Vector layers and pooling on the units' ALUs: 2-way SIMD FP32 per unit per cycle
+        (spec §1) on every chip, streamed over the host link at its fitted efficiency (LOAD and
+        DRAIN); an ALU pass costs an FP32 multiply-add (as the model's MACs)."""
+        clock_hz = pts["clock_mhz"] * 1e6
+        return vector.VectorUnit("CGRA ALUs", pts["units"] * 2 * pts["nchip"] * clock_hz, clock_hz, 4.0,
+                                 pts["link_gbps"] * 1e9 * C.LINK_EFFICIENCY,
+                                 vector.per_node(lambda nd: tech.mac_energy_pj("fp32", nd), pts["tech_nm"]))
 
     PARAMS = (
         Param("units", "int", 64, 8, 1024, doc="stages of the linear array (4 run loop control and the C output)"),

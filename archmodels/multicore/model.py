@@ -72,6 +72,7 @@ from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
 from .. import tech
+from .. import vector
 from ..base import Model
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, seqsum
@@ -139,7 +140,20 @@ class MulticoreModel(Model):
     name = "multicore"
     title = "Multi-core shared-memory NN accelerator (task placement)"
     spec = "multicore.md"
-    SUPPORTS = ("conv", "pool", "fc", "matmul")
+    SUPPORTS = ("conv", "pool", "fc", "matmul", "vector")
+
+    def vector_unit(self, pts: Points) -> vector.VectorUnit:
+        """Vector layers on the NFUs: each core's No output lanes do one operation per cycle;
+        activations stay in the shared memory when they fit (streamed over the network at
+        ``noc_gbps``), else they go through DRAM; an operation costs an add."""
+        clock_hz = pts["clock_mhz"] * 1e6
+        dt = [tech.dtype_of(int(b)) for b in pts["value_bits"]]
+        add_pj = np.array([tech.op_energy_pj("add", d, int(nd)) for d, nd in zip(dt, pts["tech_nm"])])
+        shm_pj = np.array([float(tech.sram_energy_pj_per_byte(kb, int(nd)))
+                           for kb, nd in zip(pts["shm_kb"], pts["tech_nm"])])
+        return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
+                                 pts["dram_gbps"] * 1e9, add_pj, onchip_kb=pts["shm_kb"],
+                                 onchip_bytes_per_s=pts["noc_gbps"] * 1e9, onchip_pj_per_byte=shm_pj)
 
     PARAMS = (
         Param("cores", "int", 16, 1, 1024, unit="", doc="number of cores"),

@@ -40,6 +40,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
 from . import resources as res
 from .. import tech
+from .. import vector
 from ..base import Model
 from .fpga_devices import DEFAULT_DEVICE, DEVICES
 from ..params import Param, ParamSet, Points, batch_size
@@ -91,7 +92,21 @@ class RenaModel(Model):
     name = "rena"
     title = "ReNA PB-array CNN accelerator (ASIC and FPGA port)"
     spec = "rena.md"
-    SUPPORTS = ("conv", "pool", "fc", "matmul")
+    SUPPORTS = ("conv", "pool", "fc", "matmul", "vector")
+
+    def vector_unit(self, pts: Points) -> vector.VectorUnit:
+        """Vector layers on the PB array: one operation per PB per cycle, values entering and
+        leaving at the array's edge (one per row per cycle each way, as inputs are loaded and
+        outputs unloaded, spec §2) and bounded by DRAM (all channels); an operation costs an add,
+        on the FPGA x the FPGA/ASIC energy ratio, bytes the DRAM energy."""
+        cfg, eff = self._config(pts)
+        clock_hz = eff["clock_hz"]
+        edge = cfg.rows * cfg.value_bytes * clock_hz * 2
+        dt = np.array([tech.dtype_of(int(b)) for b in pts["bits"]])
+        add_pj = np.array([tech.op_energy_pj("add", d, int(nd)) for d, nd in zip(dt, pts["tech_nm"])])
+        add_pj = np.where(pts["target"] == "fpga", add_pj * tech.FPGA_DYNAMIC_ENERGY_RATIO, add_pj)
+        return vector.VectorUnit("PB array", cfg.rows * cfg.cols * clock_hz, clock_hz, cfg.value_bytes,
+                                 np.minimum(pts["dram_channels"] * pts["dram_gbps"] * 1e9, edge), add_pj)
 
     PARAMS = (
         Param("pb_rows", "int", 64, 1, 1024, doc="PB array rows (filters of a conv tile; one buffer lane per row)"),
