@@ -14,6 +14,14 @@ A case picks its metric from:
 
 Keys of a case that name a model parameter (``placement: T1``) override the
 section's parameters. A value ``[a, b]`` is a range; a string must match.
+
+Every case carries a ``basis`` (added in the package copy): ``fitted`` (the
+target of a fitted constant, ``archmodels/fitted.py``), ``by construction``
+(holds by a definition or a rule derived from the same figure) or
+``predicted``; the report prints the three counts and the error
+distribution of the predicted cases, the only ones that test the models.
+``published_as`` names the shared file's metric where the model's key for
+that quantity differs.
 """
 
 from __future__ import annotations
@@ -27,7 +35,11 @@ from workloads import yamlio
 from archmodels import available, get_model
 from workloads import load_workload
 
-_CASE_KEYS = {"layer", "layer_kind", "total", "metric", "value", "rtol", "note", "workload"}
+_CASE_KEYS = {"layer", "layer_kind", "total", "metric", "value", "rtol", "note", "workload", "basis", "basis_note",
+              "published_as"}
+BASES = ("fitted", "by construction", "predicted")
+#: keys the package copy adds to the shared calibration file (see :func:`published_view`)
+_ADDED_KEYS = ("basis", "basis_note", "published_as")
 
 
 @dataclass
@@ -41,6 +53,8 @@ class CaseResult:
     rtol: float | None
     ok: bool | None  # None = skipped
     note: str = ""
+    basis: str = "predicted"
+    basis_note: str = ""
 
     @property
     def error(self) -> float | None:
@@ -52,6 +66,31 @@ class CaseResult:
 def calibration() -> dict[str, Any]:
     text = resources.files("dse").joinpath("data/calibration.yaml").read_text()
     return yamlio.load(text)
+
+
+def published_view(cal: dict[str, Any]) -> dict[str, Any]:
+    """The calibration as the shared file publishes it: added keys dropped, ``published_as`` metric names back."""
+    out: dict[str, Any] = {}
+    for section, body in cal.items():
+        body = dict(body)
+        if "cases" in body:
+            cases = []
+            for case in body["cases"]:
+                case = dict(case)
+                if "published_as" in case:
+                    case["metric"] = case["published_as"]
+                cases.append({k: v for k, v in case.items() if k not in _ADDED_KEYS})
+            body["cases"] = cases
+        out[section] = body
+    return out
+
+
+def published_digest(cal: dict[str, Any]) -> str:
+    """SHA-256 of the published view (canonical JSON): the drift check's stored fingerprint."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(published_view(cal), sort_keys=True).encode()).hexdigest()
 
 
 def arch_of(section: str) -> str | None:
@@ -99,8 +138,12 @@ def _run_case(section: str, arch: str | None, body: dict[str, Any], case: dict[s
     metric, published = case["metric"], case["value"]
     rtol = case.get("rtol")
     label = _label(case)
+    basis, basis_note = case.get("basis", "predicted"), case.get("basis_note", "")
+    if basis not in BASES:
+        raise ValueError(f"calibration {section}: basis '{basis}' not one of {', '.join(BASES)}")
     if arch is None:
-        return CaseResult(section, None, label, metric, None, published, rtol, None, "model not implemented yet")
+        return CaseResult(section, None, label, metric, None, published, rtol, None, "model not implemented yet",
+                          basis, basis_note)
     model = get_model(arch)
     params = dict(body.get("params", {}))
     for k, v in case.items():
@@ -116,7 +159,7 @@ def _run_case(section: str, arch: str | None, body: dict[str, Any], case: dict[s
         result = model.evaluate(load_workload(workload), **params)
         value = _pick(result, case, metric)
     return CaseResult(section, arch, label, metric, value, published, rtol, _compare(value, published, rtol),
-                      case.get("note", ""))
+                      case.get("note", ""), basis, basis_note)
 
 
 def _pick(result: dict[str, Any], case: dict[str, Any], metric: str) -> Any:
@@ -147,25 +190,43 @@ def _compare(value: Any, published: Any, rtol: float | None) -> bool:
 
 def report(results: list[CaseResult]) -> str:
     """A fixed-width table: model vs published value and relative error."""
-    head = f"{'section':<22}{'case':<28}{'metric':<22}{'model':>14}{'published':>16}{'error':>9}{'tol':>7}  result"
+    head = (f"{'section':<22}{'case':<28}{'metric':<22}{'model':>14}{'published':>16}{'error':>9}{'tol':>7}  "
+            f"{'basis':<16}result")
     lines = [head, "-" * len(head)]
     for r in results:
         err = f"{r.error * 100:+.1f}%" if r.error is not None else ""
         tol = f"{r.rtol * 100:.0f}%" if isinstance(r.rtol, (int, float)) and not isinstance(r.published, list) else ""
         status = "skipped" if r.ok is None else ("PASS" if r.ok else "FAIL")
         lines.append(f"{r.section:<22}{r.label[:27]:<28}{r.metric[:21]:<22}{_fmt(r.model):>14} "
-                     f"{_fmt(r.published):>15}{err:>9}{tol:>7}  {status}"
+                     f"{_fmt(r.published):>15}{err:>9}{tol:>7}  {r.basis:<16}{status}"
                      + (f"  ({r.note})" if r.ok is None else ""))
     checked = [r for r in results if r.ok is not None]
     lines.append(f"{sum(r.ok for r in checked)}/{len(checked)} cases within tolerance"
                  + (f", {len(results) - len(checked)} skipped" if len(checked) < len(results) else ""))
+    lines += summary(results)
     return "\n".join(lines)
+
+
+def summary(results: list[CaseResult]) -> list[str]:
+    """The basis counts and the error distribution of the predicted cases (lines of text)."""
+    counts = {b: [r for r in results if r.basis == b and r.ok is not None] for b in BASES}
+    out = ["by basis: " + ", ".join(f"{len(v)} {b} ({sum(bool(r.ok) for r in v)} pass)" for b, v in counts.items())]
+    errs = sorted(abs(r.error) for r in counts["predicted"] if r.error is not None)
+    if errs:
+        def q(p: float) -> float:
+            return errs[min(len(errs) - 1, int(round(p * (len(errs) - 1))))]
+        other = len(counts["predicted"]) - len(errs)
+        out.append(f"predicted cases, |relative error| over {len(errs)} numeric ones: median {q(0.5) * 100:.1f} %, "
+                   f"75th percentile {q(0.75) * 100:.1f} %, max {errs[-1] * 100:.1f} %; "
+                   f"within 5 % {sum(e <= 0.05 for e in errs)}, within 15 % {sum(e <= 0.15 for e in errs)}"
+                   + (f"; {other} more are ranges or orderings" if other else ""))
+    return out
 
 
 def markdown(results: list[CaseResult]) -> str:
     """The same comparison as a Markdown table (for docs/validation.md)."""
-    lines = ["| section | case | metric | model | published | error | tolerance | result |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| section | case | metric | model | published | error | tolerance | basis | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         err = f"{r.error * 100:+.1f} %" if r.error is not None else ""
         if isinstance(r.published, list):
@@ -176,8 +237,9 @@ def markdown(results: list[CaseResult]) -> str:
             tol = "exact"
         status = "skipped" if r.ok is None else ("pass" if r.ok else "**FAIL**")
         note = f" ({r.note})" if r.note else ""
+        basis = r.basis + (f" ({r.basis_note})" if r.basis_note else "")
         lines.append(f"| {r.section} | {r.label}{note} | {r.metric} | {_fmt(r.model)} | {_fmt(r.published)} "
-                     f"| {err} | {tol} | {status} |")
+                     f"| {err} | {tol} | {basis} | {status} |")
     return "\n".join(lines)
 
 

@@ -165,21 +165,28 @@ def range_words(units, cols):
     return np.asarray(units) * np.asarray(cols) * RANGE_WORDS_PER_PE
 
 
-def area_mm2(units, lmm_kb, nchip, node_nm: int):
+def logic_area_mm2(units, nchip, node_nm: int, clock_mhz=0.0):
+    """Logic of all units: 2 FP32 FMAs x the fitted PE overhead each, synthesised for ``clock_mhz``."""
+    return (np.asarray(nchip) * np.asarray(units) * tech.pe_logic_area_mm2("fp32", node_nm, SIMD)
+            * tech.logic_area_factor(clock_mhz, node_nm))
+
+
+def area_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
     """Chip area x chips: per unit 2 FP32 FMAs x the fitted PE overhead + its LMM.
 
     ``tech.PE_LOGIC_OVERHEAD`` is fitted on this very die (13.3 mm^2, 64 units
-    x 64 KB at 28 nm, spec §2), so the default configuration is 13.3 mm^2.
+    x 64 KB at 28 nm, spec §2), so the default configuration is 13.3 mm^2
+    (by construction: the die is the family's area anchor, not a prediction).
     """
-    per_unit = tech.pe_logic_area_mm2("fp32", node_nm, SIMD) + tech.sram_area_mm2(lmm_kb, node_nm)
-    return np.asarray(nchip) * np.asarray(units) * per_unit
+    lmm = np.asarray(nchip) * np.asarray(units) * tech.sram_area_mm2(lmm_kb, node_nm)
+    return logic_area_mm2(units, nchip, node_nm, clock_mhz) + lmm
 
 
-def energy_pj(issued_macs, lmm_bytes, lmm_kb, dram_bytes, node_nm: int):
-    """FMAs issued (padding included) + LMM bytes accessed + host-memory bytes [pJ].
+def energy_pj(issued_macs, lmm_bytes, lmm_kb, node_nm: int, vscale=1.0):
+    """On-chip dynamic energy: FMAs issued (padding included) + LMM bytes accessed [pJ], x (V / V_nom)^2.
 
-    IMAX publishes no energy (§7): the technology table's 28 nm figures.
+    IMAX publishes no energy (§7): the technology table's figures. Host-memory
+    bytes are charged by the caller (:func:`archmodels.tech.dram_energy_j`).
     """
     return (np.asarray(issued_macs) * tech.mac_energy_pj("fp32", node_nm)
-            + np.asarray(lmm_bytes) * tech.sram_energy_pj_per_byte(lmm_kb, node_nm)
-            + np.asarray(dram_bytes) * tech.DRAM_PJ_PER_BYTE)
+            + np.asarray(lmm_bytes) * tech.sram_energy_pj_per_byte(lmm_kb, node_nm)) * vscale
