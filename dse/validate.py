@@ -27,16 +27,12 @@ that quantity differs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-from workloads import yamlio
+from archmodels import calibration as cal_mod
+from archmodels.calibration import arch_of, compare as _compare
 
-from archmodels import available, get_model
-from workloads import load_workload
-
-_CASE_KEYS = {"layer", "layer_kind", "total", "metric", "value", "rtol", "note", "workload", "basis", "basis_note",
-              "published_as"}
+_CASE_KEYS = cal_mod.CASE_KEYS
 BASES = ("fitted", "by construction", "predicted")
 #: keys the package copy adds to the shared calibration file (see :func:`published_view`)
 _ADDED_KEYS = ("basis", "basis_note", "published_as")
@@ -64,8 +60,7 @@ class CaseResult:
 
 
 def calibration() -> dict[str, Any]:
-    text = resources.files("dse").joinpath("data/calibration.yaml").read_text()
-    return yamlio.load(text)
+    return cal_mod.load()
 
 
 def published_view(cal: dict[str, Any]) -> dict[str, Any]:
@@ -91,15 +86,6 @@ def published_digest(cal: dict[str, Any]) -> str:
     import json
 
     return hashlib.sha256(json.dumps(published_view(cal), sort_keys=True).encode()).hexdigest()
-
-
-def arch_of(section: str) -> str | None:
-    """The registered model a calibration section belongs to (longest prefix)."""
-    best = None
-    for name in available():
-        if (section == name or section.startswith(name + "_")) and (best is None or len(name) > len(best)):
-            best = name
-    return best
 
 
 def known_archs() -> set[str]:
@@ -144,48 +130,9 @@ def _run_case(section: str, arch: str | None, body: dict[str, Any], case: dict[s
     if arch is None:
         return CaseResult(section, None, label, metric, None, published, rtol, None, "model not implemented yet",
                           basis, basis_note)
-    model = get_model(arch)
-    params = dict(body.get("params", {}))
-    for k, v in case.items():
-        if k in _CASE_KEYS:
-            continue
-        key = model.VALIDATION_ALIASES.get(k, k)
-        if key in model.params:
-            params[key] = v
-    params = model.params.resolve({k: float(v) if model.params.get(k).kind == "float" else v for k, v in params.items()})
-    workload = case.get("workload", body.get("workload"))
-    value = model.validation_metric(metric, workload, params, case, body)
-    if value is NotImplemented:
-        result = model.evaluate(load_workload(workload), **params)
-        value = _pick(result, case, metric)
+    value = cal_mod.case_value(arch, body, case)
     return CaseResult(section, arch, label, metric, value, published, rtol, _compare(value, published, rtol),
                       case.get("note", ""), basis, basis_note)
-
-
-def _pick(result: dict[str, Any], case: dict[str, Any], metric: str) -> Any:
-    if "layer" in case:
-        names = str(case["layer"]).split("+")
-        layers = [l for l in result["layers"] if l["name"] in names]
-        if len(layers) != len(names):
-            raise KeyError(f"layer(s) {case['layer']} not in {result['workload']}")
-        vals = [l.get(metric) for l in layers]
-        return None if None in vals else (vals[0] if len(vals) == 1 else sum(vals))
-    if "layer_kind" in case:
-        layers = [l for l in result["layers"] if l["kind"] == case["layer_kind"]]
-        if metric == "macs_per_s":
-            return sum(l["macs"] for l in layers) / sum(l["time_s"] for l in layers)
-        return sum(l[metric] for l in layers)
-    return result["total"].get(metric)
-
-
-def _compare(value: Any, published: Any, rtol: float | None) -> bool:
-    if value is None:
-        return False
-    if isinstance(published, list):
-        return published[0] <= value <= published[1]
-    if isinstance(published, str):
-        return str(value) == published
-    return abs(value - published) <= (rtol or 0.0) * abs(published) + 1e-12
 
 
 def report(results: list[CaseResult]) -> str:
