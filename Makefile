@@ -31,6 +31,7 @@ bench: $(DEVSTAMP)
 	$(BIN)/python benchmarks/run.py
 
 docs: $(DEVSTAMP)
+	$(BIN)/python docs/tools/build_technology.py
 	$(BIN)/python docs/tools/build_fitting.py
 	$(BIN)/python docs/tools/build_validation.py
 
