@@ -46,3 +46,4 @@ def test_random_space_reaches_feasible_and_infeasible_points(arch):
         feasible.append(model.evaluate_points(workload, rows).feasible)
     f = np.concatenate(feasible)
     assert f.any(), f"{arch}: no feasible point in 200 random ones"
+    assert (~f).any(), f"{arch}: no infeasible point in 200 random ones"
