@@ -89,3 +89,16 @@ def test_clock_above_nominal_costs_energy_area_and_has_a_limit(arch, wl):
     assert dyn[3] > dyn[2] * 1.1  # overdrive: (V / V_nom)^2
     assert res.feasible[:4].all() and not res.feasible[4]
     assert "maximum" in res.reason[4]
+
+
+def test_combined_workloads_keep_the_definitions():
+    """A study's ``combine: sum`` over two workloads: hardware keys are not summed, power still adds up."""
+    from dse.objective import combine_totals
+
+    m = get_model("multicore")
+    res = [m.evaluate_points(w, [{}, {"cores": 4}]) for w in ("fc1", "fc2")]
+    tot = combine_totals(res, "sum", {}, m.TOTAL_METRICS)
+    assert tot["hw_mac_units"] == pytest.approx(res[0].totals["hw_mac_units"])
+    assert tot["static_power_w"] == pytest.approx(res[0].totals["static_power_w"])
+    assert tot["power_w"] == pytest.approx(tot["dynamic_power_w"] + tot["static_power_w"], rel=1e-12)
+    assert tot["utilization"] == pytest.approx(tot["macs"] / (tot["cycles"] * tot["hw_mac_units"]), rel=1e-9)
