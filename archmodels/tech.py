@@ -213,19 +213,19 @@ DRAM_TYPES: dict[str, DramType] = {
 DRAM_NAMES = tuple(DRAM_TYPES)
 
 
+def dram_pj_per_byte(dram) -> tuple[np.ndarray, np.ndarray]:
+    """(read, write) energy per byte [pJ/B] of the DRAM row(s) ``dram`` (an array over points or one name)."""
+    d = np.asarray(dram, dtype=object)
+    names, inv = np.unique(d.ravel(), return_inverse=True)  # one lookup per distinct row
+    read = np.array([DRAM_TYPES[str(x)].read_pj_per_byte for x in names])[inv].reshape(d.shape)
+    write = np.array([DRAM_TYPES[str(x)].write_pj_per_byte for x in names])[inv].reshape(d.shape)
+    return read, write
+
+
 def dram_energy_j(read_bytes, write_bytes, dram):
     """Energy of reading and writing these bytes from/to DRAM of type(s) ``dram`` [J] (arrays over points)."""
-    dram = np.asarray(dram, dtype=object)
-    rd, wr = (np.broadcast_to(np.asarray(x, dtype=float), np.broadcast(read_bytes, write_bytes, dram).shape)
-              for x in (read_bytes, write_bytes))
-    shape = rd.shape
-    d = np.broadcast_to(dram, shape)
-    out = np.empty(shape)
-    for name in np.unique(d) if d.size else ():
-        sel = d == name
-        t = DRAM_TYPES[str(name)]
-        out[sel] = (rd[sel] * t.read_pj_per_byte + wr[sel] * t.write_pj_per_byte) * 1e-12
-    return out
+    read_pj, write_pj = dram_pj_per_byte(dram)
+    return (np.asarray(read_bytes, dtype=float) * read_pj + np.asarray(write_bytes, dtype=float) * write_pj) * 1e-12
 
 
 # ---- leakage (assumptions of the order [C7] gives; static power = leakage x V / V_nom) ----

@@ -33,9 +33,9 @@ def dtype_name(bits: int) -> str:
     return "int16" if int(bits) == 16 else "fp32"
 
 
-def dram_energy_j(read_bytes, write_bytes, dram):
-    """Read/write energy of moving these bytes, technology-table row ``dram`` per point (DDR3L: spec §5)."""
-    return tech.dram_energy_j(read_bytes, write_bytes, dram)
+def dram_energy_j(read_bytes, write_bytes, read_pj_per_byte, write_pj_per_byte):
+    """Read/write energy of moving these bytes at the technology-table row's energies per byte (DDR3L: spec §5)."""
+    return (np.asarray(read_bytes) * read_pj_per_byte + np.asarray(write_bytes) * write_pj_per_byte) * 1e-12
 
 
 def dram_power_saved_w(read_saved_bytes, write_saved_bytes, run_time_s, bandwidth_bps=DDR3L_BANDWIDTH_BPS):

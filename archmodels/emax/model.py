@@ -281,7 +281,7 @@ class _PointConsts:
         self.pes = (pts["rows"] * pts["cols"]).astype(float)
         spm_kb = pts.get("spm_kb", np.zeros(n))
         self.spm_kb = np.asarray(spm_kb, dtype=float)
-        self.dram = np.asarray(pts["dram"], dtype=object)
+        self.dram_rd_pj, self.dram_wr_pj = tech.dram_pj_per_byte(pts["dram"])
         self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj = (np.empty(n) for _ in range(4))
         bits, node = pts["dtype_bits"], pts["tech_nm"]
         vscale = tech.clock_costs(pts["clock_mhz"], node).energy_scale  # (V / V_nom)^2 of the clock
@@ -368,7 +368,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
         cycles = sum(st[s] for s in STATES)
         t = cycles / link.clock_hz[pair_pt]
-        en = cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram[pair_pt]) + (e_comp + e_sram)
+        en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
+              + (e_comp + e_sram))
         dr = st["_dram_read"] + st["_dram_write"]
         pick = start + select(pp.criterion[pair_pt], t, en, dr, start)
         rows = pair_row[pick]
@@ -420,7 +421,7 @@ def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     rd, dram_r = pair_dram_reads(tab, rows, pts, link)
     p = {k: v[rows] for k, v in tab.plan.items()}
     dram_w = p["dram_write"]
-    e_dram = cost.dram_energy_j(dram_r, dram_w, pp.dram[pts])
+    e_dram = cost.dram_energy_j(dram_r, dram_w, pp.dram_rd_pj[pts], pp.dram_wr_pj[pts])
     pes = pp.pes[pts]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = {
