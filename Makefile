@@ -32,6 +32,8 @@ bench: $(DEVSTAMP)
 	$(BIN)/python benchmarks/run.py
 
 docs: $(DEVSTAMP)
+	$(BIN)/python docs/tools/build_technology.py
+	$(BIN)/python docs/tools/build_fitting.py
 	$(BIN)/python docs/tools/build_validation.py
 
 clean:

@@ -40,6 +40,8 @@ class Model(ABC):
     TOTAL_METRICS: ClassVar[Sequence[Metric]] = ()
     #: calibration-case keys that name a parameter differently (``dse validate``)
     VALIDATION_ALIASES: ClassVar[dict[str, str]] = {}
+    #: where the model's area comes from: a published die/figure of this family, or the shared IMAX anchor
+    AREA_ANCHOR: ClassVar[str] = ""
     #: kinds of layers the model can run; others are reported infeasible
     SUPPORTS: ClassVar[tuple[str, ...]] = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
     #: kinds costed by the shared streaming vector path (:mod:`archmodels.vector`) on :meth:`vector_unit`
@@ -85,6 +87,7 @@ class Model(ABC):
             if lb.kind not in self.SUPPORTS:
                 lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
         totals = self.model_totals(wl, pts, layers)
+        add_static_energy(layers, totals.get("static_power_w", 0.0))
         return BatchResult(
             arch=self.name, workload=wl.name, points=pts,
             param_names=tuple(p.name for p in self.params), layers=layers,
@@ -147,3 +150,11 @@ def _model_by_ref(ref: str) -> Model:
     from . import get_model  # the registry imports this module
 
     return get_model(ref)
+
+
+def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
+    """Charge each layer its leakage: ``static_energy_j`` = static power x layer time, added to ``energy_j``."""
+    for lb in layers:
+        static = np.asarray(static_power_w, dtype=float) * lb.metrics["time_s"]
+        lb.metrics["static_energy_j"] = static
+        lb.metrics["energy_j"] = lb.metrics["energy_j"] + static

@@ -45,11 +45,12 @@ class Metric:
 LAYER_METRICS = (
     Metric("cycles", "cycles", "accelerator clock cycles of the layer"),
     Metric("time_s", "s", "execution time"),
-    Metric("utilization", "1", "busy MAC units / all MAC units over the layer's time (0..1)"),
+    Metric("utilization", "1", "busy MAC units / all MAC units over the layer's time: macs / (cycles x hw_mac_units)"),
     Metric("dram_read_bytes", "B", "bytes read from off-chip memory"),
     Metric("dram_write_bytes", "B", "bytes written to off-chip memory"),
     Metric("dram_bytes", "B", "dram_read_bytes + dram_write_bytes"),
-    Metric("energy_j", "J", "energy of the layer"),
+    Metric("energy_j", "J", "energy of the layer: dynamic (MACs, SRAM, DRAM) + static_energy_j"),
+    Metric("static_energy_j", "J", "leakage energy of the layer: total static_power_w x time_s"),
 )
 
 # Totals every model has (order = JSON order).
@@ -59,17 +60,74 @@ TOTAL_METRICS = (
            integer=True),
     Metric("cycles", "cycles", "sum of layer cycles"),
     Metric("time_s", "s", "sum of layer times"),
-    Metric("utilization", "1", "time-weighted mean of layer utilization"),
+    Metric("utilization", "1", "time-weighted mean of layer utilization = macs / (cycles x hw_mac_units)",
+           combine="time_mean"),
     Metric("dram_read_bytes", "B", "sum over layers"),
     Metric("dram_write_bytes", "B", "sum over layers"),
     Metric("dram_bytes", "B", "sum over layers"),
     Metric("energy_j", "J", "sum over layers (plus model-level energy, if any)"),
-    Metric("power_w", "W", "average power: energy_j / time_s unless the model states otherwise"),
-    Metric("area_mm2", "mm2", "silicon area of the configuration"),
-    Metric("macs_per_s", "MAC/s", "macs / time_s"),
-    Metric("fps", "1/s", "workloads (frames) per second: 1 / time_s"),
+    Metric("power_w", "W", "average power: energy_j / time_s = dynamic_power_w + static_power_w",
+           combine="time_mean"),
+    Metric("area_mm2", "mm2", "silicon area of the configuration", combine="max"),
+    Metric("macs_per_s", "MAC/s", "macs / time_s", combine="time_mean"),
+    Metric("fps", "1/s", "workloads (frames) per second: 1 / time_s", combine="time_mean"),
+    Metric("hw_mac_units", "", "MAC units the hardware has, busy or not (the denominator of utilization)",
+           integer=True, combine="max"),
+    Metric("dynamic_power_w", "W", "(energy_j - static energy) / time_s", combine="time_mean"),
+    Metric("static_power_w", "W", "leakage power of the configuration (logic and SRAM, technology table)",
+           combine="max"),
 )
 
+
+@dataclass(frozen=True)
+class Definition:
+    """A metric defined from others: ``key`` = ``formula``; ``where`` says which dictionaries (layer/total)."""
+
+    key: str
+    formula: str
+    unit: str
+    where: tuple[str, ...]
+    compute: Any  # (entry, total) -> expected value
+
+
+#: Every metric that is defined from the others, the same for every model (docs/contract.md).
+#: ``check_definitions`` recomputes them from a contract dictionary.
+DEFINITIONS = (
+    Definition("utilization", "macs / (cycles x hw_mac_units)", "1", ("layer", "total"),
+               lambda e, t: e["macs"] / (e["cycles"] * t["hw_mac_units"]) if e["cycles"] else 0.0),
+    Definition("dram_bytes", "dram_read_bytes + dram_write_bytes", "B", ("layer", "total"),
+               lambda e, t: e["dram_read_bytes"] + e["dram_write_bytes"]),
+    Definition("static_energy_j", "static_power_w x time_s", "J", ("layer",),
+               lambda e, t: t["static_power_w"] * e["time_s"]),
+    Definition("energy_j", "sum of the layers' energy_j", "J", ("total",), None),
+    Definition("power_w", "energy_j / time_s", "W", ("total",), lambda e, t: e["energy_j"] / e["time_s"]),
+    Definition("dynamic_power_w", "power_w - static_power_w", "W", ("total",),
+               lambda e, t: e["power_w"] - e["static_power_w"]),
+    Definition("macs_per_s", "macs / time_s", "MAC/s", ("total",), lambda e, t: e["macs"] / e["time_s"]),
+    Definition("fps", "1 / time_s", "1/s", ("total",), lambda e, t: 1.0 / e["time_s"]),
+)
+
+
+def check_definitions(result: dict[str, Any], rtol: float = 1e-9) -> list[str]:
+    """Violations of :data:`DEFINITIONS` in a contract dictionary (a feasible point); empty if none."""
+    t = result["total"]
+    bad = []
+    for d in DEFINITIONS:
+        if d.key == "energy_j":
+            expect, got = sum(lay["energy_j"] for lay in result["layers"]), t["energy_j"]
+            if not math.isclose(got, expect, rel_tol=1e-6, abs_tol=1e-30) and got < expect:
+                bad.append(f"total energy_j {got} < sum of layers {expect}")
+            continue
+        entries = ([("total", t)] if "total" in d.where else []) + \
+            ([(f"layer {lay['name']}", lay) for lay in result["layers"]] if "layer" in d.where else [])
+        for where, e in entries:
+            expect = d.compute(e, t)
+            if not math.isclose(e[d.key], expect, rel_tol=rtol, abs_tol=1e-12 * max(1.0, abs(expect))):
+                bad.append(f"{where}: {d.key} = {e[d.key]!r}, {d.formula} = {expect!r}")
+    return bad
+
+#: model_totals keys the contract totals consume (not repeated as model-specific keys)
+_CONTRACT_TOTALS = ("extra_energy_j", "area_mm2", "hw_mac_units", "static_power_w")
 _SUMMED = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "energy_j")
 
 
@@ -173,6 +231,7 @@ class BatchResult:
         for key in _SUMMED:
             tot[key] = seqsum((lb.metrics[key] for lb in self.layers), n)
         tot["energy_j"] = tot["energy_j"] + self.model_totals.get("extra_energy_j", 0.0)
+        static = np.asarray(self.model_totals.get("static_power_w", 0.0), dtype=float) * np.ones(n)
         busy = seqsum((lb.metrics["time_s"] * lb.metrics["utilization"] for lb in self.layers), n)
         with np.errstate(divide="ignore", invalid="ignore"):
             tot["utilization"] = np.where(tot["time_s"] > 0, busy / tot["time_s"], 0.0)
@@ -181,10 +240,13 @@ class BatchResult:
             tot["area_mm2"] = np.asarray(self.model_totals["area_mm2"], dtype=float) * np.ones(n)
             tot["macs_per_s"] = tot["macs"] / tot["time_s"]
             tot["fps"] = 1.0 / tot["time_s"]
+            tot["hw_mac_units"] = np.asarray(self.model_totals["hw_mac_units"], dtype=float) * np.ones(n)
+            tot["static_power_w"] = static
+            tot["dynamic_power_w"] = tot["power_w"] - static
         order = [m.name for m in TOTAL_METRICS]
         out = {k: tot[k] for k in order}
         for key, value in self.model_totals.items():
-            if key != "extra_energy_j":
+            if key not in _CONTRACT_TOTALS:
                 out[key] = np.broadcast_to(np.asarray(value), (n,))
         return out
 

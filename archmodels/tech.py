@@ -16,6 +16,26 @@ Sources
 [IMAX] IMAX die if built in 28 nm: 13.3 mm^2 with 64 units x 64 KB LMM
        (spec `imax.md` §2) -- the one published 28 nm die among our systems;
        it anchors the logic overhead of a processing element.
+[SN90] T. Sakurai, A. R. Newton, "Alpha-power law MOSFET model and its
+       applications to CMOS inverter delay", IEEE JSSC 25(2), 1990:
+       delay ~ V / (V - V_t)^alpha, alpha ~ 1.3 for short channels.
+[ZS02] V. Zyuban, P. Strenski, "Unified methodology for resolving
+       power-performance tradeoffs at the microarchitectural and circuit
+       levels", ISLPED 2002: gate sizing for a tighter cycle raises area and
+       energy steeply as the target approaches the fastest achievable delay.
+[C7]   R. Balasubramonian et al., "CACTI 7", ACM TACO 14(2), 2017: SRAM
+       leakage per bank by device type (order of magnitude only).
+[DDR3L] Micron 1 Gb DDR3L x16 -093 at 1.35 V: read 262.3 mW, write 546.6 mW
+       per chip, 4 chips on a 64-bit DDR3-2133 bus (17.064 GB/s): the EMAX
+       thesis's DRAM power method (spec ``emax.md`` §5).
+[DDR4] Micron 8 Gb DDR4-2400 x8, VDD 1.2 V: IDD4R = IDD4W = 145 mA,
+       IDD3N = 55 mA (the IDD set Ramulator 2 ships), method of Micron
+       TN-40-07: (IDD4 - IDD3N) x VDD per chip over its 2.4 GB/s.
+[HBM2] M. O'Connor et al., "Fine-grained DRAM", MICRO 2017: HBM2 access
+       energy 3.97 pJ/bit (activation, data movement and I/O).
+[LP4]  H. Ha, "Understanding and improving the energy efficiency of DRAM",
+       PhD thesis, Stanford 2018: LPDDR4 (4 x 8 Gb) 13-14 pJ/bit per access,
+       activation and I/O included (midpoint 13.5).
 [KR07] I. Kuon, J. Rose, "Measuring the gap between FPGAs and ASICs", IEEE
        TCAD 26(2), 2007: the same circuit on a 90 nm FPGA draws ~14x the
        dynamic power of 90 nm standard cells (less with hard multipliers and
@@ -34,11 +54,24 @@ Assumptions (stated, not published)
   45 nm, which fits [H14]'s 8 KB (10 pJ), 32 KB (20 pJ) and 1 MB (100 pJ,
   fit gives 113) points; writes cost the same as reads.
 * DRAM energy is a property of the DRAM, not of the accelerator's node:
-  [H14]'s 1.3-2.6 nJ per 64-bit access, midpoint 1.95 nJ = 244 pJ/B.
-* Leakage is not modelled.
+  one row per memory type in :data:`DRAM_TYPES` (read and write energy per
+  byte, each with its source and basis); every model charges its DRAM bytes
+  through :func:`dram_energy_j` with its ``dram`` parameter.
+* Leakage: SRAM leakage per KB and logic leakage per mm^2 per node
+  (:data:`SRAM_LEAK_UW_PER_KB`, :data:`LOGIC_LEAK_MW_PER_MM2`), stated
+  assumptions of the order CACTI 7 [C7] gives for low-power (LSTP/HD)
+  devices at 85 C; static power = leakage x (V / V_nom).
+* Clock: a voltage-frequency model per node (:func:`clock_costs`): up to
+  the nominal clock ``F_NOM_MHZ`` the supply is nominal; above it the supply
+  rises along the alpha-power law [SN90] up to ``VDD_MAX``, which sets the
+  node's maximum clock; dynamic energy scales with (V / V_nom)^2 and the
+  logic area with a synthesis upsizing penalty near the nominal clock
+  [ZS02] (see :func:`logic_area_factor`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -54,10 +87,12 @@ _ADD_45["int16"] = (_ADD_45["int32"][0] * 0.5, _ADD_45["int32"][1] * 0.5)
 DTYPES = tuple(_MULT_45)
 
 _SRAM_PJ_PER_64B_8KB_45 = 10.0  # [H14]
-DRAM_PJ_PER_BYTE = 1950.0 / 8.0  # [H14] midpoint of 1.3-2.6 nJ per 64-bit access
+#: [H14] midpoint of 1.3-2.6 nJ per 64-bit access (kept for reference; models use :data:`DRAM_TYPES`)
+H14_DRAM_PJ_PER_BYTE = 1950.0 / 8.0
 
 # ---- node scaling (assumption, see module doc) ----
 _VDD = {45: 0.9, 28: 0.9, 14: 0.8}
+VDD_NOM = _VDD
 _BITCELL_UM2 = {28: 0.127, 14: 0.0588}  # [T28], [I14]
 SRAM_ARRAY_EFFICIENCY = 0.5  # assumption
 
@@ -145,3 +180,152 @@ def pe_logic_area_mm2(dtype: str, node_nm: int, macs_per_pe: float = 1.0) -> flo
 #: the ASIC energy at the FPGA's node x this ratio (an upper-side estimate:
 #: hard DSP and block-RAM blocks narrow the gap).
 FPGA_DYNAMIC_ENERGY_RATIO = 14.0
+
+
+# ---- DRAM: one row per memory type ----
+@dataclass(frozen=True)
+class DramType:
+    """Energy per byte read / written of one external memory type, with its source."""
+
+    name: str
+    read_pj_per_byte: float
+    write_pj_per_byte: float
+    basis: str
+    source: str
+
+
+DDR3L_CHIPS = 4  # [DDR3L]
+DDR3L_READ_W_PER_CHIP = 0.2623  # [DDR3L]
+DDR3L_WRITE_W_PER_CHIP = 0.5466  # [DDR3L]
+DDR3L_BANDWIDTH_BPS = 17_064e6  # [DDR3L] DDR3-2133 x 64 bit
+_DDR3L_READ = DDR3L_CHIPS * DDR3L_READ_W_PER_CHIP / DDR3L_BANDWIDTH_BPS * 1e12  # 61.5 pJ/B
+_DDR3L_WRITE = DDR3L_CHIPS * DDR3L_WRITE_W_PER_CHIP / DDR3L_BANDWIDTH_BPS * 1e12  # 128.1 pJ/B
+_DDR4_RW = (0.145 - 0.055) * 1.2 / 2.4e9 * 1e12  # [DDR4]: 45.0 pJ/B
+
+DRAM_TYPES: dict[str, DramType] = {
+    "ddr3l": DramType("ddr3l", _DDR3L_READ, _DDR3L_WRITE, "read/write burst power only (no activate, refresh, I/O)",
+                      "[DDR3L] EMAX thesis method, Micron DDR3L datasheet"),
+    "ddr4": DramType("ddr4", _DDR4_RW, _DDR4_RW, "read/write burst current above active standby (no activate, I/O)",
+                     "[DDR4] Micron DDR4 IDD values, TN-40-07 method"),
+    "lpddr4": DramType("lpddr4", 13.5 * 8, 13.5 * 8, "whole access: activation, column, I/O", "[LP4] Ha 2018"),
+    "hbm2": DramType("hbm2", 3.97 * 8, 3.97 * 8, "whole access: activation, column, I/O", "[HBM2] O'Connor 2017"),
+}
+DRAM_NAMES = tuple(DRAM_TYPES)
+
+
+def dram_pj_per_byte(dram) -> tuple[np.ndarray, np.ndarray]:
+    """(read, write) energy per byte [pJ/B] of the DRAM row(s) ``dram`` (an array over points or one name)."""
+    d = np.asarray(dram, dtype=object)
+    names, inv = np.unique(d.ravel(), return_inverse=True)  # one lookup per distinct row
+    read = np.array([DRAM_TYPES[str(x)].read_pj_per_byte for x in names])[inv].reshape(d.shape)
+    write = np.array([DRAM_TYPES[str(x)].write_pj_per_byte for x in names])[inv].reshape(d.shape)
+    return read, write
+
+
+def dram_energy_j(read_bytes, write_bytes, dram):
+    """Energy of reading and writing these bytes from/to DRAM of type(s) ``dram`` [J] (arrays over points)."""
+    read_pj, write_pj = dram_pj_per_byte(dram)
+    return (np.asarray(read_bytes, dtype=float) * read_pj + np.asarray(write_bytes, dtype=float) * write_pj) * 1e-12
+
+
+# ---- leakage (assumptions of the order [C7] gives; static power = leakage x V / V_nom) ----
+#: SRAM leakage per KB at nominal voltage, 85 C, high-density cells and periphery [uW/KB]
+SRAM_LEAK_UW_PER_KB = {28: 20.0, 14: 10.0}
+#: standard-cell logic leakage per mm^2 at nominal voltage, 85 C [mW/mm^2]
+LOGIC_LEAK_MW_PER_MM2 = {28: 10.0, 14: 10.0}
+
+
+def static_power_w(logic_mm2, sram_kb, node_nm: int, vdd_ratio=1.0):
+    """Leakage power of ``logic_mm2`` of logic and ``sram_kb`` KB of SRAM at ``node_nm`` [W].
+
+    ``vdd_ratio`` = V / V_nom (leakage current x supply; DIBL ignored).
+    """
+    _check_node(node_nm)
+    p = (np.asarray(logic_mm2, dtype=float) * LOGIC_LEAK_MW_PER_MM2[node_nm] * 1e-3
+         + np.asarray(sram_kb, dtype=float) * SRAM_LEAK_UW_PER_KB[node_nm] * 1e-6)
+    return p * np.asarray(vdd_ratio, dtype=float)
+
+
+# ---- clock: voltage-frequency model per node [SN90], synthesis area penalty [ZS02] ----
+#: clock a standard-cell accelerator datapath (one multiply-add per pipeline stage) closes at V_nom with full
+#: upsizing (assumption; published 28 nm accelerators run 606 MHz (DaDianNao) to 700 MHz (TPU v1))
+F_NOM_MHZ = {28: 1000.0, 14: 1500.0}
+#: threshold voltage and the highest supply allowed (overdrive) per node (assumption)
+VT = {28: 0.35, 14: 0.30}
+VDD_MAX = {28: 1.0, 14: 0.9}
+ALPHA = 1.3  # [SN90]
+#: synthesis: logic synthesised for clocks below KNEE x F_NOM is minimum-size; at F_NOM it is
+#: (1 + AREA_PENALTY_MAX) x as large (assumption, shape from [ZS02])
+AREA_KNEE = 0.6
+AREA_PENALTY_MAX = 1.0
+
+
+def _speed(v, node_nm: int):
+    """Relative gate speed at supply ``v`` (alpha-power law)."""
+    return (v - VT[node_nm]) ** ALPHA / v
+
+
+def fmax_mhz(node_nm: int) -> float:
+    """Highest clock of the node: F_NOM raised to the supply VDD_MAX [MHz]."""
+    _check_node(node_nm)
+    return F_NOM_MHZ[node_nm] * _speed(VDD_MAX[node_nm], node_nm) / _speed(_VDD[node_nm], node_nm)
+
+
+def vdd_ratio(clock_mhz, node_nm: int):
+    """V / V_nom the clock needs (1 up to F_NOM; alpha-power law above; NaN above fmax)."""
+    _check_node(node_nm)
+    f = np.asarray(clock_mhz, dtype=float)
+    v0, vmax = _VDD[node_nm], VDD_MAX[node_nm]
+    target = np.maximum(f / F_NOM_MHZ[node_nm], 1.0) * _speed(v0, node_nm)
+    lo, hi = np.full(f.shape, v0), np.full(f.shape, vmax)
+    for _ in range(40):  # bisection: speed rises with V in [v0, vmax]
+        mid = (lo + hi) / 2
+        slow = _speed(mid, node_nm) < target
+        lo, hi = np.where(slow, mid, lo), np.where(slow, hi, mid)
+    v = np.where(f <= F_NOM_MHZ[node_nm], v0, hi)
+    return np.where(f <= fmax_mhz(node_nm) * (1 + 1e-9), v / v0, np.nan)
+
+
+def dynamic_energy_scale(clock_mhz, node_nm: int):
+    """Dynamic energy per operation at this clock / at nominal supply: (V / V_nom)^2."""
+    return vdd_ratio(clock_mhz, node_nm) ** 2
+
+
+def logic_area_factor(clock_mhz, node_nm: int):
+    """Logic area synthesised for this clock / minimum-size logic (1 .. 1 + AREA_PENALTY_MAX)."""
+    _check_node(node_nm)
+    x = (np.asarray(clock_mhz, dtype=float) / F_NOM_MHZ[node_nm] - AREA_KNEE) / (1 - AREA_KNEE)
+    return 1.0 + AREA_PENALTY_MAX * np.clip(x, 0.0, 1.0) ** 2
+
+
+@dataclass(frozen=True)
+class ClockCosts:
+    """What a clock costs at a node (arrays over points): supply ratio, dynamic-energy and logic-area factors."""
+
+    vdd_ratio: np.ndarray
+    energy_scale: np.ndarray
+    area_factor: np.ndarray
+    feasible: np.ndarray
+
+
+def clock_costs(clock_mhz, node_nm) -> ClockCosts:
+    """:class:`ClockCosts` of each point's clock at its node (``node_nm`` an array or one node)."""
+    f = np.atleast_1d(np.asarray(clock_mhz, dtype=float))
+    nodes = np.broadcast_to(np.asarray(node_nm), f.shape)
+    v, a = np.empty(f.shape), np.empty(f.shape)
+    for nd in np.unique(nodes):
+        sel = nodes == nd
+        v[sel] = vdd_ratio(f[sel], int(nd))
+        a[sel] = logic_area_factor(f[sel], int(nd))
+    return ClockCosts(v, v ** 2, a, ~np.isnan(v))
+
+
+def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:
+    """(feasible, reason) of each point's clock against its node's maximum clock."""
+    c = clock_costs(clock_mhz, node_nm)
+    nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape)
+    reason = np.full(c.feasible.shape, "", dtype=object)
+    for nd in np.unique(nodes[~c.feasible]):
+        sel = (nodes == nd) & ~c.feasible
+        reason[sel] = f"clock above the {int(nd)} nm maximum of {fmax_mhz(int(nd)):.0f} MHz (V_max {VDD_MAX[int(nd)]} V)"
+    return c.feasible, reason

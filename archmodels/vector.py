@@ -45,9 +45,9 @@ class VectorUnit:
     clock_hz: Any  # converts time to the model's cycles
     elem_bytes: Any
     dram_bytes_per_s: Any
-    op_energy_pj: Any
-    dram_read_pj_per_byte: Any = tech.DRAM_PJ_PER_BYTE
-    dram_write_pj_per_byte: Any = tech.DRAM_PJ_PER_BYTE
+    op_energy_pj: Any  # per operation, at the design point's clock (tech.clock_costs energy scale applied)
+    dram_read_pj_per_byte: Any = 0.0  # the model's technology-table DRAM row (tech.dram_pj_per_byte)
+    dram_write_pj_per_byte: Any = 0.0
     onchip_kb: Any = 0.0
     onchip_bytes_per_s: Any = np.inf
     onchip_pj_per_byte: Any = 0.0

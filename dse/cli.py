@@ -325,6 +325,8 @@ def cmd_models(args) -> int:
         return 0
     m = get_model(args.arch)
     print(f"{m.name}: {m.title} (spec: {m.spec})")
+    if m.AREA_ANCHOR:
+        print(f"area anchor: {m.AREA_ANCHOR}")
     print("parameters (knobs marked *):")
     for p in m.params:
         unit = f" [{p.unit}]" if p.unit else ""

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from archmodels.result import BatchResult, Metric, seqsum
+from archmodels.result import TOTAL_METRICS, BatchResult, Metric, seqsum
 
 from .config import Study
 
@@ -118,7 +118,7 @@ def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str
             small_is_bad = directions.get(f"total.{k}") == "max"
             out[k] = stack[k].min(axis=0) if small_is_bad else stack[k].max(axis=0)
         return out
-    how_each = {"area_mm2": "max", "utilization": "time_mean"}
+    how_each = {m.name: m.combine for m in TOTAL_METRICS}  # contract keys: area max, shares/powers time-weighted
     how_each.update({m.name: m.combine for m in declared})
     out = {}
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -62,6 +62,7 @@ class SystolicArray(Model):
         Param("clock_mhz", "float", 700.0, 50, 2000, unit="MHz", doc="array clock"),
         Param("value_bits", "choice", 8, choices=(8, 16), unit="bit", doc="integer width of data and weights"),
         Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="technology node for energy and area"),
+        Param("dram", "choice", "ddr4", choices=tech.DRAM_NAMES, doc="DRAM type (technology-table row) for its energy"),
     )
     LAYER_METRICS = (
         Metric("folds", "tiles", "weight tiles loaded into the array", integer=True),
@@ -108,7 +109,7 @@ class SystolicArray(Model):
         bytes_per_cycle = pts["dram_gbps"] * 1e3 / pts["clock_mhz"]
         cycles = np.maximum(compute, (dram_rd + dram_wr) / bytes_per_cycle)
         energy_pj = op_pj + sram * _sram_pj_per_byte(pts["sram_kb"], pts["tech_nm"]) + \
-            (dram_rd + dram_wr) * tech.DRAM_PJ_PER_BYTE
+            tech.dram_energy_j(dram_rd, dram_wr, pts["dram"]) * 1e12
         lb.set(cycles=cycles, time_s=cycles / (pts["clock_mhz"] * 1e6), utilization=layer.macs / (cycles * rows * cols),
                dram_read_bytes=dram_rd, dram_write_bytes=dram_wr, energy_j=energy_pj * 1e-12,
                folds=folds, sram_bytes=sram)
@@ -121,4 +122,7 @@ class SystolicArray(Model):
         pe_mm2 = _per_point(lambda d, n: tech.pe_logic_area_mm2(d, n), pts["value_bits"], pts["tech_nm"])
         sram_mm2 = sum(np.where(pts["tech_nm"] == n, tech.sram_area_mm2(pts["sram_kb"], n), 0.0) for n in tech.NODES_NM)
         sram_total = seqsum((lb.metrics["sram_bytes"] for lb in layers), len(pes))  # same order for any batch
-        return {"area_mm2": pes * pe_mm2 + sram_mm2, "sram_bytes": sram_total, "pes": pes.astype(float)}
+        static = sum(np.where(pts["tech_nm"] == n, tech.static_power_w(pes * pe_mm2, pts["sram_kb"], n), 0.0)
+                     for n in tech.NODES_NM)  # leakage of the PE logic and the SRAM
+        return {"area_mm2": pes * pe_mm2 + sram_mm2, "hw_mac_units": pes.astype(float), "static_power_w": static,
+                "sram_bytes": sram_total, "pes": pes.astype(float)}

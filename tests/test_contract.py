@@ -13,9 +13,10 @@ from workloads.errors import UserError
 from .conftest import dse_process
 
 LAYER_KEYS = {"name", "kind", "macs", "vector_ops", "cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes",
-              "dram_bytes", "energy_j", "fused_into", "states"}
+              "dram_bytes", "energy_j", "static_energy_j", "fused_into", "states"}
 TOTAL_KEYS = {"macs", "vector_ops", "cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "dram_bytes",
-              "energy_j", "power_w", "area_mm2", "macs_per_s", "fps"}
+              "energy_j", "power_w", "area_mm2", "macs_per_s", "fps", "hw_mac_units", "dynamic_power_w",
+              "static_power_w"}
 
 
 def test_contract_names_are_declared_once():

@@ -32,3 +32,12 @@ def test_readme_starts_with_the_two_commands():
     block = lines[lines.index("```sh") + 1: lines.index("```sh") + 3]
     assert block[0].startswith("make demo") and block[1].startswith("make test")
     assert lines.index("```sh") <= 2
+
+
+def test_technology_doc_is_current():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_technology", ROOT / "docs" / "tools" / "build_technology.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert (ROOT / "docs" / "technology.md").read_text() == mod.build(), "run `make docs`"

@@ -1,22 +1,35 @@
-"""The technology table: anchors and the shape of its scaling rules."""
+"""The technology table: its published points, its DRAM rows' source formulas, and the rules that must hold
+everywhere (voltage-frequency model, synthesis penalty, leakage). The fitted PE overhead is re-fitted in
+tests/test_fitted.py; nothing here restates a fitted anchor."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from archmodels import tech
-
-
-def test_imax_die_anchor_reproduces_13_3_mm2():
-    unit = float(tech.sram_area_mm2(tech.IMAX_LMM_KB, 28)) + tech.pe_logic_area_mm2("fp32", 28, tech.IMAX_FMAS_PER_UNIT)
-    assert unit * tech.IMAX_UNITS == pytest.approx(13.3, rel=1e-12)
 
 
 @pytest.mark.parametrize("kb,pj64", [(8, 10.0), (32, 20.0), (1024, 100.0)])
 def test_sram_energy_fits_horowitz_points(kb, pj64):
     at45 = float(tech.sram_energy_pj_per_byte(kb, 28)) / tech.energy_scale(28) * 8
     assert at45 == pytest.approx(pj64, rel=0.15)
+
+
+def test_dram_rows_follow_their_sources():
+    rows = tech.DRAM_TYPES
+    assert rows["ddr3l"].read_pj_per_byte == pytest.approx(61.49, abs=0.01)  # 4 x 262.3 mW / 17.064 GB/s
+    assert rows["ddr3l"].write_pj_per_byte == pytest.approx(128.13, abs=0.01)  # 4 x 546.6 mW / 17.064 GB/s
+    assert rows["ddr4"].read_pj_per_byte == pytest.approx(45.0)  # (145 - 55) mA x 1.2 V / 2.4 GB/s
+    assert rows["hbm2"].read_pj_per_byte == pytest.approx(31.76)  # 3.97 pJ/bit
+    assert rows["lpddr4"].write_pj_per_byte == pytest.approx(108.0)  # 13.5 pJ/bit
+    assert all(r.source and r.basis for r in rows.values())
+    e = tech.dram_energy_j(np.array([1e6, 0.0]), np.array([0.0, 1e6]), np.array(["ddr3l", "hbm2"], dtype=object))
+    assert e == pytest.approx([61.49e-6, 31.76e-6], rel=1e-3)
 
 
 def test_smaller_node_costs_less_and_wider_types_cost_more():
@@ -33,3 +46,42 @@ def test_smaller_node_costs_less_and_wider_types_cost_more():
 def test_unknown_node_is_rejected():
     with pytest.raises(ValueError, match="not in table"):
         tech.mac_energy_pj("int8", 7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(node=st.sampled_from(tech.NODES_NM), frac=st.floats(0.0, 1.0))
+def test_supply_meets_the_alpha_power_law_between_nominal_and_max_clock(node, frac):
+    f_nom, f_max = tech.F_NOM_MHZ[node], tech.fmax_mhz(node)
+    f = f_nom + frac * (f_max - f_nom)
+    v = float(tech.vdd_ratio(f, node)) * tech.VDD_NOM[node]
+    assert tech.VDD_NOM[node] - 1e-9 <= v <= tech.VDD_MAX[node] + 1e-9
+    # the supply found makes the gates exactly fast enough for f (relative to nominal)
+    assert tech._speed(v, node) / tech._speed(tech.VDD_NOM[node], node) == pytest.approx(f / f_nom, rel=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(node=st.sampled_from(tech.NODES_NM), f1=st.floats(1.0, 3000.0), f2=st.floats(1.0, 3000.0))
+def test_clock_costs_never_fall_with_the_clock(node, f1, f2):
+    lo, hi = sorted((f1, f2))
+    c = tech.clock_costs([lo, hi], node)
+    assert c.area_factor[0] <= c.area_factor[1] and 1.0 <= c.area_factor[0]
+    assert c.area_factor[1] <= 1.0 + tech.AREA_PENALTY_MAX
+    if c.feasible[1]:
+        assert c.feasible[0] and 1.0 <= c.energy_scale[0] <= c.energy_scale[1]
+    assert c.feasible[1] == (hi <= tech.fmax_mhz(node) * (1 + 1e-9))
+    if hi <= tech.AREA_KNEE * tech.F_NOM_MHZ[node]:
+        assert c.area_factor[1] == 1.0 and c.energy_scale[1] == 1.0
+
+
+def test_fmax_reason_names_the_limit():
+    ok, why = tech.clock_check(np.array([500.0, 5000.0]), 28)
+    assert ok.tolist() == [True, False] and why[0] == "" and "28 nm maximum of 1118 MHz" in why[1]
+    assert math.isnan(float(tech.vdd_ratio(5000.0, 28)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(logic=st.floats(0.0, 1e3), kb=st.floats(0.0, 1e6), v=st.floats(0.5, 1.5), node=st.sampled_from(tech.NODES_NM))
+def test_leakage_is_linear_in_logic_sram_and_supply(logic, kb, v, node):
+    p = float(tech.static_power_w(logic, kb, node, v))
+    want = (logic * tech.LOGIC_LEAK_MW_PER_MM2[node] * 1e-3 + kb * tech.SRAM_LEAK_UW_PER_KB[node] * 1e-6) * v
+    assert p == pytest.approx(want, rel=1e-12, abs=1e-15)

@@ -4,9 +4,12 @@ The spec publishes no energy figure, so every operation is charged at the
 table's node ``DEVICE_NODE_NM``: multiplier firings as MACs, adder-tree and
 partial-sum additions, pooling and ReLU comparisons as additions, memory
 words (buffers, line memories, delay lines, weight memories) as SRAM
-accesses sized by the bank they hit, and DRAM bytes. The via-switch
-crossbar itself is not charged (no published figure; atom switches hold
-their state without SRAM, spec §1). Leakage is not modelled (tech table).
+accesses sized by the bank they hit, and DRAM bytes (technology-table row
+``dram``). The via-switch crossbar itself is not charged (no published
+figure; atom switches hold their state without SRAM, spec §1). Leakage is
+the model's static power (:func:`static_power_w`). The clock is not charged:
+the voltage-frequency rules of the table are for standard-cell logic, and
+the paper's via-switch fabric gives no figure for how its tiles scale.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from .layers import StageCost
 DEVICE_NODE_NM = 28
 
 
-def stage_energy_j(cost: StageCost, value_bits: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
+def stage_energy_j(cost: StageCost, value_bits: np.ndarray, dram: np.ndarray,
+                   node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
     """Energy of one stage per design point [J]."""
     n = len(value_bits)
     out = np.zeros(n)
@@ -35,9 +39,26 @@ def stage_energy_j(cost: StageCost, value_bits: np.ndarray, node_nm: int = DEVIC
         for acc in cost.sram:
             bank_kb = _at(acc.bank_words, sel, n) * nbytes / 1024.0
             e = e + _at(acc.words, sel, n) * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
-        e = e + (_at(cost.dram_read_bytes, sel, n) + _at(cost.dram_write_bytes, sel, n)) * tech.DRAM_PJ_PER_BYTE
         out[sel] = e
-    return out * 1e-12
+    return out * 1e-12 + tech.dram_energy_j(_at(cost.dram_read_bytes, slice(None), n),
+                                            _at(cost.dram_write_bytes, slice(None), n), dram)
+
+
+def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_NODE_NM):
+    """Leakage of the multipliers in use and of the memory words (SRAM) [W].
+
+    The via-switch crossbar is nonvolatile and does not leak (spec §1); a
+    tile's CMOS multiplier leaks as a bare multiply-add of the value width
+    (technology table), not as the whole 5,319 um^2 tile.
+    """
+    bits = np.asarray(value_bits)
+    out = np.zeros(np.broadcast(multipliers, memory_words, bits).shape)
+    for b in np.unique(bits):
+        sel = bits == b
+        logic = np.asarray(multipliers, dtype=float)[sel] * tech.mac_area_mm2(tech.dtype_of(int(b)), node_nm)
+        kb = np.asarray(memory_words, dtype=float)[sel] * int(b) / 8.0 / 1024.0
+        out[sel] = tech.static_power_w(logic, kb, node_nm)
+    return out
 
 
 def _at(x, sel: np.ndarray, n: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from workloads import Workload
 
 from .. import tech
 from .. import vector
-from .energy import DEVICE_NODE_NM, stage_energy_j
+from .energy import DEVICE_NODE_NM, stage_energy_j, static_power_w
 from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
 from ..base import Model
 from ..params import Param, Points, batch_size
@@ -63,8 +63,9 @@ class AtomSwitchModel(Model):
         at the rate and power of :data:`HOST_OPS_PER_S` / :data:`HOST_POWER_W`, streamed over DRAM."""
         clock_hz = pts["clock_mhz"] * 1e6
         return vector.VectorUnit("host CPU", HOST_OPS_PER_S, clock_hz, pts["value_bits"] / 8, pts["dram_gbps"] * 1e9,
-                                 HOST_POWER_W / HOST_OPS_PER_S * 1e12)
+                                 HOST_POWER_W / HOST_OPS_PER_S * 1e12, *tech.dram_pj_per_byte(pts["dram"]))
     VALIDATION_ALIASES = {"area_mm2": "chip_area_mm2"}
+    AREA_ANCHOR = "the published tile: one multiplier per 5,319 um^2 tile (spec atom_switch.md §1, §4)"
 
     PARAMS = (
         Param("clock_mhz", "float", 100.0, 1, 1000, unit="MHz", doc="array clock (paper: 100 MHz)"),
@@ -87,6 +88,8 @@ class AtomSwitchModel(Model):
               knob=True),
         Param("weight_store", "choice", "chip", choices=WEIGHT_STORES,
               doc="FC weights and folded conv coefficients: on-chip memory words or streamed from DRAM", knob=True),
+        Param("dram", "choice", "ddr4", choices=tech.DRAM_NAMES,
+              doc="external memory type for DRAM energy (technology table; assumption: DDR4)"),
     )
     LAYER_METRICS = (
         Metric("multipliers", "", "multipliers of the layer's circuits (= tiles)", integer=True),
@@ -131,7 +134,18 @@ class AtomSwitchModel(Model):
             out.append(self._fill(st, cost, pts, c))
             prev = cost
         self._mark_fit(out, pts)
+        self._utilization(out, c.n)
         return out
+
+    @staticmethod
+    def _utilization(layers: list[LayerBatch], n: int) -> None:
+        """Busy multipliers / all multipliers of the resident network over each layer's time (contract)."""
+        total = sum((lb.metrics["multipliers"] for lb in layers), np.zeros(n))
+        for lb in layers:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                u = np.where(total > 0, lb.layer.macs / (lb.metrics["cycles"] * total), 0.0)
+            lb.metrics["utilization"] = np.where(lb.metrics["cycles"] > 0, u, np.where(np.isnan(lb.metrics["cycles"]),
+                                                                                       np.nan, 0.0))
 
     @staticmethod
     def _ctx(stages: tuple[Stage, ...], pts: Points) -> Ctx:
@@ -150,12 +164,10 @@ class AtomSwitchModel(Model):
         cycles = cost.cycles.astype(float)
         word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
         area_um2 = cost.multipliers * pts["tile_um2"] + (cost.memory_words + cost.delay_words) * word_um2
-        with np.errstate(divide="ignore", invalid="ignore"):
-            util = np.where(cost.multipliers > 0, L.macs / (cycles * cost.multipliers), 0.0)
         lb.set(
-            cycles=cycles, time_s=cycles / c.clock_hz, utilization=util,
+            cycles=cycles, time_s=cycles / c.clock_hz, utilization=np.nan,  # set once all layers are known
             dram_read_bytes=cost.dram_read_bytes, dram_write_bytes=cost.dram_write_bytes,
-            energy_j=stage_energy_j(cost, pts["value_bits"]),
+            energy_j=stage_energy_j(cost, pts["value_bits"], pts["dram"]),
             multipliers=cost.multipliers, tiles=cost.multipliers, memory_words=cost.memory_words,
             delay_words=cost.delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
             adders=cost.adders, comparators=cost.comparators, circuits=cost.circuits, passes=cost.passes,
@@ -203,8 +215,11 @@ class AtomSwitchModel(Model):
 
         need = total("area_mm2")
         chip = pts["chip_area_mm2"]
+        mults, words = total("multipliers"), total("memory_words") + total("delay_words")
         return {
             "area_mm2": chip.astype(float),
+            "hw_mac_units": mults,
+            "static_power_w": static_power_w(mults, words, pts["value_bits"]),
             "min_chip_area_mm2": need,
             "feasible": (need <= chip).astype(float),
             "tiles_in_area": np.floor(chip * 1e6 / pts["tile_um2"] + 1e-9),

@@ -1,19 +1,22 @@
 """Energy, DRAM power and area of EMAXV/EMAXVR (spec `emax.md` §5, §6).
 
-* DRAM: the thesis's DDR3L method (§5): Micron 1 Gb DDR3L x16, -093,
-  1.35 V, read 262.3 mW and write 546.6 mW per chip, 4 chips on the 64-bit
-  bus, read/write power only (no activate, no refresh). A transfer of ``b``
-  bytes takes ``b / 17,064 MB/s`` at that power, so the energy per byte is a
-  property of the DRAM (:data:`DDR3L_READ_PJ_PER_BYTE`,
-  :data:`DDR3L_WRITE_PJ_PER_BYTE`); ``dram_power_w`` = that energy over the
-  run time, as in the thesis.
+* DRAM: the technology table's row for the ``dram`` parameter
+  (:data:`archmodels.tech.DRAM_TYPES`); the default ``ddr3l`` row *is* the
+  thesis's method (§5): Micron 1 Gb DDR3L x16, -093, 1.35 V, read 262.3 mW
+  and write 546.6 mW per chip, 4 chips on the 64-bit bus, read/write power
+  only. ``dram_power_w`` = that energy over the run time, as in the thesis.
 * MACs, other ALU operations, LMM and SPM accesses: the shared technology
   table (:mod:`archmodels.tech`), 16-bit data as ``int16`` (fixed point),
   32-bit as ``fp32`` (EMAXV's float). A MAX or an add/shift/AEX instruction
   costs one add of the data type.
-* Area (§6: not published): PEs x (PE logic + LMM macro) + SPM macro, from
-  :func:`tech.pe_logic_area_mm2` (one MAC per PE, logic overhead anchored on
-  the IMAX die, `imax.md` §2) and :func:`tech.sram_area_mm2`. The FSM, DMA
+* Clock: above the node's nominal clock the supply rises and the on-chip
+  dynamic energy scales with (V / V_nom)^2; the PE logic is synthesised for
+  the clock (:func:`tech.logic_area_factor`); leakage of the logic and the
+  SRAMs is the static power (:func:`tech.static_power_w`).
+* Area (§6: not published; no EMAX die exists): PEs x (PE logic + LMM
+  macro) + SPM macro, from :func:`tech.pe_logic_area_mm2` (one MAC per PE,
+  logic overhead anchored on the IMAX die, `imax.md` §2 -- the only die of
+  the family) and :func:`tech.sram_area_mm2`. The FSM, DMA
   and bus wiring are not counted (a few % of a PE array; stated, not fitted).
 """
 
@@ -23,21 +26,16 @@ import numpy as np
 
 from .. import tech
 
-DDR3L_CHIPS = 4
-DDR3L_READ_W_PER_CHIP = 0.2623
-DDR3L_WRITE_W_PER_CHIP = 0.5466
-DDR3L_BANDWIDTH_BPS = 17_064e6  # DDR3-2133 x 64 bit (spec §3)
-DDR3L_READ_PJ_PER_BYTE = DDR3L_CHIPS * DDR3L_READ_W_PER_CHIP / DDR3L_BANDWIDTH_BPS * 1e12
-DDR3L_WRITE_PJ_PER_BYTE = DDR3L_CHIPS * DDR3L_WRITE_W_PER_CHIP / DDR3L_BANDWIDTH_BPS * 1e12
+from ..tech import DDR3L_BANDWIDTH_BPS, DDR3L_CHIPS, DDR3L_READ_W_PER_CHIP, DDR3L_WRITE_W_PER_CHIP
 
 
 def dtype_name(bits: int) -> str:
     return "int16" if int(bits) == 16 else "fp32"
 
 
-def dram_energy_j(read_bytes, write_bytes):
-    """DDR3L read/write energy of moving these bytes (spec §5 method)."""
-    return (np.asarray(read_bytes) * DDR3L_READ_PJ_PER_BYTE + np.asarray(write_bytes) * DDR3L_WRITE_PJ_PER_BYTE) * 1e-12
+def dram_energy_j(read_bytes, write_bytes, read_pj_per_byte, write_pj_per_byte):
+    """Read/write energy of moving these bytes at the technology-table row's energies per byte (DDR3L: spec §5)."""
+    return (np.asarray(read_bytes) * read_pj_per_byte + np.asarray(write_bytes) * write_pj_per_byte) * 1e-12
 
 
 def dram_power_saved_w(read_saved_bytes, write_saved_bytes, run_time_s, bandwidth_bps=DDR3L_BANDWIDTH_BPS):
@@ -76,17 +74,18 @@ def sram_energy_j(plans: dict[str, np.ndarray], lmm_pj_per_byte, spm_pj_per_byte
     return (lmm + spm) * 1e-12
 
 
-def area_mm2(rows, cols, lmm_kb, spm_kb, bits, node_nm) -> dict[str, np.ndarray]:
-    """Area of the PE logic, the LMMs and the SPM (arrays over points) [mm^2]."""
-    args = [np.asarray(x) for x in (rows, cols, lmm_kb, spm_kb, bits, node_nm)]
+def area_mm2(rows, cols, lmm_kb, spm_kb, bits, node_nm, clock_mhz=0.0) -> dict[str, np.ndarray]:
+    """Area of the PE logic (synthesised for ``clock_mhz``), the LMMs and the SPM (arrays over points) [mm^2]."""
+    args = [np.asarray(x) for x in (rows, cols, lmm_kb, spm_kb, bits, node_nm, clock_mhz)]
     shape = np.broadcast(*args).shape
-    rows, cols, lmm_kb, spm_kb, bits, node = (np.broadcast_to(a, shape) for a in args)
+    rows, cols, lmm_kb, spm_kb, bits, node, clock = (np.broadcast_to(a, shape) for a in args)
     pes = rows.astype(float) * cols
     logic, lmm, spm = np.empty(shape), np.empty(shape), np.empty(shape)
     for b in np.unique(bits):
         for nd in np.unique(node):
             sel = (bits == b) & (node == nd)
-            logic[sel] = pes[sel] * tech.pe_logic_area_mm2(dtype_name(b), int(nd))
+            logic[sel] = (pes[sel] * tech.pe_logic_area_mm2(dtype_name(b), int(nd))
+                          * tech.logic_area_factor(clock[sel], int(nd)))
             lmm[sel] = pes[sel] * tech.sram_area_mm2(lmm_kb[sel].astype(float), int(nd))
             spm[sel] = tech.sram_area_mm2(spm_kb[sel].astype(float), int(nd))
     return {"pe_logic_area_mm2": logic, "lmm_area_mm2": lmm, "spm_area_mm2": spm, "area_mm2": logic + lmm + spm}

@@ -97,6 +97,7 @@ class ImaxModel(Model):
     spec = "imax.md"
     SUPPORTS = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
     VECTOR_KINDS = ("vector", "pool")
+    AREA_ANCHOR = "the IMAX die in 28 nm: 13.3 mm^2 with 64 units x 64 KB LMM (spec imax.md §2) -- fitted, by construction"
 
     def vector_unit(self, pts: Points) -> vector.VectorUnit:
         """Vector layers and pooling on the units' ALUs: 2-way SIMD FP32 per unit per cycle
@@ -105,7 +106,9 @@ class ImaxModel(Model):
         clock_hz = pts["clock_mhz"] * 1e6
         return vector.VectorUnit("CGRA ALUs", pts["units"] * 2 * pts["nchip"] * clock_hz, clock_hz, 4.0,
                                  pts["link_gbps"] * 1e9 * C.LINK_EFFICIENCY,
-                                 vector.per_node(lambda nd: tech.mac_energy_pj("fp32", nd), pts["tech_nm"]))
+                                 vector.per_node(lambda nd: tech.mac_energy_pj("fp32", nd), pts["tech_nm"])
+                                 * tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale,
+                                 *tech.dram_pj_per_byte(pts["dram"]))
 
     PARAMS = (
         Param("units", "int", 64, 8, 1024, doc="stages of the linear array (4 run loop control and the C output)"),
@@ -117,6 +120,8 @@ class ImaxModel(Model):
               doc="host link bandwidth, theoretical (prototype: 3 GTH lanes, 5 Gb/s, 64b/66b); "
                   "DMA and PIO get the fitted LINK_EFFICIENCY of it"),
         Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="node for energy and area"),
+        Param("dram", "choice", "ddr4", choices=tech.DRAM_NAMES,
+              doc="host memory type for DRAM energy (technology table; assumption: DDR4)"),
         Param("format", "choice", "csr", choices=FORMATS, knob=True,
               doc="layout of a sparse A (dense layers always run dense)"),
         Param("schedule", "choice", "ivj", choices=SCHEDULES, knob=True,
@@ -126,6 +131,10 @@ class ImaxModel(Model):
     )
     LAYER_METRICS = _LAYER_METRICS
     TOTAL_METRICS = _TOTAL_METRICS
+
+    def check_config(self, pts: Points) -> tuple[np.ndarray, np.ndarray]:
+        """The clock must not exceed the node's maximum (technology table)."""
+        return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
     # ------------------------------------------------------------ layers
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
@@ -197,10 +206,11 @@ class ImaxModel(Model):
         lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
                              + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
         energy = np.full(lb.n, np.nan)
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         for node in np.unique(pts["tech_nm"]):
             sel = pts["tech_nm"] == node
-            energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], reads[sel] + writes[sel],
-                                      int(node)) * 1e-12
+            energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
+        energy = energy + tech.dram_energy_j(reads, writes, pts["dram"])
         cycles = time_s * clock_hz
         with np.errstate(divide="ignore", invalid="ignore"):
             util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
@@ -224,12 +234,17 @@ class ImaxModel(Model):
     # ------------------------------------------------------------ totals
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
-        area = np.zeros(n)
+        area, static = np.zeros(n), np.zeros(n)
+        vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
         for node in np.unique(pts["tech_nm"]):
             sel = pts["tech_nm"] == node
-            area[sel] = C.area_mm2(pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], int(node))
+            u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
+            area[sel] = C.area_mm2(u, kb, nc, int(node), f)
+            static[sel] = tech.static_power_w(C.logic_area_mm2(u, nc, int(node), f), nc * u * kb, int(node), vdd[sel])
+        base = {"area_mm2": area, "hw_mac_units": (pts["nchip"] * pts["units"] * C.SIMD).astype(float),
+                "static_power_w": static}
         if not layers:
-            return {"area_mm2": area}
+            return base
 
         def stack(key):
             return np.array([lb.metrics[key] for lb in layers])
@@ -238,7 +253,7 @@ class ImaxModel(Model):
         tot_time = time.sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
-                "area_mm2": area,
+                **base,
                 "speedup_vs_dense": stack("dense_time_s").sum(axis=0) / tot_time,
                 "dense_time_s": stack("dense_time_s").sum(axis=0),
                 "lmm_utilization": (time * stack("lmm_utilization")).sum(axis=0) / tot_time,

@@ -151,9 +151,17 @@ class MulticoreModel(Model):
         add_pj = np.array([tech.op_energy_pj("add", d, int(nd)) for d, nd in zip(dt, pts["tech_nm"])])
         shm_pj = np.array([float(tech.sram_energy_pj_per_byte(kb, int(nd)))
                            for kb, nd in zip(pts["shm_kb"], pts["tech_nm"])])
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
-                                 pts["dram_gbps"] * 1e9, add_pj, onchip_kb=pts["shm_kb"],
-                                 onchip_bytes_per_s=pts["noc_gbps"] * 1e9, onchip_pj_per_byte=shm_pj)
+                                 pts["dram_gbps"] * 1e9, add_pj * vscale, *tech.dram_pj_per_byte(pts["dram"]),
+                                 onchip_kb=pts["shm_kb"],
+                                 onchip_bytes_per_s=pts["noc_gbps"] * 1e9, onchip_pj_per_byte=shm_pj * vscale)
+    AREA_ANCHOR = ("none published (spec multicore.md): NFU logic from the IMAX 28 nm die's fitted PE overhead, "
+                   "buffers and shared memory from SRAM bit cells")
+
+    def check_config(self, pts: Points):
+        """The clock must not exceed the node's maximum (technology table)."""
+        return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
     PARAMS = (
         Param("cores", "int", 16, 1, 1024, unit="", doc="number of cores"),
@@ -171,6 +179,8 @@ class MulticoreModel(Model):
         Param("shm_kb", "float", 4096.0, 1, 1e7, unit="KB", doc="shared memory size (DaDianNao central eDRAM: 4 MB)"),
         Param("dram_gbps", "float", 25.6, 0.1, 10000, unit="GB/s", doc="DRAM bandwidth for weights that do not fit the WB"),
         Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="technology node for energy and area"),
+        Param("dram", "choice", "ddr4", choices=tech.DRAM_NAMES,
+              doc="external memory type for DRAM energy (technology table; assumption: DDR4)"),
         Param("placement", "choice", "TR2", choices=PLACEMENTS, doc="task placement (B, T1, TR1, T2, TR2)", knob=True),
         Param("input_reuse", "bool", False, doc="Input Buffer reuse for B/T1/T2 too (TR1/TR2 always reuse)", knob=True),
         Param("ib_policy", "choice", "lru", choices=("lru", "fifo"), doc="Input Buffer replacement policy", knob=True),
@@ -317,10 +327,12 @@ class MulticoreModel(Model):
         lb.infeasible(need_kb > pts["shm_kb"], np.array(
             [f"shared memory too small: needs {x:.0f} KB" for x in np.atleast_1d(need_kb * np.ones(lb.n))], dtype=object))
 
-        energy_pj = self._energy_pj(layer, c, pts, vbytes, shm_rd, shm_wr, dram_rd)
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
+        energy_j = (self._energy_pj(layer, c, pts, vbytes, shm_rd, shm_wr) * vscale * 1e-12
+                    + tech.dram_energy_j(dram_rd, 0.0, pts["dram"]))
         lb.set(
             cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
-            dram_write_bytes=0.0, energy_j=energy_pj * 1e-12,
+            dram_write_bytes=0.0, energy_j=energy_j,
             shm_reads_per_core=c["reads"] + c["merge_reads"], shm_writes_per_core=c["writes"] + c["merge_writes"],
             shm_merge_reads_per_core=c["merge_psum_reads"], nfu_steps_per_core=c["nfu"] + c["merge_nfu"],
             shm_read_bytes=shm_rd, shm_write_bytes=shm_wr, active_cores=active,
@@ -328,8 +340,8 @@ class MulticoreModel(Model):
         lb.states["COMPUTE"] = compute.astype(float)
         lb.states["MERGE"] = merge.astype(float)
 
-    def _energy_pj(self, layer, c, pts, vbytes, shm_rd, shm_wr, dram_rd):
-        """MACs + IB/WB/OB accesses per NFU step + SHM bytes + DRAM bytes."""
+    def _energy_pj(self, layer, c, pts, vbytes, shm_rd, shm_wr):
+        """On-chip dynamic energy at nominal supply: MACs + IB/WB/OB accesses per NFU step + SHM bytes."""
         out = np.zeros(len(pts["cores"]))
         ni, no = pts["ni"], pts["no"]
         for node in np.unique(pts["tech_nm"]):
@@ -347,27 +359,33 @@ class MulticoreModel(Model):
                 e = e + steps * ni[sel] * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(pts["weight_buffer_kb"][sel], node) * (c["weight_elems"] > 0)
                 e = e + steps * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ob_kb, node)
                 e = e + (shm_rd + shm_wr)[sel] * tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], node)
-                out[sel] = e + dram_rd[sel] * tech.DRAM_PJ_PER_BYTE
+                out[sel] = e
         return out
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:
         cores, ni, no = pts["cores"], pts["ni"], pts["no"]
         vbytes = pts["value_bits"] / 8.0
-        area = np.zeros(len(cores))
+        area, static = np.zeros(len(cores)), np.zeros(len(cores))
+        clock = pts["clock_mhz"]
+        vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
         for node in np.unique(pts["tech_nm"]):
             for bits in np.unique(pts["value_bits"]):
                 sel = (pts["tech_nm"] == node) & (pts["value_bits"] == bits)
                 dt = tech.dtype_of(bits)
-                nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel]
+                nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel] * tech.logic_area_factor(clock[sel], node)
                 buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
                 per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
                 area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
+                sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
+                static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
 
         def total(key):
             return seqsum((lb.metrics[key] for lb in layers), len(cores))
 
         return {
             "area_mm2": area,
+            "hw_mac_units": (cores * ni * no).astype(float),
+            "static_power_w": static,
             "shm_reads_per_core": total("shm_reads_per_core"),
             "shm_writes_per_core": total("shm_writes_per_core"),
             "shm_read_bytes": total("shm_read_bytes"),

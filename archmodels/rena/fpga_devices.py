@@ -21,6 +21,19 @@ Sources
        M20K blocks (54,260 Kbit), 20 nm; Intel PAC with Arria 10 GX: 2 banks
        of DDR4-2400.
 
+Static power and timing (assumptions, not published for ReNA)
+--------------------------------------------------------------
+``static_w``: device leakage at 85 C junction, the order Intel's Early Power
+Estimator gives for a full device of this size (Stratix 10 SX 2800 ~ 9 W,
+Arria 10 GX 1150 ~ 3.5 W); it does not depend on the design.
+``small_design_mhz``: the clock a small design of the same RTL closes at on
+the device (routing uncongested; Stratix 10 without HyperFlex retiming
+~ 300 MHz, Arria 10 ~ 250 MHz). The clock falls as the device fills:
+``fmax = small_design_mhz / (1 + FMAX_CONGESTION x u)`` with ``u`` the
+largest resource share (DSP, M20K, ALM); ``FMAX_CONGESTION`` is fitted on
+the one published point, ReNA 64 x 64 closing at 144 MHz on the SX 2800
+(spec ``rena.md`` §4) -- see ``archmodels/fitted.py``.
+
 Memory sizes are in Mbit = 2^20 bits, the unit Intel's tables and the ReNA
 paper's resource table use (9.99 Mb of 244 Mb = "4 %").
 """
@@ -51,6 +64,8 @@ class FpgaDevice:
     mlab_bits: int
     dram_channels: int
     dram_gbps_per_channel: float
+    static_w: float = 0.0
+    small_design_mhz: float = 300.0
 
     @property
     def bram_mbit(self) -> float:
@@ -67,13 +82,24 @@ DEVICES: dict[str, FpgaDevice] = {
         name="stratix10-sx2800", part="1SX280 (Stratix 10 SX 2800)", board="Intel FPGA PAC D5005",
         node_nm=14, alms=933_120, les=2_753_000, dsp_blocks=5_760, mults_per_dsp=2, dual_mult_bits=18,
         m20k_bits=11_721 * 20_480, mlab_bits=15 * MBIT, dram_channels=4, dram_gbps_per_channel=19.2,
+        static_w=9.0, small_design_mhz=300.0,
     ),
     "arria10-gx1150": FpgaDevice(
         name="arria10-gx1150", part="10AX115 (Arria 10 GX 1150)", board="Intel PAC with Arria 10 GX",
         node_nm=20, alms=427_200, les=1_150_000, dsp_blocks=1_518, mults_per_dsp=2, dual_mult_bits=18,
         m20k_bits=2_713 * 20_480, mlab_bits=12_950 * 1024, dram_channels=2, dram_gbps_per_channel=19.2,
+        static_w=3.5, small_design_mhz=250.0,
     ),
 }
 
 DEFAULT_DEVICE = "stratix10-sx2800"  # a model offers DEVICES as the choices of its `device` parameter
+
+#: how fast the achievable clock falls as the device fills (fitted, archmodels/fitted.py: the published
+#: 144 MHz ReNA port at its DSP share 4096 / 5760)
+FMAX_CONGESTION = 1.5234375
+
+
+def fmax_mhz(device: FpgaDevice, utilization):
+    """Clock a design closes at on ``device`` when its largest resource share is ``utilization`` (0..1) [MHz]."""
+    return device.small_design_mhz / (1.0 + FMAX_CONGESTION * np.asarray(utilization, dtype=float))
 

@@ -42,7 +42,7 @@ from . import resources as res
 from .. import tech
 from .. import vector
 from ..base import Model
-from .fpga_devices import DEFAULT_DEVICE, DEVICES
+from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
 from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
@@ -93,6 +93,8 @@ class RenaModel(Model):
     title = "ReNA PB-array CNN accelerator (ASIC and FPGA port)"
     spec = "rena.md"
     SUPPORTS = ("conv", "pool", "fc", "matmul", "vector")
+    AREA_ANCHOR = ("FPGA: the published resource table (spec rena.md §4: DSP, BRAM, ALMs; fitted per PB); ASIC: none "
+                   "published -- PE logic from the IMAX 28 nm die's fitted PE overhead, buffers from SRAM bit cells")
 
     def vector_unit(self, pts: Points) -> vector.VectorUnit:
         """Vector layers on the PB array: one operation per PB per cycle, values entering and
@@ -106,7 +108,8 @@ class RenaModel(Model):
         add_pj = np.array([tech.op_energy_pj("add", d, int(nd)) for d, nd in zip(dt, pts["tech_nm"])])
         add_pj = np.where(pts["target"] == "fpga", add_pj * tech.FPGA_DYNAMIC_ENERGY_RATIO, add_pj)
         return vector.VectorUnit("PB array", cfg.rows * cfg.cols * clock_hz, clock_hz, cfg.value_bytes,
-                                 np.minimum(pts["dram_channels"] * pts["dram_gbps"] * 1e9, edge), add_pj)
+                                 np.minimum(pts["dram_channels"] * pts["dram_gbps"] * 1e9, edge), add_pj * eff["vscale"],
+                                 *tech.dram_pj_per_byte(pts["dram"]))
 
     PARAMS = (
         Param("pb_rows", "int", 64, 1, 1024, doc="PB array rows (filters of a conv tile; one buffer lane per row)"),
@@ -125,6 +128,8 @@ class RenaModel(Model):
               doc="separate input/weight/output ports (fpga) or one shared interface (asic)"),
         Param("device", "choice", DEFAULT_DEVICE, choices=tuple(DEVICES), doc="FPGA device (target fpga)"),
         Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="ASIC technology node (energy, area)"),
+        Param("dram", "choice", "ddr4", choices=tech.DRAM_NAMES,
+              doc="external memory type for DRAM energy (technology table; the D5005 board: DDR4-2400)"),
     )
     LAYER_METRICS = (
         Metric("compute_cycles", "cycles", "array and lanes alone (DRAM infinitely fast)"),
@@ -136,6 +141,8 @@ class RenaModel(Model):
         Metric("bram_mb", "Mbit", "FPGA block RAM, Mbit = 2^20 bit (target fpga)", combine="max"),
         Metric("logic", "ALM", "FPGA logic in ALMs (target fpga)", integer=True, combine="max"),
         Metric("mac_units", "", "multipliers in the array, PBs x mults_per_pb (the paper's parallelism)", integer=True, combine="max"),
+        Metric("fmax_mhz", "MHz", "FPGA: clock the design closes at, falling with device utilization (target fpga)",
+               combine="min"),
         Metric("compute_cycles", "cycles", "sum over layers"),
         Metric("dram_cycles", "cycles", "sum over layers"),
     )
@@ -165,7 +172,9 @@ class RenaModel(Model):
             shared=eff["array_ports"] == "shared", value_bytes=pts["bits"] / 8.0,
         )
         burst = burst_cycles(eff["dram_burst_cycles"].astype(float), pts["dram_gbps"], clock_hz)
-        return cfg, {"clock_hz": clock_hz, "burst": burst}
+        # on-chip energy scale of the clock (V^2, technology table); the FPGA's supply is fixed
+        vscale = np.where(pts["target"] == "asic", tech.clock_costs(clock_hz / 1e6, pts["tech_nm"]).energy_scale, 1.0)
+        return cfg, {"clock_hz": clock_hz, "burst": burst, "vscale": vscale}
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
@@ -206,7 +215,7 @@ class RenaModel(Model):
             cycles=cycles, time_s=cycles / eff["clock_hz"],
             utilization=layer.macs / (cycles * cfg.pbs * cfg.mults),
             dram_read_bytes=read, dram_write_bytes=write,
-            energy_j=self._energy_pj(layer, pts, read + write, buffer_kb) * 1e-12,
+            energy_j=self._energy_j(layer, pts, read, write, buffer_kb, eff["vscale"]),
             compute_cycles=compute, dram_cycles=dram,
             passes=flow.passes,
         )
@@ -218,14 +227,17 @@ class RenaModel(Model):
 
     # ---- energy ----
     @staticmethod
-    def _energy_pj(layer: Layer, pts: Points, dram_bytes: np.ndarray, buffer_kb: np.ndarray) -> np.ndarray:
-        """MACs + every DRAM byte written into and read out of a buffer + DRAM.
+    def _energy_j(layer: Layer, pts: Points, read: np.ndarray, write: np.ndarray, buffer_kb: np.ndarray,
+                  vscale: np.ndarray) -> np.ndarray:
+        """MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM [J].
 
         ASIC: technology table at ``tech_nm``. FPGA: the same circuit at the
         device's node (28 nm entries for nodes the table lacks) x the
-        FPGA/ASIC dynamic-energy ratio [KR07]. Shifts between PB registers and
-        leakage are not modelled.
+        FPGA/ASIC dynamic-energy ratio [KR07], fixed supply. DRAM: the
+        technology table's row ``dram``. Shifts between PB registers are not
+        modelled; leakage is the model's static power.
         """
+        dram_bytes = read + write
         out = np.zeros(batch_size(pts))
         fpga = pts["target"] == "fpga"
         node = np.where(fpga, _device_attr(pts, "node_nm"), pts["tech_nm"])
@@ -240,8 +252,8 @@ class RenaModel(Model):
                 chip = chip + layer.ops * tech.op_energy_pj("add", dt, int(nd))
             if is_fpga:
                 chip = chip * tech.FPGA_DYNAMIC_ENERGY_RATIO
-            out[sel] = chip + dram_bytes[sel] * tech.DRAM_PJ_PER_BYTE
-        return out
+            out[sel] = chip * vscale[sel]
+        return out * 1e-12 + tech.dram_energy_j(read, write, pts["dram"])
 
     # ---- configuration: FPGA resources and device limits ----
     @staticmethod
@@ -253,18 +265,35 @@ class RenaModel(Model):
         for dev in np.unique(pts["device"]):
             sel = pts["device"] == dev
             dsp[sel] = res.dsp_blocks(pbs[sel], pts["mults_per_pb"][sel], pts["bits"][sel], DEVICES[dev])
+        bram = res.bram_mbit(pbs, pts["bits"])
+        logic = np.round(res.logic_alms(pbs, pts["mults_per_pb"], pts["bits"]))
+        fmax = np.full(len(pbs), np.nan)
+        for dev in np.unique(pts["device"]):
+            sel = pts["device"] == dev
+            d = DEVICES[dev]
+            share = np.maximum.reduce([dsp[sel] / d.dsp_blocks, bram[sel] / d.bram_mbit, logic[sel] / d.alms])
+            fmax[sel] = fmax_mhz(d, share)
         return {
             "dsp": np.where(fpga, dsp, np.nan),
-            "bram_mb": np.where(fpga, res.bram_mbit(pbs, pts["bits"]), np.nan),
-            "logic": np.where(fpga, np.round(res.logic_alms(pbs, pts["mults_per_pb"], pts["bits"])), np.nan),
+            "bram_mb": np.where(fpga, bram, np.nan),
+            "logic": np.where(fpga, logic, np.nan),
+            "fmax_mhz": np.where(fpga, fmax, np.nan),
         }
 
     def check_config(self, pts: Points) -> tuple[np.ndarray, np.ndarray]:
-        """FPGA points must fit their device: DSP blocks, M20K bits, ALMs, board DRAM channels."""
+        """FPGA points must fit their device (DSP blocks, M20K bits, ALMs, board DRAM channels) and close timing
+        at their clock; ASIC points' clock must not exceed the node's maximum."""
         n = batch_size(pts)
         reason = np.full(n, "", dtype=object)
         r = self.resources(pts)
         fpga = pts["target"] == "fpga"
+        clock = self._resolved(pts)["clock_mhz"].astype(float)
+        ok_asic, why_asic = tech.clock_check(clock, pts["tech_nm"])
+        reason[~fpga & ~ok_asic] = why_asic[~fpga & ~ok_asic]
+        fmax = r["fmax_mhz"]
+        slow = fpga & (clock > fmax * (1 + 1e-9))
+        if slow.any():
+            reason[slow] = np.char.mod("timing: clock above the %.0f MHz the design closes at", fmax[slow]).astype(object)
         for dev_name in np.unique(pts["device"][fpga]):
             dev = DEVICES[dev_name]
             sel = fpga & (pts["device"] == dev_name)
@@ -275,6 +304,7 @@ class RenaModel(Model):
                 (pts["dram_channels"] > dev.dram_channels, f"DRAM channels ({dev.dram_channels} on the {dev.board})"),
             )
             code = sum((over & sel).astype(int) << k for k, (over, _) in enumerate(limits))
+            reason[code > 0] = ""  # device limits first
             for c in np.unique(code[code > 0]):
                 what = ", ".join(text for k, (_, text) in enumerate(limits) if c >> k & 1)
                 reason[code == c] = f"exceeds the {dev.name}: {what}"
@@ -283,12 +313,18 @@ class RenaModel(Model):
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
         pbs = pts["pb_rows"] * pts["pb_cols"]
-        area = _nan(n)
+        area, static = _nan(n), np.zeros(n)
         asic = pts["target"] == "asic"
+        clock = self._resolved(pts)["clock_mhz"].astype(float)
+        vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
         keys = np.stack([pts["tech_nm"], pts["bits"]], axis=1)
         for node, bits in np.unique(keys[asic], axis=0):
             sel = asic & (keys == (node, bits)).all(axis=1)
-            area[sel] = res.asic_area_mm2(pbs[sel], pts["mults_per_pb"][sel], int(bits), int(node))
+            parts = res.asic_area_parts_mm2(pbs[sel], pts["mults_per_pb"][sel], int(bits), int(node), clock[sel])
+            area[sel] = parts["logic"] + parts["sram"]
+            sram_kb = res.buffer_bits(pbs[sel], pts["bits"][sel]) / 8.0 / 1024.0
+            static[sel] = tech.static_power_w(parts["logic"], sram_kb, int(node), vdd[sel])
+        static = np.where(asic, static, _device_attr(pts, "static_w"))
 
         def total(key: str) -> np.ndarray:
             out = np.zeros(n)  # layer by layer: the same rounding for any batch size
@@ -298,6 +334,8 @@ class RenaModel(Model):
 
         return {
             "area_mm2": area,  # the FPGA is a fixed die: its cost is dsp / bram_mb / logic
+            "hw_mac_units": (pbs * pts["mults_per_pb"]).astype(float),
+            "static_power_w": static,
             **self.resources(pts),
             "mac_units": (pbs * pts["mults_per_pb"]).astype(float),
             "compute_cycles": total("compute_cycles"),

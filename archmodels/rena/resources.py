@@ -75,11 +75,18 @@ def bram_mbit(pbs, bits):
     return buffer_bits(pbs, bits) / MBIT
 
 
-def asic_area_mm2(pbs, mults, bits, node_nm: int):
-    """ASIC area [mm^2]: PBs (MACs x PE overhead) + the buffer SRAMs, technology table."""
+def asic_area_mm2(pbs, mults, bits, node_nm: int, clock_mhz=0.0):
+    """ASIC area [mm^2]: PBs (MACs x PE overhead, synthesised for ``clock_mhz``) + the buffer SRAMs."""
+    parts = asic_area_parts_mm2(pbs, mults, bits, node_nm, clock_mhz)
+    return parts["logic"] + parts["sram"]
+
+
+def asic_area_parts_mm2(pbs, mults, bits, node_nm: int, clock_mhz=0.0) -> dict:
+    """``logic`` and ``sram`` area of the ASIC [mm^2] (see :func:`asic_area_mm2`)."""
     dtype = tech.dtype_of(int(bits))
     # the second multiplier shares the PB's I/O control and registers (on the
     # FPGA it adds 5 % logic): a bare MAC, no PE overhead
     pe = tech.pe_logic_area_mm2(dtype, node_nm, 1.0) + (np.asarray(mults) - 1) * tech.mac_area_mm2(dtype, node_nm)
     sram_kb = buffer_bits(pbs, bits) / 8.0 / 1024.0
-    return np.asarray(pbs) * pe + tech.sram_area_mm2(sram_kb, node_nm)
+    return {"logic": np.asarray(pbs) * pe * tech.logic_area_factor(clock_mhz, node_nm),
+            "sram": tech.sram_area_mm2(sram_kb, node_nm)}

@@ -37,7 +37,7 @@ def held_out() -> str:
     for lay in _layers(v, ("conv",)):
         n = lay["name"]
         ld = (lay["states"]["LOAD"] + lay["states"]["DRAIN"]) / lay["cycles"]
-        rows.append(f"| EMAXV ALU utilization §4 | {n} | {lay['utilization'] * 100:.0f} % | {util_v[n]} % |")
+        rows.append(f"| EMAXV ALU utilization §4 | {n} | {lay['alu_occupancy'] * 100:.0f} % | {util_v[n]} % |")
         rows.append(f"| EMAXV LMMI+REGV+PRE_POST_EXEC share §2 | {n} | {lay['overhead_fraction'] * 100:.0f} % | 76-88 % |")
         rows.append(f"| EMAXV LOAD+DRAIN share §2 | {n} | {ld * 100:.1f} % | 7-9 % |")
     pub_ov = {"C1": 1, "C4": 3, "C7": 2, "C8": 4, "C9": 5}
@@ -50,7 +50,7 @@ def held_out() -> str:
         rows.append(f"| EMAXVR DRAIN share §4 | {n} | {st['DRAIN'] / lay['cycles'] * 100:.2f} % | <= 1 % |")
         rows.append(f"| EMAXVR LMM loads / EXEC (hidden by PLOAD) §4 | {n} | {lay['load_fraction_of_exec'] * 100:.0f} % "
                     f"(exposed {st['PLOAD'] / st['EXEC'] * 100:.1f} %) | {pub_ld[n]} % |")
-    avg = lambda r: sum(lay["utilization"] for lay in _layers(r, ("conv",))) / 5  # noqa: E731
+    avg = lambda r: sum(lay["alu_occupancy"] for lay in _layers(r, ("conv",))) / 5  # noqa: E731
     rows.append(f"| average ALU utilization §4 | C1-C9 | EMAXVR {avg(vr) * 100:.0f} %, EMAXV {avg(v) * 100:.0f} % | 80 %, 53 % |")
     c1v, c1r = v["layers"][0]["starts"], vr["layers"][0]["starts"]
     rows.append(f"| EMAXV/EMAXVR starts §3 | C1 | {c1v / c1r:.0f} | 5,280 |")
@@ -81,18 +81,18 @@ def held_out() -> str:
 
 def vgg16_table(workload: str = "vgg16", **params) -> str:
     r = get_model("emaxvr").evaluate(workload, **params)
-    rows = ["| layer | mapping | schedule | starts (x bands) | parallelism | time [ms] | utilization | MAC utilization | DRAM [MB] |",
+    rows = ["| layer | mapping | schedule | starts (x bands) | parallelism | time [ms] | ALU occupancy | utilization | DRAM [MB] |",
             "|---|---|---|---|---|---|---|---|---|"]
     for lay in r["layers"]:
         if lay["fused_into"]:
             rows.append(f"| {lay['name']} | fused into {lay['fused_into']} | | | | | | | |")
             continue
         rows.append(f"| {lay['name']} | {lay['mapping']} | {lay['schedule']} | {lay['starts']} ({lay['activations']}) "
-                    f"| {lay['parallelism']} | {lay['time_s'] * 1e3:.2f} | {lay['utilization']:.3f} "
-                    f"| {lay['mac_utilization']:.3f} | {lay['dram_bytes'] / 1e6:.2f} |")
+                    f"| {lay['parallelism']} | {lay['time_s'] * 1e3:.2f} | {lay['alu_occupancy']:.3f} "
+                    f"| {lay['utilization']:.3f} | {lay['dram_bytes'] / 1e6:.2f} |")
     t = r["total"]
-    rows.append(f"| **total** | | | {t['starts']} ({t['activations']}) | | {t['time_s'] * 1e3:.1f} | {t['utilization']:.3f} "
-                f"| {t['mac_utilization']:.3f} | {t['dram_bytes'] / 1e6:.1f} |")
+    rows.append(f"| **total** | | | {t['starts']} ({t['activations']}) | | {t['time_s'] * 1e3:.1f} | "
+                f"| {t['utilization']:.3f} | {t['dram_bytes'] / 1e6:.1f} |")
     return "\n".join(rows) + (f"\n\nthroughput {t['macs_per_s'] / 1e9:.1f} GMAC/s, energy {t['energy_j'] * 1e3:.1f} mJ "
                               f"(DRAM {t['dram_energy_j'] * 1e3:.1f} mJ), DRAM power {t['dram_power_w'] * 1e3:.0f} mW, "
                               f"area {t['area_mm2']:.2f} mm2")

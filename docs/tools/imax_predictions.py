@@ -79,13 +79,13 @@ def efficiency_scan() -> str:
     keep = C.LINK_EFFICIENCY
     rows = []
     try:
-        for eff in (1.0, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.4, 0.3, 0.2, 0.15):
+        for eff in (1.0, 0.8, 0.6, 0.4, 0.3, 0.2, 0.17, 0.165, 0.16, 0.15, 0.1):
             C.LINK_EFFICIENCY = eff
             sp = [ev(spmm(n, s))["total"]["speedup_vs_dense"] for n, s in CAL]
             d1024 = ev(spmm(1024, 0.9), format="dense")["layers"][0]["states"]
             d256 = ev(spmm(256, 0.9), format="dense")["layers"][0]["states"]
             mark = " (chosen)" if abs(eff - keep) < 1e-9 else ""
-            rows.append([f"{eff:.2f}{mark}", f"{C.PIO_WORD_BYTES / (1.818e9 * eff) * 1e9:.1f}",
+            rows.append([f"{eff:.3f}{mark}", f"{C.PIO_WORD_BYTES / (1.818e9 * eff) * 1e9:.1f}",
                          *(f"{x:.2f}" for x in sp), f"{d1024['EXEC'] / sum(d1024.values()):.2f}",
                          _largest(d256), "yes" if _cal_ok() else "no"])
     finally:
@@ -417,18 +417,29 @@ def build() -> str:
         "",
         "## The fitted constant: link efficiency",
         "",
-        f"`LINK_EFFICIENCY` = {C.LINK_EFFICIENCY:.2f} (`archmodels/imax/costs.py`): DMA bytes and PIO words "
-        f"({C.PIO_WORD_BYTES} bytes each) cross the board link at this fraction of `link_gbps`. Rule: the "
-        "largest value on a 0.05 grid that passes all calibration cases, i.e. the least host-link overhead "
-        "the published figures require. Scan (each row a full re-run; speedups of sparse over dense):",
+        f"`LINK_EFFICIENCY` = {C.LINK_EFFICIENCY:.3f} (`archmodels/imax/costs.py`): DMA bytes and PIO words "
+        f"({C.PIO_WORD_BYTES} bytes each) cross the board link at this fraction of `link_gbps`. Procedure "
+        "(`archmodels/fitted.py`, the same for every fitted constant): the least relative error on its "
+        "target, the 1024 @0.95 speedup 4.6, on a 0.05 grid refined to 0.005. The former rule, \"the largest "
+        "value that passes\" (0.60, +28 % inside the 30 % tolerance), is gone; the fitted value is far below "
+        "the wire rate, i.e. the host-side cost per transferred byte and PIO word (synchronous DMA set-up, "
+        "driver calls) is much larger than the link time. Scan (each row a full re-run; speedups of sparse "
+        "over dense):",
         "",
         efficiency_scan(),
         "",
-        "The binding case is 1024 @0.95 (published 4.6, read off a plot, 30 %): the less the link costs, "
+        "Consequence of the refit, stated rather than hidden: at 0.60 two of the thesis's qualitative "
+        "statements below agreed that no longer do (dense products dominated by EXEC at sparsity 0.9; the "
+        "DRAIN share growing from dense to sparse). The one plotted figure pulls the link cost up, those "
+        "statements pull it down; the fit uses the calibration figure only, as the procedure says, and no "
+        "tolerance was changed. All 7 calibration cases still pass.",
+        "",
+        "The target is 1024 @0.95 (published 4.6, read off a plot, 30 %): the less the link costs, "
         f"the further the sparse run pulls ahead of the dense one (dense EXEC / sparse EXEC = {_exec95():.1f} "
         "there). Smaller efficiencies move it towards 4.6 and every product towards its transfers.",
         "",
-        "Sensitivity to the structural PIO word size (efficiency kept at the fitted value):",
+        "Sensitivity to the structural PIO word size (efficiency kept at the fitted value; with 8-byte words a "
+        "refit of the efficiency reaches 4.6 as well, so the one figure cannot tell the two apart):",
         "",
         word_bytes_scan(),
         "",
