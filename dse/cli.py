@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .procs import interrupt_on_term
+
+    interrupt_on_term()  # SIGTERM (SLURM, docker stop) and SIGHUP take Ctrl-C's clean path
     try:
         args = _parser().parse_args(argv)
         return int(_dispatch(args) or 0)
@@ -116,10 +119,11 @@ def cmd_run(args) -> int:
 
     ov = _overrides(args, "n_trials", "n_jobs", "timeout")
     st = config.load(args.study, ov)
+    ost = study_mod.open_study(st)  # storage, sampler and study checks fail before the header
     why = "" if st.sampler_explicit else f" ({st.sampler_why})"
     print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}{why}, "
           f"{worker.budget(st) or 'no'} trial budget, storage {_storage_text(st)}")
-    summary = study_mod.run(st, ov, progress=not args.no_progress)
+    summary = study_mod.run(st, ov, progress=not args.no_progress, ost=ost)
     if summary.recovered:
         print(f"resumed: {summary.recovered} trial(s) left running by an interrupted run were re-queued")
     return _write_study_outputs(st, summary.completed, summary.elapsed_s)

@@ -10,7 +10,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import random
+import socket
+import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -18,6 +23,7 @@ from pathlib import Path
 import optuna
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
 from optuna.storages.journal import JournalFileBackend, JournalStorage
+from optuna.storages.journal._file import BaseJournalFileLock  # (not re-exported; the lock_obj argument takes one)
 
 from workloads.errors import UserError
 
@@ -46,7 +52,7 @@ def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True,
     if is_journal(url):
         path = Path(url.removeprefix("journal:")) if url else out_dir / "study.journal"
         path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path)))
+        return JournalStorage(JournalFileBackend(str(path), lock_obj=FlockLock(str(path) + ".flock")))
     if url.startswith(("sqlite://", "postgresql", "mysql")):
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +81,58 @@ def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True,
         f"storage '{url}': not understood; allowed: journal:PATH, PATH.journal, sqlite:///PATH, "
         "postgresql://..., mysql://..."
     )
+
+
+class FlockLock(BaseJournalFileLock):
+    """The journal's write lock: ``flock`` on a lock file, released by the kernel when its holder dies.
+
+    Optuna's default lock (a symlink ``study.journal.lock``) survives a
+    ``kill -9`` and makes every later process wait its 30 s grace period with
+    warnings. An ``flock`` cannot go stale: the kernel drops it with the
+    holder's last file descriptor, so a dead holder's lock is gone at once.
+    The holder writes ``PID host`` into the file; a process that waits more
+    than ``WARN_AFTER_S`` names the (live) holder once on stderr.
+    """
+
+    WARN_AFTER_S = 10.0
+
+    def __init__(self, path: str):
+        self.path = path
+        self._held = threading.local()  # one file handle per thread (flock is per open file)
+
+    def acquire(self) -> bool:
+        fh = open(self.path, "a+")
+        try:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                t0 = time.monotonic()
+                while True:
+                    try:
+                        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if t0 is not None and time.monotonic() - t0 > self.WARN_AFTER_S:
+                            fh.seek(0)
+                            print(f"dse: waiting for the journal lock {self.path} held by PID {fh.read().strip()}",
+                                  file=sys.stderr)
+                            t0 = None
+                        time.sleep(0.005)
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"{os.getpid()} {socket.gethostname()}\n")
+            fh.flush()
+        except BaseException:
+            fh.close()
+            raise
+        self._held.fh = fh
+        return True
+
+    def release(self) -> None:
+        fh, self._held.fh = getattr(self._held, "fh", None), None
+        if fh is not None:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
 
 
 def has_heartbeat(storage: optuna.storages.BaseStorage) -> bool:

@@ -6,9 +6,11 @@ run left RUNNING, enqueues the grid, and drives one worker loop
 shared storage, until the budget (:func:`dse.worker.budget`) is reached:
 
 * **Resume**: ``dse run`` again loads the study by name. Trials left RUNNING
-  by a killed run (journal and SQLite storages have no heartbeat) are marked
-  FAIL and their parameters enqueued, so they run again; completed trials
-  are kept. RDB storages use Optuna's heartbeats instead.
+  by a dead process (journal and SQLite storages have no heartbeat; every
+  trial records its owner, :mod:`dse.lease`) are marked FAIL and their
+  parameters enqueued, so they run again; trials of live processes are left
+  alone, so several runs and workers share a study. Completed trials are
+  kept. Database servers use Optuna's heartbeats instead.
 * **Grid**: the ``grid`` sampler enqueues the whole grid once (shuffled by
   the seed, as Optuna's GridSampler visits it) so that parallel workers
   pop distinct points (``GridSampler`` from two processes duplicates points,
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 import threading
 import time
@@ -33,7 +36,7 @@ from workloads.errors import UserError
 from . import storage as storage_mod
 from .config import Study
 from .samplers import make_sampler
-from .worker import ATTR, FEASIBLE_KEY, budget, counts, worker_loop
+from .worker import ATTR, FEASIBLE_KEY, budget, counts, recover_dead, worker_loop
 
 
 def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna.Study:
@@ -69,19 +72,6 @@ def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna
     return ost
 
 
-def recover_stale(ost: optuna.Study) -> int:
-    """Mark RUNNING trials FAIL and enqueue their parameters; return how many.
-
-    Only for storages without heartbeats, and only when no other process is
-    running the study (``dse run`` owns it while it starts).
-    """
-    stale = ost.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-    for t in stale:
-        ost.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
-        ost.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
-    return len(stale)
-
-
 def enqueue_grid(study: Study, ost: optuna.Study) -> int:
     """Enqueue every grid point not yet in the study (shuffled by the seed)."""
     import itertools
@@ -95,15 +85,75 @@ def enqueue_grid(study: Study, ost: optuna.Study) -> int:
     return len(pts)
 
 
-def _worker_process(study_path: str, overrides: dict, worker: int, deadline: float | None) -> int:
-    """Entry point of a joblib worker process (``n_jobs > 1``)."""
-    from . import config
+def _worker_process(study_path: str, overrides: dict, worker: int, deadline: float | None,
+                    parent_pid: int, conn) -> None:
+    """Entry point of a worker process (``n_jobs > 1``): sends ("ok", told) or ("error", text) to ``conn``."""
+    import signal
+    import traceback
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    logging.getLogger("optuna").setLevel(logging.WARNING)
-    study = config.load(study_path, overrides)
-    ost = open_study(study, load_only=True, worker=worker)
-    return worker_loop(study, ost, deadline)
+    from . import config, procs
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards Ctrl-C as SIGTERM, once
+    procs.die_with_parent(parent_pid)  # SIGTERM -> KeyboardInterrupt, also when the parent dies
+    try:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        logging.getLogger("optuna").setLevel(logging.WARNING)
+        study = config.load(study_path, overrides)
+        ost = open_study(study, load_only=True, worker=worker)
+        conn.send(("ok", worker_loop(study, ost, deadline)))
+    except KeyboardInterrupt:
+        conn.send(("interrupted", 0))
+    except UserError as exc:
+        conn.send(("error", str(exc)))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _run_workers(study: Study, overrides: dict, deadline: float | None) -> int:
+    """``n_jobs`` worker processes on the shared storage; return the trials they told.
+
+    Workers ignore SIGINT: Ctrl-C, SIGTERM or SIGHUP reach this process,
+    which forwards one SIGTERM to each worker and waits for them to fail and
+    re-queue their in-flight trials, so none is left RUNNING. Workers die
+    with this process (:func:`dse.procs.die_with_parent`).
+    """
+    import multiprocessing as mp
+    import signal
+
+    ctx = mp.get_context("spawn")
+    workers, conns = [], []
+    for w in range(study.n_jobs):
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_worker_process, args=(study.path, overrides, w, deadline, os.getpid(), send),
+                        name=f"dse-worker-{w}")
+        p.start()
+        send.close()
+        workers.append(p)
+        conns.append(recv)
+    try:
+        for p in workers:
+            p.join()
+    except KeyboardInterrupt:
+        for p in workers:
+            if p.is_alive():
+                os.kill(p.pid, signal.SIGTERM)
+        for p in workers:
+            p.join()
+        raise
+    told, errors = 0, []
+    for p, c in zip(workers, conns):
+        kind, value = c.recv() if c.poll() else ("error", f"{p.name} died (exit code {p.exitcode})")
+        if kind == "ok":
+            told += value
+        elif kind == "error":
+            errors.append(value)
+    if errors:
+        if all("\n" not in e for e in errors):
+            raise UserError(errors[0])
+        raise RuntimeError("a worker process failed:\n" + errors[0])
+    return told
 
 
 @dataclass
@@ -114,29 +164,29 @@ class RunSummary:
     elapsed_s: float
 
 
-def run(study: Study, overrides: dict | None = None, progress: bool = True) -> RunSummary:
+def run(study: Study, overrides: dict | None = None, progress: bool = True,
+        ost: optuna.Study | None = None) -> RunSummary:
     """Run (or resume) a study to its budget; ``n_jobs`` worker processes share the storage."""
     t0 = time.time()
-    ost = open_study(study)
+    ost = ost or open_study(study)
     recovered = 0
     if not storage_mod.has_heartbeat(ost._storage):
-        recovered = recover_stale(ost)
+        recovered = recover_dead(study, ost)
     if study.sampler == "grid":
         enqueue_grid(study, ost)
     deadline = t0 + study.timeout if study.timeout else None
-    n_budget = budget(study)
 
     stop = threading.Event()
-    bar = _progress(ost, n_budget, stop) if progress else None
+    bar = _progress(ost, budget(study), stop) if progress else None
     try:
         if study.n_jobs == 1:
             told = worker_loop(study, ost, deadline)
         else:
-            from joblib import Parallel, delayed
-
-            told = sum(Parallel(n_jobs=study.n_jobs, backend="loky")(
-                delayed(_worker_process)(study.path, overrides or {}, w, deadline) for w in range(study.n_jobs)
-            ))
+            told = _run_workers(study, overrides or {}, deadline)
+    except KeyboardInterrupt:
+        if not storage_mod.has_heartbeat(ost._storage):
+            recover_dead(study, ost)  # trials of a worker that died without its clean path
+        raise
     finally:
         stop.set()
         if bar is not None:

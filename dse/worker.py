@@ -13,6 +13,10 @@ under our control:
   lower-numbered trials is marked PRUNED and not evaluated.
 * **Heartbeats** (RDB storages): recorded here while a batch is evaluated,
   so that a killed worker's trials go stale and are retried by the others.
+* **Owners** (journal and SQLite storages, which have no heartbeats): every
+  asked trial records its owner process (:mod:`dse.lease`); a trial is
+  failed and re-queued only when its owner is dead (:func:`recover_dead`,
+  at a worker's start and whenever it waits for others' trials).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 import optuna
 from optuna.trial import TrialState
 
+from . import lease as lease_mod
 from . import storage as storage_mod
 from .config import Study
 from .objective import evaluate_rows
@@ -67,6 +72,26 @@ def _lock_path(study: Study) -> Path | None:
         study.out_dir.mkdir(parents=True, exist_ok=True)
         return study.out_dir / ".ask.lock"
     return None
+
+
+def lease_dir(study: Study) -> Path:
+    return study.out_dir / "leases"
+
+
+def recover_dead(study: Study, ost: optuna.Study, lock: _AskLock | None = None) -> int:
+    """Fail and re-queue the RUNNING trials whose owner process is dead; return how many.
+
+    Runs under the ask lock, so no trial is asked (and left ownerless) or
+    recovered twice meanwhile. For storages with leases (journal, SQLite).
+    """
+    lock = lock or _AskLock(_lock_path(study))
+    with lock:
+        dead = [t for t in ost.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                if not lease_mod.alive(t.user_attrs.get(lease_mod.OWNER_ATTR), lease_dir(study), study.grace_period)]
+        for t in dead:
+            ost.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
+            ost.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+    return len(dead)
 
 
 def counts(ost: optuna.Study) -> tuple[int, int]:
@@ -135,14 +160,17 @@ def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows
     ev = evaluate_rows(study, rows)
     keys = [c.key for c in study.constraints] + [FEASIBLE_KEY]
     for i, trial in enumerate(trials):
-        for j, key in enumerate(keys):
-            trial.set_constraint(key, float(ev.violations[i, j]))
-        trial.set_user_attr(ATTR, {
-            "feasible": bool(ev.feasible[i]),
-            "reason": ev.reason[i] or None,
-            "total": ev.metrics_of(i),
-        })
-        ost.tell(trial, [float(v) for v in ev.values[i]])
+        try:
+            for j, key in enumerate(keys):
+                trial.set_constraint(key, float(ev.violations[i, j]))
+            trial.set_user_attr(ATTR, {
+                "feasible": bool(ev.feasible[i]),
+                "reason": ev.reason[i] or None,
+                "total": ev.metrics_of(i),
+            })
+            ost.tell(trial, [float(v) for v in ev.values[i]])
+        except optuna.exceptions.UpdateFinishedTrialError:
+            continue  # another process took this trial's owner for dead and re-queued it
 
 
 def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
@@ -152,6 +180,10 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
     lock = _AskLock(_lock_path(study))
     heartbeat = storage_mod.has_heartbeat(ost._storage)
     stall = _StallWatch(ost, STALL_FACTOR * study.grace_period)
+    owner = None
+    if lock.path is not None:  # local-file storage: own trials by a lease, recover the dead's
+        owner = lease_mod.lease_for(lease_dir(study)).owner.token
+        recover_dead(study, ost, lock)
     done = 0
     while True:
         if (deadline is not None and time.time() >= deadline) or (stop is not None and stop.is_set()):
@@ -165,9 +197,16 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
                     return done
                 k = study.batch_size if n_budget is None else min(study.batch_size, n_budget - complete - running)
                 trials = [hb.add(ost.ask()) for _ in range(max(k, 0))]
+                if owner is not None:
+                    for t in trials:
+                        t.set_user_attr(lease_mod.OWNER_ATTR, owner)
             if n_budget is not None and lock.path is None:
                 trials = _drop_surplus(ost, trials, n_budget)
-            if not trials:  # others hold the remaining budget; wait for them (they may fail)
+            if not trials:  # others hold the remaining budget; wait for them (they may die)
+                if owner is not None:
+                    if recover_dead(study, ost, lock) == 0:
+                        time.sleep(0.05)
+                    continue
                 stall.check()
                 time.sleep(0.05)
                 continue
