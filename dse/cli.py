@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--n-jobs", type=int, help="override the study's n_jobs")
     r.add_argument("--timeout", type=float, help="override the study's timeout [s]")
     r.add_argument("--no-progress", action="store_true")
+    r.add_argument("--new-name", metavar="NAME", help="run the file as a new study NAME (results/NAME/)")
+    r.add_argument("--fork", metavar="NAME", help="new study NAME seeded with the stored trials that fit the file")
 
     w = sub.add_parser("worker", help="join a study (same storage) as one more worker")
     w.add_argument("study")
@@ -118,7 +120,16 @@ def cmd_run(args) -> int:
     from . import config, study as study_mod, worker
 
     ov = _overrides(args, "n_trials", "n_jobs", "timeout")
+    if args.new_name and args.fork:
+        raise UserError("run: give --new-name or --fork, not both")
+    source = None
+    if args.new_name or args.fork:
+        source = config.load(args.study, ov).name
+        ov["name"] = args.new_name or args.fork
     st = config.load(args.study, ov)
+    if args.fork:
+        copied, of = study_mod.fork(st, source)
+        print(f"forked: {copied} of the {of} completed trials of '{source}' fit the file and seed '{st.name}'")
     ost = study_mod.open_study(st)  # storage, sampler and study checks fail before the header
     why = "" if st.sampler_explicit else f" ({st.sampler_why})"
     print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}{why}, "

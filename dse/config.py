@@ -103,6 +103,32 @@ class Dim:
     choices: tuple = ()
     value: Any = None
 
+    def describe(self) -> str:
+        """What Optuna sees of this dimension (its distribution), for the study fingerprint."""
+        if self.kind == "fixed":
+            return f"= {self.value!r}"
+        if self.kind == "choice":
+            return f"choices {list(self.choices)!r}"
+        text = f"{self.kind} {self.low:g}..{self.high:g}"
+        if self.step:
+            text += f" step {self.step:g}"
+        return text + (" log" if self.log else "")
+
+    def fits(self, value: Any) -> bool:
+        """True when ``value`` is a point of this dimension (fixed: equal; range: inside, on the step)."""
+        if self.kind == "fixed":
+            return value == self.value
+        if self.kind == "choice":
+            return any(value == c and type(value) is type(c) for c in self.choices)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not self.low <= value <= self.high:
+            return False
+        if self.kind == "int" and int(value) != value:
+            return False
+        if self.step:
+            k = (value - self.low) / self.step
+            return abs(k - round(k)) < 1e-9
+        return True
+
     def grid(self) -> list[Any]:
         """The values of this dimension on a grid (sweeps, the grid sampler)."""
         import numpy as np
@@ -188,6 +214,22 @@ class Study:
     @property
     def searched(self) -> tuple[Dim, ...]:
         return tuple(d for d in self.dims if d.kind != "fixed")
+
+    def identity(self) -> dict[str, Any]:
+        """What defines the study's trials: a run whose file differs must not append to it.
+
+        Stored in the Optuna study (user attribute ``fingerprint``) and
+        compared on every open (:func:`dse.study.open_study`). Budget,
+        sampler, seed, jobs, batch size and storage may change freely.
+        """
+        return {
+            "arch": self.arch,
+            "workloads": list(self.workloads),
+            "combine": self.combine,
+            "space": {d.name: d.describe() for d in self.dims},
+            "objectives": [f"{o.metric} {o.direction}" for o in self.objectives],
+            "constraints": [c.key for c in self.constraints],
+        }
 
     def fingerprint(self) -> str:
         """Hash of what determines evaluated values (model, workloads, space, metrics)."""

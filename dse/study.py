@@ -35,8 +35,9 @@ from workloads.errors import UserError
 
 from . import storage as storage_mod
 from .config import Study
-from .samplers import make_sampler
-from .worker import ATTR, FEASIBLE_KEY, budget, counts, recover_dead, worker_loop
+from . import worker as worker_mod
+from .samplers import make_sampler, suggest
+from .worker import ATTR, FEASIBLE_KEY, budget, counts, recover_dead, tell_batch, worker_loop
 
 
 def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna.Study:
@@ -61,15 +62,106 @@ def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna
                 if attempt == 4:
                     raise
                 time.sleep(0.2 * (attempt + 1) + random.random() * 0.2)
-    if [d.name.lower() for d in ost.directions] != directions:
+    check_fingerprint(study, ost)
+    if [d.name.lower() for d in ost.directions] != directions:  # (a study made before fingerprints)
         raise UserError(
             f"{study.path}: the study '{study.name}' in {storage_mod.describe(study.storage, study.out_dir)} "
-            f"has other objectives ({len(ost.directions)}); rename the study or delete {study.out_dir}"
+            f"has other objectives ({len(ost.directions)}); {_HOW_TO_PROCEED}"
         )
-    ost.set_user_attr("objectives", [o.metric for o in study.objectives])
-    ost.set_user_attr("constraints", [c.key for c in study.constraints])
-    ost.set_user_attr("arch", study.arch)
+    attrs = {
+        "fingerprint": study.identity(),
+        "objectives": [o.metric for o in study.objectives],
+        "constraints": [c.key for c in study.constraints],
+        "arch": study.arch,
+        "fixed": {k: v for k, v in study.fixed.items()},
+    }
+    current = ost.user_attrs
+    for key, value in attrs.items():
+        if current.get(key) != value:
+            ost.set_user_attr(key, value)
+    names = [o.metric for o in study.objectives]
+    if ost.metric_names != names:
+        ost.set_metric_names(names)  # optuna-dashboard and Optuna's plots label the objectives
     return ost
+
+
+_HOW_TO_PROCEED = ("run it as a new study with `--new-name NAME`, or `--fork NAME` for a new study "
+                   "seeded with the trials that fit the file")
+
+
+def check_fingerprint(study: Study, ost: optuna.Study) -> None:
+    """Stop with one line when the study file no longer defines the stored study (see Study.identity)."""
+    stored = ost.user_attrs.get("fingerprint")
+    if not isinstance(stored, dict):
+        return  # a new study, or one made before fingerprints: it takes this file's
+    now = study.identity()
+    diffs = []
+    for key in now:
+        old, new = stored.get(key), now[key]
+        if old == new:
+            continue
+        if key == "space" and isinstance(old, dict):
+            for name in sorted(set(old) | set(new)):
+                if old.get(name) != new.get(name):
+                    diffs.append(f"space.{name}: the study has {old.get(name, 'the model default')}, "
+                                 f"the file {new.get(name, 'the model default')}")
+        else:
+            diffs.append(f"{key}: the study has {old}, the file {new}")
+    if diffs:
+        where = storage_mod.describe(study.storage, study.out_dir)
+        raise UserError(f"{study.path}: the file no longer matches the study '{study.name}' in {where} "
+                        f"({'; '.join(diffs)}); {_HOW_TO_PROCEED}")
+
+
+def fork(study: Study, source: str) -> tuple[int, int]:
+    """Create ``study`` seeded with the trials of study ``source`` whose designs fit it; (copied, of).
+
+    A trial fits when its full design point (model defaults, the source's
+    fixed values, its parameters) is a point of the new space. The copies
+    are evaluated anew under the new study's workloads, objectives and
+    constraints (attribute ``forked_from``), and count towards its budget.
+    """
+    import dataclasses
+
+    src = dataclasses.replace(study, name=source)
+    where = storage_mod.describe(src.storage, src.out_dir)
+    if storage_mod.is_journal(src.storage) and not (src.storage or (src.out_dir / "study.journal").exists()):
+        raise UserError(f"{study.path}: --fork: no study '{source}' in {where}")
+    st = storage_mod.open_storage(src.storage, src.out_dir, heartbeat=False)
+    try:
+        old = optuna.load_study(study_name=source, storage=st)
+    except KeyError:
+        raise UserError(f"{study.path}: --fork: no study '{source}' in {where}") from None
+    ost = open_study(study)
+    if ost.get_trials(deepcopy=False):
+        raise UserError(f"{study.path}: --fork {study.name}: that study exists already; pick a new name")
+    params = study.model.params
+    old_fixed = old.user_attrs.get("fixed", {})
+    done = old.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    seeds, seen = [], set()
+    for t in done:
+        try:
+            full = params.resolve({**old_fixed, **t.params})
+        except UserError:
+            continue
+        point = {d.name: full[d.name] for d in study.searched}
+        key = tuple(point.values())
+        if key in seen or not all(d.fits(full[d.name]) for d in study.dims):
+            continue
+        if full != params.resolve({**study.fixed, **point}):  # a parameter the new file leaves at its default
+            continue
+        seen.add(key)
+        seeds.append((t.number, point))
+    from . import lease
+
+    owner = lease.lease_for(worker_mod.lease_dir(study)).owner.token
+    for i in range(0, len(seeds), 1024):
+        chunk = seeds[i:i + 1024]
+        for number, point in chunk:
+            ost.enqueue_trial(point, user_attrs={"forked_from": f"{source}#{number}", lease.OWNER_ATTR: owner})
+        trials = [ost.ask() for _ in chunk]
+        tell_batch(study, ost, trials, [suggest(t, study.searched) for t in trials])
+    return len(seeds), len(done)
 
 
 def enqueue_grid(study: Study, ost: optuna.Study) -> int:
