@@ -179,6 +179,8 @@ def cmd_sweep(args) -> int:
     from .sweep import Grid, run_sweep
 
     st = config.load(args.study)
+    if args.n_jobs is not None and args.n_jobs < 1:
+        raise UserError(f"sweep: --n-jobs {args.n_jobs}: allowed: 1 or more")
     n = Grid.of(st).size
     if args.backend == "dask" and not args.scheduler:
         raise UserError("sweep: --backend dask needs --scheduler tcp://HOST:PORT")

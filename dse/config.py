@@ -130,7 +130,12 @@ class Dim:
         return True
 
     def grid(self) -> list[Any]:
-        """The values of this dimension on a grid (sweeps, the grid sampler)."""
+        """The values of this dimension on a grid (sweeps, the grid sampler): exactly what the file says.
+
+        An int range gives every integer from low to high by ``step`` (``log``
+        only changes how Optuna samples it, not the grid); a float range
+        needs ``step`` or ``points`` (ValueError otherwise).
+        """
         import numpy as np
 
         if self.kind == "fixed":
@@ -138,18 +143,13 @@ class Dim:
         if self.kind == "choice":
             return list(self.choices)
         if self.kind == "int" and not self.points:
-            if self.log:
-                vals, v = [], int(self.low)
-                while v <= self.high:
-                    vals.append(v)
-                    v *= 2
-                return vals
             return list(range(int(self.low), int(self.high) + 1, int(self.step or 1)))
-        if self.step and not self.log:
+        if self.step:
             n = int(round((self.high - self.low) / self.step))
             return [float(self.low + i * self.step) for i in range(n + 1) if self.low + i * self.step <= self.high + 1e-9]
-        pts = self.points or 2
-        vals = np.geomspace(self.low, self.high, pts) if self.log else np.linspace(self.low, self.high, pts)
+        if not self.points:
+            raise ValueError(f"the float range of '{self.name}' has no grid: give 'step' or 'points'")
+        vals = np.geomspace(self.low, self.high, self.points) if self.log else np.linspace(self.low, self.high, self.points)
         if self.kind == "int":
             return sorted({int(round(v)) for v in vals})
         return [float(v) for v in vals]

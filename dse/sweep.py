@@ -38,7 +38,12 @@ class Grid:
 
     @classmethod
     def of(cls, study: Study) -> Grid:
+        """Every point the study file names (see :meth:`dse.config.Dim.grid`), or a one-line error."""
         dims = study.searched
+        for d in dims:
+            if d.kind == "float" and not d.step and not d.points:
+                raise UserError(f"{study.path}: space.{d.name}: a float range needs 'step' or 'points' for a sweep "
+                                f"(the grid); e.g. {{low: {d.low:g}, high: {d.high:g}, points: 8}}")
         return cls([d.name for d in dims], [d.grid() for d in dims])
 
     @property
