@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("workload", help="built-in name, parametric (spmm:n=..,sparsity=..) or a file")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="set a parameter")
     e.add_argument("--json", action="store_true", help="print the JSON contract")
+    e.add_argument("--check", action="store_true", help="exit 1 when the design is infeasible (for scripts)")
 
     r = sub.add_parser("run", help="run or resume a study to its trial budget")
     r.add_argument("study")
@@ -109,6 +110,9 @@ def cmd_evaluate(args) -> int:
     params = model.params.parse_sets(args.set)
     result = model.evaluate(load_workload(args.workload), **params)
     print(to_json(result) if args.json else table(result))
+    if args.check and not result["feasible"]:
+        print(f"dse: infeasible: {result['infeasible_reason']}", file=sys.stderr)
+        return 1
     return 0
 
 

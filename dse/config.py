@@ -8,6 +8,7 @@ reported as one line naming the file, the key and the allowed values.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ from workloads import yamlio
 from workloads.errors import UserError, allowed, pydantic_message
 
 SAMPLERS = ("tpe", "nsga2", "nsga3", "random", "grid", "gp")
+MAX_SEED = 2**32 - 1 - 4096  # NumPy seeds are 32-bit; worker i uses seed + i
+MAX_TRIALS = 100_000_000  # far beyond any storage's reach (~50 trials/s on a journal)
+MAX_JOBS = 1024
 COMBINE = ("sum", "worst")
 
 
@@ -32,9 +36,9 @@ class RangeSpec(BaseModel):
     """``{low, high[, step][, log][, points]}``: an int or float range."""
 
     model_config = ConfigDict(extra="forbid")
-    low: float
-    high: float
-    step: float | None = Field(default=None, gt=0)
+    low: float = Field(allow_inf_nan=False)
+    high: float = Field(allow_inf_nan=False)
+    step: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     log: bool = False
     points: int | None = Field(default=None, ge=2, description="grid points for a float range without step")
 
@@ -54,13 +58,13 @@ class ConstraintSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metric: str
     op: Literal["<=", ">="]
-    bound: float
+    bound: float = Field(allow_inf_nan=False)
 
 
 class SamplerSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Literal["tpe", "nsga2", "nsga3", "random", "grid", "gp"] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -78,10 +82,10 @@ class StudyFile(BaseModel):
     objectives: list[Any] = Field(min_length=1)
     constraints: list[Any] = Field(default_factory=list)
     sampler: Any = None
-    seed: int | None = None
-    n_trials: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    n_jobs: int = Field(default=1, ge=1)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    n_trials: int | None = Field(default=None, ge=1, le=MAX_TRIALS)
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    n_jobs: int = Field(default=1, ge=1, le=MAX_JOBS)
     batch_size: int = Field(default=1, ge=1, le=4096)
     storage: str | None = None
     heartbeat_interval: int = Field(default=5, ge=1, description="seconds, RDB storages")
@@ -288,7 +292,18 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
     dims = tuple(_dim(model.params.get(k, f"{where}space: "), v, f"{where}space.{k}: ") for k, v in sf.space.items())
     objectives = tuple(_objective(o, i, model, wls, where) for i, o in enumerate(sf.objectives))
     constraints = tuple(_constraint(c, i, model, wls, where) for i, c in enumerate(sf.constraints))
+    for key, items, ident in (("objectives", objectives, lambda o: o.metric), ("constraints", constraints, lambda c: c.key)):
+        seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if ident(item) in seen:
+                raise UserError(f"{where}{key}.{i}: '{ident(item)}' repeats {key}.{seen[ident(item)]}; "
+                                "each may appear once")
+            seen[ident(item)] = i
 
+    from .storage import ALLOWED, understood
+
+    if not understood(sf.storage):
+        raise UserError(f"{where}storage: '{sf.storage}' is not understood; allowed: {ALLOWED}")
     sampler, seed, options = _sampler(sf.sampler, where)
     explicit = sampler is not None
     seed = seed if seed is not None else sf.seed
@@ -347,7 +362,7 @@ def _dim(param: Param, spec: Any, where: str) -> Dim:
         raw = spec.choices if isinstance(spec, ChoiceSpec) else spec
         if not raw:
             raise UserError(f"{where}empty choices")
-        vals = tuple(param.check(_maybe_num(v, param), where) for v in raw)
+        vals = tuple(_finite(param.check(_maybe_num(v, param), where), param, where) for v in raw)
         return Dim(name, "choice", choices=vals)
     if isinstance(spec, RangeSpec):
         if param.kind not in ("int", "float"):
@@ -368,7 +383,14 @@ def _dim(param: Param, spec: Any, where: str) -> Dim:
         if spec.log and spec.low <= 0:
             raise UserError(f"{where}log range needs low > 0")
         return Dim(name, param.kind, low=spec.low, high=spec.high, step=spec.step, log=spec.log, points=spec.points)
-    return Dim(name, "fixed", value=param.check(_maybe_num(spec, param), where))
+    return Dim(name, "fixed", value=_finite(param.check(_maybe_num(spec, param), where), param, where))
+
+
+def _finite(value: Any, param: Param, where: str) -> Any:
+    """NaN and infinity pass the model's range checks (comparisons are false): reject them here."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"{where}{param.name}={value} is not a number; allowed: {param.allowed_text}")
+    return value
 
 
 def _maybe_num(v: Any, param: Param) -> Any:
@@ -442,7 +464,10 @@ def _constraint(c: Any, i: int, model: Model, wls: list[Workload], where: str) -
         m = _CONSTRAINT_RE.match(c)
         if not m:
             raise UserError(f"{w}'{c}' is not 'METRIC <= BOUND' or 'METRIC >= BOUND'")
-        c = ConstraintSpec(metric=m.group(1), op=m.group(2), bound=float(m.group(3)))
+        try:
+            c = ConstraintSpec(metric=m.group(1), op=m.group(2), bound=float(m.group(3)))
+        except (ValueError, ValidationError):
+            raise UserError(f"{w}'{c}': the bound must be a finite number") from None
     elif isinstance(c, dict):
         c = _validated(ConstraintSpec, c, w)
     else:

@@ -45,17 +45,31 @@ def is_journal(url: str | None) -> bool:
     return url is None or url.startswith("journal:") or url.endswith((".journal", ".log"))
 
 
+ALLOWED = "journal:PATH, PATH.journal, sqlite:///PATH, postgresql://..., mysql://..."
+
+
+def understood(url: str | None) -> bool:
+    """True for the storage URL forms of the module doc (syntax only; nothing is opened)."""
+    return is_journal(url) or url.startswith(("sqlite:///", "postgresql", "mysql"))
+
+
 def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True,
                  heartbeat_interval_s: int = HEARTBEAT_INTERVAL_S,
                  grace_period_s: int = GRACE_PERIOD_S) -> optuna.storages.BaseStorage:
     """The Optuna storage for a study's ``storage`` key (see module doc)."""
     if is_journal(url):
         path = Path(url.removeprefix("journal:")) if url else out_dir / "study.journal"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path), lock_obj=FlockLock(str(path) + ".flock")))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return JournalStorage(JournalFileBackend(str(path), lock_obj=FlockLock(str(path) + ".flock")))
+        except OSError as exc:
+            raise UserError(f"storage {path}: cannot open: {exc.strerror or exc}") from None
     if url.startswith(("sqlite://", "postgresql", "mysql")):
         if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(f"storage {url}: cannot open: {exc.strerror or exc}") from None
         kwargs = {}
         if heartbeat and not url.startswith("sqlite"):  # remote workers; dse run owns SQLite studies
             kwargs = dict(
@@ -77,10 +91,7 @@ def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True,
         if "DB access module" in msg or isinstance(last, ImportError):
             msg += " (PostgreSQL needs `pip install psycopg[binary]`, MySQL `pip install pymysql`)"
         raise UserError(f"storage {url}: cannot open: {msg}") from None
-    raise UserError(
-        f"storage '{url}': not understood; allowed: journal:PATH, PATH.journal, sqlite:///PATH, "
-        "postgresql://..., mysql://..."
-    )
+    raise UserError(f"storage '{url}': not understood; allowed: {ALLOWED}")
 
 
 class FlockLock(BaseJournalFileLock):

@@ -43,10 +43,13 @@ from .worker import ATTR, FEASIBLE_KEY, budget, counts, recover_dead, tell_batch
 def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna.Study:
     """Create or load the Optuna study named like the study file."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    st = storage_mod.open_storage(study.storage, study.out_dir, heartbeat_interval_s=study.heartbeat_interval,
-                                  grace_period_s=study.grace_period)
+    sampler = make_sampler(study, worker)  # bad options fail before anything is written
+    try:
+        st = storage_mod.open_storage(study.storage, study.out_dir, heartbeat_interval_s=study.heartbeat_interval,
+                                      grace_period_s=study.grace_period)
+    except UserError as exc:
+        raise UserError(f"{study.path}: {exc}") from None
     directions = [o.direction for o in study.objectives]
-    sampler = make_sampler(study, worker)
     if load_only:
         try:
             ost = optuna.load_study(study_name=study.name, storage=st, sampler=sampler)
