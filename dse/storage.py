@@ -109,41 +109,38 @@ class FlockLock(BaseJournalFileLock):
 
     def __init__(self, path: str):
         self.path = path
-        self._held = threading.local()  # one file handle per thread (flock is per open file)
+        self._local = threading.local()  # one descriptor per thread: flock excludes per open file
+        self._record = f"{os.getpid()} {socket.gethostname()}".ljust(self.RECORD_BYTES - 1)[:self.RECORD_BYTES - 1] + "\n"
+
+    RECORD_BYTES = 96  # fixed width: rewritten in place, no truncate (a slow metadata update)
+
+    def _fd(self) -> int:
+        fd = getattr(self._local, "fd", None)
+        if fd is None:
+            fd = self._local.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        return fd
 
     def acquire(self) -> bool:
-        fh = open(self.path, "a+")
+        fd = self._fd()
         try:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                t0 = time.monotonic()
-                while True:
-                    try:
-                        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if t0 is not None and time.monotonic() - t0 > self.WARN_AFTER_S:
-                            fh.seek(0)
-                            print(f"dse: waiting for the journal lock {self.path} held by PID {fh.read().strip()}",
-                                  file=sys.stderr)
-                            t0 = None
-                        time.sleep(0.005)
-            fh.seek(0)
-            fh.truncate()
-            fh.write(f"{os.getpid()} {socket.gethostname()}\n")
-            fh.flush()
-        except BaseException:
-            fh.close()
-            raise
-        self._held.fh = fh
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            t0: float | None = time.monotonic()
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if t0 is not None and time.monotonic() - t0 > self.WARN_AFTER_S:
+                        holder = os.pread(fd, self.RECORD_BYTES, 0).decode(errors="replace").strip()
+                        print(f"dse: waiting for the journal lock {self.path} held by PID {holder}", file=sys.stderr)
+                        t0 = None
+                    time.sleep(0.005)
+        os.pwrite(fd, self._record.encode(), 0)
         return True
 
     def release(self) -> None:
-        fh, self._held.fh = getattr(self._held, "fh", None), None
-        if fh is not None:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            fh.close()
+        fcntl.flock(self._fd(), fcntl.LOCK_UN)
 
 
 def has_heartbeat(storage: optuna.storages.BaseStorage) -> bool:

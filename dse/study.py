@@ -75,6 +75,7 @@ def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna
         "fingerprint": study.identity(),
         "objectives": [o.metric for o in study.objectives],
         "constraints": [c.key for c in study.constraints],
+        "constraint_names": worker_mod.constraint_names(study),
         "arch": study.arch,
         "fixed": {k: v for k, v in study.fixed.items()},
     }
@@ -313,12 +314,15 @@ def _progress(ost: optuna.Study, total: int | None, stop: threading.Event) -> th
 def trial_rows(ost: optuna.Study, objectives: list[str]) -> list[dict[str, Any]]:
     """COMPLETE trials as flat rows: number, params, totals, feasibility, constraints."""
     rows = []
+    names = ost.user_attrs.get("constraint_names") or []
     for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         info = t.user_attrs.get(ATTR, {})
         row: dict[str, Any] = {"number": t.number}
         row.update({f"param.{k}": v for k, v in t.params.items()})
         row.update({f"total.{k}": v for k, v in info.get("total", {}).items()})
-        cons = t.constraints  # {key: violation}, <= 0 satisfied
+        cons = t.constraints  # {key: violation}, <= 0 satisfied; list form: keys "0", "1", ... in names order
+        if cons and all(k.isdigit() for k in cons):
+            cons = {names[int(k)] if int(k) < len(names) else k: v for k, v in cons.items()}
         row["feasible"] = all(v <= 0 for v in cons.values()) and bool(info.get("feasible", False))
         row["model_feasible"] = bool(info.get("feasible", False))
         row["constraint_violation"] = float(sum(max(0.0, v) for k, v in cons.items() if k != FEASIBLE_KEY))

@@ -1,8 +1,8 @@
 """The ask/tell worker loop: budget, the ask lock, heartbeats, stall watch.
 
 One worker asks ``batch_size`` trials, evaluates them in one vectorised call,
-sets every constraint (``trial.set_constraint``; the model's own feasibility
-is the constraint ``feasible``), and tells the values. It never uses
+sets every constraint (Optuna's list form, one write; the model's own
+feasibility is the last, ``feasible``), and tells the values. It never uses
 ``study.optimize`` so that batches, the exact trial budget and recovery are
 under our control:
 
@@ -155,19 +155,51 @@ class _Heartbeat:
             self.thread.join()
 
 
+CONSTRAINTS_ATTR = "constraints"  # Optuna's list form of a trial's constraints (system attribute)
+
+
+def constraint_names(study: Study) -> list[str]:
+    """Names of a trial's constraint values, in order: the study's, then the model's feasibility."""
+    return [c.key for c in study.constraints] + [FEASIBLE_KEY]
+
+
+HEADLINE_TOTALS = ("time_s", "energy_j", "area_mm2", "dram_bytes")
+
+
+def attr_metrics(study: Study) -> list[str]:
+    """Totals stored as their own trial user attributes (``total.KEY``), for optuna-dashboard.
+
+    The objectives' and constraints' totals and the contract's headline
+    totals (time, energy, area, DRAM traffic); every total is also in the
+    ``dse`` attribute. Not all ~20: each attribute is one fsync'd journal
+    write, and a trial already costs ~13 of them.
+    """
+    keys = [m.partition(".")[2] for m in [*(o.metric for o in study.objectives), *(c.metric for c in study.constraints)]
+            if m.startswith("total.")]
+    known = set(study.model.metric_names()["total"])
+    keys += [k for k in HEADLINE_TOTALS if k in known]
+    return list(dict.fromkeys(keys))
+
+
 def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> None:
     """Evaluate one batch in a single vectorised call and tell every trial."""
     ev = evaluate_rows(study, rows)
-    keys = [c.key for c in study.constraints] + [FEASIBLE_KEY]
+    keys = constraint_names(study)
+    own = attr_metrics(study)
     for i, trial in enumerate(trials):
         try:
-            for j, key in enumerate(keys):
-                trial.set_constraint(key, float(ev.violations[i, j]))
+            # All constraints in one write, in the list form Optuna's samplers read (as keys "0", "1", ...)
+            # and optuna-dashboard shows; their names are the study's user attribute constraint_names.
+            trial.storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR,
+                                                [float(v) for v in ev.violations[i, :len(keys)]])
+            totals = ev.metrics_of(i)
             trial.set_user_attr(ATTR, {
                 "feasible": bool(ev.feasible[i]),
                 "reason": ev.reason[i] or None,
-                "total": ev.metrics_of(i),
+                "total": totals,
             })
+            for key in own:
+                trial.set_user_attr(f"total.{key}", totals.get(key))
             ost.tell(trial, [float(v) for v in ev.values[i]])
         except optuna.exceptions.UpdateFinishedTrialError:
             continue  # another process took this trial's owner for dead and re-queued it
