@@ -316,6 +316,8 @@ def trial_rows(ost: optuna.Study, objectives: list[str]) -> list[dict[str, Any]]
     rows = []
     names = ost.user_attrs.get("constraint_names") or []
     for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if worker_mod.REPEAT_ATTR in t.user_attrs:
+            continue  # a repeated design: its row is the earlier trial's
         info = t.user_attrs.get(ATTR, {})
         row: dict[str, Any] = {"number": t.number}
         row.update({f"param.{k}": v for k, v in t.params.items()})

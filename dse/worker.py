@@ -22,6 +22,7 @@ under our control:
 from __future__ import annotations
 
 import fcntl
+import sys
 import threading
 import time
 from pathlib import Path
@@ -95,15 +96,17 @@ def recover_dead(study: Study, ost: optuna.Study, lock: _AskLock | None = None) 
 
 
 def counts(ost: optuna.Study) -> tuple[int, int]:
+    """(COMPLETE trials of new designs, RUNNING trials): repeats do not count (:class:`DesignCache`)."""
     trials = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-    complete = sum(t.state == TrialState.COMPLETE for t in trials)
-    return complete, len(trials) - complete
+    running = sum(t.state == TrialState.RUNNING for t in trials)
+    complete = sum(t.state == TrialState.COMPLETE and REPEAT_ATTR not in t.user_attrs for t in trials)
+    return complete, running
 
 
 def _surplus(ost: optuna.Study, number: int, n_budget: int) -> bool:
-    """True when lower-numbered live trials already fill the budget (shared DB race)."""
+    """True when lower-numbered live trials (repeats aside) already fill the budget (shared DB race)."""
     live = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-    return sum(t.number < number for t in live) >= n_budget
+    return sum(t.number < number and REPEAT_ATTR not in t.user_attrs for t in live) >= n_budget
 
 
 class _Heartbeat:
@@ -181,17 +184,17 @@ def attr_metrics(study: Study) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> None:
-    """Evaluate one batch in a single vectorised call and tell every trial."""
+def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> list[tuple]:
+    """Evaluate one batch in a single vectorised call and tell every trial; return (values, constraints) each."""
     ev = evaluate_rows(study, rows)
+    answers = [([float(v) for v in ev.values[i]], [float(v) for v in ev.violations[i]]) for i in range(len(trials))]
     keys = constraint_names(study)
     own = attr_metrics(study)
     for i, trial in enumerate(trials):
         try:
             # All constraints in one write, in the list form Optuna's samplers read (as keys "0", "1", ...)
             # and optuna-dashboard shows; their names are the study's user attribute constraint_names.
-            trial.storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR,
-                                                [float(v) for v in ev.violations[i, :len(keys)]])
+            trial.storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR, answers[i][1][:len(keys)])
             totals = ev.metrics_of(i)
             trial.set_user_attr(ATTR, {
                 "feasible": bool(ev.feasible[i]),
@@ -200,9 +203,85 @@ def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows
             })
             for key in own:
                 trial.set_user_attr(f"total.{key}", totals.get(key))
-            ost.tell(trial, [float(v) for v in ev.values[i]])
+            ost.tell(trial, answers[i][0])
         except optuna.exceptions.UpdateFinishedTrialError:
             continue  # another process took this trial's owner for dead and re-queued it
+    return answers
+
+
+REPEAT_ATTR = "repeat_of"  # user attribute of a trial answered from an earlier trial with the same design
+REPEAT_LIMIT = 1000  # consecutive repeats after which a worker stops: the sampler finds nothing new
+
+
+class DesignCache:
+    """The study's evaluated designs, keyed by design point: repeats are answered from here.
+
+    Samplers propose designs already evaluated (the demo's 400 trials held
+    321 distinct designs). Such a trial is told the earlier trial's values
+    and constraints without evaluating it, marked ``repeat_of: NUMBER``, and
+    does not count towards the budget of new designs (:func:`counts`).
+    Filled from the storage's COMPLETE trials, so it spans processes and
+    resumes; two processes evaluating the same new design at the same time
+    both count (rare, and still exact: the budget counts non-repeats).
+    """
+
+    def __init__(self, study: Study):
+        self.names = [d.name for d in study.searched]
+        self.done: dict[tuple, tuple[int, list[float], list[float]]] = {}
+        self._seen: set[int] = set()
+
+    def key(self, params: dict) -> tuple:
+        return tuple(params.get(n) for n in self.names)
+
+    def update(self, ost: optuna.Study) -> None:
+        for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+            if t.number in self._seen:
+                continue
+            self._seen.add(t.number)
+            key = self.key(t.params)
+            if REPEAT_ATTR not in t.user_attrs and key not in self.done:
+                self.done[key] = (t.number, list(t.values), list(t.constraints.values()))
+
+    def answer(self, study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> int:
+        """Evaluate the new designs of a batch, answer the repeats; return how many were repeats."""
+        fresh: dict[tuple, int] = {}
+        new_idx, repeats = [], []
+        for i, row in enumerate(rows):
+            key = self.key(row)
+            if key in self.done:
+                repeats.append((i, key))
+            elif key in fresh:
+                repeats.append((i, key))
+            else:
+                fresh[key] = i
+                new_idx.append(i)
+        if new_idx:
+            answers = tell_batch(study, ost, [trials[i] for i in new_idx], [rows[i] for i in new_idx])
+            for i, (values, cons) in zip(new_idx, answers):
+                self.done.setdefault(self.key(rows[i]), (trials[i].number, values, cons))
+        for i, key in repeats:
+            number, values, cons = self.done[key]
+            trial = trials[i]
+            try:
+                trial.storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR, cons)
+                trial.set_user_attr(REPEAT_ATTR, number)
+                ost.tell(trial, values)
+            except optuna.exceptions.UpdateFinishedTrialError:
+                continue
+        return len(repeats)
+
+
+def finite_size(study: Study) -> int | None:
+    """How many designs the space has, when every searched dimension is discrete (else None)."""
+    n = 1
+    for d in study.searched:
+        if d.kind == "float" and (not d.step or d.log):
+            return None
+        if d.kind == "int":  # what Optuna samples (``points`` only thins sweeps)
+            n *= len(range(int(d.low), int(d.high) + 1, int(d.step or 1)))
+        else:
+            n *= len(d.grid())
+    return n
 
 
 def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
@@ -216,9 +295,18 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
     if lock.path is not None:  # local-file storage: own trials by a lease, recover the dead's
         owner = lease_mod.lease_for(lease_dir(study)).owner.token
         recover_dead(study, ost, lock)
-    done = 0
+    cache = DesignCache(study)
+    n_designs = finite_size(study)
+    done = streak = 0
     while True:
         if (deadline is not None and time.time() >= deadline) or (stop is not None and stop.is_set()):
+            return done
+        cache.update(ost)
+        if n_designs is not None and len(cache.done) >= n_designs and (n_budget is None or n_designs < n_budget):
+            print(f"dse: all {n_designs} designs of the space are evaluated; stopping", file=sys.stderr)
+            return done
+        if streak >= REPEAT_LIMIT:
+            print(f"dse: the sampler proposed {streak} evaluated designs in a row; stopping", file=sys.stderr)
             return done
         if heartbeat:  # fail (and re-queue) the trials of workers that stopped beating
             optuna.storages.fail_stale_trials(ost)
@@ -245,7 +333,8 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
             stall.reset()
             try:
                 rows = [suggest(t, study.searched) for t in trials]
-                tell_batch(study, ost, trials, rows)
+                repeats = cache.answer(study, ost, trials, rows)
+                streak = streak + repeats if repeats == len(trials) else 0
             except KeyboardInterrupt:
                 for t in trials:  # re-run these on resume
                     ost.tell(t, state=TrialState.FAIL, skip_if_finished=True)

@@ -47,9 +47,12 @@ def load_optuna(tmp_path, name):
 
 
 def states(ost):
+    """Trials by state; COMPLETE counts new designs, repeated ones are "repeats" (DesignCache)."""
     out = {}
     for t in ost.get_trials(deepcopy=False):
-        out[t.state] = out.get(t.state, 0) + 1
+        key = "repeats" if "repeat_of" in t.user_attrs else t.state
+        out[key] = out.get(key, 0) + 1
+    out.pop("repeats", None)
     return out
 
 
@@ -124,7 +127,7 @@ def test_trial_left_running_is_rerun_on_resume(tmp_path, run_cli):
 def _complete(journal, name):
     st = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(journal)))
     s = optuna.load_study(study_name=name, storage=st)
-    return s.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), s
+    return [t for t in s.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)) if "repeat_of" not in t.user_attrs], s
 
 
 def _start_and_wait(path, journal, name, at_least):
@@ -312,3 +315,42 @@ results_dir: {tmp_path / 'results'}
     a, b = (dse.evaluate("imax", w)["total"] for w in st.workloads)
     expect = (a["dense_time_s"] + b["dense_time_s"]) / (a["time_s"] + b["time_s"])
     assert ev.totals["speedup_vs_dense"][0] == pytest.approx(expect, rel=1e-12)
+
+
+SMALL = """
+name: small
+arch: multicore
+workload: fc1
+space:
+  cores: {{low: 1, high: 4}}
+  placement: [T1, TR2]
+objectives: [total.time_s, total.area_mm2]
+sampler: {{name: random, seed: 0}}
+n_trials: {n}
+batch_size: 4
+results_dir: {results}
+"""
+
+
+def test_repeated_designs_are_answered_from_the_study_and_not_counted(tmp_path, run_cli):
+    path = write(tmp_path / "small.yaml", SMALL.format(n=6, results=tmp_path / "results"))
+    assert run_cli("run", path, "--no-progress")[0] == 0
+    ost = load_optuna(tmp_path, "small")
+    trials = ost.get_trials(states=(TrialState.COMPLETE,))
+    new = [t for t in trials if "repeat_of" not in t.user_attrs]
+    repeats = [t for t in trials if "repeat_of" in t.user_attrs]
+    assert len(new) == 6 and len({tuple(t.params.values()) for t in new}) == 6  # 6 distinct new designs
+    assert repeats, "random sampling of 8 designs repeats some before 6 distinct ones"
+    by_number = {t.number: t for t in trials}
+    for r in repeats:  # same answer as the earlier trial, without an evaluation
+        src = by_number[r.user_attrs["repeat_of"]]
+        assert src.number < r.number and src.params == r.params and src.values == r.values
+        assert r.constraints == src.constraints and "dse" not in r.user_attrs
+    assert len(read_rows(tmp_path / "results" / "small" / "trials.csv")) == 6  # one row per design
+
+
+def test_a_budget_beyond_the_space_stops_when_every_design_is_evaluated(tmp_path, run_cli):
+    path = write(tmp_path / "small.yaml", SMALL.format(n=50, results=tmp_path / "results"))
+    code, out, err = run_cli("run", path, "--no-progress")
+    assert code == 0 and "all 8 designs of the space are evaluated" in err
+    assert states(load_optuna(tmp_path, "small")) == {TrialState.COMPLETE: 8}

@@ -66,9 +66,11 @@ def trials(path):
 
 
 def by_state(ts):
+    """Trials by state; repeated designs (answered from earlier trials, not in the budget) left out."""
     out: dict[TrialState, int] = {}
     for t in ts:
-        out[t.state] = out.get(t.state, 0) + 1
+        if "repeat_of" not in t.user_attrs:
+            out[t.state] = out.get(t.state, 0) + 1
     return out
 
 
