@@ -354,8 +354,8 @@ class _StallWatch:
     """Fallback for trials that can never go stale.
 
     A worker killed between ``ask`` (the trial exists, RUNNING) and its first
-    heartbeat leaves a trial Optuna never fails (no heartbeat row), and on a
-    journal storage (no heartbeats at all) any killed ``dse worker`` does.
+    heartbeat leaves a trial Optuna never fails (no heartbeat row). (Journal
+    and SQLite storages use owners and leases instead: :func:`recover_dead`.)
     When the other workers have nothing left to ask and the set of RUNNING
     trials shows no progress for ``timeout_s``, those trials are failed and
     their parameters re-queued. Evaluations take milliseconds to seconds, so
