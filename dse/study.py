@@ -141,7 +141,8 @@ def fork(study: Study, source: str) -> tuple[int, int]:
         raise UserError(f"{study.path}: --fork {study.name}: that study exists already; pick a new name")
     params = study.model.params
     old_fixed = old.user_attrs.get("fixed", {})
-    done = old.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    done = [t for t in old.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if worker_mod.REPEAT_ATTR not in t.user_attrs]
     seeds, seen = [], set()
     for t in done:
         try:
