@@ -41,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print the JSON contract")
     e.add_argument("--skip-unknown", action="store_true",
                    help="ONNX: cost operators the importer does not know as zero (one warning line lists them)")
+    e.add_argument("--check", action="store_true", help="exit 1 when the design is infeasible (for scripts)")
 
     r = sub.add_parser("run", help="run or resume a study to its trial budget")
     r.add_argument("study")
@@ -49,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, help="override the study's timeout [s]")
     r.add_argument("--no-progress", action="store_true")
     r.add_argument("--no-report", action="store_true", help="do not write report.html")
+    r.add_argument("--new-name", metavar="NAME", help="run the file as a new study NAME (results/NAME/)")
+    r.add_argument("--fork", metavar="NAME", help="new study NAME seeded with the stored trials that fit the file")
 
     w = sub.add_parser("worker", help="join a study (same storage) as one more worker")
     w.add_argument("study")
@@ -101,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .procs import interrupt_on_term
+
+    interrupt_on_term()  # SIGTERM (SLURM, docker stop) and SIGHUP take Ctrl-C's clean path
     try:
         args = _parser().parse_args(argv)
         return int(_dispatch(args) or 0)
@@ -133,6 +139,9 @@ def cmd_evaluate(args) -> int:
     workload = with_skip_unknown(args.workload) if args.skip_unknown else args.workload
     result = model.evaluate(load_workload(workload), **params)
     print(to_json(result) if args.json else table(result))
+    if args.check and not result["feasible"]:
+        print(f"dse: infeasible: {result['infeasible_reason']}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -144,11 +153,21 @@ def cmd_run(args) -> int:
     from . import config, study as study_mod, worker
 
     ov = _overrides(args, "n_trials", "n_jobs", "timeout")
+    if args.new_name and args.fork:
+        raise UserError("run: give --new-name or --fork, not both")
+    source = None
+    if args.new_name or args.fork:
+        source = config.load(args.study, ov).name
+        ov["name"] = args.new_name or args.fork
     st = config.load(args.study, ov)
+    if args.fork:
+        copied, of = study_mod.fork(st, source)
+        print(f"forked: {copied} of the {of} completed trials of '{source}' fit the file and seed '{st.name}'")
+    ost = study_mod.open_study(st)  # storage, sampler and study checks fail before the header
     why = "" if st.sampler_explicit else f" ({st.sampler_why})"
     print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}{why}, "
           f"{worker.budget(st) or 'no'} trial budget, storage {_storage_text(st)}")
-    summary = study_mod.run(st, ov, progress=not args.no_progress)
+    summary = study_mod.run(st, ov, progress=not args.no_progress, ost=ost)
     if summary.recovered:
         print(f"resumed: {summary.recovered} trial(s) left running by an interrupted run were re-queued")
     return _write_study_outputs(st, summary.completed, summary.elapsed_s, report=not args.no_report)
@@ -187,6 +206,8 @@ def cmd_sweep(args) -> int:
     from .sweep import Grid, run_sweep
 
     st = config.load(args.study)
+    if args.n_jobs is not None and args.n_jobs < 1:
+        raise UserError(f"sweep: --n-jobs {args.n_jobs}: allowed: 1 or more")
     n = Grid.of(st).size
     if args.backend == "dask" and not args.scheduler:
         raise UserError("sweep: --backend dask needs --scheduler tcp://HOST:PORT")

@@ -8,6 +8,7 @@ reported as one line naming the file, the key and the allowed values.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ from workloads import yamlio
 from workloads.errors import UserError, allowed, pydantic_message
 
 SAMPLERS = ("tpe", "nsga2", "nsga3", "random", "grid", "gp")
+MAX_SEED = 2**32 - 1 - 4096  # NumPy seeds are 32-bit; worker i uses seed + i
+MAX_TRIALS = 100_000_000  # far beyond any storage's reach (~50 trials/s on a journal)
+MAX_JOBS = 1024
 COMBINE = ("sum", "worst")
 
 
@@ -32,9 +36,9 @@ class RangeSpec(BaseModel):
     """``{low, high[, step][, log][, points]}``: an int or float range."""
 
     model_config = ConfigDict(extra="forbid")
-    low: float
-    high: float
-    step: float | None = Field(default=None, gt=0)
+    low: float = Field(allow_inf_nan=False)
+    high: float = Field(allow_inf_nan=False)
+    step: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     log: bool = False
     points: int | None = Field(default=None, ge=2, description="grid points for a float range without step")
 
@@ -54,13 +58,13 @@ class ConstraintSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metric: str
     op: Literal["<=", ">="]
-    bound: float
+    bound: float = Field(allow_inf_nan=False)
 
 
 class SamplerSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Literal["tpe", "nsga2", "nsga3", "random", "grid", "gp"] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -78,10 +82,10 @@ class StudyFile(BaseModel):
     objectives: list[Any] = Field(min_length=1)
     constraints: list[Any] = Field(default_factory=list)
     sampler: Any = None
-    seed: int | None = None
-    n_trials: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    n_jobs: int = Field(default=1, ge=1)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    n_trials: int | None = Field(default=None, ge=1, le=MAX_TRIALS)
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    n_jobs: int = Field(default=1, ge=1, le=MAX_JOBS)
     batch_size: int = Field(default=1, ge=1, le=4096)
     storage: str | None = None
     heartbeat_interval: int = Field(default=5, ge=1, description="seconds, RDB storages")
@@ -104,8 +108,39 @@ class Dim:
     choices: tuple = ()
     value: Any = None
 
+    def describe(self) -> str:
+        """What Optuna sees of this dimension (its distribution), for the study fingerprint."""
+        if self.kind == "fixed":
+            return f"= {self.value!r}"
+        if self.kind == "choice":
+            return f"choices {list(self.choices)!r}"
+        text = f"{self.kind} {self.low:g}..{self.high:g}"
+        if self.step:
+            text += f" step {self.step:g}"
+        return text + (" log" if self.log else "")
+
+    def fits(self, value: Any) -> bool:
+        """True when ``value`` is a point of this dimension (fixed: equal; range: inside, on the step)."""
+        if self.kind == "fixed":
+            return value == self.value
+        if self.kind == "choice":
+            return any(value == c and type(value) is type(c) for c in self.choices)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not self.low <= value <= self.high:
+            return False
+        if self.kind == "int" and int(value) != value:
+            return False
+        if self.step:
+            k = (value - self.low) / self.step
+            return abs(k - round(k)) < 1e-9
+        return True
+
     def grid(self) -> list[Any]:
-        """The values of this dimension on a grid (sweeps, the grid sampler)."""
+        """The values of this dimension on a grid (sweeps, the grid sampler): exactly what the file says.
+
+        An int range gives every integer from low to high by ``step`` (``log``
+        only changes how Optuna samples it, not the grid); a float range
+        needs ``step`` or ``points`` (ValueError otherwise).
+        """
         import numpy as np
 
         if self.kind == "fixed":
@@ -113,18 +148,13 @@ class Dim:
         if self.kind == "choice":
             return list(self.choices)
         if self.kind == "int" and not self.points:
-            if self.log:
-                vals, v = [], int(self.low)
-                while v <= self.high:
-                    vals.append(v)
-                    v *= 2
-                return vals
             return list(range(int(self.low), int(self.high) + 1, int(self.step or 1)))
-        if self.step and not self.log:
+        if self.step:
             n = int(round((self.high - self.low) / self.step))
             return [float(self.low + i * self.step) for i in range(n + 1) if self.low + i * self.step <= self.high + 1e-9]
-        pts = self.points or 2
-        vals = np.geomspace(self.low, self.high, pts) if self.log else np.linspace(self.low, self.high, pts)
+        if not self.points:
+            raise ValueError(f"the float range of '{self.name}' has no grid: give 'step' or 'points'")
+        vals = np.geomspace(self.low, self.high, self.points) if self.log else np.linspace(self.low, self.high, self.points)
         if self.kind == "int":
             return sorted({int(round(v)) for v in vals})
         return [float(v) for v in vals]
@@ -190,6 +220,22 @@ class Study:
     def searched(self) -> tuple[Dim, ...]:
         return tuple(d for d in self.dims if d.kind != "fixed")
 
+    def identity(self) -> dict[str, Any]:
+        """What defines the study's trials: a run whose file differs must not append to it.
+
+        Stored in the Optuna study (user attribute ``fingerprint``) and
+        compared on every open (:func:`dse.study.open_study`). Budget,
+        sampler, seed, jobs, batch size and storage may change freely.
+        """
+        return {
+            "arch": self.arch,
+            "workloads": list(self.workloads),
+            "combine": self.combine,
+            "space": {d.name: d.describe() for d in self.dims},
+            "objectives": [f"{o.metric} {o.direction}" for o in self.objectives],
+            "constraints": [c.key for c in self.constraints],
+        }
+
     def fingerprint(self) -> str:
         """Hash of what determines evaluated values (model, workloads, space, metrics)."""
         import hashlib
@@ -250,7 +296,18 @@ def _resolve(sf: StudyFile, path: Path) -> Study:
     dims = tuple(_dim(model.params.get(k, f"{where}space: "), v, f"{where}space.{k}: ") for k, v in sf.space.items())
     objectives = tuple(_objective(o, i, model, wls, where) for i, o in enumerate(sf.objectives))
     constraints = tuple(_constraint(c, i, model, wls, where) for i, c in enumerate(sf.constraints))
+    for key, items, ident in (("objectives", objectives, lambda o: o.metric), ("constraints", constraints, lambda c: c.key)):
+        seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if ident(item) in seen:
+                raise UserError(f"{where}{key}.{i}: '{ident(item)}' repeats {key}.{seen[ident(item)]}; "
+                                "each may appear once")
+            seen[ident(item)] = i
 
+    from .storage import ALLOWED, understood
+
+    if not understood(sf.storage):
+        raise UserError(f"{where}storage: '{sf.storage}' is not understood; allowed: {ALLOWED}")
     sampler, seed, options = _sampler(sf.sampler, where)
     explicit = sampler is not None
     seed = seed if seed is not None else sf.seed
@@ -310,7 +367,7 @@ def _dim(param: Param, spec: Any, where: str) -> Dim:
         raw = spec.choices if isinstance(spec, ChoiceSpec) else spec
         if not raw:
             raise UserError(f"{where}empty choices")
-        vals = tuple(param.check(_maybe_num(v, param), where) for v in raw)
+        vals = tuple(_finite(param.check(_maybe_num(v, param), where), param, where) for v in raw)
         return Dim(name, "choice", choices=vals)
     if isinstance(spec, RangeSpec):
         if param.kind not in ("int", "float"):
@@ -331,7 +388,14 @@ def _dim(param: Param, spec: Any, where: str) -> Dim:
         if spec.log and spec.low <= 0:
             raise UserError(f"{where}log range needs low > 0")
         return Dim(name, param.kind, low=spec.low, high=spec.high, step=spec.step, log=spec.log, points=spec.points)
-    return Dim(name, "fixed", value=param.check(_maybe_num(spec, param), where))
+    return Dim(name, "fixed", value=_finite(param.check(_maybe_num(spec, param), where), param, where))
+
+
+def _finite(value: Any, param: Param, where: str) -> Any:
+    """NaN and infinity pass the model's range checks (comparisons are false): reject them here."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"{where}{param.name}={value} is not a number; allowed: {param.allowed_text}")
+    return value
 
 
 def _maybe_num(v: Any, param: Param) -> Any:
@@ -405,7 +469,10 @@ def _constraint(c: Any, i: int, model: Model, wls: list[Workload], where: str) -
         m = _CONSTRAINT_RE.match(c)
         if not m:
             raise UserError(f"{w}'{c}' is not 'METRIC <= BOUND' or 'METRIC >= BOUND'")
-        c = ConstraintSpec(metric=m.group(1), op=m.group(2), bound=float(m.group(3)))
+        try:
+            c = ConstraintSpec(metric=m.group(1), op=m.group(2), bound=float(m.group(3)))
+        except (ValueError, ValidationError):
+            raise UserError(f"{w}'{c}': the bound must be a finite number") from None
     elif isinstance(c, dict):
         c = _validated(ConstraintSpec, c, w)
     else:

@@ -10,7 +10,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import random
+import socket
+import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -18,6 +23,7 @@ from pathlib import Path
 import optuna
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
 from optuna.storages.journal import JournalFileBackend, JournalStorage
+from optuna.storages.journal._file import BaseJournalFileLock  # (not re-exported; the lock_obj argument takes one)
 
 from workloads.errors import UserError
 
@@ -39,17 +45,31 @@ def is_journal(url: str | None) -> bool:
     return url is None or url.startswith("journal:") or url.endswith((".journal", ".log"))
 
 
+ALLOWED = "journal:PATH, PATH.journal, sqlite:///PATH, postgresql://..., mysql://..."
+
+
+def understood(url: str | None) -> bool:
+    """True for the storage URL forms of the module doc (syntax only; nothing is opened)."""
+    return is_journal(url) or url.startswith(("sqlite:///", "postgresql", "mysql"))
+
+
 def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True,
                  heartbeat_interval_s: int = HEARTBEAT_INTERVAL_S,
                  grace_period_s: int = GRACE_PERIOD_S) -> optuna.storages.BaseStorage:
     """The Optuna storage for a study's ``storage`` key (see module doc)."""
     if is_journal(url):
         path = Path(url.removeprefix("journal:")) if url else out_dir / "study.journal"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(str(path)))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return JournalStorage(JournalFileBackend(str(path), lock_obj=FlockLock(str(path) + ".flock")))
+        except OSError as exc:
+            raise UserError(f"storage {path}: cannot open: {exc.strerror or exc}") from None
     if url.startswith(("sqlite://", "postgresql", "mysql")):
         if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(f"storage {url}: cannot open: {exc.strerror or exc}") from None
         kwargs = {}
         if heartbeat and not url.startswith("sqlite"):  # remote workers; dse run owns SQLite studies
             kwargs = dict(
@@ -71,10 +91,56 @@ def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True,
         if "DB access module" in msg or isinstance(last, ImportError):
             msg += " (PostgreSQL needs `pip install psycopg[binary]`, MySQL `pip install pymysql`)"
         raise UserError(f"storage {url}: cannot open: {msg}") from None
-    raise UserError(
-        f"storage '{url}': not understood; allowed: journal:PATH, PATH.journal, sqlite:///PATH, "
-        "postgresql://..., mysql://..."
-    )
+    raise UserError(f"storage '{url}': not understood; allowed: {ALLOWED}")
+
+
+class FlockLock(BaseJournalFileLock):
+    """The journal's write lock: ``flock`` on a lock file, released by the kernel when its holder dies.
+
+    Optuna's default lock (a symlink ``study.journal.lock``) survives a
+    ``kill -9`` and makes every later process wait its 30 s grace period with
+    warnings. An ``flock`` cannot go stale: the kernel drops it with the
+    holder's last file descriptor, so a dead holder's lock is gone at once.
+    The holder writes ``PID host`` into the file; a process that waits more
+    than ``WARN_AFTER_S`` names the (live) holder once on stderr.
+    """
+
+    WARN_AFTER_S = 10.0
+
+    def __init__(self, path: str):
+        self.path = path
+        self._local = threading.local()  # one descriptor per thread: flock excludes per open file
+        self._record = f"{os.getpid()} {socket.gethostname()}".ljust(self.RECORD_BYTES - 1)[:self.RECORD_BYTES - 1] + "\n"
+
+    RECORD_BYTES = 96  # fixed width: rewritten in place, no truncate (a slow metadata update)
+
+    def _fd(self) -> int:
+        fd = getattr(self._local, "fd", None)
+        if fd is None:
+            fd = self._local.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        return fd
+
+    def acquire(self) -> bool:
+        fd = self._fd()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            t0: float | None = time.monotonic()
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if t0 is not None and time.monotonic() - t0 > self.WARN_AFTER_S:
+                        holder = os.pread(fd, self.RECORD_BYTES, 0).decode(errors="replace").strip()
+                        print(f"dse: waiting for the journal lock {self.path} held by PID {holder}", file=sys.stderr)
+                        t0 = None
+                    time.sleep(0.005)
+        os.pwrite(fd, self._record.encode(), 0)
+        return True
+
+    def release(self) -> None:
+        fcntl.flock(self._fd(), fcntl.LOCK_UN)
 
 
 def has_heartbeat(storage: optuna.storages.BaseStorage) -> bool:

@@ -6,9 +6,11 @@ run left RUNNING, enqueues the grid, and drives one worker loop
 shared storage, until the budget (:func:`dse.worker.budget`) is reached:
 
 * **Resume**: ``dse run`` again loads the study by name. Trials left RUNNING
-  by a killed run (journal and SQLite storages have no heartbeat) are marked
-  FAIL and their parameters enqueued, so they run again; completed trials
-  are kept. RDB storages use Optuna's heartbeats instead.
+  by a dead process (journal and SQLite storages have no heartbeat; every
+  trial records its owner, :mod:`dse.lease`) are marked FAIL and their
+  parameters enqueued, so they run again; trials of live processes are left
+  alone, so several runs and workers share a study. Completed trials are
+  kept. Database servers use Optuna's heartbeats instead.
 * **Grid**: the ``grid`` sampler enqueues the whole grid once (shuffled by
   the seed, as Optuna's GridSampler visits it) so that parallel workers
   pop distinct points (``GridSampler`` from two processes duplicates points,
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 import threading
 import time
@@ -32,17 +35,21 @@ from workloads.errors import UserError
 
 from . import storage as storage_mod
 from .config import Study
-from .samplers import make_sampler
-from .worker import ATTR, FEASIBLE_KEY, budget, counts, worker_loop
+from . import worker as worker_mod
+from .samplers import make_sampler, suggest
+from .worker import ATTR, FEASIBLE_KEY, budget, counts, recover_dead, tell_batch, worker_loop
 
 
 def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna.Study:
     """Create or load the Optuna study named like the study file."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    st = storage_mod.open_storage(study.storage, study.out_dir, heartbeat_interval_s=study.heartbeat_interval,
-                                  grace_period_s=study.grace_period)
+    sampler = make_sampler(study, worker)  # bad options fail before anything is written
+    try:
+        st = storage_mod.open_storage(study.storage, study.out_dir, heartbeat_interval_s=study.heartbeat_interval,
+                                      grace_period_s=study.grace_period)
+    except UserError as exc:
+        raise UserError(f"{study.path}: {exc}") from None
     directions = [o.direction for o in study.objectives]
-    sampler = make_sampler(study, worker)
     if load_only:
         try:
             ost = optuna.load_study(study_name=study.name, storage=st, sampler=sampler)
@@ -58,28 +65,108 @@ def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna
                 if attempt == 4:
                     raise
                 time.sleep(0.2 * (attempt + 1) + random.random() * 0.2)
-    if [d.name.lower() for d in ost.directions] != directions:
+    check_fingerprint(study, ost)
+    if [d.name.lower() for d in ost.directions] != directions:  # (a study made before fingerprints)
         raise UserError(
             f"{study.path}: the study '{study.name}' in {storage_mod.describe(study.storage, study.out_dir)} "
-            f"has other objectives ({len(ost.directions)}); rename the study or delete {study.out_dir}"
+            f"has other objectives ({len(ost.directions)}); {_HOW_TO_PROCEED}"
         )
-    ost.set_user_attr("objectives", [o.metric for o in study.objectives])
-    ost.set_user_attr("constraints", [c.key for c in study.constraints])
-    ost.set_user_attr("arch", study.arch)
+    attrs = {
+        "fingerprint": study.identity(),
+        "objectives": [o.metric for o in study.objectives],
+        "constraints": [c.key for c in study.constraints],
+        "constraint_names": worker_mod.constraint_names(study),
+        "arch": study.arch,
+        "fixed": {k: v for k, v in study.fixed.items()},
+    }
+    current = ost.user_attrs
+    for key, value in attrs.items():
+        if current.get(key) != value:
+            ost.set_user_attr(key, value)
+    names = [o.metric for o in study.objectives]
+    if ost.metric_names != names:
+        ost.set_metric_names(names)  # optuna-dashboard and Optuna's plots label the objectives
     return ost
 
 
-def recover_stale(ost: optuna.Study) -> int:
-    """Mark RUNNING trials FAIL and enqueue their parameters; return how many.
+_HOW_TO_PROCEED = ("run it as a new study with `--new-name NAME`, or `--fork NAME` for a new study "
+                   "seeded with the trials that fit the file")
 
-    Only for storages without heartbeats, and only when no other process is
-    running the study (``dse run`` owns it while it starts).
+
+def check_fingerprint(study: Study, ost: optuna.Study) -> None:
+    """Stop with one line when the study file no longer defines the stored study (see Study.identity)."""
+    stored = ost.user_attrs.get("fingerprint")
+    if not isinstance(stored, dict):
+        return  # a new study, or one made before fingerprints: it takes this file's
+    now = study.identity()
+    diffs = []
+    for key in now:
+        old, new = stored.get(key), now[key]
+        if old == new:
+            continue
+        if key == "space" and isinstance(old, dict):
+            for name in sorted(set(old) | set(new)):
+                if old.get(name) != new.get(name):
+                    diffs.append(f"space.{name}: the study has {old.get(name, 'the model default')}, "
+                                 f"the file {new.get(name, 'the model default')}")
+        else:
+            diffs.append(f"{key}: the study has {old}, the file {new}")
+    if diffs:
+        where = storage_mod.describe(study.storage, study.out_dir)
+        raise UserError(f"{study.path}: the file no longer matches the study '{study.name}' in {where} "
+                        f"({'; '.join(diffs)}); {_HOW_TO_PROCEED}")
+
+
+def fork(study: Study, source: str) -> tuple[int, int]:
+    """Create ``study`` seeded with the trials of study ``source`` whose designs fit it; (copied, of).
+
+    A trial fits when its full design point (model defaults, the source's
+    fixed values, its parameters) is a point of the new space. The copies
+    are evaluated anew under the new study's workloads, objectives and
+    constraints (attribute ``forked_from``), and count towards its budget.
     """
-    stale = ost.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-    for t in stale:
-        ost.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
-        ost.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
-    return len(stale)
+    import dataclasses
+
+    src = dataclasses.replace(study, name=source)
+    where = storage_mod.describe(src.storage, src.out_dir)
+    if storage_mod.is_journal(src.storage) and not (src.storage or (src.out_dir / "study.journal").exists()):
+        raise UserError(f"{study.path}: --fork: no study '{source}' in {where}")
+    st = storage_mod.open_storage(src.storage, src.out_dir, heartbeat=False)
+    try:
+        old = optuna.load_study(study_name=source, storage=st)
+    except KeyError:
+        raise UserError(f"{study.path}: --fork: no study '{source}' in {where}") from None
+    ost = open_study(study)
+    if ost.get_trials(deepcopy=False):
+        raise UserError(f"{study.path}: --fork {study.name}: that study exists already; pick a new name")
+    params = study.model.params
+    old_fixed = old.user_attrs.get("fixed", {})
+    done = [t for t in old.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if worker_mod.REPEAT_ATTR not in t.user_attrs]
+    seeds, seen = [], set()
+    for t in done:
+        try:
+            full = params.resolve({**old_fixed, **t.params})
+        except UserError:
+            continue
+        point = {d.name: full[d.name] for d in study.searched}
+        key = tuple(point.values())
+        if key in seen or not all(d.fits(full[d.name]) for d in study.dims):
+            continue
+        if full != params.resolve({**study.fixed, **point}):  # a parameter the new file leaves at its default
+            continue
+        seen.add(key)
+        seeds.append((t.number, point))
+    from . import lease
+
+    owner = lease.lease_for(worker_mod.lease_dir(study)).owner.token
+    for i in range(0, len(seeds), 1024):
+        chunk = seeds[i:i + 1024]
+        for number, point in chunk:
+            ost.enqueue_trial(point, user_attrs={"forked_from": f"{source}#{number}", lease.OWNER_ATTR: owner})
+        trials = [ost.ask() for _ in chunk]
+        tell_batch(study, ost, trials, [suggest(t, study.searched) for t in trials])
+    return len(seeds), len(done)
 
 
 def enqueue_grid(study: Study, ost: optuna.Study) -> int:
@@ -95,15 +182,75 @@ def enqueue_grid(study: Study, ost: optuna.Study) -> int:
     return len(pts)
 
 
-def _worker_process(study_path: str, overrides: dict, worker: int, deadline: float | None) -> int:
-    """Entry point of a joblib worker process (``n_jobs > 1``)."""
-    from . import config
+def _worker_process(study_path: str, overrides: dict, worker: int, deadline: float | None,
+                    parent_pid: int, conn) -> None:
+    """Entry point of a worker process (``n_jobs > 1``): sends ("ok", told) or ("error", text) to ``conn``."""
+    import signal
+    import traceback
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    logging.getLogger("optuna").setLevel(logging.WARNING)
-    study = config.load(study_path, overrides)
-    ost = open_study(study, load_only=True, worker=worker)
-    return worker_loop(study, ost, deadline)
+    from . import config, procs
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards Ctrl-C as SIGTERM, once
+    procs.die_with_parent(parent_pid)  # SIGTERM -> KeyboardInterrupt, also when the parent dies
+    try:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        logging.getLogger("optuna").setLevel(logging.WARNING)
+        study = config.load(study_path, overrides)
+        ost = open_study(study, load_only=True, worker=worker)
+        conn.send(("ok", worker_loop(study, ost, deadline)))
+    except KeyboardInterrupt:
+        conn.send(("interrupted", 0))
+    except UserError as exc:
+        conn.send(("error", str(exc)))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _run_workers(study: Study, overrides: dict, deadline: float | None) -> int:
+    """``n_jobs`` worker processes on the shared storage; return the trials they told.
+
+    Workers ignore SIGINT: Ctrl-C, SIGTERM or SIGHUP reach this process,
+    which forwards one SIGTERM to each worker and waits for them to fail and
+    re-queue their in-flight trials, so none is left RUNNING. Workers die
+    with this process (:func:`dse.procs.die_with_parent`).
+    """
+    import multiprocessing as mp
+    import signal
+
+    ctx = mp.get_context("spawn")
+    workers, conns = [], []
+    for w in range(study.n_jobs):
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_worker_process, args=(study.path, overrides, w, deadline, os.getpid(), send),
+                        name=f"dse-worker-{w}")
+        p.start()
+        send.close()
+        workers.append(p)
+        conns.append(recv)
+    try:
+        for p in workers:
+            p.join()
+    except KeyboardInterrupt:
+        for p in workers:
+            if p.is_alive():
+                os.kill(p.pid, signal.SIGTERM)
+        for p in workers:
+            p.join()
+        raise
+    told, errors = 0, []
+    for p, c in zip(workers, conns):
+        kind, value = c.recv() if c.poll() else ("error", f"{p.name} died (exit code {p.exitcode})")
+        if kind == "ok":
+            told += value
+        elif kind == "error":
+            errors.append(value)
+    if errors:
+        if all("\n" not in e for e in errors):
+            raise UserError(errors[0])
+        raise RuntimeError("a worker process failed:\n" + errors[0])
+    return told
 
 
 @dataclass
@@ -114,29 +261,29 @@ class RunSummary:
     elapsed_s: float
 
 
-def run(study: Study, overrides: dict | None = None, progress: bool = True) -> RunSummary:
+def run(study: Study, overrides: dict | None = None, progress: bool = True,
+        ost: optuna.Study | None = None) -> RunSummary:
     """Run (or resume) a study to its budget; ``n_jobs`` worker processes share the storage."""
     t0 = time.time()
-    ost = open_study(study)
+    ost = ost or open_study(study)
     recovered = 0
     if not storage_mod.has_heartbeat(ost._storage):
-        recovered = recover_stale(ost)
+        recovered = recover_dead(study, ost)
     if study.sampler == "grid":
         enqueue_grid(study, ost)
     deadline = t0 + study.timeout if study.timeout else None
-    n_budget = budget(study)
 
     stop = threading.Event()
-    bar = _progress(ost, n_budget, stop) if progress else None
+    bar = _progress(ost, budget(study), stop) if progress else None
     try:
         if study.n_jobs == 1:
             told = worker_loop(study, ost, deadline)
         else:
-            from joblib import Parallel, delayed
-
-            told = sum(Parallel(n_jobs=study.n_jobs, backend="loky")(
-                delayed(_worker_process)(study.path, overrides or {}, w, deadline) for w in range(study.n_jobs)
-            ))
+            told = _run_workers(study, overrides or {}, deadline)
+    except KeyboardInterrupt:
+        if not storage_mod.has_heartbeat(ost._storage):
+            recover_dead(study, ost)  # trials of a worker that died without its clean path
+        raise
     finally:
         stop.set()
         if bar is not None:
@@ -168,12 +315,17 @@ def _progress(ost: optuna.Study, total: int | None, stop: threading.Event) -> th
 def trial_rows(ost: optuna.Study, objectives: list[str]) -> list[dict[str, Any]]:
     """COMPLETE trials as flat rows: number, params, totals, feasibility, constraints."""
     rows = []
+    names = ost.user_attrs.get("constraint_names") or []
     for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if worker_mod.REPEAT_ATTR in t.user_attrs:
+            continue  # a repeated design: its row is the earlier trial's
         info = t.user_attrs.get(ATTR, {})
         row: dict[str, Any] = {"number": t.number}
         row.update({f"param.{k}": v for k, v in t.params.items()})
         row.update({f"total.{k}": v for k, v in info.get("total", {}).items()})
-        cons = t.constraints  # {key: violation}, <= 0 satisfied
+        cons = t.constraints  # {key: violation}, <= 0 satisfied; list form: keys "0", "1", ... in names order
+        if cons and all(k.isdigit() for k in cons):
+            cons = {names[int(k)] if int(k) < len(names) else k: v for k, v in cons.items()}
         row["feasible"] = all(v <= 0 for v in cons.values()) and bool(info.get("feasible", False))
         row["model_feasible"] = bool(info.get("feasible", False))
         row["constraint_violation"] = float(sum(max(0.0, v) for k, v in cons.items() if k != FEASIBLE_KEY))

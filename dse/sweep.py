@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,12 @@ class Grid:
 
     @classmethod
     def of(cls, study: Study) -> Grid:
+        """Every point the study file names (see :meth:`dse.config.Dim.grid`), or a one-line error."""
         dims = study.searched
+        for d in dims:
+            if d.kind == "float" and not d.step and not d.points:
+                raise UserError(f"{study.path}: space.{d.name}: a float range needs 'step' or 'points' for a sweep "
+                                f"(the grid); e.g. {{low: {d.low:g}, high: {d.high:g}, points: 8}}")
         return cls([d.name for d in dims], [d.grid() for d in dims])
 
     @property
@@ -60,7 +66,12 @@ class Grid:
         return [{n: cols[n][i] for n in self.names} for i in range(len(indices))]
 
 
-def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None) -> dict[str, Any]:
+def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None,
+                parent_pid: int | None = None) -> dict[str, Any]:
+    if parent_pid is not None and parent_pid != os.getpid():  # a pool worker: no orphan after a kill -9
+        from .procs import die_with_parent
+
+        die_with_parent(parent_pid, clean=False)
     cols = grid.columns(indices)
     ev = evaluate_columns(study, cols)
     out = {
@@ -108,7 +119,7 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
 
     t0 = time.time()
     todo = [(i, c) for i, c in enumerate(chunks) if not (cdir / f"chunk_{i:06d}.json").exists()]
-    calls = (delayed(_eval_chunk)(study, grid, c, cdir / f"chunk_{i:06d}.json") for i, c in todo)
+    calls = (delayed(_eval_chunk)(study, grid, c, cdir / f"chunk_{i:06d}.json", os.getpid()) for i, c in todo)
     if todo:
         if backend == "dask":
             with _dask_client(scheduler), parallel_config(backend="dask"):

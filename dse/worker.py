@@ -1,8 +1,8 @@
 """The ask/tell worker loop: budget, the ask lock, heartbeats, stall watch.
 
 One worker asks ``batch_size`` trials, evaluates them in one vectorised call,
-sets every constraint (``trial.set_constraint``; the model's own feasibility
-is the constraint ``feasible``), and tells the values. It never uses
+sets every constraint (Optuna's list form, one write; the model's own
+feasibility is the last, ``feasible``), and tells the values. It never uses
 ``study.optimize`` so that batches, the exact trial budget and recovery are
 under our control:
 
@@ -13,11 +13,16 @@ under our control:
   lower-numbered trials is marked PRUNED and not evaluated.
 * **Heartbeats** (RDB storages): recorded here while a batch is evaluated,
   so that a killed worker's trials go stale and are retried by the others.
+* **Owners** (journal and SQLite storages, which have no heartbeats): every
+  asked trial records its owner process (:mod:`dse.lease`); a trial is
+  failed and re-queued only when its owner is dead (:func:`recover_dead`,
+  at a worker's start and whenever it waits for others' trials).
 """
 
 from __future__ import annotations
 
 import fcntl
+import sys
 import threading
 import time
 from pathlib import Path
@@ -25,6 +30,7 @@ from pathlib import Path
 import optuna
 from optuna.trial import TrialState
 
+from . import lease as lease_mod
 from . import storage as storage_mod
 from .config import Study
 from .objective import evaluate_rows
@@ -69,16 +75,38 @@ def _lock_path(study: Study) -> Path | None:
     return None
 
 
+def lease_dir(study: Study) -> Path:
+    return study.out_dir / "leases"
+
+
+def recover_dead(study: Study, ost: optuna.Study, lock: _AskLock | None = None) -> int:
+    """Fail and re-queue the RUNNING trials whose owner process is dead; return how many.
+
+    Runs under the ask lock, so no trial is asked (and left ownerless) or
+    recovered twice meanwhile. For storages with leases (journal, SQLite).
+    """
+    lock = lock or _AskLock(_lock_path(study))
+    with lock:
+        dead = [t for t in ost.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                if not lease_mod.alive(t.user_attrs.get(lease_mod.OWNER_ATTR), lease_dir(study), study.grace_period)]
+        for t in dead:
+            ost.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
+            ost.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+    return len(dead)
+
+
 def counts(ost: optuna.Study) -> tuple[int, int]:
+    """(COMPLETE trials of new designs, RUNNING trials): repeats do not count (:class:`DesignCache`)."""
     trials = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-    complete = sum(t.state == TrialState.COMPLETE for t in trials)
-    return complete, len(trials) - complete
+    running = sum(t.state == TrialState.RUNNING for t in trials)
+    complete = sum(t.state == TrialState.COMPLETE and REPEAT_ATTR not in t.user_attrs for t in trials)
+    return complete, running
 
 
 def _surplus(ost: optuna.Study, number: int, n_budget: int) -> bool:
-    """True when lower-numbered live trials already fill the budget (shared DB race)."""
+    """True when lower-numbered live trials (repeats aside) already fill the budget (shared DB race)."""
     live = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-    return sum(t.number < number for t in live) >= n_budget
+    return sum(t.number < number and REPEAT_ATTR not in t.user_attrs for t in live) >= n_budget
 
 
 class _Heartbeat:
@@ -130,19 +158,130 @@ class _Heartbeat:
             self.thread.join()
 
 
-def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> None:
-    """Evaluate one batch in a single vectorised call and tell every trial."""
+CONSTRAINTS_ATTR = "constraints"  # Optuna's list form of a trial's constraints (system attribute)
+
+
+def constraint_names(study: Study) -> list[str]:
+    """Names of a trial's constraint values, in order: the study's, then the model's feasibility."""
+    return [c.key for c in study.constraints] + [FEASIBLE_KEY]
+
+
+HEADLINE_TOTALS = ("time_s", "energy_j", "area_mm2", "dram_bytes")
+
+
+def attr_metrics(study: Study) -> list[str]:
+    """Totals stored as their own trial user attributes (``total.KEY``), for optuna-dashboard.
+
+    The objectives' and constraints' totals and the contract's headline
+    totals (time, energy, area, DRAM traffic); every total is also in the
+    ``dse`` attribute. Not all ~20: each attribute is one fsync'd journal
+    write, and a trial already costs ~13 of them.
+    """
+    keys = [m.partition(".")[2] for m in [*(o.metric for o in study.objectives), *(c.metric for c in study.constraints)]
+            if m.startswith("total.")]
+    known = set(study.model.metric_names()["total"])
+    keys += [k for k in HEADLINE_TOTALS if k in known]
+    return list(dict.fromkeys(keys))
+
+
+def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> list[tuple]:
+    """Evaluate one batch in a single vectorised call and tell every trial; return (values, constraints) each."""
     ev = evaluate_rows(study, rows)
-    keys = [c.key for c in study.constraints] + [FEASIBLE_KEY]
+    answers = [([float(v) for v in ev.values[i]], [float(v) for v in ev.violations[i]]) for i in range(len(trials))]
+    keys = constraint_names(study)
+    own = attr_metrics(study)
     for i, trial in enumerate(trials):
-        for j, key in enumerate(keys):
-            trial.set_constraint(key, float(ev.violations[i, j]))
-        trial.set_user_attr(ATTR, {
-            "feasible": bool(ev.feasible[i]),
-            "reason": ev.reason[i] or None,
-            "total": ev.metrics_of(i),
-        })
-        ost.tell(trial, [float(v) for v in ev.values[i]])
+        try:
+            # All constraints in one write, in the list form Optuna's samplers read (as keys "0", "1", ...)
+            # and optuna-dashboard shows; their names are the study's user attribute constraint_names.
+            trial.storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR, answers[i][1][:len(keys)])
+            totals = ev.metrics_of(i)
+            trial.set_user_attr(ATTR, {
+                "feasible": bool(ev.feasible[i]),
+                "reason": ev.reason[i] or None,
+                "total": totals,
+            })
+            for key in own:
+                trial.set_user_attr(f"total.{key}", totals.get(key))
+            ost.tell(trial, answers[i][0])
+        except optuna.exceptions.UpdateFinishedTrialError:
+            continue  # another process took this trial's owner for dead and re-queued it
+    return answers
+
+
+REPEAT_ATTR = "repeat_of"  # user attribute of a trial answered from an earlier trial with the same design
+REPEAT_LIMIT = 1000  # consecutive repeats after which a worker stops: the sampler finds nothing new
+
+
+class DesignCache:
+    """The study's evaluated designs, keyed by design point: repeats are answered from here.
+
+    Samplers propose designs already evaluated (the demo's 400 trials held
+    321 distinct designs). Such a trial is told the earlier trial's values
+    and constraints without evaluating it, marked ``repeat_of: NUMBER``, and
+    does not count towards the budget of new designs (:func:`counts`).
+    Filled from the storage's COMPLETE trials, so it spans processes and
+    resumes; two processes evaluating the same new design at the same time
+    both count (rare, and still exact: the budget counts non-repeats).
+    """
+
+    def __init__(self, study: Study):
+        self.names = [d.name for d in study.searched]
+        self.done: dict[tuple, tuple[int, list[float], list[float]]] = {}
+        self._seen: set[int] = set()
+
+    def key(self, params: dict) -> tuple:
+        return tuple(params.get(n) for n in self.names)
+
+    def update(self, ost: optuna.Study) -> None:
+        for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+            if t.number in self._seen:
+                continue
+            self._seen.add(t.number)
+            key = self.key(t.params)
+            if REPEAT_ATTR not in t.user_attrs and key not in self.done:
+                self.done[key] = (t.number, list(t.values), list(t.constraints.values()))
+
+    def answer(self, study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> int:
+        """Evaluate the new designs of a batch, answer the repeats; return how many were repeats."""
+        fresh: dict[tuple, int] = {}
+        new_idx, repeats = [], []
+        for i, row in enumerate(rows):
+            key = self.key(row)
+            if key in self.done:
+                repeats.append((i, key))
+            elif key in fresh:
+                repeats.append((i, key))
+            else:
+                fresh[key] = i
+                new_idx.append(i)
+        if new_idx:
+            answers = tell_batch(study, ost, [trials[i] for i in new_idx], [rows[i] for i in new_idx])
+            for i, (values, cons) in zip(new_idx, answers):
+                self.done.setdefault(self.key(rows[i]), (trials[i].number, values, cons))
+        for i, key in repeats:
+            number, values, cons = self.done[key]
+            trial = trials[i]
+            try:
+                trial.storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR, cons)
+                trial.set_user_attr(REPEAT_ATTR, number)
+                ost.tell(trial, values)
+            except optuna.exceptions.UpdateFinishedTrialError:
+                continue
+        return len(repeats)
+
+
+def finite_size(study: Study) -> int | None:
+    """How many designs the space has, when every searched dimension is discrete (else None)."""
+    n = 1
+    for d in study.searched:
+        if d.kind == "float" and (not d.step or d.log):
+            return None
+        if d.kind == "int":  # what Optuna samples (``points`` only thins sweeps)
+            n *= len(range(int(d.low), int(d.high) + 1, int(d.step or 1)))
+        else:
+            n *= len(d.grid())
+    return n
 
 
 def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
@@ -152,9 +291,22 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
     lock = _AskLock(_lock_path(study))
     heartbeat = storage_mod.has_heartbeat(ost._storage)
     stall = _StallWatch(ost, STALL_FACTOR * study.grace_period)
-    done = 0
+    owner = None
+    if lock.path is not None:  # local-file storage: own trials by a lease, recover the dead's
+        owner = lease_mod.lease_for(lease_dir(study)).owner.token
+        recover_dead(study, ost, lock)
+    cache = DesignCache(study)
+    n_designs = finite_size(study)
+    done = streak = 0
     while True:
         if (deadline is not None and time.time() >= deadline) or (stop is not None and stop.is_set()):
+            return done
+        cache.update(ost)
+        if n_designs is not None and len(cache.done) >= n_designs and (n_budget is None or n_designs < n_budget):
+            print(f"dse: all {n_designs} designs of the space are evaluated; stopping", file=sys.stderr)
+            return done
+        if streak >= REPEAT_LIMIT:
+            print(f"dse: the sampler proposed {streak} evaluated designs in a row; stopping", file=sys.stderr)
             return done
         if heartbeat:  # fail (and re-queue) the trials of workers that stopped beating
             optuna.storages.fail_stale_trials(ost)
@@ -165,16 +317,24 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
                     return done
                 k = study.batch_size if n_budget is None else min(study.batch_size, n_budget - complete - running)
                 trials = [hb.add(ost.ask()) for _ in range(max(k, 0))]
+                if owner is not None:
+                    for t in trials:
+                        t.set_user_attr(lease_mod.OWNER_ATTR, owner)
             if n_budget is not None and lock.path is None:
                 trials = _drop_surplus(ost, trials, n_budget)
-            if not trials:  # others hold the remaining budget; wait for them (they may fail)
+            if not trials:  # others hold the remaining budget; wait for them (they may die)
+                if owner is not None:
+                    if recover_dead(study, ost, lock) == 0:
+                        time.sleep(0.05)
+                    continue
                 stall.check()
                 time.sleep(0.05)
                 continue
             stall.reset()
             try:
                 rows = [suggest(t, study.searched) for t in trials]
-                tell_batch(study, ost, trials, rows)
+                repeats = cache.answer(study, ost, trials, rows)
+                streak = streak + repeats if repeats == len(trials) else 0
             except KeyboardInterrupt:
                 for t in trials:  # re-run these on resume
                     ost.tell(t, state=TrialState.FAIL, skip_if_finished=True)
@@ -194,8 +354,8 @@ class _StallWatch:
     """Fallback for trials that can never go stale.
 
     A worker killed between ``ask`` (the trial exists, RUNNING) and its first
-    heartbeat leaves a trial Optuna never fails (no heartbeat row), and on a
-    journal storage (no heartbeats at all) any killed ``dse worker`` does.
+    heartbeat leaves a trial Optuna never fails (no heartbeat row). (Journal
+    and SQLite storages use owners and leases instead: :func:`recover_dead`.)
     When the other workers have nothing left to ask and the set of RUNNING
     trials shows no progress for ``timeout_s``, those trials are failed and
     their parameters re-queued. Evaluations take milliseconds to seconds, so

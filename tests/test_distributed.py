@@ -92,12 +92,27 @@ def test_workers_share_one_postgres_study(tmp_path, pg_url):
     outs = [p.communicate(timeout=300) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     trials = _trials(path)
-    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    complete = [t for t in trials if t.state == TrialState.COMPLETE and "repeat_of" not in t.user_attrs]
     assert len(complete) == 90
     assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING, TrialState.FAIL)]
     assert len({t.number for t in trials}) == len(trials)
     told = [int(o[0].split(":")[1].split()[0]) for o in outs]  # "worker i: N trials evaluated"
-    assert sum(told) == 90 and sum(1 for n in told if n > 0) >= 2  # the work was shared
+    assert sum(told) == sum(t.state == TrialState.COMPLETE for t in trials)  # new designs and repeats
+    assert sum(1 for n in told if n > 0) >= 2  # the work was shared
+
+
+def test_runs_and_a_worker_share_one_postgres_study(tmp_path, pg_url):
+    """Two `dse run` and a `dse worker` at once (issue 14 item 1): the exact budget, no traceback."""
+    path = _study(tmp_path, pg_url, "pgruns", n=90, batch=4)
+    run = [sys.executable, "-m", "dse.cli", "run", str(path), "--no-progress"]
+    procs = [subprocess.Popen(run, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)] + [_worker(path, 3)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 and "Traceback" not in o[1] for p, o in zip(procs, outs)), outs
+    trials = _trials(path)
+    new = [t for t in trials if t.state == TrialState.COMPLETE and "repeat_of" not in t.user_attrs]
+    assert len(new) == 90
+    assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
 
 
 def test_killed_worker_trials_are_failed_and_retried(tmp_path, pg_url):
@@ -120,7 +135,7 @@ def test_killed_worker_trials_are_failed_and_retried(tmp_path, pg_url):
     out, err = survivor.communicate(timeout=300)
     assert survivor.returncode == 0, err
     trials = _trials(path)
-    assert sum(t.state == TrialState.COMPLETE for t in trials) == 120
+    assert sum(t.state == TrialState.COMPLETE and "repeat_of" not in t.user_attrs for t in trials) == 120
     assert not [t for t in trials if t.state == TrialState.RUNNING]
     failed = {t.number for t in trials if t.state == TrialState.FAIL}
     assert set(orphans) <= failed

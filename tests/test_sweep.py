@@ -102,3 +102,31 @@ def test_sweep_cli_writes_results(tmp_path, run_cli):
     assert len(_rows(res / "trials.csv")) == 40 and (res / "pareto.png").exists()
     code, _, _ = run_cli("plot", res)
     assert code == 0
+
+
+def test_sweep_is_exactly_the_grid_the_file_names(tmp_path, run_cli):
+    """Every integer of an int range, log or not; the size is printed before the sweep starts."""
+    body = SWEEP.replace("RESULTS", str(tmp_path / "results")).replace(
+        "  cores: {low: 1, high: 32}", "  cores: {low: 1, high: 64, log: true}").replace(
+        "  clock_mhz: {low: 400, high: 800, points: 3}", "  clock_mhz: {low: 400, high: 800, step: 200}")
+    path = write(tmp_path / "log.yaml", body)
+    st = config.load(path)
+    assert Grid.of(st).values[0] == list(range(1, 65))
+    code, out, _ = run_cli("sweep", path, "--no-progress")
+    assert code == 0
+    assert out.splitlines()[0].startswith(f"sweep sw: {64 * 5 * 2 * 3} of {64 * 5 * 2 * 3} grid points")
+    rows = _rows(tmp_path / "results" / "sw" / "sweep" / "trials.csv")
+    assert sorted({int(r["param.cores"]) for r in rows}) == list(range(1, 65))
+    assert len(rows) == 64 * 5 * 2 * 3
+
+
+def test_float_range_without_step_or_points_is_an_error(tmp_path, run_cli):
+    body = SWEEP.replace("RESULTS", str(tmp_path / "results")).replace(
+        "  clock_mhz: {low: 400, high: 800, points: 3}", "  clock_mhz: {low: 400, high: 800}")
+    path = write(tmp_path / "f.yaml", body)
+    code, out, err = run_cli("sweep", path, "--no-progress")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "space.clock_mhz" in err and "'step' or 'points'" in err
+    assert not (tmp_path / "results").exists()
+    code, _, err = run_cli("sweep", write(tmp_path / "ok.yaml", SWEEP.replace("RESULTS", str(tmp_path))), "--n-jobs", "0")
+    assert code == 2 and "--n-jobs" in err

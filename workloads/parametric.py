@@ -89,10 +89,25 @@ def parse(spec: str) -> Workload:
         raise UserError(f"workload '{spec}': sparsity={sparsity} must be in [0, 1)")
     if bias < 0.0:
         raise UserError(f"workload '{spec}': bias={bias} must be >= 0")
+    if seed < 0:
+        raise UserError(f"workload '{spec}': seed={seed} must be >= 0")
+    nnz = m * k * (1.0 - sparsity)
+    if nnz > MAX_GENERATED_NNZ or m > MAX_GENERATED_ROWS:
+        raise UserError(
+            f"workload '{spec}': a generated {m} x {k} matrix at sparsity {sparsity:g} has ~{nnz:.3g} nonzeros "
+            f"in {m} rows; at most {MAX_GENERATED_NNZ:.0e} nonzeros and {MAX_GENERATED_ROWS:.0e} rows are generated "
+            "(raise sparsity, lower n, or give a Matrix Market file with file=PATH)"
+        )
     mat = sparse.generate(m, k, sparsity, bias, seed)
     pattern = SparsePattern(source="biased" if bias > 0 else "uniform", bias=bias, seed=seed)
     layer = cls(kind, m=m, k=k, n=cols, sparsity=sparsity, pattern=pattern, nnz=int(mat.nnz))
     return Workload(spec, (layer,))
+
+
+# Generated matrices live in memory (CSR: ~16 bytes per nonzero while generated, one loop step
+# per row): the largest that fits comfortably on a 24 GiB, 2-core machine.
+MAX_GENERATED_NNZ = 50_000_000
+MAX_GENERATED_ROWS = 10_000_000
 
 
 def _positive(spec: str, **sizes: int) -> None:

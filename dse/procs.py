@@ -1,0 +1,84 @@
+"""Worker processes that die with their parent, and signals that take Ctrl-C's clean path.
+
+* :func:`interrupt_on_term` makes SIGTERM (SLURM, ``docker stop``) and
+  SIGHUP (a closed terminal) raise ``KeyboardInterrupt`` like Ctrl-C, so
+  every exit goes through the same clean-up (in-flight trials failed and
+  re-queued, completed work kept).
+* :func:`die_with_parent` is called first thing in a worker process: on
+  Linux the kernel sends it SIGTERM when its parent dies
+  (``prctl(PR_SET_PDEATHSIG)``), and a watchdog thread checks the parent
+  PID every ``WATCH_S`` seconds (the portable path, and a guard for the
+  prctl's "parent *thread*" semantics). Either way the worker takes its
+  clean path, and is hard-killed if that has not ended it after
+  ``GRACE_S`` seconds, so a ``kill -9`` of ``dse run`` or ``dse sweep``
+  leaves no orphan evaluating the study.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+WATCH_S = 0.5
+GRACE_S = 30.0
+PR_SET_PDEATHSIG = 1
+
+
+def _raise_interrupt(signum, frame):
+    signal.signal(signum, signal.SIG_IGN)  # once: the clean path must not be interrupted again
+    raise KeyboardInterrupt
+
+
+def interrupt_on_term() -> None:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, _raise_interrupt)
+
+
+def _prctl_pdeathsig(sig: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+_WATCHED: set[int] = set()
+
+
+def die_with_parent(parent_pid: int, clean: bool = True) -> None:
+    """End this process when ``parent_pid`` (our parent) dies; see module doc.
+
+    ``clean``: take the SIGTERM -> KeyboardInterrupt path first (study
+    workers fail and re-queue their trials); else exit at once (sweep
+    chunks are written atomically, nothing to clean). Does nothing if
+    ``parent_pid`` is not our parent (e.g. a Dask worker) or already set up.
+    """
+    if os.getppid() != parent_pid or parent_pid in _WATCHED:
+        return
+    _WATCHED.add(parent_pid)
+    if clean:  # (a pool's worker may be started from a helper thread: no prctl there, the watchdog only)
+        interrupt_on_term()
+        _prctl_pdeathsig(signal.SIGTERM)
+    if os.getppid() != parent_pid:  # the parent died before the prctl took effect
+        os._exit(1)
+
+    def watch():
+        stop = threading.Event()
+        while not stop.wait(WATCH_S):
+            if os.getppid() != parent_pid:
+                if clean:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    stop.wait(GRACE_S)
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="dse-parent-watch").start()

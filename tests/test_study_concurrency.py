@@ -1,0 +1,228 @@
+"""A study shared by several processes, killed and interrupted (issue 14, items 1-3 and 9).
+
+* any number of ``dse run`` / ``dse worker`` on one study (journal, SQLite)
+  cooperate to the exact budget: trials in flight in a live process are
+  never taken for dead (ownership by liveness, :mod:`dse.lease`);
+* ``kill -9`` of a ``dse run`` with ``n_jobs: 2`` (and of a ``dse sweep``)
+  leaves no worker alive; SIGTERM / SIGHUP / Ctrl-C leave no RUNNING trial;
+* a journal lock whose holder died is free at once.
+
+No test depends on the speed of the machine: processes are awaited by
+their exit or by polling a condition with a generous limit (a hang guard).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from optuna.trial import TrialState
+
+from dse import config, lease, storage, study as study_mod, worker
+from workloads.errors import UserError
+
+from .conftest import ROOT, write
+
+HANG_S = 600  # only a guard against a hang, never a timing assumption
+
+STUDY = """
+name: {name}
+arch: multicore
+workload: fc2
+space:
+  cores: {{low: 1, high: 64}}
+  placement: [B, T1, TR1, T2, TR2]
+  ni: [8, 16, 32]
+  clock_mhz: {{low: 300, high: 1000, step: 50}}
+objectives: [total.time_s, total.area_mm2]
+sampler: {{name: nsga2, seed: 0, options: {{population_size: 10}}}}
+n_trials: {n}
+batch_size: {batch}
+results_dir: {results}
+"""
+
+
+def make(tmp_path, name="c", n=120, batch=5, storage_url=None, extra=""):
+    text = STUDY.format(name=name, n=n, batch=batch, results=tmp_path / "results")
+    if storage_url:
+        text += f"storage: {storage_url}\n"
+    return write(tmp_path / f"{name}.yaml", text + extra)
+
+
+def start(*args, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dse.cli", *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"), **kw)
+
+
+def trials(path):
+    st = config.load(path)
+    return study_mod.open_study(st, load_only=True).get_trials(deepcopy=False)
+
+
+def by_state(ts):
+    """Trials by state; repeated designs (answered from earlier trials, not in the budget) left out."""
+    out: dict[TrialState, int] = {}
+    for t in ts:
+        if "repeat_of" not in t.user_attrs:
+            out[t.state] = out.get(t.state, 0) + 1
+    return out
+
+
+def wait_for(cond, what: str):
+    """Poll ``cond`` until true (the limit is a hang guard only)."""
+    deadline = time.monotonic() + HANG_S
+    while time.monotonic() < deadline:
+        try:
+            if cond():
+                return
+        except (KeyError, ValueError, OSError, UserError):  # the study or file is not there yet
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def children(pid: int) -> set[int]:
+    """PIDs whose parent is ``pid`` (from /proc)."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rpartition(")")[2].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.add(int(d.name))
+    return out
+
+
+def gone(pid: int) -> bool:
+    return lease._start_ticks(pid) is None
+
+
+@pytest.mark.parametrize("kind", ["journal", "sqlite"])
+def test_runs_and_workers_share_one_study_to_the_exact_budget(tmp_path, kind):
+    url = f"sqlite:///{tmp_path / 'c.db'}" if kind == "sqlite" else None
+    path = make(tmp_path, n=150, storage_url=url)
+    first = start("run", path, "--no-progress")
+    wait_for(lambda: by_state(trials(path)).get(TrialState.COMPLETE, 0) >= 5, "the first run to make progress")
+    others = [start("run", path, "--no-progress"), start("worker", path, "--worker-id", 2)]
+    outs = [p.communicate(timeout=HANG_S) for p in [first, *others]]
+    for p, (out, err) in zip([first, *others], outs):
+        assert p.returncode == 0 and "Traceback" not in err, err
+        assert "re-queued" not in out  # nobody took a live process's trials for dead
+    ts = trials(path)
+    assert by_state(ts) == {TrialState.COMPLETE: 150}
+    owners = {t.user_attrs[lease.OWNER_ATTR].split(":")[1] for t in ts}
+    assert len(owners) >= 2  # the work was shared
+
+
+def test_only_trials_of_dead_owners_are_recovered(tmp_path):
+    path = make(tmp_path, n=10)
+    st = config.load(path)
+    ost = study_mod.open_study(st)
+    dead = subprocess.run([sys.executable, "-c", "from dse import lease; print(lease.me().token)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    mine = lease.me().token
+    leases = worker.lease_dir(st)
+    leases.mkdir(parents=True)
+    remote_live = lease.Owner("elsewhere", 7, "1")
+    remote_dead = lease.Owner("elsewhere", 8, "1")
+    remote_live.lease_file(leases).write_text("x")
+    remote_dead.lease_file(leases).write_text("x")
+    old = time.time() - 10 * st.grace_period
+    os.utime(remote_dead.lease_file(leases), (old, old))
+    tokens = {"mine": mine, "dead": dead, "remote_live": remote_live.token, "remote_dead": remote_dead.token,
+              "none": None}
+    asked = {}
+    for label, token in tokens.items():
+        t = ost.ask()
+        t.suggest_int("cores", 1, 64)
+        if token is not None:
+            t.set_user_attr(lease.OWNER_ATTR, token)
+        asked[label] = t.number
+    assert worker.recover_dead(st, ost) == 3
+    state = {t.number: t.state for t in ost.get_trials()}
+    for label in ("mine", "remote_live"):
+        assert state[asked[label]] == TrialState.RUNNING
+    for label in ("dead", "remote_dead", "none"):
+        assert state[asked[label]] == TrialState.FAIL
+    retried = [t.user_attrs["retry_of"] for t in ost.get_trials(states=(TrialState.WAITING,))]
+    assert sorted(retried) == sorted(asked[k] for k in ("dead", "remote_dead", "none"))
+
+
+def test_kill_9_of_a_parallel_run_leaves_no_worker(tmp_path):
+    path = make(tmp_path, name="orph", n=1_000_000, extra="n_jobs: 2\n")
+    parent = start("run", path, "--no-progress")
+    wait_for(lambda: len(children(parent.pid)) >= 2 and by_state(trials(path)).get(TrialState.COMPLETE, 0) >= 10,
+             "two workers completing trials")
+    kids = children(parent.pid)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    wait_for(lambda: all(gone(k) for k in kids), "the workers to die with their parent")
+    # a new run recovers what the dead workers held, and finishes an exact budget
+    n = by_state(trials(path)).get(TrialState.COMPLETE, 0) + 10
+    done = subprocess.run([sys.executable, "-m", "dse.cli", "run", str(path), "--no-progress", "--n-trials", str(n)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_S)
+    assert done.returncode == 0, done.stderr
+    ts = trials(path)
+    assert by_state(ts).get(TrialState.COMPLETE) == n and TrialState.RUNNING not in by_state(ts)
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "SIGTERM", "SIGHUP"])
+def test_interrupt_of_a_parallel_run_leaves_no_running_trial(tmp_path, how):
+    path = make(tmp_path, name="intr", n=1_000_000, extra="n_jobs: 2\n")
+    proc = start("run", path, "--no-progress", start_new_session=True)
+    wait_for(lambda: len(children(proc.pid)) >= 2 and by_state(trials(path)).get(TrialState.COMPLETE, 0) >= 10,
+             "two workers completing trials")
+    kids = children(proc.pid)
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends: the whole process group
+    else:
+        proc.send_signal(getattr(signal, how))
+    _, err = proc.communicate(timeout=HANG_S)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "run the same command again to resume" in err
+    wait_for(lambda: all(gone(k) for k in kids), "the workers to exit")
+    assert TrialState.RUNNING not in by_state(trials(path))
+
+
+def test_kill_9_of_a_sweep_leaves_no_worker(tmp_path):
+    body = STUDY.format(name="sw", n=1, batch=1, results=tmp_path / "results").replace(
+        "  clock_mhz: {low: 300, high: 1000, step: 50}", "  clock_mhz: {low: 300, high: 1000, step: 0.05}")
+    path = write(tmp_path / "sw.yaml", body)
+    parent = start("sweep", path, "--no-progress", "--n-jobs", 2, "--chunk", 64)
+    chunks = tmp_path / "results" / "sw" / "sweep" / "chunks"
+    wait_for(lambda: len(children(parent.pid)) >= 2 and len(list(chunks.glob("chunk_*.json"))) >= 2,
+             "the sweep's workers to finish chunks")
+    kids = children(parent.pid)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    wait_for(lambda: all(gone(k) for k in kids), "the sweep's workers to die with their parent")
+
+
+def test_journal_lock_of_a_dead_holder_is_free_at_once(tmp_path):
+    lock_file = tmp_path / "study.journal.flock"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from dse.storage import FlockLock; lock = FlockLock(sys.argv[1]); lock.acquire(); "
+        "print('held', flush=True); time.sleep(3600)"), str(lock_file)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    assert lock_file.read_text().split()[0] == str(holder.pid)  # the holder is recorded
+    with open(lock_file) as fh:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    holder.kill()
+    holder.wait()
+    lock = storage.FlockLock(str(lock_file))
+    with open(lock_file) as fh:  # free without waiting: the kernel dropped the dead holder's lock
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    assert lock.acquire()
+    assert lock_file.read_text().split()[0] == str(os.getpid())
+    lock.release()
