@@ -32,6 +32,7 @@ from workloads.errors import UserError
 from . import plots, results
 from .config import Dim, Study
 from .units import fmt, label as unit_label, plain_name, scale_for, short_name
+from .worker import REPEAT_ATTR
 
 #: contract totals shown for every Pareto point (docs/contract.md), besides the objectives
 KEY_METRICS = ("total.time_s", "total.energy_j", "total.dram_bytes", "total.area_mm2", "total.utilization",
@@ -202,9 +203,11 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
     facts.append(("storage", storage.describe(st.storage, st.out_dir)))
     trials = src.ost.get_trials(deepcopy=False)
     by_state = {s: sum(t.state == s for t in trials) for s in TrialState}
-    n_complete = by_state[TrialState.COMPLETE]
+    n_repeat = sum(t.state == TrialState.COMPLETE and REPEAT_ATTR in t.user_attrs for t in trials)
+    n_complete = by_state[TrialState.COMPLETE] - n_repeat  # distinct designs (the budget counts these)
     n_infeas = int((~feas).sum())
     facts.append(("trials", f"{n_complete:,} complete ({n_complete - n_infeas:,} feasible, {n_infeas:,} infeasible), "
+                  f"{n_repeat:,} repeated designs answered from earlier trials, "
                   f"{by_state[TrialState.FAIL]:,} failed, {by_state[TrialState.PRUNED]:,} pruned, "
                   f"{by_state[TrialState.RUNNING]:,} running"))
     starts = [t.datetime_start for t in trials if t.datetime_start]
