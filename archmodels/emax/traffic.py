@@ -281,9 +281,14 @@ def _ints(r: dict[str, np.ndarray], *keys: str) -> list[np.ndarray]:
     return [np.asarray(r[k], dtype=np.int64) for k in keys]
 
 
+#: where a plan puts its data (booleans; see :func:`placement`)
+_PLACEMENT = ("ic_inner", "halo_dram", "halo_kept", "stage_in", "in_res", "keep")
+
+
 def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
     """Columns every plan has: its counts plus the mapping numbers and the fused pooling pass."""
     out = {k: r[k] for k in ("rows_used", "regs", "alus", "macs", "icpar")}
+    out.update({k: False for k in _PLACEMENT})  # schedules without an SPM place nothing there
     out.update(cols)
     out["other_ops"] = np.maximum(0, r["alus"] - r["macs"]) * cols["iterations"]
     for k in ("ops", "iterations", "loop_ends", "regs", "rows_used"):
@@ -337,8 +342,16 @@ def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTa
 
 
 # ---------------------------------------------------------------- EMAXVR (loop nests, SPM)
-#: (stage weights in the SPM, partial sums in DRAM) of the schedules tried per mapping, in order
-VR_VARIANTS = ((False, False), (True, False), (False, True))
+#: the schedules tried per mapping, in order: (stage weights in the SPM, partial sums in DRAM, halo rows of an
+#: output-row band re-read from DRAM instead of kept in the SPM, input-channel loop inside the start). The first
+#: three are the thesis's schedules (spec §3.1); the others widen the tiling space (issue 12).
+VR_VARIANTS = ((False, False, False, False), (True, False, False, False), (False, True, False, False),
+               (False, False, True, False), (True, False, True, False),
+               (False, False, False, True), (True, False, False, True), (False, False, True, True),
+               (True, False, True, True))
+#: user pins of the schedule (``r`` columns; ``auto`` = searched): where partial sums live, where halo rows
+#: come from, where the input-channel loop sits, and the band size (0 = the largest that fits)
+PINS = {"psum_home": ("auto", "spm", "dram"), "halo": ("auto", "spm", "dram"), "ic_loop": ("auto", "outer", "inner")}
 
 
 def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTable:
@@ -353,8 +366,8 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     rep = np.repeat(np.arange(n0), len(VR_VARIANTS))
     var = np.tile(np.arange(len(VR_VARIANTS)), n0)
     v = {k: np.asarray(a)[rep] for k, a in r.items()}
-    v.update(stage_w=np.array([s[0] for s in VR_VARIANTS])[var], psum_dram=np.array([s[1] for s in VR_VARIANTS])[var],
-             src=rep)
+    flags = np.array(VR_VARIANTS, dtype=bool)[var]
+    v.update(stage_w=flags[:, 0], psum_dram=flags[:, 1], halo_dram=flags[:, 2], ic_inner=flags[:, 3], src=rep)
     v.update(shape_columns(shapes, v["shape"]))
     ok = _vr_spm_plan(v)
     return _vr_traffic(shapes, {k: a[ok] for k, a in v.items()})
@@ -363,7 +376,8 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
 def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     """Which rows of ``v`` have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so
     that one accumulation unit fits, where partial sums live, staged inputs, the SPM need."""
-    stage_w, psum_dram, mac = v["stage_w"], v["psum_dram"], v["mac"]
+    stage_w, psum_dram, halo_dram, ic_inner, mac = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner",
+                                                                   "mac"))
     g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (v[k] for k in _CONV)
     e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
         v, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
@@ -398,7 +412,10 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
     bad |= swap_m & (S > 0) & ~(stage_in | in_res)
     # output-row bands keep the kernel halo rows of every input channel so a band boundary re-reads nothing
-    halo_keep = np.where(stage_in & rows_m & oh_out, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
+    # (variant ``halo_dram``: re-read them from DRAM per band, which leaves the SPM to larger bands)
+    halo_rows = stage_in & rows_m & oh_out & (kh_ext > stride)
+    bad |= halo_dram & ~halo_rows
+    halo_keep = np.where(halo_rows & ~halo_dram, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
     fixed = resident + np.where(stage_in, staged, 0.0) + np.where(stage_w, w_group * gpar, 0.0)
 
     def need(t: np.ndarray) -> np.ndarray:
@@ -411,6 +428,14 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     banded = ~keep_all & ~keep_pooled & ~no_spm & ~in_dram & needs_unit
     plain = ~(keep_all | keep_pooled | no_spm | in_dram | banded)
     t0 = _first_band_count(units, need, S)
+    # variant ``ic_inner``: a start loops OW, OC and the input-channel passes over one output row, so the
+    # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
+    bad |= ic_inner & ~(oh_out & banded & (passes > 1))
+    t0 = np.where(ic_inner, np.where(need(units) <= S, units, 0), t0)
+    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
+    size = np.asarray(v.get("band_size", np.zeros(len(t0))), dtype=np.int64)
+    per_unit = np.where(oh_out, 1, ocp)
+    t0 = np.where((size > 0) & (t0 > 0), np.maximum(t0, _cdiv(units, np.maximum(1, size // per_unit))), t0)
     t = np.maximum(t0, 1)
     bad |= keep_all & ((S == 0) | (fixed + out_total > S))
     bad |= keep_pooled
@@ -420,9 +445,24 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
     spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need(t)], fixed)
     bad |= stage_w & (bands == 1) & (n_seg == 1)  # staging weights only pays off when they would be re-read
+    bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
+    bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
     v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, stage_in=stage_in, halo_keep=halo_keep, passes=passes,
              n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total, per_band_pool=per_band_pool)
     return ~bad
+
+
+def _pinned_out(v: dict[str, np.ndarray], psum_home, halo_kept, ic_inner, passes) -> np.ndarray:
+    """Plans a user pin (:data:`PINS` columns of ``v``; absent or ``auto`` = searched) excludes."""
+    n = len(passes)
+
+    def pin(name: str, value: str) -> np.ndarray:
+        return np.asarray(v.get(name, np.full(n, "auto", dtype=object)), dtype=object) == value
+
+    out = pin("psum_home", "spm") & (psum_home == _DRAM) | pin("psum_home", "dram") & (psum_home == _SPM)
+    out |= pin("halo", "dram") & halo_kept | pin("halo", "spm") & np.asarray(v["halo_dram"], dtype=bool)
+    out |= pin("ic_loop", "outer") & ic_inner | pin("ic_loop", "inner") & ~ic_inner & (passes > 1)
+    return out
 
 
 def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTable:
@@ -447,7 +487,9 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
 
     # ---- counts per group (bytes) and per group batch (starts, iterations) ----
     starts = g2 * z * n_seg * passes
-    activations = starts * bands
+    runs = starts * bands  # (start, pass) runs: what the transfers are counted per
+    ic_inner = np.asarray(v["ic_inner"], dtype=bool)
+    activations = np.where(ic_inner, runs // np.maximum(passes, 1), runs)  # the passes of a row share a start
     seg_iters = (n_seg - 1) * _cdiv(ow_seg, pxp) + _cdiv(ow - (n_seg - 1) * ow_seg, pxp)
     iters = g2 * passes * oc_iters * oh * seg_iters
     loop_ends = g2 * passes * oc_iters * oh * n_seg
@@ -472,7 +514,7 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     stages = [("input", np.where(one, regions, dram_rows), np.where(one, dram_rows * row_b / regions, row_b), stage_in)]
     # at each output row (rows), each output row of each output-channel iteration (swap), once per start (resident)
     in_bursts = np.select([rows_m, swap_m], [g2 * passes * z * n_seg * oh, g2 * passes * n_seg * oc_iters * oh],
-                          activations)
+                          runs)
     in_bursts = np.maximum(in_bursts, 1)
     # broadcast: each channel's rows needed at a burst go out as one transfer (spec §3 item 2)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -484,13 +526,13 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     # weights (one transfer per kernel LMM per start; re-read per output-row band and per segment)
     bias_g = oc * e
     w_deliv = g * (w_group - bias_g) * t_oh * n_seg
-    w_count = np.maximum(activations * klmm, 1)
+    w_count = np.maximum(runs * klmm, 1)
     n_chunks = np.ceil(g * w_group / 4096)
     with np.errstate(divide="ignore", invalid="ignore"):
         stages.append(("weight", n_chunks, g * w_group / n_chunks, stage_w))
     spm_w = spm_w + np.where(stage_w, g * w_group, 0.0)
     spm_r = spm_r + np.where(stage_w, w_deliv, 0.0)
-    slots += _split_first("weight", ~stage_w, activations, w_count / activations, w_deliv / w_count,
+    slots += _split_first("weight", ~stage_w, runs, w_count / runs, w_deliv / w_count,
                           np.where(pat_a, in_par, c), mac)
     # bias: to the bottom PEs with the first pass of every accumulation unit
     units_act = g2 * z * n_seg * bands
@@ -532,7 +574,8 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
 
     cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
-                      psum_home=psum_home, stage_w=stage_w)
+                      psum_home=psum_home, stage_w=stage_w, ic_inner=ic_inner, halo_dram=v["halo_dram"],
+                      halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep)
     return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, np.where(oh_out, "output-row", "output-channel")),
                      slots, stages, [], v["load_bytes_per_iter"])
 
