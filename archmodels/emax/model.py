@@ -40,15 +40,24 @@ from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
 from .timing import STATES, Link, pair_dram_reads, pair_states
-from .traffic import KINDS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans, schedule_label
+from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans,
+                      schedule_label)
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
 
 #: plans whose criterion value is within this fraction of the best count as ties (then fewer DRAM bytes win)
 TIE_RTOL = 0.03
+#: ``criterion=time_then_dram``: the time a designer gives up for less DRAM traffic (a stated preference, not
+#: fitted: plans within 10 % of the fastest count as ties, then the least DRAM traffic wins)
+TIME_THEN_DRAM_RTOL = 0.10
+CRITERIA = ("time", "energy", "dram", "edp", "time_then_dram")
 #: parameters that decide mappings and schedules (planned once per unique combination)
-STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "pattern", "loop_order", "pool_fusion", "pool_schedule")
-_STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule": "after_conv"}
+STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "pattern", "loop_order", "pool_fusion", "pool_schedule",
+          "psum_home", "halo", "ic_loop", "band_size")
+_STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule": "after_conv", "psum_home": "auto",
+                    "halo": "auto", "ic_loop": "auto", "band_size": 0}
+#: the schedule pins of :data:`STRUCT` (``auto`` / 0 = searched), passed to the EMAXVR plan builder
+PIN_KEYS = ("psum_home", "halo", "ic_loop", "band_size")
 DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psum", "write"),
                   ("output", "write"), ("spill", "read"), ("spill", "write"))
 #: structural combinations x layers planned together (bounds the size of the plan tables)
@@ -68,7 +77,9 @@ def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
               doc="external read latency (15 cycles at 240 MHz: 2 CDC + 10 controller + 3 CAS)"),
         Param("fsm_bus_bits", "choice", 128, choices=(32, 64, 128, 256, 512), unit="bit", doc="width of each FSM bus"),
         Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="technology node for energy and area"),
-        Param("criterion", "choice", "time", choices=("time", "energy", "dram"), doc="what the mapper minimises",
+        Param("criterion", "choice", "time", choices=CRITERIA,
+              doc="what the mapper minimises per layer: time (ties within 3 % go to less DRAM traffic), energy, "
+                  "dram, edp (energy x time), time_then_dram (within 10 % of the fastest, the least DRAM traffic)",
               knob=True),
     ]
 
@@ -250,6 +261,16 @@ class EmaxvrModel(_EmaxBase):
               knob=True),
         Param("pool_schedule", "choice", "after_conv", choices=("after_conv", "per_band"),
               doc="fused pooling after the whole conv (thesis) or per finished band", knob=True),
+        Param("psum_home", "choice", "auto", choices=PINS["psum_home"],
+              doc="where partial sums live between input-channel passes (auto = searched)", knob=True),
+        Param("halo", "choice", "auto", choices=PINS["halo"],
+              doc="kernel-halo rows of an output-row band: kept in the SPM or re-read from DRAM (auto = searched)",
+              knob=True),
+        Param("ic_loop", "choice", "auto", choices=PINS["ic_loop"],
+              doc="input-channel passes: outer = one start per pass (thesis), inner = inside the start over one "
+                  "output row (auto = searched)", knob=True),
+        Param("band_size", "int", 0, 0, 4096, unit="", doc="at most this many output rows (or channels) per SPM "
+              "band; 0 = the largest that fits", knob=True),
     ])
 
 
@@ -365,15 +386,18 @@ def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram
     """Position of the chosen plan among each point's candidates.
 
     Arrays over (point, candidate) pairs, a point's candidates contiguous from ``start[point]``. The
-    criterion picks the plans within :data:`TIE_RTOL` of the best; among them the fewest DRAM bytes
+    criterion picks the plans within :data:`TIE_RTOL` of the best (:data:`TIME_THEN_DRAM_RTOL` of the
+    fastest for ``time_then_dram``; ``edp`` = energy x time); among them the fewest DRAM bytes
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
     """
-    by = np.where(criterion == "time", time_s, np.where(criterion == "energy", energy_j, dram_b))
+    by = np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
+                   [energy_j, dram_b, energy_j * time_s], time_s)
     second = np.where(criterion == "dram", time_s, dram_b)
     third = np.where(criterion == "energy", time_s, energy_j)
     cnt = np.diff(np.append(start, len(time_s)))
     ok = np.ones(len(time_s), bool)
-    for metric, rtol in ((by, TIE_RTOL), (second, 1e-3), (third, 0.0)):
+    first_rtol = np.where(criterion == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)
+    for metric, rtol in ((by, first_rtol), (second, 1e-3), (third, 0.0)):
         v = np.where(ok, metric, np.inf)
         ok &= v <= np.repeat(np.minimum.reduceat(v, start), cnt) * (1 + rtol) + 1e-30
     local = np.arange(len(time_s)) - np.repeat(start, cnt)
@@ -494,7 +518,8 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     cands = [[_candidates(shapes[i], mhws[k], pattern[k], order[k], layers[i].kind) if fused[i][k] is None
               else ((), ()) for k in range(nk)] for i in range(nl)]
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
-    planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched])
+    pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
+    planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched], pins)
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
         if vr_spm[k]:
@@ -527,7 +552,7 @@ class _Planned:
 
 
 def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fused, pooled: np.ndarray,
-                   per_band: list[bool]) -> _Planned:
+                   per_band: list[bool], pins: list[dict[str, Any]]) -> _Planned:
     """The plans of every layer not fused, for each combination k in its first ``ctxs[k]`` contexts."""
     nl, nk = len(shapes), len(hws)
     maps: list[Mapping] = []
@@ -549,7 +574,10 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
     r.update(cols=np.array([h.cols for h in hws], dtype=float)[ki], spm=np.array([h.spm_bytes for h in hws], dtype=float)[ki],
              elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
              resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
-             has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki])
+             has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki],
+             band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki])
+    for name in PINS:
+        r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=object)[ki]
     passes = _pool_passes(shapes, pooled, hws)
     for name, v in passes.items():
         r[name] = v[li, ki]

@@ -352,6 +352,7 @@ VR_VARIANTS = ((False, False, False, False), (True, False, False, False), (False
 #: user pins of the schedule (``r`` columns; ``auto`` = searched): where partial sums live, where halo rows
 #: come from, where the input-channel loop sits, and the band size (0 = the largest that fits)
 PINS = {"psum_home": ("auto", "spm", "dram"), "halo": ("auto", "spm", "dram"), "ic_loop": ("auto", "outer", "inner")}
+PIN_PREFIX = "pin_"
 
 
 def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTable:
@@ -457,7 +458,7 @@ def _pinned_out(v: dict[str, np.ndarray], psum_home, halo_kept, ic_inner, passes
     n = len(passes)
 
     def pin(name: str, value: str) -> np.ndarray:
-        return np.asarray(v.get(name, np.full(n, "auto", dtype=object)), dtype=object) == value
+        return np.asarray(v.get(PIN_PREFIX + name, np.full(n, "auto", dtype=object)), dtype=object) == value
 
     out = pin("psum_home", "spm") & (psum_home == _DRAM) | pin("psum_home", "dram") & (psum_home == _SPM)
     out |= pin("halo", "dram") & halo_kept | pin("halo", "spm") & np.asarray(v["halo_dram"], dtype=bool)
