@@ -336,6 +336,7 @@ def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTa
     weights = np.where(x["mac"], (g * oc * ic * kh * kw + g * oc) * e, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=ops, passes=passes,
                       starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=x["mac"],
+                      compulsory=conv_compulsory_bytes(shapes, r["shape"], e, weights, g * oc * oh * ow * e),
                       psum_home=np.where(passes > 1, _DRAM, _NONE), stage_w=False)
     return _assemble(n, np.ones(n, bool), np.arange(n), cols, _label(r, "-"), slots, [], [("weight", weights, True)],
                      r["load_bytes_per_iter"])
@@ -573,12 +574,30 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     slots.append(_Slot("output", True, _POOL, ~keep, pooled_total / prow, 1, prow, c, has_pool))
     spm_w = spm_w + np.where(has_pool & keep, pooled_total, 0.0)
 
+    out_once = np.where(keep, 0.0, np.where(has_pool, pooled_total, out_total))
+    compulsory = conv_compulsory_bytes(shapes, v["shape"], e, g * w_group, out_once, in_res)
     cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
+                      compulsory=compulsory,
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
                       psum_home=psum_home, stage_w=stage_w, ic_inner=ic_inner, halo_dram=v["halo_dram"],
                       halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep)
     return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, np.where(oh_out, "output-row", "output-channel")),
                      slots, stages, [], v["load_bytes_per_iter"])
+
+
+def conv_compulsory_bytes(shapes: Sequence[ConvShape], idx: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray,
+                          out_bytes: np.ndarray, in_spm: np.ndarray | bool = False) -> np.ndarray:
+    """DRAM bytes no schedule can avoid (issue 12): every input element the layer reads, every weight and every
+    output element it leaves in DRAM, moved once. An input already in the SPM (chained from the previous
+    layer) and an output kept there for the next layer cost nothing; ``out_bytes`` says what is left in DRAM."""
+    touched = _lookup(_touched_inputs, shapes, idx, np.zeros(len(idx), dtype=np.int64))
+    return np.where(in_spm, 0.0, touched * elem) + weight_bytes + out_bytes
+
+
+@lru_cache(maxsize=4096)
+def _touched_inputs(sh: ConvShape, _unused: int = 0) -> int:
+    """Input elements (all groups and channels) inside the rows and columns the output reads."""
+    return sh.groups * sh.ic * sh.input_rows(0, sh.oh) * sh.input_cols(0, sh.ow)
 
 
 def _first_band_count(units: np.ndarray, need, budget: np.ndarray) -> np.ndarray:
@@ -635,6 +654,7 @@ def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
     in_bytes = inputs * nb * e
     spm_r = spm_r + np.where(in_res, in_bytes, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=inputs * outputs * nb,
+                      compulsory=np.where(in_res, 0.0, in_bytes) + w_bytes + np.where(keep, 0.0, outputs * nb * e),
                       passes=passes, starts=starts, bands=1, spm_read=spm_r, spm_write=spm_w,
                       spm_need=np.where(psum_home == _SPM, psum_vec, 0.0), mac=True, psum_home=psum_home,
                       stage_w=False)
