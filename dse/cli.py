@@ -1,6 +1,6 @@
 """The ``dse`` command line.
 
-    dse evaluate ARCH WORKLOAD [--set key=value]... [--json]
+    dse evaluate ARCH WORKLOAD [--set key=value]... [--json] [--explain]
     dse run STUDY.yaml [--n-trials N] [--n-jobs N]
     dse worker STUDY.yaml            # join a running study from another process/machine
     dse sweep STUDY.yaml [--n-jobs N] [--sample N] [--backend loky|dask --scheduler ADDR]
@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("workload", help="built-in name, parametric (spmm:n=..,sparsity=..) or a file")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="set a parameter")
     e.add_argument("--json", action="store_true", help="print the JSON contract")
+    e.add_argument("--explain", action="store_true", help="also print each layer's chosen mapping and runner-up")
 
     r = sub.add_parser("run", help="run or resume a study to its trial budget")
     r.add_argument("study")
@@ -104,6 +105,10 @@ def cmd_evaluate(args) -> int:
     params = model.params.parse_sets(args.set)
     result = model.evaluate(load_workload(args.workload), **params)
     print(to_json(result) if args.json else table(result))
+    if args.explain:
+        from .evaluation import explain
+
+        print(explain(result))
     return 0
 
 

@@ -39,6 +39,7 @@ from .. import tech
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
+from .explain import EXPLAIN_KEYS, RATIO_KEYS, explain_labels, verdicts
 from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans,
                       schedule_label)
@@ -113,6 +114,9 @@ def _metrics() -> tuple[Metric, ...]:
         Metric("dram_compulsory_bytes", "B", "inputs read + weights + outputs left in DRAM, each once (no mapping "
                "moves less; 0 for what stays in the SPM between layers)"),
         Metric("dram_traffic_ratio", "1", "DRAM bytes / dram_compulsory_bytes (1 = every datum moved once)"),
+        Metric("runner_up_time_ratio", "1", "time of the runner-up plan (best other plan by the criterion) / chosen"),
+        Metric("runner_up_dram_ratio", "1", "DRAM bytes of the runner-up plan / chosen"),
+        Metric("runner_up_energy_ratio", "1", "energy of the runner-up plan / chosen"),
         Metric("dram_energy_j", "J", "DDR3L read/write energy (spec §5)"),
         Metric("compute_energy_j", "J", "MAC/MAX and other ALU operations"),
         Metric("sram_energy_j", "J", "LMM and SPM accesses"),
@@ -313,7 +317,8 @@ class _LayerArrays:
         self.n = n
         self.metrics: dict[str, np.ndarray] | None = None
         self.states = {s: np.full(n, np.nan) for s in STATES}
-        self.labels = {k: np.full(n, None, dtype=object) for k in ("mapping", "loop_order", "schedule", "fused_into")}
+        self.labels = {k: np.full(n, None, dtype=object)
+                       for k in ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS}
         self.feasible = np.ones(n, bool)
         self.reason = np.full(n, "", dtype=object)
 
@@ -332,7 +337,8 @@ class _LayerArrays:
                 v[pts] = 0.0
             self.labels["fused_into"][pts] = into
             self.labels["mapping"][pts] = np.array([f"fused into {f}" for f in into], dtype=object)
-            self.labels["loop_order"][pts] = self.labels["schedule"][pts] = "-"
+            for k in ("loop_order", "schedule") + EXPLAIN_KEYS:
+                self.labels[k][pts] = "-"
         for k, why in enumerate(reason):
             if why:
                 self.feasible[idx[k]] = False
@@ -375,17 +381,59 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         t = cycles / link.clock_hz[pair_pt]
         en = cost.dram_energy_j(st["_dram_read"], st["_dram_write"]) + (e_comp + e_sram)
         dr = st["_dram_read"] + st["_dram_write"]
-        pick = start + select(pp.criterion[pair_pt], t, en, dr, start)
+        crit = pp.criterion[pair_pt]
+        pick = start + select(crit, t, en, dr, start)
         rows = pair_row[pick]
         res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts))
-        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
-                  "schedule": schedule_label(tab, rows)}
+        ru = runner_up(crit, t, en, dr, start, pick)
+        has = ru >= 0
+        ru_at = np.where(has, ru, pick)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = {k: np.where(has, v[ru_at] / v[pick], np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
+        res.update(ratios)
+        by = _primary(crit, t, en, dr)
+        rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
+        verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
+                           dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
+        sched = _unique_map(rows, lambda r: schedule_label(tab, r))
+        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows], "schedule": sched}
+        labels.update(explain_labels(tab, rows, np.where(has, pair_row[ru_at], -1), verdict))
     layer_of = np.repeat(li, n_pts)
     bounds = np.searchsorted(layer_of, np.arange(len(out) + 1))
     for i, arrays in enumerate(out):
         part = slice(bounds[i], bounds[i + 1])
         arrays.add(p.fused_into[i], p.reason[i], idx, bool(p.count[i, 0] > 0), pts[part],
                    {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()})
+
+
+def _unique_map(rows: np.ndarray, fn) -> np.ndarray:
+    """``fn`` (of an array of plan rows) evaluated on the distinct rows only, spread back over ``rows``."""
+    uniq, inv = np.unique(rows, return_inverse=True)
+    return np.asarray(fn(uniq), dtype=object)[inv.reshape(-1)]
+
+
+def _primary(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
+    """The value each pair's criterion ranks plans by."""
+    return np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
+                     [energy_j, dram_b, energy_j * time_s], time_s)
+
+
+def runner_up(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+              start: np.ndarray, pick: np.ndarray) -> np.ndarray:
+    """Per point, the pair index of the best other plan by the point's criterion (-1 if none differs).
+
+    Plans with the chosen plan's time and DRAM bytes (the same schedule reached another way) do not count.
+    """
+    cnt = np.diff(np.append(start, len(time_s)))
+    same = (np.isclose(time_s, np.repeat(time_s[pick], cnt), rtol=1e-9, atol=0)
+            & np.isclose(dram_b, np.repeat(dram_b[pick], cnt), rtol=1e-9, atol=0))
+    v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b))
+    best = np.minimum.reduceat(v, start) if len(v) else np.zeros(0)
+    at = np.flatnonzero(v == np.repeat(best, cnt))
+    first = np.full(len(start), -1, dtype=np.int64)
+    seg = np.searchsorted(start, at, side="right") - 1
+    first[seg[::-1]] = at[::-1]  # the first pair of each segment that attains its best
+    return np.where(np.isfinite(best), first, -1)
 
 
 def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
@@ -397,8 +445,7 @@ def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram
     fastest for ``time_then_dram``; ``edp`` = energy x time); among them the fewest DRAM bytes
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
     """
-    by = np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
-                   [energy_j, dram_b, energy_j * time_s], time_s)
+    by = _primary(criterion, time_s, energy_j, dram_b)
     second = np.where(criterion == "dram", time_s, dram_b)
     third = np.where(criterion == "energy", time_s, energy_j)
     cnt = np.diff(np.append(start, len(time_s)))

@@ -287,7 +287,8 @@ _PLACEMENT = ("ic_inner", "halo_dram", "halo_kept", "stage_in", "in_res", "keep"
 
 def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
     """Columns every plan has: its counts plus the mapping numbers and the fused pooling pass."""
-    out = {k: r[k] for k in ("rows_used", "regs", "alus", "macs", "icpar")}
+    out = {k: r[k] for k in ("rows_used", "regs", "alus", "macs", "icpar", "khpar", "oc_par", "px_par", "gpar",
+                             "ow_seg", "oc_chunk")}
     out.update({k: False for k in _PLACEMENT})  # schedules without an SPM place nothing there
     out.update(cols)
     out["other_ops"] = np.maximum(0, r["alus"] - r["macs"]) * cols["iterations"]
@@ -298,7 +299,8 @@ def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
 
 
 def _label(r: dict[str, np.ndarray], band_dim) -> dict[str, np.ndarray]:
-    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim, dtype=object)}
+    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim, dtype=object),
+            "mode": r["mode"]}
 
 
 # ---------------------------------------------------------------- EMAXV (single loop)
@@ -337,6 +339,7 @@ def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTa
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=ops, passes=passes,
                       starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=x["mac"],
                       compulsory=conv_compulsory_bytes(shapes, r["shape"], e, weights, g * oc * oh * ow * e),
+                      band_len=oh, n_seg=n_seg,
                       psum_home=np.where(passes > 1, _DRAM, _NONE), stage_w=False)
     return _assemble(n, np.ones(n, bool), np.arange(n), cols, _label(r, "-"), slots, [], [("weight", weights, True)],
                      r["load_bytes_per_iter"])
@@ -575,9 +578,10 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     spm_w = spm_w + np.where(has_pool & keep, pooled_total, 0.0)
 
     out_once = np.where(keep, 0.0, np.where(has_pool, pooled_total, out_total))
+    band_len = np.where(oh_out, _cdiv(oh, bands), np.minimum(oc, _cdiv(_cdiv(oc, ocp), bands) * ocp))
     compulsory = conv_compulsory_bytes(shapes, v["shape"], e, g * w_group, out_once, in_res)
     cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
-                      compulsory=compulsory,
+                      compulsory=compulsory, band_len=band_len, n_seg=n_seg,
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
                       psum_home=psum_home, stage_w=stage_w, ic_inner=ic_inner, halo_dram=v["halo_dram"],
                       halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep)
@@ -655,6 +659,7 @@ def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
     spm_r = spm_r + np.where(in_res, in_bytes, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=inputs * outputs * nb,
                       compulsory=np.where(in_res, 0.0, in_bytes) + w_bytes + np.where(keep, 0.0, outputs * nb * e),
+                      band_len=outputs, n_seg=1,
                       passes=passes, starts=starts, bands=1, spm_read=spm_r, spm_write=spm_w,
                       spm_need=np.where(psum_home == _SPM, psum_vec, 0.0), mac=True, psum_home=psum_home,
                       stage_w=False)
