@@ -79,29 +79,44 @@ def placement(tab: PlanTable, r: int) -> str:
 def verdicts(criterion: np.ndarray, worse: np.ndarray, more_dram: np.ndarray, none: np.ndarray) -> np.ndarray:
     """Why each runner-up lost, as one of a few phrases (numbers are in the ``runner_up_*_ratio`` metrics)."""
     return np.select([none, worse, more_dram],
-                     ["-", "worse " + criterion.astype(str),
+                     ["no other plan within the criterion's tolerance", "worse " + criterion.astype(str),
                       "tied on " + criterion.astype(str) + " (within the tolerance), more DRAM traffic"],
                      "tied on " + criterion.astype(str) + " and DRAM traffic, more energy or later in order"
                      ).astype(object)
 
 
+#: plan columns the strings depend on (plans equal in these read the same, whatever their row)
+_CONTENT = ("bands", "passes", "n_seg", "ic_inner", "band_len", "oc_chunk", "ow_seg", "icpar", "oc_par", "gpar",
+            "px_par", "khpar", "psum_home", "stage_in", "in_res", "keep", "stage_w", "halo_kept", "halo_dram",
+            "has_pool")
+_LABELS = ("name", "order_name", "band_dim", "mode")
+
+
+def by_content(tab: PlanTable, rows: np.ndarray, fn) -> np.ndarray:
+    """``fn(tab, row)`` for each of ``rows``, called once per distinct content (see :data:`_CONTENT`)."""
+    if not len(rows):
+        return np.empty(0, dtype=object)
+    rows, at = np.unique(np.asarray(rows, dtype=np.int64), return_inverse=True)  # distinct rows first (cheap)
+    return _by_content_rows(tab, rows, fn)[at.reshape(-1)]
+
+
+def _by_content_rows(tab: PlanTable, rows: np.ndarray, fn) -> np.ndarray:
+    num = np.stack([np.asarray(tab.plan[k][rows], dtype=float) for k in _CONTENT], axis=1)
+    codes = np.stack([np.unique(np.asarray(tab.label[k][rows]).astype(str), return_inverse=True)[1].reshape(-1)
+                      for k in _LABELS], axis=1)
+    _, first, inv = np.unique(np.concatenate([num, codes], axis=1), axis=0, return_index=True, return_inverse=True)
+    return np.array([fn(tab, int(rows[j])) for j in first], dtype=object)[inv.reshape(-1)]
+
+
 def explain_labels(tab: PlanTable, rows: np.ndarray, runner: np.ndarray, verdict: np.ndarray) -> dict[str, np.ndarray]:
     """The explain keys of chosen plans ``rows`` with runner-up plans ``runner`` (-1: none) and verdicts."""
-    n = len(rows)
-    out = {k: np.empty(n, dtype=object) for k in EXPLAIN_KEYS}
-    keys = np.stack([rows, runner], axis=1) if n else np.zeros((0, 2), np.int64)
-    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    made = {k: [] for k in EXPLAIN_KEYS}
-    for j in first:
-        r, ru = int(rows[j]), int(runner[j])
-        made["loop_nest"].append(loop_nest(tab, r))
-        made["tiles"].append(tiles(tab, r))
-        made["placement"].append(placement(tab, r))
-        made["runner_up"].append(f"{tab.label['name'][ru]} {_schedule(tab, ru)}" if ru >= 0 else "-")
-        made["runner_up_lost"].append(None)
-    for k in EXPLAIN_KEYS[:-1]:
-        out[k] = np.array(made[k], dtype=object)[inv] if n else out[k]
+    out = {"loop_nest": by_content(tab, rows, loop_nest), "tiles": by_content(tab, rows, tiles),
+           "placement": by_content(tab, rows, placement)}
+    ru = np.full(len(rows), "-", dtype=object)
+    has = np.asarray(runner) >= 0
+    ru[has] = by_content(tab, np.asarray(runner)[has],
+                          lambda t, r: f"{t.label['name'][r]} {_schedule(t, r)}")
+    out["runner_up"] = ru
     out["runner_up_lost"] = np.asarray(verdict, dtype=object)
     return out
 

@@ -39,8 +39,9 @@ from .. import tech
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
-from .explain import EXPLAIN_KEYS, RATIO_KEYS, explain_labels, verdicts
-from .timing import STATES, Link, pair_dram_reads, pair_states
+from .explain import EXPLAIN_KEYS, RATIO_KEYS, by_content, explain_labels, verdicts
+from .timing import (CONF_CYCLES_PER_PE, LOOP_END_BUBBLE_CYCLES, PIPE_CYCLES_PER_ROW, REGV_REGS_PER_CYCLE,
+                     START_OVERHEAD_CYCLES, STATES, Link, pair_dram_reads, pair_states)
 from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans,
                       schedule_label)
 from ..params import Param, Points, batch_size
@@ -376,6 +377,11 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     if len(pts):
         cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
+        keep = _within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start)
+        if not keep.all():
+            cnt = np.add.reduceat(keep.astype(np.int64), start)
+            start = np.cumsum(cnt) - cnt
+            pair_row, pair_pt, e_comp, e_sram = pair_row[keep], pair_pt[keep], e_comp[keep], e_sram[keep]
         st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
         cycles = sum(st[s] for s in STATES)
         t = cycles / link.clock_hz[pair_pt]
@@ -395,7 +401,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
         verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
                            dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
-        sched = _unique_map(rows, lambda r: schedule_label(tab, r))
+        sched = by_content(tab, rows, lambda t, r: schedule_label(t, np.array([r]))[0])
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows], "schedule": sched}
         labels.update(explain_labels(tab, rows, np.where(has, pair_row[ru_at], -1), verdict))
     layer_of = np.repeat(li, n_pts)
@@ -406,10 +412,44 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
                    {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()})
 
 
-def _unique_map(rows: np.ndarray, fn) -> np.ndarray:
-    """``fn`` (of an array of plan rows) evaluated on the distinct rows only, spread back over ``rows``."""
-    uniq, inv = np.unique(rows, return_inverse=True)
-    return np.asarray(fn(uniq), dtype=object)[inv.reshape(-1)]
+def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,
+                  e_other: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Which (plan, point) pairs may still be chosen: an exact pruning before the per-state timing.
+
+    A lower bound of each pair's criterion value comes from what needs no transfer timing: cycles of
+    CONF + LMMI + REGV + EXEC + PRE_POST_EXEC + the pooling pass (the transfer states only add), DRAM
+    bytes before bus-word rounding (rounding only adds). Per point, the pair with the lowest bound is
+    timed exactly; pairs whose bound exceeds that value by more than the criterion's tie tolerance cannot
+    be within the tolerance of the best, so :func:`select` would never pick them (nor count them as ties).
+    """
+    c = {k: tab.plan[k][rows] for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
+                                         "pool_regs", "pool_rows_used", "pool_iterations", "pool_loop_ends",
+                                         "dram_exact", "dram_write")}
+    clock = link.clock_hz[pts]
+    pool = np.where(c["has_pool"] > 0, START_OVERHEAD_CYCLES + np.ceil(c["pool_regs"] / REGV_REGS_PER_CYCLE)
+                    + PIPE_CYCLES_PER_ROW * c["pool_rows_used"] + c["pool_iterations"]
+                    + c["pool_loop_ends"] * LOOP_END_BUBBLE_CYCLES, 0.0)
+    cycles = (c["rows_used"] * link.cols[pts] * CONF_CYCLES_PER_PE + c["activations"] * START_OVERHEAD_CYCLES
+              + c["activations"] * np.ceil(c["regs"] / REGV_REGS_PER_CYCLE) + c["iterations"]
+              + c["loop_ends"] * LOOP_END_BUBBLE_CYCLES + c["activations"] * PIPE_CYCLES_PER_ROW * c["rows_used"]
+              + pool)
+    t_lb = cycles / clock
+    d_lb = c["dram_exact"]
+    e_lb = cost.dram_energy_j(d_lb - c["dram_write"], c["dram_write"]) + e_other
+    lb = _primary(criterion, t_lb, e_lb, d_lb)
+    cnt = np.diff(np.append(start, len(rows)))
+    low = np.minimum.reduceat(lb, start)
+    first = np.flatnonzero(lb == np.repeat(low, cnt))
+    seg = np.searchsorted(start, first, side="right") - 1
+    probe = np.zeros(len(start), dtype=np.int64)
+    probe[seg[::-1]] = first[::-1]
+    st = pair_states(tab, rows[probe], pts[probe], link, for_choice=True)
+    t = sum(st[s] for s in STATES) / clock[probe]
+    dr = st["_dram_read"] + st["_dram_write"]
+    en = cost.dram_energy_j(st["_dram_read"], st["_dram_write"]) + e_other[probe]
+    crit = criterion[probe]
+    ref = _primary(crit, t, en, dr) * (1 + np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL))
+    return lb <= np.repeat(ref * (1 + 1e-9), cnt)
 
 
 def _primary(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:

@@ -368,12 +368,21 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     variants in order; ``src`` names the row.
     """
     n0 = len(r["icpar"])
-    rep = np.repeat(np.arange(n0), len(VR_VARIANTS))
-    var = np.tile(np.arange(len(VR_VARIANTS)), n0)
+    pins = _pin_masks(r, n0)
+    # the widened schedules (halo from DRAM, IC loop inside) only exist for output-row bands with an SPM
+    x = shape_columns(shapes, np.asarray(r["shape"], dtype=np.int64))
+    bands_ok = (np.asarray(r["outer"]) == "OH") & (np.asarray(r["spm"]) > 0) & ~pins["psum_dram"]
+    multi = (x["ic"] > np.asarray(r["icpar"])) | (x["kh"] > np.asarray(r["khpar"]))
+    flags = np.array(VR_VARIANTS, dtype=bool)
+    allowed = np.ones((n0, len(VR_VARIANTS)), bool)
+    allowed[:, flags[:, 2]] &= (bands_ok & (x["kh_ext"] > x["stride"]) & ~pins["halo_spm"])[:, None]
+    allowed[:, flags[:, 3]] &= (bands_ok & multi & ~pins["ic_outer"])[:, None]
+    rep, var = np.nonzero(allowed)
     v = {k: np.asarray(a)[rep] for k, a in r.items()}
-    flags = np.array(VR_VARIANTS, dtype=bool)[var]
-    v.update(stage_w=flags[:, 0], psum_dram=flags[:, 1], halo_dram=flags[:, 2], ic_inner=flags[:, 3], src=rep)
-    v.update(shape_columns(shapes, v["shape"]))
+    v.update({f"pin_{k}": m[rep] for k, m in pins.items()})
+    f = flags[var]
+    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3], src=rep)
+    v.update({k: a[rep] for k, a in x.items()})
     ok = _vr_spm_plan(v)
     return _vr_traffic(shapes, {k: a[ok] for k, a in v.items()})
 
@@ -457,16 +466,21 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     return ~bad
 
 
+def _pin_masks(r: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """Per row of ``r``, which value each user pin (:data:`PINS`; absent = ``auto``) asks for."""
+    out = {}
+    for name, values in PINS.items():
+        col = r.get(PIN_PREFIX + name)
+        for val in values[1:]:
+            out[f"{name}_{val}"] = (np.asarray(col, dtype=object) == val) if col is not None else np.zeros(n, bool)
+    return {k.replace("ic_loop", "ic").replace("psum_home", "psum"): m for k, m in out.items()}
+
+
 def _pinned_out(v: dict[str, np.ndarray], psum_home, halo_kept, ic_inner, passes) -> np.ndarray:
-    """Plans a user pin (:data:`PINS` columns of ``v``; absent or ``auto`` = searched) excludes."""
-    n = len(passes)
-
-    def pin(name: str, value: str) -> np.ndarray:
-        return np.asarray(v.get(PIN_PREFIX + name, np.full(n, "auto", dtype=object)), dtype=object) == value
-
-    out = pin("psum_home", "spm") & (psum_home == _DRAM) | pin("psum_home", "dram") & (psum_home == _SPM)
-    out |= pin("halo", "dram") & halo_kept | pin("halo", "spm") & np.asarray(v["halo_dram"], dtype=bool)
-    out |= pin("ic_loop", "outer") & ic_inner | pin("ic_loop", "inner") & ~ic_inner & (passes > 1)
+    """Plans a user pin excludes (the ``pin_*`` masks of :func:`_pin_masks`, repeated per plan)."""
+    out = v["pin_psum_spm"] & (psum_home == _DRAM) | v["pin_psum_dram"] & (psum_home == _SPM)
+    out |= v["pin_halo_dram"] & halo_kept | v["pin_halo_spm"] & np.asarray(v["halo_dram"], dtype=bool)
+    out |= v["pin_ic_outer"] & ic_inner | v["pin_ic_inner"] & ~ic_inner & (passes > 1)
     return out
 
 
