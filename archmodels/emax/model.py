@@ -40,8 +40,8 @@ from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
 from .explain import EXPLAIN_KEYS, RATIO_KEYS, by_content, explain_labels, verdicts
-from .timing import (CONF_CYCLES_PER_PE, LOOP_END_BUBBLE_CYCLES, PIPE_CYCLES_PER_ROW, REGV_REGS_PER_CYCLE,
-                     START_OVERHEAD_CYCLES, STATES, Link, pair_dram_reads, pair_states)
+from . import timing
+from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans,
                       schedule_label)
 from ..params import Param, Points, batch_size
@@ -422,16 +422,17 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     timed exactly; pairs whose bound exceeds that value by more than the criterion's tie tolerance cannot
     be within the tolerance of the best, so :func:`select` would never pick them (nor count them as ties).
     """
+    # constants read at call time: the fit (archmodels/emax/fit.py) varies them
     c = {k: tab.plan[k][rows] for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
                                          "pool_regs", "pool_rows_used", "pool_iterations", "pool_loop_ends",
                                          "dram_exact", "dram_write")}
     clock = link.clock_hz[pts]
-    pool = np.where(c["has_pool"] > 0, START_OVERHEAD_CYCLES + np.ceil(c["pool_regs"] / REGV_REGS_PER_CYCLE)
-                    + PIPE_CYCLES_PER_ROW * c["pool_rows_used"] + c["pool_iterations"]
-                    + c["pool_loop_ends"] * LOOP_END_BUBBLE_CYCLES, 0.0)
-    cycles = (c["rows_used"] * link.cols[pts] * CONF_CYCLES_PER_PE + c["activations"] * START_OVERHEAD_CYCLES
-              + c["activations"] * np.ceil(c["regs"] / REGV_REGS_PER_CYCLE) + c["iterations"]
-              + c["loop_ends"] * LOOP_END_BUBBLE_CYCLES + c["activations"] * PIPE_CYCLES_PER_ROW * c["rows_used"]
+    pool = np.where(c["has_pool"] > 0, timing.START_OVERHEAD_CYCLES + np.ceil(c["pool_regs"] / timing.REGV_REGS_PER_CYCLE)
+                    + timing.PIPE_CYCLES_PER_ROW * c["pool_rows_used"] + c["pool_iterations"]
+                    + c["pool_loop_ends"] * timing.LOOP_END_BUBBLE_CYCLES, 0.0)
+    cycles = (c["rows_used"] * link.cols[pts] * timing.CONF_CYCLES_PER_PE + c["activations"] * timing.START_OVERHEAD_CYCLES
+              + c["activations"] * np.ceil(c["regs"] / timing.REGV_REGS_PER_CYCLE) + c["iterations"]
+              + c["loop_ends"] * timing.LOOP_END_BUBBLE_CYCLES + c["activations"] * timing.PIPE_CYCLES_PER_ROW * c["rows_used"]
               + pool)
     t_lb = cycles / clock
     d_lb = c["dram_exact"]
@@ -449,7 +450,9 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     en = cost.dram_energy_j(st["_dram_read"], st["_dram_write"]) + e_other[probe]
     crit = criterion[probe]
     ref = _primary(crit, t, en, dr) * (1 + np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL))
-    return lb <= np.repeat(ref * (1 + 1e-9), cnt)
+    keep = ~(lb > np.repeat(ref * (1 + 1e-9), cnt))  # NaN bounds or references prune nothing
+    keep[probe] = True
+    return keep
 
 
 def _primary(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
