@@ -47,6 +47,10 @@ CONF_WORDS_PER_PE = 4  # instruction words of one logical PE (once per product: 
 REGV_WORDS_PER_PE = 4  # registers initialised per logical PE, every start
 RANGE_WORDS_PER_PE = 2  # LMM address range (start, length) per logical PE, every start
 PAUSE_WORDS = 2  # A-group control variable + base offset, between the blocks of a group (§5)
+#: registers a start rewrites when only the B group changed since the previous start (same A group): the B
+#: slab and the C group land in the same LMM regions, so the PEs' registers keep their values and only the
+#: B and C group base offsets are written (issue 12: a full REGV per start was a schedule artifact)
+B_GROUP_WORDS = 2
 DMA_DESC_WORDS = 4  # source, destination, length, kick of one DMA transfer
 PIO_WORD_BYTES = 16  # one 64-bit register write on the link: address beat + data beat
 
@@ -59,9 +63,11 @@ PIO_WORD_BYTES = 16  # one 64-bit register write on the link: address beat + dat
 #: 1024 x 1024 at sparsity 0.95 (published 4.6, read off a plot, 30 %) is
 #: the binding case: a faster link leaves the sparse run too far ahead of
 #: the dense one (7.0 at efficiency 1 with no PIO). The scan is in
-#: docs/validation/imax.md. 0.6 x 1.818 GB/s = 1.09 GB/s effective; one PIO
-#: word then takes 14.7 ns (2.2 IMAX cycles at 150 MHz).
-LINK_EFFICIENCY = 0.6
+#: docs/validation/imax.md. 0.45 x 1.818 GB/s = 0.82 GB/s effective; one PIO
+#: word then takes 19.6 ns (2.9 IMAX cycles at 150 MHz). Refitted (was 0.6)
+#: when REGV stopped being re-sent in full at every start of an A group
+#: (``B_GROUP_WORDS``, issue 12): the same rule on the corrected schedule.
+LINK_EFFICIENCY = 0.45
 
 
 def link_bytes_per_s(link_gbps, efficiency: float | None = None):

@@ -79,7 +79,7 @@ def efficiency_scan() -> str:
     keep = C.LINK_EFFICIENCY
     rows = []
     try:
-        for eff in (1.0, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5, 0.4, 0.3, 0.2, 0.15):
+        for eff in (1.0, 0.8, 0.7, 0.6, 0.55, 0.5, 0.45, 0.4, 0.3, 0.2, 0.15):
             C.LINK_EFFICIENCY = eff
             sp = [ev(spmm(n, s))["total"]["speedup_vs_dense"] for n, s in CAL]
             d1024 = ev(spmm(1024, 0.9), format="dense")["layers"][0]["states"]
@@ -303,7 +303,7 @@ def tradeoff() -> tuple[str, dict]:
     keep = (C.PIO_WORD_BYTES, C.LINK_EFFICIENCY)
     rows, best = [], {"s256": 0.0}
     try:
-        for eff in (1.0, 0.8, 0.6, 0.4, 0.3):
+        for eff in (1.0, 0.8, 0.6, 0.45, 0.3):
             for wb in (0, 2, 4, 8, 16):
                 C.LINK_EFFICIENCY, C.PIO_WORD_BYTES = eff, wb
                 s128, s256, s512, s1024 = (ev(spmm(n, s))["total"]["speedup_vs_dense"]
