@@ -105,7 +105,22 @@ def _by_content_rows(tab: PlanTable, rows: np.ndarray, fn) -> np.ndarray:
     codes = np.stack([np.unique(np.asarray(tab.label[k][rows]).astype(str), return_inverse=True)[1].reshape(-1)
                       for k in _LABELS], axis=1)
     _, first, inv = np.unique(np.concatenate([num, codes], axis=1), axis=0, return_index=True, return_inverse=True)
-    return np.array([fn(tab, int(rows[j])) for j in first], dtype=object)[inv.reshape(-1)]
+    labels = [np.asarray(tab.label[k][rows[first]]).astype(str) for k in _LABELS]
+    memo = _MEMO.setdefault(fn, {})
+    out = []
+    for i, j in enumerate(first):  # the same content recurs across chunks and batches of a study
+        key = (*num[j].tolist(), *(lab[i] for lab in labels))
+        text = memo.get(key)
+        if text is None:
+            text = memo[key] = fn(tab, int(rows[j]))
+        out.append(text)
+    if len(memo) > 100_000:
+        memo.clear()
+    return np.array(out, dtype=object)[inv.reshape(-1)]
+
+
+#: explanation strings by function and plan content (bounded: cleared past 100,000 entries)
+_MEMO: dict = {}
 
 
 def explain_labels(tab: PlanTable, rows: np.ndarray, runner: np.ndarray, verdict: np.ndarray) -> dict[str, np.ndarray]:
@@ -114,11 +129,20 @@ def explain_labels(tab: PlanTable, rows: np.ndarray, runner: np.ndarray, verdict
            "placement": by_content(tab, rows, placement)}
     ru = np.full(len(rows), "-", dtype=object)
     has = np.asarray(runner) >= 0
-    ru[has] = by_content(tab, np.asarray(runner)[has],
-                          lambda t, r: f"{t.label['name'][r]} {_schedule(t, r)}")
+    ru[has] = by_content(tab, np.asarray(runner)[has], _runner_text)
     out["runner_up"] = ru
     out["runner_up_lost"] = np.asarray(verdict, dtype=object)
     return out
+
+
+def _runner_text(tab: PlanTable, r: int) -> str:
+    return f"{tab.label['name'][r]} {_schedule(tab, r)}"
+
+
+def schedule_text(tab: PlanTable, r: int) -> str:
+    from .traffic import schedule_label
+
+    return str(schedule_label(tab, np.array([r]))[0])
 
 
 def _schedule(tab: PlanTable, r: int) -> str:

@@ -39,11 +39,10 @@ from .. import tech
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
-from .explain import EXPLAIN_KEYS, RATIO_KEYS, by_content, explain_labels, verdicts
+from .explain import EXPLAIN_KEYS, RATIO_KEYS, by_content, explain_labels, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
-from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans,
-                      schedule_label)
+from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
 
@@ -401,7 +400,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
         verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
                            dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
-        sched = by_content(tab, rows, lambda t, r: schedule_label(t, np.array([r]))[0])
+        sched = by_content(tab, rows, schedule_text)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows], "schedule": sched}
         labels.update(explain_labels(tab, rows, np.where(has, pair_row[ru_at], -1), verdict))
     layer_of = np.repeat(li, n_pts)
