@@ -1,6 +1,6 @@
 """The ``dse`` command line.
 
-    dse evaluate ARCH WORKLOAD [--set key=value]... [--json]   # ARCH: a name or path/to/model.py:ClassName
+    dse evaluate ARCH WORKLOAD [--set key=value]... [--json] [--explain] [--check]   # ARCH: a name or path/to/model.py:ClassName
     dse run STUDY.yaml [--n-trials N] [--n-jobs N]
     dse worker STUDY.yaml            # join a running study from another process/machine
     dse sweep STUDY.yaml [--n-jobs N] [--sample N] [--backend loky|dask --scheduler ADDR]
@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--skip-unknown", action="store_true",
                    help="ONNX: cost operators the importer does not know as zero (one warning line lists them)")
     e.add_argument("--check", action="store_true", help="exit 1 when the design is infeasible (for scripts)")
+    e.add_argument("--explain", action="store_true", help="also print each layer's chosen mapping and runner-up")
 
     r = sub.add_parser("run", help="run or resume a study to its trial budget")
     r.add_argument("study")
@@ -139,6 +140,10 @@ def cmd_evaluate(args) -> int:
     workload = with_skip_unknown(args.workload) if args.skip_unknown else args.workload
     result = model.evaluate(load_workload(workload), **params)
     print(to_json(result) if args.json else table(result))
+    if args.explain:
+        from .evaluation import explain
+
+        print(explain(result))
     if args.check and not result["feasible"]:
         print(f"dse: infeasible: {result['infeasible_reason']}", file=sys.stderr)
         return 1

@@ -56,3 +56,25 @@ def table(result: dict[str, Any]) -> str:
     if not result["feasible"]:
         lines.append(f"INFEASIBLE: {result['infeasible_reason']}")
     return "\n".join(lines)
+
+
+#: per-layer keys ``--explain`` prints when a model reports them (EMAXV/EMAXVR: issue 12)
+EXPLAIN_KEYS = ("mapping", "schedule", "loop_nest", "tiles", "placement", "runner_up", "runner_up_lost")
+
+
+def explain(result: dict[str, Any]) -> str:
+    """Why each layer runs the way it does: the chosen mapping and the runner-up, for models that say."""
+    lines = []
+    for layer in result["layers"]:
+        if layer.get("fused_into"):
+            lines.append(f"{layer['name']}: fused into {layer['fused_into']}")
+            continue
+        have = [k for k in EXPLAIN_KEYS if layer.get(k) not in (None, "-")]
+        if not have:
+            continue
+        lines.append(f"{layer['name']}:")
+        lines += [f"  {k:15s} {layer[k]}" for k in have]
+        ratios = [(k, layer.get(f"runner_up_{k}_ratio")) for k in ("time", "dram", "energy")]
+        if all(v is not None for _, v in ratios):
+            lines.append("  runner-up vs chosen: " + ", ".join(f"{k} x{v:.3f}" for k, v in ratios))
+    return "\n".join(lines) if lines else "(this model reports no mapping explanation)"

@@ -40,17 +40,27 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
+from .explain import EXPLAIN_KEYS, RATIO_KEYS, by_content, explain_labels, schedule_text, verdicts
+from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
-from .traffic import KINDS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans, schedule_label
+from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
 
 #: plans whose criterion value is within this fraction of the best count as ties (then fewer DRAM bytes win);
 #: fitted (archmodels/fitted.py): least mean error over the 12 EMAXVR DRAM-byte figures, smallest of the ties
 TIE_RTOL = 0.015
+#: ``criterion=time_then_dram``: the time a designer gives up for less DRAM traffic (a stated preference, not
+#: fitted: plans within 10 % of the fastest count as ties, then the least DRAM traffic wins)
+TIME_THEN_DRAM_RTOL = 0.10
+CRITERIA = ("time", "energy", "dram", "edp", "time_then_dram")
 #: parameters that decide mappings and schedules (planned once per unique combination)
-STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "pattern", "loop_order", "pool_fusion", "pool_schedule")
-_STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule": "after_conv"}
+STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "pattern", "loop_order", "pool_fusion", "pool_schedule",
+          "psum_home", "halo", "ic_loop", "band_size")
+_STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule": "after_conv", "psum_home": "auto",
+                    "halo": "auto", "ic_loop": "auto", "band_size": 0}
+#: the schedule pins of :data:`STRUCT` (``auto`` / 0 = searched), passed to the EMAXVR plan builder
+PIN_KEYS = ("psum_home", "halo", "ic_loop", "band_size")
 DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psum", "write"),
                   ("output", "write"), ("spill", "read"), ("spill", "write"))
 #: structural combinations x layers planned together (bounds the size of the plan tables)
@@ -72,7 +82,9 @@ def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
         Param("tech_nm", "choice", 28, choices=tech.NODES_NM, unit="nm", doc="technology node for energy and area"),
         Param("dram", "choice", "ddr3l", choices=tech.DRAM_NAMES,
               doc="external memory type for DRAM energy (technology table; the thesis board: DDR3L)"),
-        Param("criterion", "choice", "time", choices=("time", "energy", "dram"), doc="what the mapper minimises",
+        Param("criterion", "choice", "time", choices=CRITERIA,
+              doc="what the mapper minimises per layer: time (ties within TIE_RTOL = 1.5 % go to less DRAM traffic), energy, "
+                  "dram, edp (energy x time), time_then_dram (within 10 % of the fastest, the least DRAM traffic)",
               knob=True),
     ]
 
@@ -105,6 +117,12 @@ def _metrics() -> tuple[Metric, ...]:
         Metric("lmm_read_bytes", "B", "LMM bytes read by loads and drains"),
         Metric("lmm_write_bytes", "B", "LMM bytes written by transfers and stores"),
         Metric("dram_access_per_op", "B/op", "DRAM bytes / (2 x MACs): one MAC = 2 operations"),
+        Metric("dram_compulsory_bytes", "B", "inputs read + weights + outputs left in DRAM, each once (no mapping "
+               "moves less; 0 for what stays in the SPM between layers)"),
+        Metric("dram_traffic_ratio", "1", "DRAM bytes / dram_compulsory_bytes (1 = every datum moved once)"),
+        Metric("runner_up_time_ratio", "1", "time of the runner-up plan (best other plan by the criterion) / chosen"),
+        Metric("runner_up_dram_ratio", "1", "DRAM bytes of the runner-up plan / chosen"),
+        Metric("runner_up_energy_ratio", "1", "energy of the runner-up plan / chosen"),
         Metric("dram_energy_j", "J", "DRAM read/write energy (technology-table row `dram`; DDR3L: spec §5)"),
         Metric("compute_energy_j", "J", "MAC/MAX and other ALU operations"),
         Metric("sram_energy_j", "J", "LMM and SPM accesses"),
@@ -121,6 +139,8 @@ def _total_metrics() -> tuple[Metric, ...]:
         Metric("overhead_fraction", "1", "(LMMI + REGV + PRE_POST_EXEC) / cycles over the workload", combine="time_mean"),
         Metric("mac_utilization", "1", "MACs / (cycles x PEs) over the workload", combine="time_mean"),
         Metric("dram_access_per_op", "B/op", "DRAM bytes / (2 x MACs)", combine="macs_mean"),
+        Metric("dram_compulsory_bytes", "B", "sum over layers"),
+        Metric("dram_traffic_ratio", "1", "DRAM bytes / compulsory bytes over the workload"),
         Metric("dram_power_w", "W", "DRAM read/write power over the run (spec §5 method)", combine="time_mean"),
         Metric("dram_energy_j", "J", "sum over layers"),
         Metric("spm_read_bytes", "B", "sum over layers"),
@@ -221,6 +241,8 @@ class _EmaxBase(Model):
                 "overhead_fraction": state_sum(("LMMI", "REGV", "PRE_POST_EXEC")) / cycles,
                 "mac_utilization": macs / (cycles * pes),
                 "dram_access_per_op": dram / (2 * macs) if macs else np.full(n, np.nan),
+                "dram_compulsory_bytes": tot("dram_compulsory_bytes"),
+                "dram_traffic_ratio": dram / tot("dram_compulsory_bytes"),
                 "dram_power_w": tot("dram_energy_j") / time_s,
                 "dram_energy_j": tot("dram_energy_j"),
                 "spm_read_bytes": tot("spm_read_bytes"),
@@ -280,6 +302,16 @@ class EmaxvrModel(_EmaxBase):
               knob=True),
         Param("pool_schedule", "choice", "after_conv", choices=("after_conv", "per_band"),
               doc="fused pooling after the whole conv (thesis) or per finished band", knob=True),
+        Param("psum_home", "choice", "auto", choices=PINS["psum_home"],
+              doc="where partial sums live between input-channel passes (auto = searched)", knob=True),
+        Param("halo", "choice", "auto", choices=PINS["halo"],
+              doc="kernel-halo rows of an output-row band: kept in the SPM or re-read from DRAM (auto = searched)",
+              knob=True),
+        Param("ic_loop", "choice", "auto", choices=PINS["ic_loop"],
+              doc="input-channel passes: outer = one start per pass (thesis), inner = inside the start over one "
+                  "output row (auto = searched)", knob=True),
+        Param("band_size", "int", 0, 0, 4096, unit="", doc="at most this many output rows (or channels) per SPM "
+              "band; 0 = the largest that fits", knob=True),
     ])
 
 
@@ -319,7 +351,8 @@ class _LayerArrays:
         self.n = n
         self.metrics: dict[str, np.ndarray] | None = None
         self.states = {s: np.full(n, np.nan) for s in STATES}
-        self.labels = {k: np.full(n, None, dtype=object) for k in ("mapping", "loop_order", "schedule", "fused_into")}
+        self.labels = {k: np.full(n, None, dtype=object)
+                       for k in ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS}
         self.feasible = np.ones(n, bool)
         self.reason = np.full(n, "", dtype=object)
 
@@ -338,7 +371,8 @@ class _LayerArrays:
                 v[pts] = 0.0
             self.labels["fused_into"][pts] = into
             self.labels["mapping"][pts] = np.array([f"fused into {f}" for f in into], dtype=object)
-            self.labels["loop_order"][pts] = self.labels["schedule"][pts] = "-"
+            for k in ("loop_order", "schedule") + EXPLAIN_KEYS:
+                self.labels[k][pts] = "-"
         for k, why in enumerate(reason):
             if why:
                 self.feasible[idx[k]] = False
@@ -376,17 +410,35 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     if len(pts):
         cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
+        keep = _within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
+                             pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
+        if not keep.all():
+            cnt = np.add.reduceat(keep.astype(np.int64), start)
+            start = np.cumsum(cnt) - cnt
+            pair_row, pair_pt, e_comp, e_sram = pair_row[keep], pair_pt[keep], e_comp[keep], e_sram[keep]
         st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
         cycles = sum(st[s] for s in STATES)
         t = cycles / link.clock_hz[pair_pt]
         en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
               + (e_comp + e_sram))
         dr = st["_dram_read"] + st["_dram_write"]
-        pick = start + select(pp.criterion[pair_pt], t, en, dr, start)
+        crit = pp.criterion[pair_pt]
+        pick = start + select(crit, t, en, dr, start)
         rows = pair_row[pick]
         res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts))
-        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
-                  "schedule": schedule_label(tab, rows)}
+        ru = runner_up(crit, t, en, dr, start, pick)
+        has = ru >= 0
+        ru_at = np.where(has, ru, pick)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = {k: np.where(has, v[ru_at] / v[pick], np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
+        res.update(ratios)
+        by = _primary(crit, t, en, dr)
+        rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
+        verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
+                           dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
+        sched = by_content(tab, rows, schedule_text)
+        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows], "schedule": sched}
+        labels.update(explain_labels(tab, rows, np.where(has, pair_row[ru_at], -1), verdict))
     layer_of = np.repeat(li, n_pts)
     bounds = np.searchsorted(layer_of, np.arange(len(out) + 1))
     for i, arrays in enumerate(out):
@@ -395,20 +447,90 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
                    {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()})
 
 
+def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,
+                  e_other: np.ndarray, start: np.ndarray, dram_rd_pj: np.ndarray,
+                  dram_wr_pj: np.ndarray) -> np.ndarray:
+    """Which (plan, point) pairs may still be chosen: an exact pruning before the per-state timing.
+
+    A lower bound of each pair's criterion value comes from what needs no transfer timing: cycles of
+    CONF + LMMI + REGV + EXEC + PRE_POST_EXEC + the pooling pass (the transfer states only add), DRAM
+    bytes before bus-word rounding (rounding only adds). Per point, the pair with the lowest bound is
+    timed exactly; pairs whose bound exceeds that value by more than the criterion's tie tolerance cannot
+    be within the tolerance of the best, so :func:`select` would never pick them (nor count them as ties).
+    """
+    # constants read at call time: the fit (archmodels/emax/fit.py) varies them
+    c = {k: tab.plan[k][rows] for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
+                                         "pool_regs", "pool_rows_used", "pool_iterations", "pool_loop_ends",
+                                         "dram_exact", "dram_write")}
+    clock = link.clock_hz[pts]
+    pool = np.where(c["has_pool"] > 0, timing.START_OVERHEAD_CYCLES + np.ceil(c["pool_regs"] / timing.REGV_REGS_PER_CYCLE)
+                    + timing.PIPE_CYCLES_PER_ROW * c["pool_rows_used"] + c["pool_iterations"]
+                    + c["pool_loop_ends"] * timing.LOOP_END_BUBBLE_CYCLES, 0.0)
+    cycles = (c["rows_used"] * link.cols[pts] * timing.CONF_CYCLES_PER_PE + c["activations"] * timing.START_OVERHEAD_CYCLES
+              + c["activations"] * np.ceil(c["regs"] / timing.REGV_REGS_PER_CYCLE) + c["iterations"]
+              + c["loop_ends"] * timing.LOOP_END_BUBBLE_CYCLES + c["activations"] * timing.PIPE_CYCLES_PER_ROW * c["rows_used"]
+              + pool)
+    t_lb = cycles / clock
+    d_lb = c["dram_exact"]
+    e_lb = cost.dram_energy_j(d_lb - c["dram_write"], c["dram_write"], dram_rd_pj, dram_wr_pj) + e_other
+    lb = _primary(criterion, t_lb, e_lb, d_lb)
+    cnt = np.diff(np.append(start, len(rows)))
+    low = np.minimum.reduceat(lb, start)
+    first = np.flatnonzero(lb == np.repeat(low, cnt))
+    seg = np.searchsorted(start, first, side="right") - 1
+    probe = np.zeros(len(start), dtype=np.int64)
+    probe[seg[::-1]] = first[::-1]
+    st = pair_states(tab, rows[probe], pts[probe], link, for_choice=True)
+    t = sum(st[s] for s in STATES) / clock[probe]
+    dr = st["_dram_read"] + st["_dram_write"]
+    en = cost.dram_energy_j(st["_dram_read"], st["_dram_write"], dram_rd_pj[probe], dram_wr_pj[probe]) + e_other[probe]
+    crit = criterion[probe]
+    ref = _primary(crit, t, en, dr) * (1 + np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL))
+    keep = ~(lb > np.repeat(ref * (1 + 1e-9), cnt))  # NaN bounds or references prune nothing
+    keep[probe] = True
+    return keep
+
+
+def _primary(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
+    """The value each pair's criterion ranks plans by."""
+    return np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
+                     [energy_j, dram_b, energy_j * time_s], time_s)
+
+
+def runner_up(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+              start: np.ndarray, pick: np.ndarray) -> np.ndarray:
+    """Per point, the pair index of the best other plan by the point's criterion (-1 if none differs).
+
+    Plans with the chosen plan's time and DRAM bytes (the same schedule reached another way) do not count.
+    """
+    cnt = np.diff(np.append(start, len(time_s)))
+    same = (np.isclose(time_s, np.repeat(time_s[pick], cnt), rtol=1e-9, atol=0)
+            & np.isclose(dram_b, np.repeat(dram_b[pick], cnt), rtol=1e-9, atol=0))
+    v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b))
+    best = np.minimum.reduceat(v, start) if len(v) else np.zeros(0)
+    at = np.flatnonzero(v == np.repeat(best, cnt))
+    first = np.full(len(start), -1, dtype=np.int64)
+    seg = np.searchsorted(start, at, side="right") - 1
+    first[seg[::-1]] = at[::-1]  # the first pair of each segment that attains its best
+    return np.where(np.isfinite(best), first, -1)
+
+
 def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
            start: np.ndarray) -> np.ndarray:
     """Position of the chosen plan among each point's candidates.
 
     Arrays over (point, candidate) pairs, a point's candidates contiguous from ``start[point]``. The
-    criterion picks the plans within :data:`TIE_RTOL` of the best; among them the fewest DRAM bytes
+    criterion picks the plans within :data:`TIE_RTOL` of the best (:data:`TIME_THEN_DRAM_RTOL` of the
+    fastest for ``time_then_dram``; ``edp`` = energy x time); among them the fewest DRAM bytes
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
     """
-    by = np.where(criterion == "time", time_s, np.where(criterion == "energy", energy_j, dram_b))
+    by = _primary(criterion, time_s, energy_j, dram_b)
     second = np.where(criterion == "dram", time_s, dram_b)
     third = np.where(criterion == "energy", time_s, energy_j)
     cnt = np.diff(np.append(start, len(time_s)))
     ok = np.ones(len(time_s), bool)
-    for metric, rtol in ((by, TIE_RTOL), (second, 1e-3), (third, 0.0)):
+    first_rtol = np.where(criterion == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)
+    for metric, rtol in ((by, first_rtol), (second, 1e-3), (third, 0.0)):
         v = np.where(ok, metric, np.inf)
         ok &= v <= np.repeat(np.minimum.reduceat(v, start), cnt) * (1 + rtol) + 1e-30
     local = np.arange(len(time_s)) - np.repeat(start, cnt)
@@ -463,6 +585,8 @@ def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
             "lmm_read_bytes": p["lmm_read"],
             "lmm_write_bytes": p["lmm_write"],
             "dram_access_per_op": np.where(macs != 0, (dram_r + dram_w) / (2 * macs), np.nan),
+            "dram_compulsory_bytes": p["compulsory"],
+            "dram_traffic_ratio": np.where(p["compulsory"] > 0, (dram_r + dram_w) / p["compulsory"], np.nan),
             "dram_energy_j": e_dram,
             "compute_energy_j": e_comp,
             "sram_energy_j": e_sram,
@@ -530,7 +654,8 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     cands = [[_candidates(shapes[i], mhws[k], pattern[k], order[k], layers[i].kind) if fused[i][k] is None
               else ((), ()) for k in range(nk)] for i in range(nl)]
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
-    planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched])
+    pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
+    planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched], pins)
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
         if vr_spm[k]:
@@ -563,7 +688,7 @@ class _Planned:
 
 
 def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fused, pooled: np.ndarray,
-                   per_band: list[bool]) -> _Planned:
+                   per_band: list[bool], pins: list[dict[str, Any]]) -> _Planned:
     """The plans of every layer not fused, for each combination k in its first ``ctxs[k]`` contexts."""
     nl, nk = len(shapes), len(hws)
     maps: list[Mapping] = []
@@ -585,7 +710,10 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
     r.update(cols=np.array([h.cols for h in hws], dtype=float)[ki], spm=np.array([h.spm_bytes for h in hws], dtype=float)[ki],
              elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
              resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
-             has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki])
+             has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki],
+             band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki])
+    for name in PINS:
+        r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=object)[ki]
     passes = _pool_passes(shapes, pooled, hws)
     for name, v in passes.items():
         r[name] = v[li, ki]

@@ -74,6 +74,16 @@ def words(nbytes: np.ndarray, aligned: np.ndarray, bus: np.ndarray, elem: np.nda
     return np.where(aligned > 0, np.ceil(nbytes / bus - 1e-9), np.maximum(nbytes, nbytes + bus - elem) / bus)
 
 
+def _entry_words(each: np.ndarray, weight: np.ndarray, e: np.ndarray, pt: np.ndarray, link: Link) -> np.ndarray:
+    """:func:`words` of sub-table entries ``e`` at points ``pt``; once per entry when every point shares the
+    bus width and element size (the usual batch), else per (entry, point)."""
+    bus, elem = link.bus_bytes[pt], link.elem[pt]
+    if len(pt) and (bus == bus[0]).all() and (elem == elem[0]).all():
+        used, inv = np.unique(e, return_inverse=True)
+        return words(each[used], weight[used], bus[:1], elem[:1])[inv.reshape(-1)]
+    return words(each[e], weight[e], bus, elem)
+
+
 def _expand(sub: dict[str, np.ndarray], n_plans: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(pair, entry) index pairs: every entry of sub-table ``sub`` of the plan of each pair, in table order."""
     per = np.bincount(sub["plan"], minlength=n_plans)
@@ -118,7 +128,7 @@ def pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, f
     pt = pts[pair]
     bus = link.bus_bytes[pt]
     count, each, read, dram = x["count"][e], x["each"][e], x["read"][e], x["dram"][e]
-    w = words(each, x["weight"][e], bus, link.elem[pt])
+    w = _entry_words(x["each"], x["weight"], e, pt, link)
     cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, link.lat_dram[pt], link.lat_spm[pt]) + w
     moved = count * np.where(read > 0, w * bus, each)
     seg = pair * nph + x["phase"][e]

@@ -281,9 +281,15 @@ def _ints(r: dict[str, np.ndarray], *keys: str) -> list[np.ndarray]:
     return [np.asarray(r[k], dtype=np.int64) for k in keys]
 
 
+#: where a plan puts its data (booleans; see :func:`placement`)
+_PLACEMENT = ("ic_inner", "halo_dram", "halo_kept", "stage_in", "in_res", "keep")
+
+
 def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
     """Columns every plan has: its counts plus the mapping numbers and the fused pooling pass."""
-    out = {k: r[k] for k in ("rows_used", "regs", "alus", "macs", "icpar")}
+    out = {k: r[k] for k in ("rows_used", "regs", "alus", "macs", "icpar", "khpar", "oc_par", "px_par", "gpar",
+                             "ow_seg", "oc_chunk")}
+    out.update({k: False for k in _PLACEMENT})  # schedules without an SPM place nothing there
     out.update(cols)
     out["other_ops"] = np.maximum(0, r["alus"] - r["macs"]) * cols["iterations"]
     for k in ("ops", "iterations", "loop_ends", "regs", "rows_used"):
@@ -293,7 +299,8 @@ def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
 
 
 def _label(r: dict[str, np.ndarray], band_dim) -> dict[str, np.ndarray]:
-    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim, dtype=object)}
+    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim, dtype=object),
+            "mode": r["mode"]}
 
 
 # ---------------------------------------------------------------- EMAXV (single loop)
@@ -331,14 +338,25 @@ def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTa
     weights = np.where(x["mac"], (g * oc * ic * kh * kw + g * oc) * e, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=ops, passes=passes,
                       starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=x["mac"],
+                      compulsory=conv_compulsory_bytes(shapes, r["shape"], e, weights, g * oc * oh * ow * e),
+                      band_len=oh, n_seg=n_seg,
                       psum_home=np.where(passes > 1, _DRAM, _NONE), stage_w=False)
     return _assemble(n, np.ones(n, bool), np.arange(n), cols, _label(r, "-"), slots, [], [("weight", weights, True)],
                      r["load_bytes_per_iter"])
 
 
 # ---------------------------------------------------------------- EMAXVR (loop nests, SPM)
-#: (stage weights in the SPM, partial sums in DRAM) of the schedules tried per mapping, in order
-VR_VARIANTS = ((False, False), (True, False), (False, True))
+#: the schedules tried per mapping, in order: (stage weights in the SPM, partial sums in DRAM, halo rows of an
+#: output-row band re-read from DRAM instead of kept in the SPM, input-channel loop inside the start). The first
+#: three are the thesis's schedules (spec §3.1); the others widen the tiling space (issue 12).
+VR_VARIANTS = ((False, False, False, False), (True, False, False, False), (False, True, False, False),
+               (False, False, True, False), (True, False, True, False),
+               (False, False, False, True), (True, False, False, True), (False, False, True, True),
+               (True, False, True, True))
+#: user pins of the schedule (``r`` columns; ``auto`` = searched): where partial sums live, where halo rows
+#: come from, where the input-channel loop sits, and the band size (0 = the largest that fits)
+PINS = {"psum_home": ("auto", "spm", "dram"), "halo": ("auto", "spm", "dram"), "ic_loop": ("auto", "outer", "inner")}
+PIN_PREFIX = "pin_"
 
 
 def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTable:
@@ -350,12 +368,21 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     variants in order; ``src`` names the row.
     """
     n0 = len(r["icpar"])
-    rep = np.repeat(np.arange(n0), len(VR_VARIANTS))
-    var = np.tile(np.arange(len(VR_VARIANTS)), n0)
+    pins = _pin_masks(r, n0)
+    # the widened schedules (halo from DRAM, IC loop inside) only exist for output-row bands with an SPM
+    x = shape_columns(shapes, np.asarray(r["shape"], dtype=np.int64))
+    bands_ok = (np.asarray(r["outer"]) == "OH") & (np.asarray(r["spm"]) > 0) & ~pins["psum_dram"]
+    multi = (x["ic"] > np.asarray(r["icpar"])) | (x["kh"] > np.asarray(r["khpar"]))
+    flags = np.array(VR_VARIANTS, dtype=bool)
+    allowed = np.ones((n0, len(VR_VARIANTS)), bool)
+    allowed[:, flags[:, 2]] &= (bands_ok & (x["kh_ext"] > x["stride"]) & ~pins["halo_spm"])[:, None]
+    allowed[:, flags[:, 3]] &= (bands_ok & multi & ~pins["ic_outer"])[:, None]
+    rep, var = np.nonzero(allowed)
     v = {k: np.asarray(a)[rep] for k, a in r.items()}
-    v.update(stage_w=np.array([s[0] for s in VR_VARIANTS])[var], psum_dram=np.array([s[1] for s in VR_VARIANTS])[var],
-             src=rep)
-    v.update(shape_columns(shapes, v["shape"]))
+    v.update({f"pin_{k}": m[rep] for k, m in pins.items()})
+    f = flags[var]
+    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3], src=rep)
+    v.update({k: a[rep] for k, a in x.items()})
     ok = _vr_spm_plan(v)
     return _vr_traffic(shapes, {k: a[ok] for k, a in v.items()})
 
@@ -363,7 +390,8 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
 def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     """Which rows of ``v`` have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so
     that one accumulation unit fits, where partial sums live, staged inputs, the SPM need."""
-    stage_w, psum_dram, mac = v["stage_w"], v["psum_dram"], v["mac"]
+    stage_w, psum_dram, halo_dram, ic_inner, mac = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner",
+                                                                   "mac"))
     g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (v[k] for k in _CONV)
     e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
         v, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
@@ -398,7 +426,10 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
     bad |= swap_m & (S > 0) & ~(stage_in | in_res)
     # output-row bands keep the kernel halo rows of every input channel so a band boundary re-reads nothing
-    halo_keep = np.where(stage_in & rows_m & oh_out, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
+    # (variant ``halo_dram``: re-read them from DRAM per band, which leaves the SPM to larger bands)
+    halo_rows = stage_in & rows_m & oh_out & (kh_ext > stride)
+    bad |= halo_dram & ~halo_rows
+    halo_keep = np.where(halo_rows & ~halo_dram, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
     fixed = resident + np.where(stage_in, staged, 0.0) + np.where(stage_w, w_group * gpar, 0.0)
 
     def need(t: np.ndarray) -> np.ndarray:
@@ -411,6 +442,14 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     banded = ~keep_all & ~keep_pooled & ~no_spm & ~in_dram & needs_unit
     plain = ~(keep_all | keep_pooled | no_spm | in_dram | banded)
     t0 = _first_band_count(units, need, S)
+    # variant ``ic_inner``: a start loops OW, OC and the input-channel passes over one output row, so the
+    # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
+    bad |= ic_inner & ~(oh_out & banded & (passes > 1))
+    t0 = np.where(ic_inner, np.where(need(units) <= S, units, 0), t0)
+    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
+    size = np.asarray(v.get("band_size", np.zeros(len(t0))), dtype=np.int64)
+    per_unit = np.where(oh_out, 1, ocp)
+    t0 = np.where((size > 0) & (t0 > 0), np.maximum(t0, _cdiv(units, np.maximum(1, size // per_unit))), t0)
     t = np.maximum(t0, 1)
     bad |= keep_all & ((S == 0) | (fixed + out_total > S))
     bad |= keep_pooled
@@ -420,9 +459,29 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
     spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need(t)], fixed)
     bad |= stage_w & (bands == 1) & (n_seg == 1)  # staging weights only pays off when they would be re-read
+    bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
+    bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
     v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, stage_in=stage_in, halo_keep=halo_keep, passes=passes,
              n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total, per_band_pool=per_band_pool)
     return ~bad
+
+
+def _pin_masks(r: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """Per row of ``r``, which value each user pin (:data:`PINS`; absent = ``auto``) asks for."""
+    out = {}
+    for name, values in PINS.items():
+        col = r.get(PIN_PREFIX + name)
+        for val in values[1:]:
+            out[f"{name}_{val}"] = (np.asarray(col, dtype=object) == val) if col is not None else np.zeros(n, bool)
+    return {k.replace("ic_loop", "ic").replace("psum_home", "psum"): m for k, m in out.items()}
+
+
+def _pinned_out(v: dict[str, np.ndarray], psum_home, halo_kept, ic_inner, passes) -> np.ndarray:
+    """Plans a user pin excludes (the ``pin_*`` masks of :func:`_pin_masks`, repeated per plan)."""
+    out = v["pin_psum_spm"] & (psum_home == _DRAM) | v["pin_psum_dram"] & (psum_home == _SPM)
+    out |= v["pin_halo_dram"] & halo_kept | v["pin_halo_spm"] & np.asarray(v["halo_dram"], dtype=bool)
+    out |= v["pin_ic_outer"] & ic_inner | v["pin_ic_inner"] & ~ic_inner & (passes > 1)
+    return out
 
 
 def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTable:
@@ -447,7 +506,9 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
 
     # ---- counts per group (bytes) and per group batch (starts, iterations) ----
     starts = g2 * z * n_seg * passes
-    activations = starts * bands
+    runs = starts * bands  # (start, pass) runs: what the transfers are counted per
+    ic_inner = np.asarray(v["ic_inner"], dtype=bool)
+    activations = np.where(ic_inner, runs // np.maximum(passes, 1), runs)  # the passes of a row share a start
     seg_iters = (n_seg - 1) * _cdiv(ow_seg, pxp) + _cdiv(ow - (n_seg - 1) * ow_seg, pxp)
     iters = g2 * passes * oc_iters * oh * seg_iters
     loop_ends = g2 * passes * oc_iters * oh * n_seg
@@ -472,7 +533,7 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     stages = [("input", np.where(one, regions, dram_rows), np.where(one, dram_rows * row_b / regions, row_b), stage_in)]
     # at each output row (rows), each output row of each output-channel iteration (swap), once per start (resident)
     in_bursts = np.select([rows_m, swap_m], [g2 * passes * z * n_seg * oh, g2 * passes * n_seg * oc_iters * oh],
-                          activations)
+                          runs)
     in_bursts = np.maximum(in_bursts, 1)
     # broadcast: each channel's rows needed at a burst go out as one transfer (spec §3 item 2)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -484,13 +545,13 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     # weights (one transfer per kernel LMM per start; re-read per output-row band and per segment)
     bias_g = oc * e
     w_deliv = g * (w_group - bias_g) * t_oh * n_seg
-    w_count = np.maximum(activations * klmm, 1)
+    w_count = np.maximum(runs * klmm, 1)
     n_chunks = np.ceil(g * w_group / 4096)
     with np.errstate(divide="ignore", invalid="ignore"):
         stages.append(("weight", n_chunks, g * w_group / n_chunks, stage_w))
     spm_w = spm_w + np.where(stage_w, g * w_group, 0.0)
     spm_r = spm_r + np.where(stage_w, w_deliv, 0.0)
-    slots += _split_first("weight", ~stage_w, activations, w_count / activations, w_deliv / w_count,
+    slots += _split_first("weight", ~stage_w, runs, w_count / runs, w_deliv / w_count,
                           np.where(pat_a, in_par, c), mac)
     # bias: to the bottom PEs with the first pass of every accumulation unit
     units_act = g2 * z * n_seg * bands
@@ -530,11 +591,31 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     slots.append(_Slot("output", True, _POOL, ~keep, pooled_total / prow, 1, prow, c, has_pool))
     spm_w = spm_w + np.where(has_pool & keep, pooled_total, 0.0)
 
+    out_once = np.where(keep, 0.0, np.where(has_pool, pooled_total, out_total))
+    band_len = np.where(oh_out, _cdiv(oh, bands), np.minimum(oc, _cdiv(_cdiv(oc, ocp), bands) * ocp))
+    compulsory = conv_compulsory_bytes(shapes, v["shape"], e, g * w_group, out_once, in_res)
     cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
+                      compulsory=compulsory, band_len=band_len, n_seg=n_seg,
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
-                      psum_home=psum_home, stage_w=stage_w)
+                      psum_home=psum_home, stage_w=stage_w, ic_inner=ic_inner, halo_dram=v["halo_dram"],
+                      halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep)
     return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, np.where(oh_out, "output-row", "output-channel")),
                      slots, stages, [], v["load_bytes_per_iter"])
+
+
+def conv_compulsory_bytes(shapes: Sequence[ConvShape], idx: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray,
+                          out_bytes: np.ndarray, in_spm: np.ndarray | bool = False) -> np.ndarray:
+    """DRAM bytes no schedule can avoid (issue 12): every input element the layer reads, every weight and every
+    output element it leaves in DRAM, moved once. An input already in the SPM (chained from the previous
+    layer) and an output kept there for the next layer cost nothing; ``out_bytes`` says what is left in DRAM."""
+    touched = _lookup(_touched_inputs, shapes, idx, np.zeros(len(idx), dtype=np.int64))
+    return np.where(in_spm, 0.0, touched * elem) + weight_bytes + out_bytes
+
+
+@lru_cache(maxsize=4096)
+def _touched_inputs(sh: ConvShape, _unused: int = 0) -> int:
+    """Input elements (all groups and channels) inside the rows and columns the output reads."""
+    return sh.groups * sh.ic * sh.input_rows(0, sh.oh) * sh.input_cols(0, sh.ow)
 
 
 def _first_band_count(units: np.ndarray, need, budget: np.ndarray) -> np.ndarray:
@@ -591,6 +672,8 @@ def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
     in_bytes = inputs * nb * e
     spm_r = spm_r + np.where(in_res, in_bytes, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=inputs * outputs * nb,
+                      compulsory=np.where(in_res, 0.0, in_bytes) + w_bytes + np.where(keep, 0.0, outputs * nb * e),
+                      band_len=outputs, n_seg=1,
                       passes=passes, starts=starts, bands=1, spm_read=spm_r, spm_write=spm_w,
                       spm_need=np.where(psum_home == _SPM, psum_vec, 0.0), mac=True, psum_home=psum_home,
                       stage_w=False)

@@ -507,7 +507,9 @@ def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.nda
     f["a_bytes"] += np.cumsum(np.concatenate(([0.0], a_bytes.astype(np.float64))))[-1]
     f["b_groups"] += GB
     f["conf_words"] += float(C.conf_words(p.units, p.cols))
-    f["regv_words"] = f["starts"] * float(C.regv_words(p.units, p.cols)) + f["pauses"] * C.PAUSE_WORDS
+    # full REGV at the first start of each A group; later starts of the group change only the B group
+    f["regv_words"] = (f["a_groups"] * float(C.regv_words(p.units, p.cols))
+                       + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS + f["pauses"] * C.PAUSE_WORDS)
     f["range_words"] = f["starts"] * float(C.range_words(p.units, p.cols))
     return f
 
@@ -654,9 +656,9 @@ def _exec_block(p: Problem, t: Tile, b: int, BG: int, f: dict[str, float]) -> No
     f["exec_cycles"] += p.fill
 
 
-def _start(p: Problem, f: dict[str, float]) -> None:
+def _start(p: Problem, f: dict[str, float], full_regv: bool = True) -> None:
     f["starts"] += 1
-    f["regv_words"] += p.units * p.cols * C.REGV_WORDS_PER_PE
+    f["regv_words"] += p.units * p.cols * C.REGV_WORDS_PER_PE if full_regv else C.B_GROUP_WORDS
     f["range_words"] += p.units * p.cols * C.RANGE_WORDS_PER_PE
 
 
@@ -690,7 +692,7 @@ def simulate(p: Problem, agrp: int, bgrp: int, lmm_opt: bool = True) -> dict[str
             f["a_group_blocks"] = max(f["a_group_blocks"], len(blocks) if p.fmt == "jds" else agrp)
             slots = sum(int(t.margins[b] * t.widths[b]) for b in blocks)
             for g in range(GB):
-                _start(p, f)
+                _start(p, f, full_regv=g == 0)
                 lmm.perm_range(ti, t.rows)
                 lmm.a_range((ti, gi), slots, p.a_arrays)
                 lmm.b_range((t.col_tile, g), t, BG)

@@ -111,6 +111,63 @@ def spm_table() -> str:
     return "\n".join(rows)
 
 
+def vgg16_traffic() -> str:
+    """Issue 12 predictions: EMAXVR VGG16 conv DRAM traffic per layer at 128 and 256 KB, against compulsory."""
+    m = get_model("emaxvr")
+    runs = {kb: m.evaluate("vgg16-conv", spm_kb=kb) for kb in (128.0, 256.0)}
+    rows = ["| layer | mapping @128 KB | loop nest @128 KB | compulsory [MB] | DRAM @128 KB [MB] | ratio | "
+            "mapping @256 KB | DRAM @256 KB [MB] | ratio |", "|---|---|---|---|---|---|---|---|---|"]
+    a, b = (_layers(runs[kb], ("conv",)) for kb in (128.0, 256.0))
+    for x, y in zip(a, b):
+        rows.append(f"| {x['name']} | {x['mapping']} ({x['schedule']}) | {x['loop_nest']} "
+                    f"| {x['dram_compulsory_bytes'] / 1e6:.2f} | {x['dram_bytes'] / 1e6:.2f} | {x['dram_traffic_ratio']:.2f} "
+                    f"| {y['mapping']} ({y['schedule']}) | {y['dram_bytes'] / 1e6:.2f} | {y['dram_traffic_ratio']:.2f} |")
+    lines = ["\n".join(rows), "", "| SPM | time [ms] | DRAM [MB] | compulsory [MB] | ratio | DRAM access per op [B/op] "
+             "| overhead share | worst layer outside LOAD+DRAIN+EXEC | worst LMM loads / EXEC |", "|---|---|---|---|---|---|---|---|---|"]
+    for kb, r in runs.items():
+        t = r["total"]
+        ovh = max(1 - (lay["states"]["LOAD"] + lay["states"]["DRAIN"] + lay["states"]["EXEC"]) / lay["cycles"]
+                  for lay in _layers(r, ("conv",)))
+        ld = max(lay["load_fraction_of_exec"] for lay in _layers(r, ("conv",)))
+        lines.append(f"| {kb:.0f} KB | {t['time_s'] * 1e3:.1f} | {t['dram_bytes'] / 1e6:.1f} "
+                     f"| {t['dram_compulsory_bytes'] / 1e6:.1f} | {t['dram_traffic_ratio']:.2f} "
+                     f"| {t['dram_access_per_op']:.4f} | {t['overhead_fraction']:.3f} | {ovh * 100:.1f} % | {ld * 100:.0f} % |")
+    return "\n".join(lines)
+
+
+def vgg16_spm_power() -> str:
+    """The thesis's §5 method (transfer time saved x DDR3L power / run time) applied to VGG16 conv."""
+    m = get_model("emaxvr")
+    base = m.params.defaults()
+    out = ["| comparison | DRAM power saved [mW] |", "|---|---|"]
+    for metric, text in (("dram_power_saved_w", "SPM 128 KB vs no SPM"),
+                         ("dram_power_saved_spm128_to_256_w", "SPM 128 KB -> 256 KB")):
+        w = m.validation_metric(metric, "vgg16-conv", base, {}, {})
+        out.append(f"| {text} | {w * 1e3:.0f} |")
+    return "\n".join(out)
+
+
+def criteria_table() -> str:
+    """VGG16 conv at 128 KB under each mapper criterion."""
+    m = get_model("emaxvr")
+    rows = ["| criterion | time [ms] | DRAM [MB] | energy [mJ] |", "|---|---|---|---|"]
+    for c in ("time", "time_then_dram", "edp", "energy", "dram"):
+        t = m.evaluate("vgg16-conv", criterion=c)["total"]
+        rows.append(f"| {c} | {t['time_s'] * 1e3:.1f} | {t['dram_bytes'] / 1e6:.1f} | {t['energy_j'] * 1e3:.1f} |")
+    return "\n".join(rows)
+
+
+def spm_sweep() -> str:
+    m = get_model("emaxvr")
+    rows = ["| SPM [KB] | " + " | ".join(str(k) for k in (32, 64, 96, 128, 160, 192, 256, 512)) + " |",
+            "|---|" + "---|" * 8]
+    for c in ("time", "dram"):
+        vals = [m.evaluate("vgg16-conv", spm_kb=float(k), criterion=c)["total"]["dram_bytes"] / 1e6
+                for k in (32, 64, 96, 128, 160, 192, 256, 512)]
+        rows.append(f"| DRAM [MB], criterion={c} | " + " | ".join(f"{v:.0f}" for v in vals) + " |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     print("## Calibration cases\n")
     print(calibration())
@@ -122,6 +179,14 @@ def main() -> None:
     print(vgg16_table("vgg16-conv", spm_kb=256.0))
     print("\n## SPM 0 / 128 / 256 KB\n")
     print(spm_table())
+    print("\n## VGG16 conv DRAM traffic vs compulsory (issue 12)\n")
+    print(vgg16_traffic())
+    print("\n## VGG16 conv: DRAM power saved by the SPM (spec §5 method)\n")
+    print(vgg16_spm_power())
+    print("\n## VGG16 conv at 128 KB by criterion\n")
+    print(criteria_table())
+    print("\n## SPM sweep, VGG16 conv\n")
+    print(spm_sweep())
 
 
 if __name__ == "__main__":

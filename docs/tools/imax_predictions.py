@@ -79,7 +79,7 @@ def efficiency_scan() -> str:
     keep = C.LINK_EFFICIENCY
     rows = []
     try:
-        for eff in (1.0, 0.8, 0.6, 0.4, 0.3, 0.2, 0.17, 0.165, 0.16, 0.15, 0.1):
+        for eff in (1.0, 0.8, 0.6, 0.45, 0.3, 0.2, 0.15, 0.12, 0.11, 0.1, 0.08):
             C.LINK_EFFICIENCY = eff
             sp = [ev(spmm(n, s))["total"]["speedup_vs_dense"] for n, s in CAL]
             d1024 = ev(spmm(1024, 0.9), format="dense")["layers"][0]["states"]
@@ -140,6 +140,20 @@ def breakdown() -> str:
             rows.append([str(n), label, f"{lay['time_s'] * 1e3:.2f}"]
                         + [f"{100 * lay['states'][s] / tot:.1f}" for s in STATES])
     return table(["size", "run", "time [ms]"] + [f"{s} %" for s in STATES], rows)
+
+
+def high_sparsity() -> str:
+    """Issue 12: time and state shares past sparsity 0.9 (CSR and JDS), n = 256, 512, 1024."""
+    rows = []
+    for n in (256, 512, 1024):
+        for fmt in ("csr", "jds"):
+            for sp in (0.9, 0.95, 0.99):
+                r = ev(spmm(n, sp), format=fmt)
+                lay = r["layers"][0]
+                tot = sum(lay["states"].values())
+                rows.append([str(n), fmt, str(sp), f"{r['total']['speedup_vs_dense']:.2f}", f"{lay['time_s'] * 1e3:.3f}"]
+                            + [f"{100 * lay['states'][s] / tot:.1f}" for s in STATES])
+    return table(["size", "format", "sparsity", "speedup", "time [ms]"] + [f"{s} %" for s in STATES], rows)
 
 
 def lmm() -> str:
@@ -303,7 +317,7 @@ def tradeoff() -> tuple[str, dict]:
     keep = (C.PIO_WORD_BYTES, C.LINK_EFFICIENCY)
     rows, best = [], {"s256": 0.0}
     try:
-        for eff in (1.0, 0.8, 0.6, 0.4, 0.3):
+        for eff in (1.0, 0.8, 0.6, 0.45, 0.3):
             for wb in (0, 2, 4, 8, 16):
                 C.LINK_EFFICIENCY, C.PIO_WORD_BYTES = eff, wb
                 s128, s256, s512, s1024 = (ev(spmm(n, s))["total"]["speedup_vs_dense"]
@@ -463,6 +477,25 @@ def build() -> str:
         "Same with JDS:",
         "",
         speedups("jds"),
+        "",
+        "### Past sparsity 0.9: what stops the time falling (issue 12)",
+        "",
+        "Before this change n=256 ran 1.30x at 0.9, 0.95 and 0.99 alike, and REGV was 29 % of its time: every "
+        "start rewrote all 4 registers of every logical PE (1,024 PIO words), although within an A group "
+        "successive starts change only the B group, whose slab and C group land in the same LMM regions. That "
+        "per-start cost is a schedule artifact: a start now rewrites all registers only at the first start of "
+        "an A group (and after CONF) and otherwise the B and C group bases (`B_GROUP_WORDS` = 2); the "
+        "start-by-start reference walk (`schedule.simulate`) does the same. `LINK_EFFICIENCY` was refitted by "
+        "the one procedure of archmodels/fitted.py on the corrected schedule (0.165 -> 0.11). What is left past 0.9 is physical in the model "
+        "and does not depend on A's nonzeros: the dense B slab loads and the dense C drains (LOAD, DRAIN), "
+        "RANGE per start (the B range of every unit changes with each B group; 4.4.9 fixes the starts at "
+        "n / (W x 2)), and EXEC, which iterates every stored row once per B group at W cycles whatever its "
+        "nonzero count. With CSR every row is padded to H = 58 slots, so once the longest row fits one block "
+        "the A bytes stop shrinking too; JDS drops empty rows and the Margin, hence its small further gain. "
+        "The spec (§6) states > 2x for 256-1024 at high sparsity: 512 and 1024 reach it, 256 does not "
+        "(an honest gap; nothing fitted to these curves).",
+        "",
+        high_sparsity(),
         "",
         "### State breakdown at sparsity 0.9 (share of cycles)",
         "",

@@ -1,0 +1,100 @@
+"""Properties that must hold at every point of a model's declared space (hypothesis draws the points).
+
+Points come from ``model.params.random_rows`` seeded by hypothesis, so every draw is a legal point of
+the declared space; examples are few (the models are slow to plan) and there is no deadline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from archmodels import available, get_model
+from archmodels.emax.model import TIE_RTOL
+
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SEEDS = st.integers(0, 2**31 - 1)
+WORKLOAD = {"emaxv": "lenet", "emaxvr": "alexnet-conv", "imax": "spmm:n=128,sparsity=0.9"}
+
+
+def _point(arch: str, seed: int, **fixed) -> dict:
+    m = get_model(arch)
+    return {**m.params.random_rows(1, np.random.default_rng(seed))[0], **fixed}
+
+
+def _workload(arch: str) -> str:
+    return WORKLOAD.get(arch, "lenet")
+
+
+@pytest.mark.parametrize("arch, key", [("emaxvr", "spm_kb"), ("emaxvr", "lmm_kb")])
+@SETTINGS
+@given(seed=SEEDS, factor=st.sampled_from([2.0, 4.0]))
+def test_more_memory_never_more_dram_traffic_under_dram_criterion(arch, key, seed, factor):
+    m = get_model(arch)
+    p = _point(arch, seed, criterion="dram")
+    hi = m.params.get(key).high
+    big = dict(p, **{key: min(p[key] * factor if p[key] > 0 else 64.0, hi)})
+    r = m.evaluate_points(_workload(arch), [p, big])
+    if not r.feasible[0]:
+        return  # a larger memory may make an infeasible point feasible, never the reverse
+    assert r.feasible[1]
+    d = r.totals["dram_bytes"]
+    assert d[1] <= d[0] * (1 + 1e-9), (p, big[key], d)
+
+
+@pytest.mark.parametrize("arch", [a for a in available() if "clock_mhz" in get_model(a).params])
+@SETTINGS
+@given(seed=SEEDS, factor=st.sampled_from([1.25, 2.0]))
+def test_faster_clock_never_slower(arch, seed, factor):
+    m = get_model(arch)
+    fixed = {"criterion": "time"} if "criterion" in m.params else {}
+    p = _point(arch, seed, **fixed)
+    hi = m.params.get("clock_mhz").high
+    fast = dict(p, clock_mhz=min(hi, p["clock_mhz"] * factor))
+    r = m.evaluate_points(_workload(arch), [p, fast])
+    ok = r.feasible
+    if not ok.all():
+        return
+    t = r.totals["time_s"]
+    # the mapper may take a plan up to TIE_RTOL slower than the fastest for less DRAM traffic
+    assert t[1] <= t[0] * (1 + TIE_RTOL) + 1e-15, (p, t)
+
+
+@SETTINGS
+@given(n=st.sampled_from([64, 128, 256, 512]), s=st.sampled_from([0.5, 0.7, 0.9, 0.95]),
+       step=st.sampled_from([0.02, 0.04]), fmt=st.sampled_from(["csr", "jds"]))
+def test_imax_higher_sparsity_never_slower(n, s, step, fmt):
+    m = get_model("imax")
+    p = dict(m.params.defaults(), format=fmt)
+    t = [m.evaluate_points(f"spmm:n={n},sparsity={x:.2f}", [p]).totals["time_s"][0] for x in (s, s + step)]
+    assert t[1] <= t[0] * (1 + 1e-9), (n, s, fmt, t)
+
+
+@pytest.mark.parametrize("arch", ["emaxv", "emaxvr"])
+@SETTINGS
+@given(seed=SEEDS, wl=st.sampled_from(["alexnet", "lenet", "vgg16-conv"]))
+def test_dram_traffic_at_least_compulsory(arch, seed, wl):
+    m = get_model(arch)
+    r = m.evaluate_points(wl, [_point(arch, seed)])
+    for lb in r.layers:
+        d = lb.metrics["dram_read_bytes"][0] + lb.metrics["dram_write_bytes"][0]
+        if lb.feasible[0] and np.isfinite(d):
+            assert d >= lb.metrics["dram_compulsory_bytes"][0] * (1 - 1e-9), lb.layer.name
+
+
+@pytest.mark.parametrize("arch", available())
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS)
+def test_batch_equals_scalar(arch, seed):
+    m = get_model(arch)
+    rows = m.params.random_rows(3, np.random.default_rng(seed))
+    wl = _workload(arch)
+    batch = m.evaluate_points(wl, rows)
+    for i, row in enumerate(rows):
+        one = m.evaluate_points(wl, [row])
+        assert bool(one.feasible[0]) == bool(batch.feasible[i])
+        for k, v in one.totals.items():
+            a, b = np.asarray(v[0]), np.asarray(batch.totals[k][i])
+            if a.dtype.kind == "f":
+                assert (a == b) or (np.isnan(a) and np.isnan(b)), (k, a, b)
