@@ -23,7 +23,7 @@ import numpy as np
 from workloads import Workload, load_workload
 from workloads.layers import MatMul
 
-from . import vector
+from . import gemm, vector
 
 from .params import Param, ParamSet, Points, batch_size
 from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric
@@ -42,6 +42,8 @@ class Model(ABC):
     VALIDATION_ALIASES: ClassVar[dict[str, str]] = {}
     #: kinds of layers the model can run; others are reported infeasible
     SUPPORTS: ClassVar[tuple[str, ...]] = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
+    #: evaluate every dense product in its equivalent forms and keep the fastest (:mod:`archmodels.gemm`)
+    GEMM_FORMS: ClassVar[bool] = True
     #: kinds costed by the shared streaming vector path (:mod:`archmodels.vector`) on :meth:`vector_unit`
     VECTOR_KINDS: ClassVar[tuple[str, ...]] = ("vector",)
 
@@ -91,7 +93,7 @@ class Model(ABC):
         routed = [layer.kind in self.VECTOR_KINDS for layer in wl.layers]
         core = [replace(layer, batch=1) if isinstance(layer, MatMul) and layer.batch > 1 else layer
                 for layer, r in zip(wl.layers, routed) if not r]
-        core_out = iter(self.evaluate_layers(Workload(wl.name, tuple(core)), pts) if core else [])
+        core_out = iter(self._evaluate_gemms(Workload(wl.name, tuple(core)), pts) if core else [])
         unit = self.vector_unit(pts) if any(routed) else None
         decl = {m.name: m for m in self.LAYER_METRICS}
         out: list[LayerBatch] = []
@@ -110,6 +112,27 @@ class Model(ABC):
         for lb in out:
             if lb.layer.kind in self.VECTOR_KINDS:
                 vector.complete(lb, out)
+        return out
+
+    def _evaluate_gemms(self, wl: Workload, pts: Points) -> list[LayerBatch]:
+        """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
+        other forms (FC, 1x1 conv, MatMul) and the fastest kept per point (:mod:`archmodels.gemm`)."""
+        out = self.evaluate_layers(wl, pts)
+        alts = [gemm.forms(layer) if self.GEMM_FORMS else {} for layer in wl.layers]
+        for form in gemm.FORMS:
+            if not any(form in a for a in alts):
+                continue
+            swapped = Workload(wl.name, tuple(a.get(form, layer) for a, layer in zip(alts, wl.layers)))
+            alt_out = self.evaluate_layers(swapped, pts)
+            for i, a in enumerate(alts):
+                if form in a:
+                    a[form] = alt_out[i]
+        for i, a in enumerate(alts):
+            if a:
+                fused_here = np.zeros(out[i].n, dtype=bool)
+                for lb in out:
+                    fused_here |= lb.labels["fused_into"] == wl.layers[i].name
+                gemm.pick(out[i], a, fused_here)
         return out
 
     def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:
