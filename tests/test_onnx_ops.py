@@ -220,3 +220,18 @@ def test_skip_unknown_as_a_study_key(tmp_path):
     st = load_study(str(study))
     assert st.workloads == (f"{path}:skip_unknown=true",)
     assert load_workload(st.workloads[0]).layer("m1").op == "skipped:Mod"
+
+
+def test_shape_arithmetic_is_folded_before_shape_inference(tmp_path):
+    # the legacy exporter's channel split (ShuffleNetV2): Slice ends computed as Shape[1] / 2,
+    # which ONNX data propagation alone leaves unknown
+    n = Net((1, 16, 4, 4), opset=17)
+    shp = n.op("Shape", ["x"], "shape")
+    c = n.op("Gather", [shp, n.const(np.array(1, np.int64))], "c", axis=0)
+    half = n.op("Div", [c, n.const(np.array(2, np.int64))], "half")
+    end = n.op("Unsqueeze", [half, n.const(np.array([0], np.int64))], "end")
+    y = n.op("Slice", ["x", n.const(np.array([0], np.int64)), end, n.const(np.array([1], np.int64))], "slice")
+    y = n.conv(y, 8, 4, 1, name="c1")
+    wl = load(n.save(y, tmp_path / "split.onnx"))
+    assert [(l.name, l.in_ch, l.macs) for l in wl.layers] == [("c1", 8, 4 * 16 * 8)]
+    assert {"shape", "c", "half", "end"} <= {op.name for op in wl.graph_ops}
