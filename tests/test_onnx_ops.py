@@ -235,3 +235,32 @@ def test_shape_arithmetic_is_folded_before_shape_inference(tmp_path):
     wl = load(n.save(y, tmp_path / "split.onnx"))
     assert [(l.name, l.in_ch, l.macs) for l in wl.layers] == [("c1", 8, 4 * 16 * 8)]
     assert {"shape", "c", "half", "end"} <= {op.name for op in wl.graph_ops}
+
+
+# ---- a real export: examples/tiny_hybrid.onnx, written by torch.onnx.export(model, (x,)) (dynamo) ----
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "tiny_hybrid.onnx"
+
+
+def test_dynamo_export_imports_node_by_node():
+    wl = load(str(EXAMPLE))
+    assert layer_macs(wl) == independent_macs(str(EXAMPLE))
+    kinds = {l.name: l for l in wl.layers}
+    conv1d = next(l for l in wl.layers if isinstance(l, Conv2D) and l.in_h == 1)
+    assert (conv1d.kernel_h, conv1d.kernel_w, conv1d.out_w) == (1, 3, 256)
+    assert sum(isinstance(l, MatMul) and l.batch == 4 for l in wl.layers) == 2  # Q K^T and P V per head
+    ops = {l.op for l in wl.layers if isinstance(l, Vector)}
+    assert {"sigmoid", "hard_swish", "col2im", "softmax", "layer_norm", "gelu", "reduce_mean", "add"} <= ops
+    gap = [l for l in kinds.values() if isinstance(l, Pool)]  # x.mean(dim=(2, 3)) -> ReduceMean -> pooling
+    assert len(gap) == 1 and (gap[0].mode, gap[0].kernel) == ("avg", 16)
+
+
+def test_dynamo_export_evaluates_on_every_model(capsys):
+    wl = load(str(EXAMPLE))
+    for arch in MODELS:
+        assert main(["evaluate", arch, str(EXAMPLE), "--json"]) == 0
+        r = json.loads(capsys.readouterr().out)
+        assert r["total"]["macs"] == wl.macs and r["total"]["vector_ops"] == sum(l.vector_ops for l in wl.layers)
+        if arch == "atomswitch":
+            assert r["infeasible_reason"].endswith("atomswitch does not run matmul layers")
+        else:
+            assert r["feasible"] and r["total"]["time_s"] > 0 and r["total"]["energy_j"] > 0

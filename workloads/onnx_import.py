@@ -153,7 +153,7 @@ def _unknown_ops(model: onnx.ModelProto) -> Counter:
 
 def _read(path: Path) -> onnx.ModelProto:
     try:
-        return onnx.load(str(path))
+        return onnx.load(str(path), load_external_data=False)  # only shapes are read
     except OSError as exc:
         raise UserError(f"{path}: cannot read ONNX file: {exc.strerror or exc}") from None
     except Exception as exc:  # protobuf DecodeError and friends
