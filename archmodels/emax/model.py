@@ -185,7 +185,7 @@ class _EmaxBase(Model):
             return sum((lb.metrics[key] for lb in layers), np.zeros(n))
 
         def state_sum(names):
-            return sum((lb.states[s] for lb in layers for s in names), np.zeros(n))
+            return sum((lb.states.get(s, np.zeros(n)) for lb in layers for s in names), np.zeros(n))
 
         area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], pts.get("spm_kb", np.zeros(n)),
                              pts["dtype_bits"], pts["tech_nm"])

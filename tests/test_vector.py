@@ -1,0 +1,50 @@
+"""Vector layers (work without MACs) and batched products on every model (issue 13 §2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from archmodels import get_model
+from archmodels.vector import layer_bytes
+from workloads.layers import MatMul, Workload, elementwise, layer_norm, softmax
+
+MODELS = ("emaxv", "emaxvr", "imax", "rena", "atomswitch", "multicore")
+
+
+@pytest.mark.parametrize("arch", MODELS)
+def test_vector_layer_time_is_bounded_by_its_unit(arch):
+    model = get_model(arch)
+    pts = model.params.points([{}])
+    unit = model.vector_unit(pts)
+    for layer in (elementwise("g", "gelu", 1 << 16), softmax("s", 1 << 16, 256), layer_norm("n", 1 << 16, 256, 512)):
+        r = model.evaluate(Workload("v", (layer,)))
+        lay = r["layers"][0]
+        assert r["feasible"] and lay["vector_ops"] == layer.vector_ops and lay["macs"] == 0
+        rd, wr = layer_bytes(layer, unit.elem_bytes)
+        compute_s = layer.vector_ops / float(np.asarray(unit.ops_per_s).ravel()[0])
+        assert lay["time_s"] >= compute_s * (1 - 1e-12)
+        assert lay["energy_j"] > 0 and lay["utilization"] == 0
+        # traffic: all bytes through DRAM, or none when the model keeps them on chip
+        assert lay["dram_bytes"] in (0, pytest.approx(float(np.ravel(rd + wr)[0])))
+        assert r["total"]["vector_ops"] == layer.vector_ops
+
+
+@pytest.mark.parametrize("arch", MODELS)
+def test_more_vector_work_never_costs_less(arch):
+    model = get_model(arch)
+    small = model.evaluate(Workload("a", (elementwise("x", "add", 4096),)))
+    big = model.evaluate(Workload("b", (elementwise("x", "gelu", 4096),)))  # same bytes, 5x the ops
+    assert big["total"]["time_s"] >= small["total"]["time_s"]
+    assert big["total"]["energy_j"] > small["total"]["energy_j"]
+
+
+@pytest.mark.parametrize("arch", ["emaxv", "emaxvr", "imax", "rena", "multicore"])
+def test_batched_matmul_is_its_products_back_to_back(arch):
+    model = get_model(arch)
+    one = model.evaluate(Workload("1", (MatMul("mm", m=64, k=32, n=64),)))["layers"][0]
+    many = model.evaluate(Workload("12", (MatMul("mm", m=64, k=32, n=64, batch=12),)))["layers"][0]
+    assert many["macs"] == 12 * one["macs"]
+    for key in ("time_s", "cycles", "dram_bytes", "energy_j"):
+        assert many[key] == pytest.approx(12 * one[key])
+    assert many["utilization"] == pytest.approx(one["utilization"])
