@@ -151,8 +151,25 @@ layers:
     assert f1.inputs == 32 * 14 * 14
 
 
+def test_user_yaml_vector_layers_and_batched_matmul(tmp_path):
+    path = write(tmp_path / "v.yaml", """
+input: [8, 4, 4]
+layers:
+  - {name: c1, type: conv, out_ch: 8, kernel: 1}
+  - {name: act, type: vector, op: gelu}
+  - {name: sm, type: vector, op: softmax, elems: 128, rows: 8}
+  - {name: gap, type: vector, op: reduce_mean, elems: 128, rows: 8}
+  - {name: qk, type: matmul, m: 16, k: 8, n: 16, batch: 4}
+""")
+    c1, act, sm, gap, qk = load_workload(str(path)).layers
+    assert (act.op, act.input_elems, act.vector_ops) == ("gelu", 128, 5 * 128)
+    assert (sm.vector_ops, gap.vector_ops, gap.output_elems) == (5 * 128, 128 + 8, 8)
+    assert (qk.batch, qk.macs) == (4, 4 * 16 * 8 * 16)
+
+
 @pytest.mark.parametrize("body,msg", [
     ("layers:\n  - {name: a, type: conv, out_ch: 4, kernel: 3}\n", "in_ch cannot be inferred"),
+    ("input: [1, 8, 8]\nlayers:\n  - {name: a, type: vector, op: frobnicate}\n", "layers.0"),
     ("layers:\n  - {name: a, type: dense, outputs: 4}\n", "layers.0"),
     ("input: [1, 8, 8]\nlayers:\n  - {name: a, type: fc, outputs: 4, colour: red}\n", "unknown key"),
     ("layers: []\n", "layers"),

@@ -263,7 +263,6 @@ ELEMENTWISE_OPS: dict[str, int] = {
     "softplus": 3,         # exp, add, log
     "batchnorm": 2,        # inference-time scale and shift
     "col2im": 1,           # overlap-add of a transposed convolution
-    "copy": 0,             # an unknown operator recorded as zero-cost (--skip-unknown)
 }
 
 
