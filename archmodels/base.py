@@ -93,7 +93,8 @@ class Model(ABC):
         routed = [layer.kind in self.VECTOR_KINDS for layer in wl.layers]
         core = [replace(layer, batch=1) if isinstance(layer, MatMul) and layer.batch > 1 else layer
                 for layer, r in zip(wl.layers, routed) if not r]
-        core_out = iter(self._evaluate_gemms(Workload(wl.name, tuple(core)), pts) if core else [])
+        breaks = frozenset(layer.name for layer, here, nxt in zip(wl.layers, routed, routed[1:]) if nxt and not here)
+        core_out = iter(self._evaluate_gemms(Workload(wl.name, tuple(core), breaks | wl.breaks), pts) if core else [])
         unit = self.vector_unit(pts) if any(routed) else None
         decl = {m.name: m for m in self.LAYER_METRICS}
         out: list[LayerBatch] = []
@@ -122,7 +123,7 @@ class Model(ABC):
         for form in gemm.FORMS:
             if not any(form in a for a in alts):
                 continue
-            swapped = Workload(wl.name, tuple(a.get(form, layer) for a, layer in zip(alts, wl.layers)))
+            swapped = Workload(wl.name, tuple(a.get(form, layer) for a, layer in zip(alts, wl.layers)), wl.breaks)
             alt_out = self.evaluate_layers(swapped, pts)
             for i, a in enumerate(alts):
                 if form in a:

@@ -48,3 +48,18 @@ def test_batched_matmul_is_its_products_back_to_back(arch):
     for key in ("time_s", "cycles", "dram_bytes", "energy_j"):
         assert many[key] == pytest.approx(12 * one[key])
     assert many["utilization"] == pytest.approx(one["utilization"])
+
+
+def test_no_pool_fusion_across_a_vector_layer():
+    # EMAXVR fuses a pool into the conv before it; a vector layer in between (e.g. a sigmoid)
+    # needs the conv's whole output, so the pool must not be fused across it
+    from workloads.layers import Conv2D, Pool
+
+    c = Conv2D("c", in_ch=16, out_ch=32, kernel_h=3, kernel_w=3, in_h=28, in_w=28, padding=1)
+    p = Pool("p", channels=32, in_h=28, in_w=28, kernel=2, stride=2)
+    v = elementwise("v", "sigmoid", 32 * 28 * 28)
+    m = get_model("emaxvr")
+    direct = m.evaluate(Workload("a", (c, p)), pool_fusion=True)["layers"]
+    across = m.evaluate(Workload("b", (c, v, p)), pool_fusion=True)["layers"]
+    assert direct[1]["fused_into"] == "c"
+    assert across[2]["fused_into"] is None

@@ -387,6 +387,9 @@ class Workload:
 
     name: str
     layers: tuple[Layer, ...]
+    #: layers that are not followed by their successor in the original network (a layer costed
+    #: elsewhere sat between them, e.g. a vector layer): a model must not fuse across them
+    breaks: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         names = [layer.name for layer in self.layers]

@@ -499,7 +499,8 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     for k in range(nk):
         if vr_spm[k] and fusion[k]:
             for i in range(nl - 1):
-                if _fusable(layers[i], layers[i + 1]) and conv_candidates(shapes[i + 1], mhws[k])[0]:
+                if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks \
+                        and conv_candidates(shapes[i + 1], mhws[k])[0]:
                     fused[i + 1][k] = layers[i].name
                     pooled[i, k] = True
     cands = [[_candidates(shapes[i], mhws[k], pattern[k], order[k], layers[i].kind) if fused[i][k] is None
