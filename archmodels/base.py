@@ -59,6 +59,10 @@ class Model(ABC):
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         """Model-level totals: at least ``area_mm2``; any extra total keys."""
 
+    def runs_as_vector(self, layer) -> bool:
+        """Whether ``layer`` is costed on the shared vector path (default: its kind is in VECTOR_KINDS)."""
+        return layer.kind in self.VECTOR_KINDS
+
     def vector_unit(self, pts: Points) -> vector.VectorUnit | None:
         """The unit that runs vector layers (None: the model cannot run them)."""
         return None
@@ -90,7 +94,7 @@ class Model(ABC):
         """Every layer of ``wl``: vector kinds on the shared vector path, the rest by
         :meth:`evaluate_layers`; a batched MatMul is evaluated as one product and repeated."""
         n = batch_size(pts)
-        routed = [layer.kind in self.VECTOR_KINDS for layer in wl.layers]
+        routed = [self.runs_as_vector(layer) for layer in wl.layers]
         core = [replace(layer, batch=1) if isinstance(layer, MatMul) and layer.batch > 1 else layer
                 for layer, r in zip(wl.layers, routed) if not r]
         breaks = frozenset(layer.name for layer, here, nxt in zip(wl.layers, routed, routed[1:]) if nxt and not here)
@@ -110,8 +114,8 @@ class Model(ABC):
             else:
                 lb = vector.cost(layer, unit, n, self.LAYER_METRICS)
             out.append(lb)
-        for lb in out:
-            if lb.layer.kind in self.VECTOR_KINDS:
+        for lb, r in zip(out, routed):
+            if r:
                 vector.complete(lb, out)
         return out
 

@@ -63,3 +63,18 @@ def test_no_pool_fusion_across_a_vector_layer():
     across = m.evaluate(Workload("b", (c, v, p)), pool_fusion=True)["layers"]
     assert direct[1]["fused_into"] == "c"
     assert across[2]["fused_into"] is None
+
+
+def test_imax_runs_depthwise_convolutions_as_streams():
+    from workloads.layers import Conv2D
+
+    dw = Conv2D("dw", in_ch=96, out_ch=96, groups=96, kernel_h=3, kernel_w=3, in_h=56, in_w=56, padding=1)
+    r = get_model("imax").evaluate(Workload("dw", (dw,)))
+    lay = r["layers"][0]
+    assert r["feasible"] and lay["macs"] == 96 * 56 * 56 * 9 and lay["vector_unit"] == "CGRA ALUs"
+    # one FMA pass per MAC on 64 units x 2 lanes at 150 MHz, or the host link, whichever is slower
+    assert lay["time_s"] >= lay["macs"] / (64 * 2 * 150e6)
+    assert 0 < lay["utilization"] <= 1
+    # a grouped (not depthwise) convolution still runs as products
+    g2 = Conv2D("g2", in_ch=96, out_ch=96, groups=2, kernel_h=3, kernel_w=3, in_h=13, in_w=13, padding=1)
+    assert "vector_unit" not in get_model("imax").evaluate(Workload("g", (g2,)))["layers"][0]
