@@ -78,3 +78,18 @@ def test_imax_runs_depthwise_convolutions_as_streams():
     # a grouped (not depthwise) convolution still runs as products
     g2 = Conv2D("g2", in_ch=96, out_ch=96, groups=2, kernel_h=3, kernel_w=3, in_h=13, in_w=13, padding=1)
     assert "vector_unit" not in get_model("imax").evaluate(Workload("g", (g2,)))["layers"][0]
+
+
+@pytest.mark.parametrize("arch", ["emaxv", "emaxvr", "imax", "rena", "multicore"])
+@pytest.mark.parametrize("workload", ["resnet50", "mobilenet_v2", "bert_encoder"])
+def test_real_networks_run_at_the_published_design_points(arch, workload):
+    r = get_model(arch).evaluate(workload)  # the model's defaults = its paper's configuration
+    bad = [(l["name"], l["infeasible_reason"]) for l in r["layers"] if not l["feasible"]]
+    assert r["feasible"] and not bad, bad
+    assert r["total"]["time_s"] > 0 and r["total"]["vector_ops"] > 0
+
+
+def test_atomswitch_refuses_them_for_real_limits_with_per_layer_reasons():
+    r = get_model("atomswitch").evaluate("resnet50")
+    bad = [l for l in r["layers"] if not l["feasible"]]
+    assert not r["feasible"] and bad and all("mm2 > chip_area_mm2" in l["infeasible_reason"] for l in bad)
