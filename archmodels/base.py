@@ -23,7 +23,7 @@ import numpy as np
 from workloads import Workload, load_workload
 from workloads.layers import MatMul
 
-from . import vector
+from . import gemm, vector
 
 from .params import Param, ParamSet, Points, batch_size
 from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric
@@ -44,6 +44,8 @@ class Model(ABC):
     AREA_ANCHOR: ClassVar[str] = ""
     #: kinds of layers the model can run; others are reported infeasible
     SUPPORTS: ClassVar[tuple[str, ...]] = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
+    #: evaluate every dense product in its equivalent forms and keep the fastest (:mod:`archmodels.gemm`)
+    GEMM_FORMS: ClassVar[bool] = True
     #: kinds costed by the shared streaming vector path (:mod:`archmodels.vector`) on :meth:`vector_unit`
     VECTOR_KINDS: ClassVar[tuple[str, ...]] = ("vector",)
 
@@ -67,6 +69,10 @@ class Model(ABC):
     @abstractmethod
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         """Model-level totals: at least ``area_mm2``; any extra total keys."""
+
+    def runs_as_vector(self, layer) -> bool:
+        """Whether ``layer`` is costed on the shared vector path (default: its kind is in VECTOR_KINDS)."""
+        return layer.kind in self.VECTOR_KINDS
 
     def vector_unit(self, pts: Points) -> vector.VectorUnit | None:
         """The unit that runs vector layers (None: the model cannot run them)."""
@@ -100,10 +106,11 @@ class Model(ABC):
         """Every layer of ``wl``: vector kinds on the shared vector path, the rest by
         :meth:`evaluate_layers`; a batched MatMul is evaluated as one product and repeated."""
         n = batch_size(pts)
-        routed = [layer.kind in self.VECTOR_KINDS for layer in wl.layers]
+        routed = [self.runs_as_vector(layer) for layer in wl.layers]
         core = [replace(layer, batch=1) if isinstance(layer, MatMul) and layer.batch > 1 else layer
                 for layer, r in zip(wl.layers, routed) if not r]
-        core_out = iter(self.evaluate_layers(Workload(wl.name, tuple(core)), pts) if core else [])
+        breaks = frozenset(layer.name for layer, here, nxt in zip(wl.layers, routed, routed[1:]) if nxt and not here)
+        core_out = iter(self._evaluate_gemms(Workload(wl.name, tuple(core), breaks | wl.breaks), pts) if core else [])
         unit = self.vector_unit(pts) if any(routed) else None
         decl = {m.name: m for m in self.LAYER_METRICS}
         out: list[LayerBatch] = []
@@ -119,9 +126,30 @@ class Model(ABC):
             else:
                 lb = vector.cost(layer, unit, n, self.LAYER_METRICS)
             out.append(lb)
-        for lb in out:
-            if lb.layer.kind in self.VECTOR_KINDS:
+        for lb, r in zip(out, routed):
+            if r:
                 vector.complete(lb, out)
+        return out
+
+    def _evaluate_gemms(self, wl: Workload, pts: Points) -> list[LayerBatch]:
+        """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
+        other forms (FC, 1x1 conv, MatMul) and the fastest kept per point (:mod:`archmodels.gemm`)."""
+        out = self.evaluate_layers(wl, pts)
+        alts = [gemm.forms(layer) if self.GEMM_FORMS else {} for layer in wl.layers]
+        for form in gemm.FORMS:
+            if not any(form in a for a in alts):
+                continue
+            swapped = Workload(wl.name, tuple(a.get(form, layer) for a, layer in zip(alts, wl.layers)), wl.breaks)
+            alt_out = self.evaluate_layers(swapped, pts)
+            for i, a in enumerate(alts):
+                if form in a:
+                    a[form] = alt_out[i]
+        for i, a in enumerate(alts):
+            if a:
+                fused_here = np.zeros(out[i].n, dtype=bool)
+                for lb in out:
+                    fused_here |= lb.labels["fused_into"] == wl.layers[i].name
+                gemm.pick(out[i], a, fused_here)
         return out
 
     def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:

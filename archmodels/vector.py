@@ -9,7 +9,9 @@ and the result is written back. Streaming is double buffered, so
 
     time_s = max(vector_ops / ops_per_s, bytes / stream_bytes_per_s)
 
-with bytes = (inputs + parameters + outputs) x element size. DRAM traffic is
+with bytes = (inputs + parameters + outputs) x element size (a model may also
+route a layer with MACs here, e.g. IMAX's depthwise convolutions: each MAC
+is one ALU pass, and utilization counts them). DRAM traffic is
 those bytes, unless the model keeps activations in an on-chip memory that
 holds them (``onchip_kb``). Energy = vector_ops x ``op_energy_pj`` + bytes x
 the energy per byte where the data live (the model passes the energy of one
@@ -74,7 +76,7 @@ def cost(layer: Layer, unit: VectorUnit, n: int, model_metrics=()) -> LayerBatch
     Model-specific layer metrics (``model_metrics``) are zero, except
     ``dram_energy_j`` / ``compute_energy_j`` where a model declares them.
     """
-    ops = float(layer.vector_ops)
+    ops = float(layer.vector_ops + layer.macs)  # a MAC routed here (a depthwise conv) is one ALU pass
     rd, wr = layer_bytes(layer, unit.elem_bytes)
     moved = rd + wr
     onchip = moved <= np.asarray(unit.onchip_kb, dtype=float) * 1024.0
@@ -87,7 +89,9 @@ def cost(layer: Layer, unit: VectorUnit, n: int, model_metrics=()) -> LayerBatch
     move_pj = np.where(onchip, moved * unit.onchip_pj_per_byte, dram_pj)
     lb = LayerBatch(layer, n)
     lb.set(**{m.name: 0.0 for m in model_metrics})
-    lb.set(cycles=time_s * unit.clock_hz, time_s=time_s, utilization=0.0, dram_read_bytes=dram_rd,
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(time_s > 0, layer.macs / (time_s * unit.ops_per_s), 0.0)
+    lb.set(cycles=time_s * unit.clock_hz, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
            dram_write_bytes=dram_wr, energy_j=(compute_pj + move_pj) * 1e-12)
     names = {m.name for m in model_metrics}
     if "compute_energy_j" in names:

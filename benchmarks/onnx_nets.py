@@ -21,7 +21,8 @@ class Net:
     (a legal ONNX form), which keeps a full-size ResNet-18 file a few KB.
     """
 
-    def __init__(self, shape: tuple[int, ...], params_as_inputs: bool = False):
+    def __init__(self, shape: tuple[int, ...], params_as_inputs: bool = False, opset: int = 17):
+        self.opset = opset
         self.nodes: list = []
         self.inits: list = []
         self.inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))]
@@ -45,6 +46,13 @@ class Net:
         self.nodes.append(helper.make_node(op, inputs, [name + "_out"], name=name, **attrs))
         return name + "_out"
 
+    def const(self, value) -> str:
+        """An initializer holding ``value`` (shapes, axes, scalars)."""
+        name = f"k{len(self.inits)}_{self.k}"
+        self.k += 1
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
     def conv(self, x, cin, cout, k, stride=1, pad=0, group=1, dilation=1, name=None, pads=None):
         w = self.param((cout, cin // group, k, k))
         return self.op("Conv", [x, w], name, kernel_shape=[k, k], strides=[stride, stride],
@@ -59,7 +67,7 @@ class Net:
     def model(self, out: str) -> onnx.ModelProto:
         g = helper.make_graph(self.nodes, "net", self.inputs,
                               [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], self.inits)
-        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", self.opset)])
 
     def save(self, out: str, path) -> str:
         onnx.save(self.model(out), str(path))
@@ -117,3 +125,63 @@ def resnet18_inferred(path: str | Path) -> str:
     onnx.checker.check_model(m)
     onnx.save(m, str(path))
     return str(path)
+
+
+def encoder_net(seq: int = 16, hidden: int = 64, heads: int = 4, ffn: int = 256, gelu: str = "erf",
+                layernorm: str = "fused", shape_chain: bool = False) -> tuple[Net, str]:
+    """A BERT-style encoder layer as PyTorch's exporters write it (weights as initializers).
+
+    Linear layers on tokens are ``MatMul`` with a transposed weight + ``Add`` bias; heads are split
+    with ``Reshape`` + ``Transpose``; ``Q K^T`` / ``P V`` are batched ``MatMul``s of activations.
+    ``gelu``: ``"gelu"`` (one Gelu node, opset 20) or ``"erf"`` (x * 0.5 * (1 + erf(x / sqrt 2)));
+    ``layernorm``: ``"fused"`` (LayerNormalization) or ``"unfused"`` (ReduceMean, Sub, Pow, ...);
+    ``shape_chain``: one head split gets its shape from a ``Shape -> Gather -> Concat`` chain
+    (the legacy exporter's idiom) instead of a constant.
+    """
+    n = Net((1, seq, hidden), opset=20 if gelu == "gelu" else 18)
+    d = hidden // heads
+
+    def linear(x, k, m, name):
+        y = n.op("MatMul", [x, n.param((k, m))], name)
+        return n.op("Add", [y, n.param((m,))], f"{name}.bias")
+
+    def split_heads(x, perm, chain=False):
+        if chain:
+            shp = n.op("Shape", [x])
+            b = n.op("Gather", [shp, n.const(np.array([0], np.int64))], axis=0)
+            s = n.op("Gather", [shp, n.const(np.array([1], np.int64))], axis=0)
+            target = n.op("Concat", [b, s, n.const(np.array([heads, d], np.int64))], axis=0)
+        else:
+            target = n.const(np.array([1, seq, heads, d], np.int64))
+        return n.op("Transpose", [n.op("Reshape", [x, target])], perm=perm)
+
+    def norm(x, name):
+        if layernorm == "fused":
+            return n.op("LayerNormalization", [x, n.param((hidden,)), n.param((hidden,))], name, axis=-1)
+        axes = n.const(np.array([-1], np.int64))
+        mean = n.op("ReduceMean", [x, axes], keepdims=1)
+        xc = n.op("Sub", [x, mean])
+        var = n.op("ReduceMean", [n.op("Pow", [xc, n.const(np.array(2.0, np.float32))]), axes], keepdims=1)
+        std = n.op("Sqrt", [n.op("Add", [var, n.const(np.array(1e-12, np.float32))])])
+        y = n.op("Div", [xc, std])
+        return n.op("Add", [n.op("Mul", [y, n.param((hidden,))]), n.param((hidden,))], name)
+
+    x = "x"
+    q = split_heads(linear(x, hidden, hidden, "query"), [0, 2, 1, 3], chain=shape_chain)
+    k = split_heads(linear(x, hidden, hidden, "key"), [0, 2, 3, 1])
+    v = split_heads(linear(x, hidden, hidden, "value"), [0, 2, 1, 3])
+    scores = n.op("MatMul", [q, k], "scores")
+    scores = n.op("Div", [scores, n.const(np.array(float(np.sqrt(d)), np.float32))], "scale")
+    probs = n.op("Softmax", [scores], "softmax", axis=-1)
+    ctx = n.op("Transpose", [n.op("MatMul", [probs, v], "context")], perm=[0, 2, 1, 3])
+    ctx = n.op("Reshape", [ctx, n.const(np.array([1, seq, hidden], np.int64))])
+    y = norm(n.op("Add", [linear(ctx, hidden, hidden, "attn_out"), x], "attn_residual"), "ln1")
+    h = linear(y, hidden, ffn, "ffn1")
+    if gelu == "gelu":
+        h = n.op("Gelu", [h], "gelu")
+    else:
+        e = n.op("Erf", [n.op("Div", [h, n.const(np.array(1.4142135, np.float32))])])
+        h = n.op("Mul", [n.op("Mul", [h, n.op("Add", [e, n.const(np.array(1.0, np.float32))])]),
+                         n.const(np.array(0.5, np.float32))], "gelu")
+    out = norm(n.op("Add", [linear(h, ffn, hidden, "ffn2"), y], "ffn_residual"), "ln2")
+    return n, out

@@ -101,6 +101,25 @@ def test_matrix_market_file_roundtrip(tmp_path):
     assert np.allclose(matrix_of(layer).toarray(), mat.toarray())
 
 
+def test_matrix_market_gzip_explicit_zeros_and_complex(tmp_path):
+    import gzip
+
+    text = ("%%MatrixMarket matrix coordinate real general\n3 4 4\n"
+            "1 1 2.0\n2 3 0.0\n3 2 -1.0\n3 4 5.0\n")
+    gz = tmp_path / "z.mtx.gz"
+    gz.write_bytes(gzip.compress(text.encode()))
+    layer = load_workload(str(gz)).layers[0]  # a bare .mtx.gz path, as SuiteSparse ships them
+    # the stored zero at (2, 3) counts: the hardware streams every stored entry
+    assert (layer.kind, layer.m, layer.k, layer.nnz, layer.macs) == ("spmv", 3, 4, 4, 4)
+    cplx = tmp_path / "c.mtx"
+    cplx.write_text("%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 2.0\n")
+    with pytest.raises(UserError, match=r"c\.mtx: complex matrices are not supported") as exc:
+        load_workload(str(cplx))
+    assert "\n" not in str(exc.value)
+    with pytest.raises(UserError, match="not found"):
+        load_workload(str(tmp_path / "missing.mtx.gz"))
+
+
 @pytest.mark.parametrize("spec,msg", [
     ("spmm:n=64,sparsity=1.5", "sparsity"),
     ("spmm:n=64,density=0.5", "unknown key 'density'"),
@@ -132,8 +151,25 @@ layers:
     assert f1.inputs == 32 * 14 * 14
 
 
+def test_user_yaml_vector_layers_and_batched_matmul(tmp_path):
+    path = write(tmp_path / "v.yaml", """
+input: [8, 4, 4]
+layers:
+  - {name: c1, type: conv, out_ch: 8, kernel: 1}
+  - {name: act, type: vector, op: gelu}
+  - {name: sm, type: vector, op: softmax, elems: 128, rows: 8}
+  - {name: gap, type: vector, op: reduce_mean, elems: 128, rows: 8}
+  - {name: qk, type: matmul, m: 16, k: 8, n: 16, batch: 4}
+""")
+    c1, act, sm, gap, qk = load_workload(str(path)).layers
+    assert (act.op, act.input_elems, act.vector_ops) == ("gelu", 128, 5 * 128)
+    assert (sm.vector_ops, gap.vector_ops, gap.output_elems) == (5 * 128, 128 + 8, 8)
+    assert (qk.batch, qk.macs) == (4, 4 * 16 * 8 * 16)
+
+
 @pytest.mark.parametrize("body,msg", [
     ("layers:\n  - {name: a, type: conv, out_ch: 4, kernel: 3}\n", "in_ch cannot be inferred"),
+    ("input: [1, 8, 8]\nlayers:\n  - {name: a, type: vector, op: frobnicate}\n", "layers.0"),
     ("layers:\n  - {name: a, type: dense, outputs: 4}\n", "layers.0"),
     ("input: [1, 8, 8]\nlayers:\n  - {name: a, type: fc, outputs: 4, colour: red}\n", "unknown key"),
     ("layers: []\n", "layers"),
@@ -143,3 +179,35 @@ def test_bad_user_yaml_names_file_and_key(tmp_path, body, msg):
     with pytest.raises(UserError, match=msg) as e:
         load_workload(str(path))
     assert str(path) in str(e.value)
+
+
+# ---- networks users ask for first (issue 13) ----
+def test_resnet50_and_mobilenet_v2_match_published_mac_counts():
+    r50, mb2 = load_workload("resnet50"), load_workload("mobilenet_v2")
+    # published: ResNet-50 ~4.1 GMACs (torchvision: 4.09 GFLOPS counted as MACs), MobileNetV2 300 MMACs
+    assert abs(r50.macs - 4.1e9) / 4.1e9 < 0.01 and abs(mb2.macs - 300e6) / 300e6 < 0.01
+    # exact: the same networks exported from torchvision and imported give 4,089,184,256 and 300,774,272
+    assert (r50.macs, mb2.macs) == (4_089_184_256, 300_774_272)
+    convs = [l for l in r50.layers if l.kind == "conv"]
+    assert len(convs) == 53 and sum(l.kind == "fc" for l in r50.layers) == 1
+    assert sum(l.kind == "conv" and l.groups == l.in_ch > 1 for l in mb2.layers) == 17  # depthwise
+
+
+@pytest.mark.parametrize("seq", [128, 384])
+def test_bert_encoder_macs_from_the_formula(seq):
+    h, heads, ffn = 768, 12, 3072
+    # Q, K, V, output projections; two FFN matrices; per head Q K^T and P V
+    expected = seq * (4 * h * h + 2 * h * ffn) + 2 * heads * seq * seq * (h // heads)
+    spec = "bert_encoder" if seq == 128 else f"bert_encoder:seq={seq}"
+    wl = load_workload(spec)
+    assert wl.macs == expected
+    assert load_workload("bert_encoder").macs == 931_135_488 or seq != 128
+
+
+def test_bert_encoder_parameters_are_checked():
+    with pytest.raises(UserError, match="unknown key 'layers'"):
+        load_workload("bert_encoder:layers=2")
+    with pytest.raises(UserError, match="heads=5 must divide hidden=768"):
+        load_workload("bert_encoder:heads=5")
+    with pytest.raises(UserError, match="takes no parameters"):
+        load_workload("resnet50:seq=3")

@@ -88,7 +88,7 @@ def _load(spec: str) -> Workload:
     from . import networks, parametric
 
     head = spec.partition(":")[0]
-    if spec in BUILTINS or head in networks.PARAMETRIC:
+    if spec in BUILTINS or head in BUILTINS:
         return networks.parse(spec)
     if head in parametric.KINDS:
         return parametric.parse(spec)

@@ -263,7 +263,6 @@ ELEMENTWISE_OPS: dict[str, int] = {
     "softplus": 3,         # exp, add, log
     "batchnorm": 2,        # inference-time scale and shift
     "col2im": 1,           # overlap-add of a transposed convolution
-    "copy": 0,             # an unknown operator recorded as zero-cost (--skip-unknown)
 }
 
 
@@ -388,6 +387,9 @@ class Workload:
 
     name: str
     layers: tuple[Layer, ...]
+    #: layers that are not followed by their successor in the original network (a layer costed
+    #: elsewhere sat between them, e.g. a vector layer): a model must not fuse across them
+    breaks: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         names = [layer.name for layer in self.layers]

@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import onnx
 from onnx import numpy_helper, shape_inference
 
@@ -152,7 +153,7 @@ def _unknown_ops(model: onnx.ModelProto) -> Counter:
 
 def _read(path: Path) -> onnx.ModelProto:
     try:
-        return onnx.load(str(path))
+        return onnx.load(str(path), load_external_data=False)  # only shapes are read
     except OSError as exc:
         raise UserError(f"{path}: cannot read ONNX file: {exc.strerror or exc}") from None
     except Exception as exc:  # protobuf DecodeError and friends
@@ -175,11 +176,87 @@ def _infer(path: Path, model: onnx.ModelProto, strict: bool = True) -> onnx.Mode
                 label = d.dim_param or "?"
                 raise UserError(f"{path}: input '{inp.name}' has a symbolic dimension {i} ('{label}'); "
                                 "export the model with fixed input sizes")
+    for t in model.graph.initializer:  # only shapes are needed: drop the weights' values (faster inference)
+        if math.prod(t.dims) > _FOLD_MAX_ELEMS:
+            for key in ("raw_data", "float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
+                t.ClearField(key)
     try:
-        return shape_inference.infer_shapes(model, strict_mode=strict, data_prop=True)
+        model, folded = _fold_constants(model)
+        inferred = shape_inference.infer_shapes(model, strict_mode=strict, data_prop=True)
+        inferred.metadata_props.extend(onnx.StringStringEntryProto(key=f"{_FOLDED_KEY}{name}", value=op)
+                                       for name, op in folded)
+        return inferred
+    except UserError:
+        raise
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"{path}: ONNX shape inference failed: {first}") from None
+
+
+_FOLDED_KEY = "accel-dse.folded:"
+#: constant tensors larger than this are left to the graph (folding is for shapes, axes, scalars)
+_FOLD_MAX_ELEMS = 1 << 16
+
+
+def _fold_constants(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[tuple[str, str]]]:
+    """Evaluate the constant subgraphs (shapes, axes, scales computed in the graph) with ONNX's
+    reference evaluator and replace them by initializers, so that shape inference sees their
+    values (``Shape -> Div -> Slice``-style chains that data propagation cannot follow).
+
+    Shape inference and folding alternate until nothing folds (a ``Shape`` becomes constant once
+    its input's shape is known). Returns the model and the (name, op) of every folded node.
+    """
+    from onnx.reference import ReferenceEvaluator
+
+    const = _constant_tensors(model.graph)
+    if not any(n.op_type != "Constant" and all(o in const for o in n.output if o) for n in model.graph.node):
+        return model, []  # nothing computed from constants or shapes: nothing to fold
+    g = model.graph
+    folded: list[tuple[str, str]] = []
+    for _ in range(16):
+        shapes = {}
+        try:
+            inferred = shape_inference.infer_shapes(model, data_prop=True)
+        except Exception:
+            break
+        for vi in list(inferred.graph.input) + list(inferred.graph.value_info):
+            shape = _shape_of(vi)
+            if shape is not None:
+                shapes[vi.name] = shape
+        values = {t.name: numpy_helper.to_array(t) for t in g.initializer
+                  if math.prod(t.dims) <= _FOLD_MAX_ELEMS and (t.raw_data or _has_typed_data(t))}
+        keep, changed = [], False
+        for i, node in enumerate(g.node):
+            ins = [x for x in node.input if x]
+            result = None
+            if node.op_type == "Shape" and ins and ins[0] in shapes:
+                a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
+                result = [np.array(shapes[ins[0]], dtype=np.int64)[a.get("start", 0):a.get("end")]]
+            elif node.op_type not in ("Constant",) and ins and all(x in values for x in ins) or \
+                    node.op_type == "Constant":
+                try:
+                    result = ReferenceEvaluator(node).run(None, {x: values[x] for x in ins})
+                except Exception:
+                    result = None
+            if result is None or any(np.asarray(r).size > _FOLD_MAX_ELEMS for r in result):
+                keep.append(node)
+                continue
+            for out, val in zip(node.output, result):
+                val = np.asarray(val)
+                values[out] = val
+                g.initializer.append(numpy_helper.from_array(val, out))
+            if node.op_type != "Constant":
+                folded.append((node.name or f"{node.op_type}_{i}", node.op_type))
+            changed = True
+        if not changed:
+            break
+        del g.node[:]
+        g.node.extend(keep)
+    return model, folded
+
+
+def _has_typed_data(t: onnx.TensorProto) -> bool:
+    return bool(t.float_data or t.int32_data or t.int64_data or t.double_data or t.uint64_data or t.string_data)
 
 
 class _Importer:
@@ -215,6 +292,8 @@ class _Importer:
         self.consumers = Counter(name for node in g.node for name in node.input if name)
         self.consumers.update(o.name for o in g.output)
         self.nodes = list(g.node)
+        self.folded = [(e.key[len(_FOLDED_KEY):], e.value) for e in model.metadata_props
+                       if e.key.startswith(_FOLDED_KEY)]
         self.layers: list[Layer] = []
         self.index: dict[str, int] = {}  # layer name -> position in self.layers
         self.producer: dict[str, str] = {}  # tensor -> layer that produced it (for fusion)
@@ -261,6 +340,8 @@ class _Importer:
 
     # ---- the pass ----
     def run(self) -> OnnxWorkload:
+        for name, op in self.folded:  # constant subgraphs evaluated before shape inference
+            self.ops.append(GraphOp(self._unique(name), op, 0))
         for i, node in enumerate(self.nodes):
             name = self._name(node, i)
             op = node.op_type

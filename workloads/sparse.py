@@ -59,7 +59,17 @@ def generate(m: int, k: int, sparsity: float, bias: float = 0.0, seed: int = 0) 
 
 @lru_cache(maxsize=32)
 def read_mtx(path: str) -> sp.csr_matrix:
-    """A Matrix Market file as CSR (pattern-only files get values of 1)."""
+    """A Matrix Market file (``.mtx`` or gzipped ``.mtx.gz``) as CSR.
+
+    Pattern-only files get values of 1. Explicit zeros (entries stored with
+    value 0) are kept as nonzeros: the hardware streams every stored entry.
+    Complex matrices are refused (``ValueError``): the models run real
+    arithmetic, and a complex product would need 4 real MACs per entry.
+    """
+    field = scipy.io.mminfo(path)[4]
+    if field == "complex":
+        raise ValueError("complex matrices are not supported (the models run real arithmetic; "
+                         "split it into real and imaginary parts)")
     mat = scipy.io.mmread(path)
     mat = sp.csr_matrix(mat, dtype=np.float32)
     mat.sum_duplicates()

@@ -7,8 +7,15 @@ layers:
   - {name: c1, type: conv, out_ch: 16, kernel: 3, padding: 1}
   - {name: p1, type: pool, kernel: 2, stride: 2, mode: max}
   - {name: f1, type: fc, outputs: 10}
-  - {name: mm, type: matmul, m: 64, k: 64, n: 64}
+  - {name: mm, type: matmul, m: 64, k: 64, n: 64, batch: 12}
+  - {name: sm, type: vector, op: softmax, elems: 49152, rows: 768}
 ```
+
+A ``vector`` layer is work without MACs (``workloads.layers.Vector``):
+``op`` is an elementwise op (``add``, ``gelu``, ...; inputs default to the
+previous output's size), ``softmax`` or ``layer_norm`` over ``elems`` in
+``rows`` rows, or ``reduce_sum|max|min|mean`` of ``elems`` to ``rows``.
+``elems`` defaults to the previous layer's output size.
 
 Shapes flow from layer to layer: a conv/pool takes the previous output's
 (channels, height, width); an fc takes its element count. Any inferred field
@@ -26,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from workloads import yamlio
 from workloads.errors import UserError, pydantic_message
 
-from .layers import FC, Conv2D, Layer, MatMul, Pool, Workload
+from .layers import (ELEMENTWISE_OPS, FC, Conv2D, Layer, MatMul, Pool, Workload, elementwise, layer_norm, reduction,
+                     softmax)
 
 
 class _Base(BaseModel):
@@ -74,9 +82,22 @@ class MatMulSpec(_Base):
     m: int = Field(ge=1)
     k: int = Field(ge=1)
     n: int = Field(ge=1)
+    batch: int = Field(default=1, ge=1)
 
 
-LayerSpec = Annotated[Union[ConvSpec, PoolSpec, FCSpec, MatMulSpec], Field(discriminator="type")]
+VECTOR_OPS = tuple(ELEMENTWISE_OPS) + ("softmax", "layer_norm", "reduce_sum", "reduce_max", "reduce_min",
+                                       "reduce_mean")
+
+
+class VectorSpec(_Base):
+    type: Literal["vector"]
+    op: Literal[VECTOR_OPS]  # type: ignore[valid-type]
+    elems: int | None = Field(default=None, ge=1)
+    in_elems: int | None = Field(default=None, ge=1)
+    rows: int = Field(default=1, ge=1)
+
+
+LayerSpec = Annotated[Union[ConvSpec, PoolSpec, FCSpec, MatMulSpec, VectorSpec], Field(discriminator="type")]
 
 
 class WorkloadFile(BaseModel):
@@ -148,5 +169,17 @@ def _build(ls, shape, where):
         layer = FC(ls.name, inputs=_need(ls.inputs, flat, "inputs", where), outputs=ls.outputs,
                    batch=ls.batch, activation=ls.activation)
         return layer, (layer.outputs, 1, 1)
-    layer = MatMul(ls.name, m=ls.m, k=ls.k, n=ls.n)
+    if isinstance(ls, VectorSpec):
+        flat = c * h * w if shape else None
+        elems = _need(ls.elems, flat, "elems", where)
+        if ls.op == "softmax":
+            layer = softmax(ls.name, elems, ls.rows)
+        elif ls.op == "layer_norm":
+            layer = layer_norm(ls.name, elems, ls.rows)
+        elif ls.op.startswith("reduce_"):
+            return reduction(ls.name, ls.op, elems, ls.rows), (ls.rows, 1, 1)
+        else:
+            layer = elementwise(ls.name, ls.op, elems, in_elems=ls.in_elems)
+        return layer, (shape if shape and flat == elems else (elems, 1, 1))
+    layer = MatMul(ls.name, m=ls.m, k=ls.k, n=ls.n, batch=ls.batch)
     return layer, (layer.m, 1, layer.n)

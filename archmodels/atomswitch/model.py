@@ -57,6 +57,10 @@ class AtomSwitchModel(Model):
     title = "Atom-switch reconfigurable array (streaming conv + pool circuits)"
     spec = "atom_switch.md"
     SUPPORTS = ("conv", "pool", "fc", "vector")
+    #: a spatial design: each layer is its own circuit and the network's area is planned over all of
+    #: them, so a product's form (conv or FC circuit) is not a per-layer speed choice; matrix products
+    #: of two activations are not run (the weights are programmed into the switches)
+    GEMM_FORMS = False
 
     def vector_unit(self, pts: Points) -> vector.VectorUnit:
         """The atom-switch array has no vector unit: vector layers fall back to the host CPU

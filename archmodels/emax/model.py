@@ -216,7 +216,7 @@ class _EmaxBase(Model):
             return sum((lb.metrics[key] for lb in layers), np.zeros(n))
 
         def state_sum(names):
-            return sum((lb.states[s] for lb in layers for s in names), np.zeros(n))
+            return sum((lb.states.get(s, np.zeros(n)) for lb in layers for s in names), np.zeros(n))
 
         area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], pts.get("spm_kb", np.zeros(n)),
                              pts["dtype_bits"], pts["tech_nm"], pts["clock_mhz"])
@@ -648,7 +648,8 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     for k in range(nk):
         if vr_spm[k] and fusion[k]:
             for i in range(nl - 1):
-                if _fusable(layers[i], layers[i + 1]) and conv_candidates(shapes[i + 1], mhws[k])[0]:
+                if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks \
+                        and conv_candidates(shapes[i + 1], mhws[k])[0]:
                     fused[i + 1][k] = layers[i].name
                     pooled[i, k] = True
     cands = [[_candidates(shapes[i], mhws[k], pattern[k], order[k], layers[i].kind) if fused[i][k] is None

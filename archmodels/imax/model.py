@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from workloads import Workload
-from workloads.layers import Layer, SpMM
+from workloads.layers import Conv2D, Layer, SpMM
 from workloads.lowering import as_matmuls
 
 from . import costs as C
@@ -98,6 +98,13 @@ class ImaxModel(Model):
     SUPPORTS = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
     VECTOR_KINDS = ("vector", "pool")
     AREA_ANCHOR = "the IMAX die in 28 nm: 13.3 mm^2 with 64 units x 64 KB LMM (spec imax.md §2) -- fitted, by construction"
+
+    def runs_as_vector(self, layer) -> bool:
+        """Pooling, vector layers and depthwise convolutions: a depthwise conv lowered to products
+        would be one single-row product per channel, each paying its PIO states per B group; as a
+        stream, each output is kh x kw multiply-adds of one channel on the units' FMAs."""
+        depthwise = isinstance(layer, Conv2D) and layer.groups > 1 and layer.ic_per_group == layer.oc_per_group == 1
+        return depthwise or super().runs_as_vector(layer)
 
     def vector_unit(self, pts: Points) -> vector.VectorUnit:
         """Vector layers and pooling on the units' ALUs: 2-way SIMD FP32 per unit per cycle

@@ -61,7 +61,11 @@ inputs and m neurons over n vectors; a convolution is lowered the same way
 per group (k = ic/G x kh x kw, m = oc/G, n = oh x ow); a pooling layer reads
 its input chunks and writes its output chunks once, one NFU step per output
 chunk per window element. Data start in SHM (§3); DRAM traffic comes only
-from weights that do not fit the WBs, streamed every inference.
+from weights that do not fit the WBs, streamed every inference, and from a
+layer whose feature maps do not fit the SHM: it is split into tiles along
+its output rows (:func:`shm_tiling`), reading its input from DRAM once (plus
+the rows a window re-reads at each tile border) and writing its output once,
+at ``dram_gbps`` alongside the other phase limits.
 """
 
 from __future__ import annotations
@@ -122,6 +126,35 @@ def placement_order(cycles: dict[str, float], rel_tol: float = 1e-9) -> str:
 
 def _ceil_div(a, b):
     return -(-np.asarray(a) // np.asarray(b))
+
+
+def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
+    """(tiles, DRAM read bytes, DRAM write bytes, feasible) of a layer whose feature maps need
+    ``need_kb`` of shared memory.
+
+    A layer that fits runs from SHM as in the paper (no feature-map DRAM traffic). One that does
+    not is split into the fewest tiles that fit, along its output rows (conv, pool) or vectors
+    (FC, matmul): its input is read from DRAM once, plus the rows a convolution window re-reads
+    at each tile border (kernel - stride per border), and its output is written once.
+    Infeasible only when one output row (vector) with its inputs does not fit.
+    """
+    need_kb, shm_kb = np.asarray(need_kb, dtype=float), np.asarray(shm_kb, dtype=float)
+    fits = need_kb <= shm_kb
+    if isinstance(layer, (Conv2D, Pool)):
+        rows, in_rows, stride = layer.out_h, layer.in_h, layer.stride
+        window = layer.dilation * (layer.kernel_h - 1) + 1 if isinstance(layer, Conv2D) else layer.kernel
+    else:
+        rows = layer.batch if isinstance(layer, FC) else getattr(layer, "n", 1)
+        in_rows, stride, window = rows, 1, 1
+    row_in_kb = layer.input_elems / in_rows * vbytes / 1024.0
+    room = shm_kb - np.maximum(window - stride, 0) * row_in_kb  # what a tile may use beside its halo
+    tiles = np.where(fits, 1.0, np.ceil(need_kb / np.maximum(room, 1e-9)))
+    ok = fits | ((room > 0) & (tiles <= rows))
+    tiles = np.minimum(tiles, rows)
+    halo_rows = np.maximum(window - stride, 0) * (tiles - 1)
+    rd = np.where(fits, 0.0, layer.input_elems * vbytes * (1.0 + halo_rows / in_rows))
+    wr = np.where(fits, 0.0, layer.output_elems * vbytes)
+    return tiles, rd, wr, ok
 
 
 def as_fc(layer: Layer) -> tuple[int, int, int, int] | None:
@@ -193,6 +226,8 @@ class MulticoreModel(Model):
         Metric("shm_read_bytes", "B", "SHM bytes read by all cores"),
         Metric("shm_write_bytes", "B", "SHM bytes written by all cores"),
         Metric("active_cores", "", "cores with work", integer=True),
+        Metric("shm_tiles", "", "tiles the layer is split into so its feature maps fit the SHM (1: it fits)",
+               integer=True),
     )
     TOTAL_METRICS = (
         Metric("shm_reads_per_core", "chunks", "sum over layers", integer=True),
@@ -302,12 +337,16 @@ class MulticoreModel(Model):
 
         # weights that do not fit a core's WB stream from DRAM every inference
         spill = c["weights_per_core"] * vbytes > pts["weight_buffer_kb"] * 1024.0
-        dram_rd = np.where(spill, c["weight_elems"] * vbytes, 0.0)
+        # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
+        # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
+        need_kb = (layer.input_elems + layer.output_elems + c["psum_elems"]) * vbytes / 1024.0
+        tiles, fm_rd, fm_wr, tile_ok = shm_tiling(layer, need_kb, pts["shm_kb"], vbytes)
+        dram_rd = np.where(spill, c["weight_elems"] * vbytes, 0.0) + fm_rd
         compute = np.maximum.reduce([
             (c["reads"] + c["writes"]) / ports,
             c["nfu"],
             active * (core_rd_b + core_wr_b) / noc_bpc,
-            dram_rd / dram_bpc,
+            (dram_rd + fm_wr) / dram_bpc,
         ]) + fill
         has_merge = c["merge_reads"] > 0
         merge = np.where(has_merge, np.maximum.reduce([
@@ -322,17 +361,16 @@ class MulticoreModel(Model):
 
         shm_rd = active * (core_rd_b + merge_rd_b)
         shm_wr = active * (core_wr_b + merge_wr_b)
-        # SHM holds the layer's input and output feature maps (+ T2 partial sums)
-        need_kb = (layer.input_elems + layer.output_elems + c["psum_elems"]) * vbytes / 1024.0
-        lb.infeasible(need_kb > pts["shm_kb"], np.array(
-            [f"shared memory too small: needs {x:.0f} KB" for x in np.atleast_1d(need_kb * np.ones(lb.n))], dtype=object))
+        lb.infeasible(~tile_ok, np.array(
+            [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) does not fit {y:.0f} KB"
+             for x, y in zip(np.atleast_1d(need_kb * np.ones(lb.n)), pts["shm_kb"])], dtype=object))
 
         vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         energy_j = (self._energy_pj(layer, c, pts, vbytes, shm_rd, shm_wr) * vscale * 1e-12
-                    + tech.dram_energy_j(dram_rd, 0.0, pts["dram"]))
+                    + tech.dram_energy_j(dram_rd, fm_wr, pts["dram"]))
         lb.set(
             cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
-            dram_write_bytes=0.0, energy_j=energy_j,
+            dram_write_bytes=fm_wr, energy_j=energy_j, shm_tiles=tiles,
             shm_reads_per_core=c["reads"] + c["merge_reads"], shm_writes_per_core=c["writes"] + c["merge_writes"],
             shm_merge_reads_per_core=c["merge_psum_reads"], nfu_steps_per_core=c["nfu"] + c["merge_nfu"],
             shm_read_bytes=shm_rd, shm_write_bytes=shm_wr, active_cores=active,
