@@ -130,6 +130,13 @@ def dtype_of(bits: int, floating: bool = False) -> str:
     return f"{'fp' if floating else 'int'}{int(bits)}"
 
 
+def per_point(fn, bits, nodes) -> np.ndarray:
+    """``fn(bits, node_nm)`` for every design point (arrays over points), computed once per distinct pair."""
+    bits, nodes = np.asarray(bits), np.asarray(nodes)
+    table = {(b, n): float(fn(b, n)) for b in np.unique(bits).tolist() for n in np.unique(nodes).tolist()}
+    return np.array([table[b, n] for b, n in zip(bits.tolist(), nodes.tolist())], dtype=float)
+
+
 def mac_energy_pj(dtype: str, node_nm: int) -> float:
     """One multiply-accumulate (multiply + add) [pJ]."""
     return (_MULT_45[dtype][0] + _ADD_45[dtype][0]) * energy_scale(node_nm)

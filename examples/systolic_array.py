@@ -40,8 +40,7 @@ ACC_BYTES = 4  # 32-bit partial sums
 
 def _per_point(fn, bits: np.ndarray, node: np.ndarray) -> np.ndarray:
     """``fn(dtype, node_nm)`` of the tech table for every design point."""
-    table = {(b, n): fn(tech.dtype_of(b), n) for b in np.unique(bits).tolist() for n in np.unique(node).tolist()}
-    return np.array([table[b, n] for b, n in zip(bits.tolist(), node.tolist())], dtype=float)
+    return tech.per_point(lambda b, n: fn(tech.dtype_of(b), n), bits, node)
 
 
 def _sram_pj_per_byte(size_kb: np.ndarray, node: np.ndarray) -> np.ndarray:

@@ -178,7 +178,7 @@ class _EmaxBase(Model):
         DRAM over the external link; an ALU pass costs an add, bytes the DRAM row's energy (DDR3L: spec §5)."""
         clock_hz = pts["clock_mhz"] * 1e6
         bits = pts["dtype_bits"]
-        add_pj = np.array([cost.op_energies_pj(int(b), int(nd))[1] for b, nd in zip(bits, pts["tech_nm"])])
+        add_pj = tech.per_point(lambda b, nd: cost.op_energies_pj(b, nd)[1], bits, pts["tech_nm"])
         add_pj = add_pj * tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("CGRA ALUs", pts["rows"] * pts["cols"] * clock_hz, clock_hz, bits / 8,
                                  pts["dram_gbps"] * 1e9, add_pj, *tech.dram_pj_per_byte(pts["dram"]))

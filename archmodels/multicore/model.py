@@ -180,8 +180,8 @@ class MulticoreModel(Model):
         activations stay in the shared memory when they fit (streamed over the network at
         ``noc_gbps``), else they go through DRAM; an operation costs an add."""
         clock_hz = pts["clock_mhz"] * 1e6
-        dt = [tech.dtype_of(int(b)) for b in pts["value_bits"]]
-        add_pj = np.array([tech.op_energy_pj("add", d, int(nd)) for d, nd in zip(dt, pts["tech_nm"])])
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
+                                pts["value_bits"], pts["tech_nm"])
         shm_pj = np.array([float(tech.sram_energy_pj_per_byte(kb, int(nd)))
                            for kb, nd in zip(pts["shm_kb"], pts["tech_nm"])])
         vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale

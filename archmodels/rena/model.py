@@ -104,8 +104,7 @@ class RenaModel(Model):
         cfg, eff = self._config(pts)
         clock_hz = eff["clock_hz"]
         edge = cfg.rows * cfg.value_bytes * clock_hz * 2
-        dt = np.array([tech.dtype_of(int(b)) for b in pts["bits"]])
-        add_pj = np.array([tech.op_energy_pj("add", d, int(nd)) for d, nd in zip(dt, pts["tech_nm"])])
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), pts["bits"], pts["tech_nm"])
         add_pj = np.where(pts["target"] == "fpga", add_pj * tech.FPGA_DYNAMIC_ENERGY_RATIO, add_pj)
         return vector.VectorUnit("PB array", cfg.rows * cfg.cols * clock_hz, clock_hz, cfg.value_bytes,
                                  np.minimum(pts["dram_channels"] * pts["dram_gbps"] * 1e9, edge), add_pj * eff["vscale"],
