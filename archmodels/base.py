@@ -29,6 +29,9 @@ from .params import Param, ParamSet, Points, batch_size
 from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric
 
 
+_ROUTING_MAX = 64  # workloads whose routing a model remembers
+
+
 class Model(ABC):
     """Base class of the architecture models (see module docstring)."""
 
@@ -106,11 +109,8 @@ class Model(ABC):
         """Every layer of ``wl``: vector kinds on the shared vector path, the rest by
         :meth:`evaluate_layers`; a batched MatMul is evaluated as one product and repeated."""
         n = batch_size(pts)
-        routed = [self.runs_as_vector(layer) for layer in wl.layers]
-        core = [replace(layer, batch=1) if isinstance(layer, MatMul) and layer.batch > 1 else layer
-                for layer, r in zip(wl.layers, routed) if not r]
-        breaks = frozenset(layer.name for layer, here, nxt in zip(wl.layers, routed, routed[1:]) if nxt and not here)
-        core_out = iter(self._evaluate_gemms(Workload(wl.name, tuple(core), breaks | wl.breaks), pts) if core else [])
+        routed, core_wl = self._routing(wl)
+        core_out = iter(self._evaluate_gemms(core_wl, pts) if core_wl.layers else [])
         unit = self.vector_unit(pts) if any(routed) else None
         decl = {m.name: m for m in self.LAYER_METRICS}
         out: list[LayerBatch] = []
@@ -130,6 +130,23 @@ class Model(ABC):
             if r:
                 vector.complete(lb, out)
         return out
+
+    def _routing(self, wl: Workload) -> tuple[list[bool], Workload]:
+        """(which layers run on the vector path, the workload of the others) of ``wl``; remembered per
+        workload object (a study evaluates the same workload every trial), at most :data:`_ROUTING_MAX`."""
+        memo = self.__dict__.setdefault("_routing_memo", {})
+        hit = memo.get(id(wl))
+        if hit is not None and hit[0] is wl:  # the entry holds ``wl``: its id cannot name another object
+            return hit[1], hit[2]
+        routed = [self.runs_as_vector(layer) for layer in wl.layers]
+        core = [replace(layer, batch=1) if isinstance(layer, MatMul) and layer.batch > 1 else layer
+                for layer, r in zip(wl.layers, routed) if not r]
+        breaks = frozenset(layer.name for layer, here, nxt in zip(wl.layers, routed, routed[1:]) if nxt and not here)
+        core_wl = Workload(wl.name, tuple(core), breaks | wl.breaks)
+        if len(memo) >= _ROUTING_MAX:
+            memo.clear()
+        memo[id(wl)] = (wl, routed, core_wl)
+        return routed, core_wl
 
     def _evaluate_gemms(self, wl: Workload, pts: Points) -> list[LayerBatch]:
         """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its

@@ -74,27 +74,30 @@ class Param:
 
     def check(self, value: Any, where: str = "") -> Any:
         """Return ``value`` coerced to this parameter's type, or raise UserError."""
-        bad = UserError(f"{where}{self.name}={value!r} is not valid; allowed: {self.allowed_text}")
         if self.kind == "choice":
             for c in self.choices:
                 if value == c and type(value) is not bool:
                     return c
-            raise bad
+            raise self._bad(value, where)
         if self.kind == "bool":
             if isinstance(value, (bool, np.bool_)):
                 return bool(value)
-            raise bad
+            raise self._bad(value, where)
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise bad
+            raise self._bad(value, where)
         if self.kind == "int":
             if float(value) != int(value):
-                raise bad
+                raise self._bad(value, where)
             value = int(value)
         else:
             value = float(value)
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-            raise bad
+            raise self._bad(value, where)
         return value
+
+    def _bad(self, value: Any, where: str) -> UserError:
+        """The one-line error for an invalid ``value`` (built only when raised: checks run per trial)."""
+        return UserError(f"{where}{self.name}={value!r} is not valid; allowed: {self.allowed_text}")
 
     def dtype(self):
         if self.kind == "int":
@@ -123,6 +126,7 @@ class ParamSet:
         self.params = tuple(params)
         self.owner = owner
         self.by_name = {p.name: p for p in self.params}
+        self._dtypes = tuple(p.dtype() for p in self.params)
         if len(self.by_name) != len(self.params):
             raise ValueError(f"{owner}: duplicate parameter names")
 
@@ -162,8 +166,11 @@ class ParamSet:
 
     def points(self, rows: Sequence[Mapping[str, Any]], where: str = "") -> Points:
         """A batch of design points from a list of (partial) parameter dicts."""
-        full = [self.resolve(r, where) for r in rows]
-        return {p.name: np.array([r[p.name] for r in full], dtype=p.dtype()) for p in self.params}
+        return self.stack([self.resolve(r, where) for r in rows])
+
+    def stack(self, full: Sequence[Mapping[str, Any]]) -> Points:
+        """A batch of design points from rows already resolved (:meth:`resolve`: every parameter, checked)."""
+        return {p.name: np.array([r[p.name] for r in full], dtype=dt) for p, dt in zip(self.params, self._dtypes)}
 
     def random_rows(self, n: int, rng: np.random.Generator, fixed: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """``n`` random design points over the declared ranges (log-uniform for wide ranges).

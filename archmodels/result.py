@@ -175,8 +175,14 @@ class LayerBatch:
 
     def set(self, **metrics: Any) -> LayerBatch:
         """Store metrics, broadcasting scalars to the batch size."""
+        n = self.n
         for key, value in metrics.items():
-            self.metrics[key] = np.broadcast_to(np.asarray(value, dtype=float), (self.n,)).copy()
+            if type(value) is np.ndarray and value.shape == (n,):
+                self.metrics[key] = value.astype(float)  # a copy, as the broadcast below (the common case: fast)
+            elif type(value) is float or type(value) is int:
+                self.metrics[key] = np.full(n, float(value))
+            else:
+                self.metrics[key] = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
         return self
 
     def infeasible(self, mask: np.ndarray, reason: str | np.ndarray) -> None:

@@ -278,10 +278,8 @@ def fmax_mhz(node_nm: int) -> float:
     return F_NOM_MHZ[node_nm] * _speed(VDD_MAX[node_nm], node_nm) / _speed(_VDD[node_nm], node_nm)
 
 
-def vdd_ratio(clock_mhz, node_nm: int):
-    """V / V_nom the clock needs (1 up to F_NOM; alpha-power law above; NaN above fmax)."""
-    _check_node(node_nm)
-    f = np.asarray(clock_mhz, dtype=float)
+def _bisect_vdd_ratio(f: np.ndarray, node_nm: int) -> np.ndarray:
+    """V / V_nom for clocks ``f`` in (F_NOM, fmax]: 40 bisection steps on the alpha-power law."""
     v0, vmax = _VDD[node_nm], VDD_MAX[node_nm]
     target = np.maximum(f / F_NOM_MHZ[node_nm], 1.0) * _speed(v0, node_nm)
     lo, hi = np.full(f.shape, v0), np.full(f.shape, vmax)
@@ -289,8 +287,37 @@ def vdd_ratio(clock_mhz, node_nm: int):
         mid = (lo + hi) / 2
         slow = _speed(mid, node_nm) < target
         lo, hi = np.where(slow, mid, lo), np.where(slow, hi, mid)
-    v = np.where(f <= F_NOM_MHZ[node_nm], v0, hi)
-    return np.where(f <= fmax_mhz(node_nm) * (1 + 1e-9), v / v0, np.nan)
+    return hi / v0
+
+
+#: (node, clock MHz) -> V / V_nom of the bisection, for clocks above nominal (a study meets few distinct clocks)
+_VDD_MEMO: dict[tuple[int, float], float] = {}
+_VDD_MEMO_MAX = 65536  # entries (a few MB); cleared when full
+
+
+def vdd_ratio(clock_mhz, node_nm: int):
+    """V / V_nom the clock needs (1 up to F_NOM; alpha-power law above; NaN above fmax).
+
+    The bisection runs once per distinct (node, clock) above nominal and is remembered
+    (:data:`_VDD_MEMO`): each element's bisection is independent of the others, so the
+    memo returns the very bits an uncached call computes.
+    """
+    _check_node(node_nm)
+    f = np.asarray(clock_mhz, dtype=float)
+    v = np.ones(f.shape)
+    v[~(f <= fmax_mhz(node_nm) * (1 + 1e-9))] = np.nan  # NaN clocks stay NaN
+    need = (f > F_NOM_MHZ[node_nm]) & ~np.isnan(v)
+    if need.any():
+        keys, inv = np.unique(f[need], return_inverse=True)
+        got = np.array([_VDD_MEMO.get((node_nm, k), np.nan) for k in keys.tolist()])
+        miss = np.isnan(got)
+        if miss.any():
+            got[miss] = _bisect_vdd_ratio(keys[miss], node_nm)
+            if len(_VDD_MEMO) + int(miss.sum()) > _VDD_MEMO_MAX:
+                _VDD_MEMO.clear()
+            _VDD_MEMO.update(zip(((node_nm, k) for k in keys[miss].tolist()), got[miss].tolist()))
+        v[need] = got[inv.reshape(-1)]
+    return v
 
 
 def dynamic_energy_scale(clock_mhz, node_nm: int):
@@ -315,16 +342,37 @@ class ClockCosts:
     feasible: np.ndarray
 
 
+#: (clock bytes, node bytes, shape) -> ClockCosts of the last few distinct arrays: models ask per layer for
+#: the same batch's clocks; the arrays handed out are read-only, so a cached answer cannot be altered
+_CLOCK_MEMO: dict[tuple, ClockCosts] = {}
+_CLOCK_MEMO_MAX = 8
+_CLOCK_MEMO_POINTS = 1 << 16  # larger batches are not remembered (memory)
+
+
 def clock_costs(clock_mhz, node_nm) -> ClockCosts:
-    """:class:`ClockCosts` of each point's clock at its node (``node_nm`` an array or one node)."""
+    """:class:`ClockCosts` of each point's clock at its node (``node_nm`` an array or one node).
+
+    Arrays in the result are read-only (shared by repeated calls on the same clocks and nodes).
+    """
     f = np.atleast_1d(np.asarray(clock_mhz, dtype=float))
     nodes = np.broadcast_to(np.asarray(node_nm), f.shape)
+    key = (f.tobytes(), f.shape, nodes.astype(np.int64).tobytes()) if f.size <= _CLOCK_MEMO_POINTS else None
+    hit = _CLOCK_MEMO.get(key) if key is not None else None
+    if hit is not None:
+        return hit
     v, a = np.empty(f.shape), np.empty(f.shape)
     for nd in np.unique(nodes):
         sel = nodes == nd
         v[sel] = vdd_ratio(f[sel], int(nd))
         a[sel] = logic_area_factor(f[sel], int(nd))
-    return ClockCosts(v, v ** 2, a, ~np.isnan(v))
+    out = ClockCosts(v, v ** 2, a, ~np.isnan(v))
+    for arr in (out.vdd_ratio, out.energy_scale, out.area_factor, out.feasible):
+        arr.flags.writeable = False
+    if key is not None:
+        if len(_CLOCK_MEMO) >= _CLOCK_MEMO_MAX:
+            del _CLOCK_MEMO[next(iter(_CLOCK_MEMO))]  # the oldest entry
+        _CLOCK_MEMO[key] = out
+    return out
 
 
 def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:

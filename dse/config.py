@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -215,6 +216,11 @@ class Study:
     @property
     def fixed(self) -> dict[str, Any]:
         return {d.name: d.value for d in self.dims if d.kind == "fixed"}
+
+    @cached_property
+    def fixed_row(self) -> dict[str, Any]:
+        """Every model parameter at the study's fixed value or its default, checked once per study."""
+        return self.model.params.resolve(self.fixed)
 
     @property
     def searched(self) -> tuple[Dim, ...]:

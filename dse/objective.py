@@ -52,9 +52,9 @@ class Evaluated:
 
 def evaluate_rows(study: Study, rows: Sequence[Mapping[str, Any]]) -> Evaluated:
     """Evaluate searched-parameter dicts (fixed parameters added) in one batch per workload."""
-    model = study.model
-    full = [model.params.resolve({**study.fixed, **r}) for r in rows]
-    return _evaluate(study, model.params.points(full))
+    params, base = study.model.params, study.fixed_row  # fixed values and defaults: checked once per study
+    full = [{**base, **{k: params.get(k).check(v) for k, v in r.items()}} for r in rows]
+    return _evaluate(study, params.stack(full))
 
 
 def evaluate_columns(study: Study, cols: Mapping[str, np.ndarray]) -> Evaluated:
