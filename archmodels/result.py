@@ -126,6 +126,9 @@ def check_definitions(result: dict[str, Any], rtol: float = 1e-9) -> list[str]:
                 bad.append(f"{where}: {d.key} = {e[d.key]!r}, {d.formula} = {expect!r}")
     return bad
 
+_LAYER_KEYS = tuple(m.name for m in LAYER_METRICS)
+_LAYER_KEY_SET = frozenset(_LAYER_KEYS)
+
 #: model_totals keys the contract totals consume (not repeated as model-specific keys)
 _CONTRACT_TOTALS = ("extra_energy_j", "area_mm2", "hw_mac_units", "static_power_w")
 _SUMMED = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "energy_j")
@@ -189,8 +192,10 @@ class LayerBatch:
         """Mark points ``mask`` infeasible with ``reason`` (first reason wins)."""
         mask = np.broadcast_to(np.asarray(mask, dtype=bool), (self.n,))
         new = mask & self.feasible
-        reasons = np.broadcast_to(np.asarray(reason, dtype=object), (self.n,))
-        self.reason[new] = reasons[new]
+        if not new.any():
+            return  # nothing newly infeasible (the common case): no reason to write
+        reasons = reason if type(reason) is str else np.broadcast_to(np.asarray(reason, dtype=object), (self.n,))[new]
+        self.reason[new] = reasons
         self.feasible &= ~mask
 
 
@@ -253,7 +258,7 @@ class BatchResult:
         out = {k: tot[k] for k in order}
         for key, value in self.model_totals.items():
             if key not in _CONTRACT_TOTALS:
-                out[key] = np.broadcast_to(np.asarray(value), (n,))
+                out[key] = _read_only(value, n)
         return out
 
     def metric(self, path: str) -> np.ndarray:
@@ -277,7 +282,7 @@ class BatchResult:
     def point(self, i: int) -> dict[str, Any]:
         """Design point ``i`` as the ``dse evaluate --json`` dictionary."""
         layers = [self._layer_dict(lb, i) for lb in self.layers]
-        total = {k: self._num(k, v[i], self.total_metric_decl) for k, v in self.totals.items()}
+        total = {k: self._num(k, v.item(i), self.total_metric_decl) for k, v in self.totals.items()}
         total["macs"] = int(total["macs"])
         total["vector_ops"] = int(total["vector_ops"])
         reason = self.reason[i]
@@ -292,21 +297,22 @@ class BatchResult:
         }
 
     def _layer_dict(self, lb: LayerBatch, i: int) -> dict[str, Any]:
+        # ``arr.item(i)`` is ``_py(arr[i])`` for numeric arrays, without the numpy scalar in between
+        m = lb.metrics
         d: dict[str, Any] = {"name": lb.name, "kind": lb.kind, "macs": int(lb.layer.macs),
                              "vector_ops": int(lb.layer.vector_ops)}
-        for m in LAYER_METRICS:
-            if m.name == "dram_bytes":
-                d["dram_bytes"] = _clean(lb.metrics["dram_read_bytes"][i] + lb.metrics["dram_write_bytes"][i])
+        for key in _LAYER_KEYS:
+            if key == "dram_bytes":
+                d["dram_bytes"] = _clean(m["dram_read_bytes"][i] + m["dram_write_bytes"][i])
             else:
-                d[m.name] = _clean(lb.metrics[m.name][i])
+                d[key] = _clean(m[key].item(i))
         d["fused_into"] = lb.labels["fused_into"][i]
-        d["states"] = {k: _clean(v[i]) for k, v in lb.states.items()}
+        d["states"] = {k: _clean(v.item(i)) for k, v in lb.states.items()}
         d["feasible"] = bool(lb.feasible[i])
         d["infeasible_reason"] = lb.reason[i] or None
-        contract = {m.name for m in LAYER_METRICS}
-        for key, arr in lb.metrics.items():
-            if key not in contract:
-                d[key] = self._num(key, arr[i], self.layer_metric_decl)
+        for key, arr in m.items():
+            if key not in _LAYER_KEY_SET:
+                d[key] = self._num(key, arr.item(i), self.layer_metric_decl)
         for key, arr in lb.labels.items():
             if key != "fused_into":
                 d[key] = _py(arr[i])
@@ -318,6 +324,15 @@ class BatchResult:
         if v is not None and key in decl and decl[key].integer and isinstance(v, float):
             return int(round(v))
         return v
+
+
+def _read_only(value: Any, n: int) -> np.ndarray:
+    """``value`` broadcast to ``n`` points as a read-only view (an array of n points: a view of it)."""
+    if type(value) is np.ndarray and value.shape == (n,):
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(np.asarray(value), (n,))
 
 
 def _clean(v: Any) -> Any:
