@@ -1,8 +1,8 @@
 """Time the shared evaluation paths (issue 15): a study's one-point path and each model's batched rate.
 
-    .venv/bin/python benchmarks/core_paths.py measure            # this tree, JSON on stdout
-    .venv/bin/python benchmarks/core_paths.py compare BASE_DIR   # BASE_DIR (e.g. a git worktree of an older
-                                                                 # commit) vs this tree, interleaved in one run
+    .venv/bin/python docs/profile/core_paths.py measure            # this tree, JSON on stdout
+    .venv/bin/python docs/profile/core_paths.py compare BASE_DIR   # BASE_DIR (e.g. a git worktree of an older
+                                                                   # commit) vs this tree, interleaved in one run
 
 ``compare`` runs ``measure`` in subprocesses with ``PYTHONPATH`` set to each tree, alternating (base, this,
 base, this) so both see the same machine load, and prints each figure's best of the repeats and the ratio.
@@ -18,12 +18,14 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 
 #: (model, workload) of the lead's baseline table (docs/profile/core.md)
 CASES = (("emaxv", "vgg16-conv"), ("emaxvr", "vgg16"), ("imax", "spmm:n=512,sparsity=0.9"),
          ("rena", "vgg16"), ("atomswitch", "lenet"), ("multicore", "vgg16"))
 STUDIES = ("studies/quickstart.yaml", "studies/emaxvr_dse_vgg16.yaml")
+#: ``dse run`` as a user runs it (journal storage in a temporary directory): (sampler, trials, batch size)
+RUNS = (("tpe", 60, 1), ("nsga2", 400, 40))
 
 
 def _per_call_s(fn, args_list) -> float:
@@ -65,6 +67,11 @@ def measure(root: Path) -> dict:
         model.evaluate(wl, **defaults)
         out["model_one_point_s"][arch] = _per_call_s(lambda _: model.evaluate(wl, **defaults), range(20))
 
+    out["run_trials_per_s"] = {}
+    for path in STUDIES:
+        for sampler, trials, batch in RUNS:
+            out["run_trials_per_s"][f"{Path(path).stem} {sampler} batch {batch}"] = _run_rate(root / path, sampler,
+                                                                                             trials, batch)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     ost = optuna.create_study(directions=["minimize", "minimize"], sampler=optuna.samplers.RandomSampler(seed=0))
 
@@ -77,6 +84,26 @@ def measure(root: Path) -> dict:
         trial(None)
     out["optuna_trial_s"] = _per_call_s(trial, range(300))
     return out
+
+
+def _run_rate(path: Path, sampler: str, trials: int, batch: int) -> float:
+    """Trials per second of ``dse run`` (study.run) on a fresh journal storage in a temporary directory."""
+    import shutil
+    import tempfile
+
+    from dse import config
+    from dse import study as study_mod
+
+    tmp = Path(tempfile.mkdtemp(prefix="dse-core-"))
+    try:
+        ov = {"sampler": {"name": sampler, "seed": 0}, "n_trials": trials, "batch_size": batch, "n_jobs": 1,
+              "results_dir": str(tmp), "timeout": None}
+        st = config.load(path, ov)
+        t0 = time.perf_counter()
+        study_mod.run(st, ov, progress=False)
+        return trials / (time.perf_counter() - t0)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def compare(base: Path, repeats: int = 2) -> None:
@@ -105,6 +132,10 @@ def compare(base: Path, repeats: int = 2) -> None:
         ob, ot = best("base", "model_one_point_s", key, False), best("this", "model_one_point_s", key, False)
         print(f"| {key} | {bb:,.0f} | {bt:,.0f} | {bt / bb:.2f}x | {ob * 1e3:.2f} ms | {ot * 1e3:.2f} ms | "
               f"{ob / ot:.2f}x |")
+    print("| dse run (journal storage) | trials/s base | trials/s now | ratio |\n|---|---|---|---|")
+    for key in runs["this"][0]["run_trials_per_s"]:
+        b, t = best("base", "run_trials_per_s", key, True), best("this", "run_trials_per_s", key, True)
+        print(f"| {key} | {b:.1f} | {t:.1f} | {t / b:.2f}x |")
 
 
 if __name__ == "__main__":

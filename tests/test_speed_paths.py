@@ -1,0 +1,153 @@
+"""The shared fast paths (issue 15) give the numbers of the plain paths they replace.
+
+Memos (the supply voltage of a clock, a batch's clock costs, a workload's routing), the study's
+one-point path (parameters checked once per study) and the cheaper result building must never
+return a result computed for something else: each is compared here with an uncached computation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archmodels import get_model, tech
+from archmodels.result import LayerBatch
+from dse import config
+from dse.objective import evaluate_rows
+from dse.sweep import Grid
+from workloads import load_workload
+from workloads.errors import UserError
+from workloads.layers import FC, Workload
+
+
+def _plain_vdd_ratio(f: np.ndarray, node: int) -> np.ndarray:
+    """The bisection over every clock, no memo (the formula before the memo)."""
+    f = np.asarray(f, dtype=float)
+    v = np.ones(f.shape)
+    above = f > tech.F_NOM_MHZ[node]
+    if above.any():
+        v[above] = tech._bisect_vdd_ratio(f[above], node)
+    return np.where(f <= tech.fmax_mhz(node) * (1 + 1e-9), v, np.nan)
+
+
+clocks = st.lists(st.one_of(st.floats(1.0, 3000.0), st.sampled_from([1000.0, 1500.0, float("nan")])),
+                  min_size=1, max_size=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(node=st.sampled_from(tech.NODES_NM), f=clocks, clear=st.booleans())
+def test_vdd_ratio_memo_returns_the_bisection_bits(node, f, clear):
+    if clear:
+        tech._VDD_MEMO.clear()
+    want = _plain_vdd_ratio(np.array(f), node)
+    for _ in range(2):  # a miss, then a hit
+        got = tech.vdd_ratio(np.array(f), node)
+        assert np.array_equal(got, want, equal_nan=True)
+    for x, w in zip(f, want):  # one point at a time (the study path) gives the batch's bits
+        assert np.array_equal(tech.vdd_ratio(x, node), w, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(f=clocks, nodes=st.lists(st.sampled_from(tech.NODES_NM), min_size=12, max_size=12))
+def test_clock_costs_memo_is_keyed_by_clocks_and_nodes(f, nodes):
+    f = np.array(f)
+    nd = np.array(nodes[:len(f)])
+    for node_arg in (nd, nd[::-1].copy(), 28, 14):  # same clocks, other nodes: never the other's answer
+        c = tech.clock_costs(f, node_arg)
+        n_arr = np.broadcast_to(np.asarray(node_arg), f.shape)
+        v = np.array([_plain_vdd_ratio(np.array([x]), int(n))[0] for x, n in zip(f, n_arr)])
+        a = np.array([tech.logic_area_factor(x, int(n)) for x, n in zip(f, n_arr)])
+        assert np.array_equal(c.vdd_ratio, v, equal_nan=True)
+        assert np.array_equal(c.energy_scale, v ** 2, equal_nan=True)
+        assert np.array_equal(c.area_factor, a, equal_nan=True)
+        assert np.array_equal(c.feasible, ~np.isnan(v))
+        assert not c.vdd_ratio.flags.writeable  # a shared answer cannot be altered by a caller
+
+
+def test_dram_rows_by_name():
+    names = np.array(["ddr4", "hbm2", "ddr3l", "lpddr4", "ddr4"], dtype=object)
+    read, write = tech.dram_pj_per_byte(names)
+    assert read.tolist() == [tech.DRAM_TYPES[x].read_pj_per_byte for x in names]
+    assert write.tolist() == [tech.DRAM_TYPES[x].write_pj_per_byte for x in names]
+    r0, w0 = tech.dram_pj_per_byte("ddr3l")
+    assert r0.shape == () and float(w0) == tech.DRAM_TYPES["ddr3l"].write_pj_per_byte
+
+
+def test_layer_batch_set_copies_and_broadcasts():
+    lb = LayerBatch(FC("f", inputs=4, outputs=4), 3)
+    src = np.array([1, 2, 3])
+    lb.set(a=src, b=2, c=np.float64(0.5), d=np.array([7.0]), e=True)
+    src[0] = 99  # the stored metric is a copy
+    assert lb.metrics["a"].tolist() == [1.0, 2.0, 3.0] and lb.metrics["a"].dtype == float
+    assert lb.metrics["b"].tolist() == [2.0] * 3 and lb.metrics["c"].tolist() == [0.5] * 3
+    assert lb.metrics["d"].tolist() == [7.0] * 3 and lb.metrics["e"].tolist() == [1.0] * 3
+    lb.infeasible(np.array([False, True, False]), "first")
+    lb.infeasible(np.array([False, False, False]), "none")
+    lb.infeasible(np.array([False, True, True]), np.array(["x", "second", "third"], dtype=object))
+    assert lb.feasible.tolist() == [True, False, False] and lb.reason.tolist() == ["", "first", "third"]
+
+
+def _rows(study, n: int, seed: int = 0):
+    grid = Grid.of(study)
+    return grid.rows(np.random.default_rng(seed).integers(0, grid.size, n))
+
+
+@pytest.mark.parametrize("path, n", [("studies/quickstart.yaml", 40), ("studies/emaxvr_dse_vgg16.yaml", 6),
+                                     ("studies/imax_dse.yaml", 6)])
+def test_one_row_at_a_time_equals_the_batch(path, n):
+    st_ = config.load(path)
+    rows = _rows(st_, n)
+    batch = evaluate_rows(st_, rows)
+    assert batch.feasible.any() or n < 10
+    for i, row in enumerate(rows):
+        one = evaluate_rows(st_, [row])
+        assert np.array_equal(one.values[0], batch.values[i])
+        assert np.array_equal(one.violations[0], batch.violations[i])
+        assert one.feasible[0] == batch.feasible[i] and one.reason[0] == batch.reason[i]
+        for key, arr in batch.totals.items():
+            assert np.array_equal(one.totals[key], arr[i:i + 1], equal_nan=True), key
+
+
+def test_study_rows_are_checked_like_the_model_checks_them():
+    st_ = config.load("studies/quickstart.yaml")
+    model = st_.model
+    with pytest.raises(UserError) as mine:
+        evaluate_rows(st_, [{"cores": 0}])
+    with pytest.raises(UserError) as plain:
+        model.params.resolve({**st_.fixed, "cores": 0})
+    assert str(mine.value) == str(plain.value)
+    with pytest.raises(UserError, match="unknown parameter 'nope'"):
+        evaluate_rows(st_, [{"nope": 1}])
+    # a row may override a fixed value, as the model's own resolve allows
+    row = {"cores": 4, "shm_kb": 512}
+    ev = evaluate_rows(st_, [row])
+    ref = model.evaluate_batch(st_.workloads[0], model.params.points([{**st_.fixed, **row}]))
+    assert np.array_equal(ev.totals["time_s"], ref.totals["time_s"])
+
+
+def test_routing_memo_never_serves_another_workload():
+    model = get_model("multicore")
+    pts = model.params.points([{}])
+    a = Workload("same", (FC("x", inputs=256, outputs=128),))
+    b = Workload("same", (FC("x", inputs=1024, outputs=512),))
+    ta = model.evaluate_batch(a, pts).totals["time_s"][0]
+    tb = model.evaluate_batch(b, pts).totals["time_s"][0]
+    assert tb > ta  # four times the MACs; not a's cached routing
+    assert model.evaluate_batch(Workload("same", b.layers), pts).totals["time_s"][0] == tb
+
+
+@pytest.mark.parametrize("arch, wl", [("multicore", "vgg16"), ("rena", "lenet"), ("atomswitch", "lenet")])
+def test_contract_dictionary_is_plain_json(arch, wl):
+    model = get_model(arch)
+    res = model.evaluate_points(load_workload(wl), model.params.random_rows(4, np.random.default_rng(3)))
+    for i in range(res.n):
+        d = res.point(i)
+        json.dumps(d, allow_nan=False)  # Python numbers only, no NaN (None instead)
+        for lay in d["layers"]:
+            assert all(type(v) in (int, float, str, bool, type(None), dict) for v in lay.values())
+        assert d["total"]["time_s"] is None or math.isclose(d["total"]["time_s"], float(res.totals["time_s"][i]))
