@@ -151,3 +151,22 @@ def test_contract_dictionary_is_plain_json(arch, wl):
         for lay in d["layers"]:
             assert all(type(v) in (int, float, str, bool, type(None), dict) for v in lay.values())
         assert d["total"]["time_s"] is None or math.isclose(d["total"]["time_s"], float(res.totals["time_s"][i]))
+
+
+@pytest.mark.parametrize("arch", ["emaxv", "emaxvr", "imax", "rena", "atomswitch", "multicore"])
+def test_gemm_forms_without_context_only_where_it_changes_nothing(arch, monkeypatch):
+    """A model that evaluates alternative GEMM forms on the swapped layers alone (GEMM_FORMS_CONTEXT
+    False) must give what the whole-workload evaluation gives (EMAXVR would not: SPM chaining). At
+    1ae54d5+ emaxv, imax, rena, atomswitch and multicore gave equal golden outputs with False."""
+    model = get_model(arch)
+    cls = type(model)
+    wl = load_workload("bert_encoder")
+    pts = model.params.points(model.params.random_rows(12, np.random.default_rng(5)))
+    results = {}
+    for flag in (True, False):
+        monkeypatch.setattr(cls, "GEMM_FORMS_CONTEXT", flag)
+        res = model.evaluate_batch(wl, pts)
+        results[flag] = [res.point(i) for i in range(res.n)]
+    monkeypatch.undo()
+    if not cls.GEMM_FORMS_CONTEXT:  # the model's claim: its layers' costs do not depend on their neighbours
+        assert json.dumps(results[False]) == json.dumps(results[True])
