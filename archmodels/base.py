@@ -105,11 +105,17 @@ class Model(ABC):
         add_static_energy(layers, totals.get("static_power_w", 0.0))
         return BatchResult(
             arch=self.name, workload=wl.name, points=pts,
-            param_names=tuple(p.name for p in self.params), layers=layers,
+            param_names=self.params.names, layers=layers,
             model_totals=totals, feasible_config=ok, reason_config=reason,
-            layer_metric_decl={m.name: m for m in self.LAYER_METRICS},
-            total_metric_decl={m.name: m for m in self.TOTAL_METRICS},
+            layer_metric_decl=self._decl("LAYER_METRICS"), total_metric_decl=self._decl("TOTAL_METRICS"),
         )
+
+    def _decl(self, which: str) -> dict[str, Metric]:
+        """``{name: Metric}`` of the model's ``LAYER_METRICS`` or ``TOTAL_METRICS`` (built once per model)."""
+        memo = self.__dict__.setdefault("_decl_memo", {})
+        if which not in memo:
+            memo[which] = {m.name: m for m in getattr(self, which)}
+        return memo[which]
 
     def _evaluate_all(self, wl: Workload, pts: Points) -> list[LayerBatch]:
         """Every layer of ``wl``: vector kinds on the shared vector path, the rest by
@@ -118,7 +124,7 @@ class Model(ABC):
         routed, core_wl = self._routing(wl)
         core_out = iter(self._evaluate_gemms(core_wl, pts) if core_wl.layers else [])
         unit = self.vector_unit(pts) if any(routed) else None
-        decl = {m.name: m for m in self.LAYER_METRICS}
+        decl = self._decl("LAYER_METRICS")
         out: list[LayerBatch] = []
         for layer, r in zip(wl.layers, routed):
             if not r:

@@ -127,6 +127,7 @@ class ParamSet:
         self.owner = owner
         self.by_name = {p.name: p for p in self.params}
         self._dtypes = tuple(p.dtype() for p in self.params)
+        self.names = tuple(p.name for p in self.params)
         if len(self.by_name) != len(self.params):
             raise ValueError(f"{owner}: duplicate parameter names")
 

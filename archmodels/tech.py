@@ -380,9 +380,11 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
 def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:
     """(feasible, reason) of each point's clock against its node's maximum clock."""
     c = clock_costs(clock_mhz, node_nm)
-    nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape)
     reason = np.full(c.feasible.shape, "", dtype=object)
+    if c.feasible.all():
+        return c.feasible.copy(), reason  # a writable array, as before the memo
+    nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape)
     for nd in np.unique(nodes[~c.feasible]):
         sel = (nodes == nd) & ~c.feasible
         reason[sel] = f"clock above the {int(nd)} nm maximum of {fmax_mhz(int(nd)):.0f} MHz (V_max {VDD_MAX[int(nd)]} V)"
-    return c.feasible, reason
+    return c.feasible.copy(), reason
