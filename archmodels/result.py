@@ -321,7 +321,7 @@ class BatchResult:
     @staticmethod
     def _num(key: str, v: Any, decl: dict[str, Metric]) -> Any:
         v = _clean(v)
-        if v is not None and key in decl and decl[key].integer and isinstance(v, float):
+        if v is not None and isinstance(v, float) and key in decl and decl[key].integer:
             return int(round(v))
         return v
 
@@ -337,6 +337,8 @@ def _read_only(value: Any, n: int) -> np.ndarray:
 
 def _clean(v: Any) -> Any:
     """numpy scalar -> Python; NaN/inf -> None (JSON has no NaN)."""
+    if type(v) is float:  # the common case (``arr.item(i)``), first
+        return v if math.isfinite(v) else None
     v = _py(v)
     if isinstance(v, float) and not math.isfinite(v):
         return None
