@@ -229,6 +229,8 @@ class BatchResult:
     def reason(self) -> np.ndarray:
         out = self.reason_config.copy()
         for lb in self.layers:
+            if lb.feasible.all():
+                continue  # nothing to say (the common case)
             fill = (out == "") & ~lb.feasible
             out[fill] = np.array([f"layer {lb.name}: {r}" for r in lb.reason[fill]], dtype=object)
         return out
