@@ -138,9 +138,11 @@ class Model(ABC):
             else:
                 lb = vector.cost(layer, unit, n, self.LAYER_METRICS)
             out.append(lb)
-        for lb, r in zip(out, routed):
-            if r:
-                vector.complete(lb, out)
+        if any(routed):
+            keys = vector.keys_of(out)  # a vector layer only gains keys other layers have: the union is stable
+            for lb, r in zip(out, routed):
+                if r:
+                    vector.complete(lb, out, keys)
         return out
 
     def _routing(self, wl: Workload) -> tuple[list[bool], Workload]:
@@ -178,12 +180,10 @@ class Model(ABC):
             for i, lb in zip(idx, self.evaluate_layers(swapped, pts)):
                 if form in alts[i]:
                     alts[i][form] = lb
+        fused = _fused_into(out, {wl.layers[i].name for i, a in enumerate(alts) if a})
         for i, a in enumerate(alts):
             if a:
-                fused_here = np.zeros(out[i].n, dtype=bool)
-                for lb in out:
-                    fused_here |= lb.labels["fused_into"] == wl.layers[i].name
-                gemm.pick(out[i], a, fused_here)
+                gemm.pick(out[i], a, fused.get(wl.layers[i].name, np.zeros(out[i].n, dtype=bool)))
         return out
 
     def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:
@@ -212,6 +212,18 @@ def _model_by_ref(ref: str) -> Model:
     from . import get_model  # the registry imports this module
 
     return get_model(ref)
+
+
+def _fused_into(layers: list[LayerBatch], names: set[str]) -> dict[str, np.ndarray]:
+    """Per layer name in ``names``: the points where some layer runs fused into it (``fused_into`` label)."""
+    out: dict[str, np.ndarray] = {}
+    if not names:
+        return out
+    for lb in layers:
+        arr = lb.labels["fused_into"]
+        for name in set(arr.tolist()) & names:
+            out[name] = out[name] | (arr == name) if name in out else (arr == name)
+    return out
 
 
 def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:

@@ -102,17 +102,28 @@ def cost(layer: Layer, unit: VectorUnit, n: int, model_metrics=()) -> LayerBatch
     return lb
 
 
-def complete(lb: LayerBatch, like: list[LayerBatch]) -> None:
-    """Give ``lb`` every metric and state key the other layers have (zero), so model totals can sum them."""
-    for other in like:
-        for key in other.metrics:
-            if key not in lb.metrics:
-                lb.set(**{key: 0.0})
-        for key in other.states:
-            lb.states.setdefault(key, np.zeros(lb.n))
-        for key, arr in other.labels.items():
-            if key not in lb.labels:
-                lb.labels[key] = np.full(lb.n, None, dtype=object)
+def keys_of(like: list[LayerBatch]) -> tuple[list[str], list[str], list[str]]:
+    """(metric, state, label) keys of the layers ``like``, each in first-seen order (for :func:`complete`)."""
+    return (list(dict.fromkeys(k for lb in like for k in lb.metrics)),
+            list(dict.fromkeys(k for lb in like for k in lb.states)),
+            list(dict.fromkeys(k for lb in like for k in lb.labels)))
+
+
+def complete(lb: LayerBatch, like: list[LayerBatch], keys: tuple[list[str], list[str], list[str]] | None = None) -> None:
+    """Give ``lb`` every metric and state key the other layers have (zero), so model totals can sum them.
+
+    ``keys``: :func:`keys_of` ``like``, computed once when several layers are completed against the same list.
+    """
+    metrics, states, labels = keys if keys is not None else keys_of(like)
+    for key in metrics:
+        if key not in lb.metrics:
+            lb.metrics[key] = np.zeros(lb.n)
+    for key in states:
+        if key not in lb.states:
+            lb.states[key] = np.zeros(lb.n)
+    for key in labels:
+        if key not in lb.labels:
+            lb.labels[key] = np.full(lb.n, None, dtype=object)
 
 
 #: per-layer metrics that scale with the number of products of a batched MatMul
