@@ -70,6 +70,9 @@ at ``dram_gbps`` alongside the other phase limits.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 import numpy as np
 
 from workloads import Workload
@@ -128,6 +131,15 @@ def _ceil_div(a, b):
     return -(-np.asarray(a) // np.asarray(b))
 
 
+def tiling_geometry(layer: Layer) -> tuple[int, int, int, int]:
+    """(output rows, input rows, stride, window) along which :func:`shm_tiling` splits ``layer``."""
+    if isinstance(layer, (Conv2D, Pool)):
+        window = layer.dilation * (layer.kernel_h - 1) + 1 if isinstance(layer, Conv2D) else layer.kernel
+        return layer.out_h, layer.in_h, layer.stride, window
+    rows = layer.batch if isinstance(layer, FC) else getattr(layer, "n", 1)
+    return rows, rows, 1, 1
+
+
 def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
     """(tiles, DRAM read bytes, DRAM write bytes, feasible) of a layer whose feature maps need
     ``need_kb`` of shared memory.
@@ -138,22 +150,21 @@ def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
     at each tile border (kernel - stride per border), and its output is written once.
     Infeasible only when one output row (vector) with its inputs does not fit.
     """
+    return shm_tiling_of(layer.input_elems, layer.output_elems, *tiling_geometry(layer), need_kb, shm_kb, vbytes)
+
+
+def shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window, need_kb, shm_kb, vbytes):
+    """:func:`shm_tiling` from the layer's sizes and :func:`tiling_geometry` (arrays: layers x points)."""
     need_kb, shm_kb = np.asarray(need_kb, dtype=float), np.asarray(shm_kb, dtype=float)
     fits = need_kb <= shm_kb
-    if isinstance(layer, (Conv2D, Pool)):
-        rows, in_rows, stride = layer.out_h, layer.in_h, layer.stride
-        window = layer.dilation * (layer.kernel_h - 1) + 1 if isinstance(layer, Conv2D) else layer.kernel
-    else:
-        rows = layer.batch if isinstance(layer, FC) else getattr(layer, "n", 1)
-        in_rows, stride, window = rows, 1, 1
-    row_in_kb = layer.input_elems / in_rows * vbytes / 1024.0
+    row_in_kb = input_elems / in_rows * vbytes / 1024.0
     room = shm_kb - np.maximum(window - stride, 0) * row_in_kb  # what a tile may use beside its halo
     tiles = np.where(fits, 1.0, np.ceil(need_kb / np.maximum(room, 1e-9)))
     ok = fits | ((room > 0) & (tiles <= rows))
     tiles = np.minimum(tiles, rows)
     halo_rows = np.maximum(window - stride, 0) * (tiles - 1)
-    rd = np.where(fits, 0.0, layer.input_elems * vbytes * (1.0 + halo_rows / in_rows))
-    wr = np.where(fits, 0.0, layer.output_elems * vbytes)
+    rd = np.where(fits, 0.0, input_elems * vbytes * (1.0 + halo_rows / in_rows))
+    wr = np.where(fits, 0.0, output_elems * vbytes)
     return tiles, rd, wr, ok
 
 
@@ -167,6 +178,70 @@ def as_fc(layer: Layer) -> tuple[int, int, int, int] | None:
     if type(layer) is MatMul:
         return layer.k, layer.m, layer.n, 1
     return None
+
+
+@dataclass(frozen=True)
+class LayerTable:
+    """A workload's layers as integer columns (one row per costed layer, shape (rows, 1)).
+
+    Built once per layer tuple (:func:`layer_table`) so that one array expression over
+    (layers x points) replaces a Python loop over layers. Costed rows are the FC-like layers
+    (:func:`as_fc`) in workload order, then the pooling layers; ``row[i]`` is layer i's row,
+    -1 for a layer the model does not run (sparse products).
+    """
+
+    fc: tuple[np.ndarray, ...]  # inputs, neurons, vectors, groups of the FC-like rows
+    pool: tuple[np.ndarray, ...]  # input_elems, output_elems, channels, kernel of the pooling rows
+    sizes: dict[str, np.ndarray]  # every costed row: input_elems, output_elems, macs, pool_ops
+    geometry: tuple[np.ndarray, ...]  # every costed row: tiling_geometry
+    row: tuple[int, ...]
+
+    @property
+    def rows(self) -> int:
+        return len(self.sizes["macs"])
+
+
+def _column(values) -> np.ndarray:
+    col = np.array(values, dtype=np.int64).reshape(-1, 1)
+    col.setflags(write=False)  # shared by every evaluation of the workload
+    return col
+
+
+@lru_cache(maxsize=64)
+def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
+    """The :class:`LayerTable` of ``layers`` (cached: it depends on the layer shapes only)."""
+    fcs = [i for i, layer in enumerate(layers) if not isinstance(layer, Pool) and as_fc(layer) is not None]
+    pools = [i for i, layer in enumerate(layers) if isinstance(layer, Pool)]
+    order = fcs + pools
+    row = [-1] * len(layers)
+    for r, i in enumerate(order):
+        row[i] = r
+    costed = [layers[i] for i in order]
+    return LayerTable(
+        fc=tuple(_column(v) for v in zip(*[as_fc(layers[i]) for i in fcs])) if fcs else (),
+        pool=tuple(_column(v) for v in zip(*[(layers[i].input_elems, layers[i].output_elems, layers[i].channels,
+                                               layers[i].kernel) for i in pools])) if pools else (),
+        sizes={"input_elems": _column([x.input_elems for x in costed]),
+               "output_elems": _column([x.output_elems for x in costed]),
+               "macs": _column([x.macs for x in costed]),
+               "pool_ops": _column([x.ops if isinstance(x, Pool) else 0 for x in costed])},
+        geometry=tuple(_column(v) for v in zip(*[tiling_geometry(x) for x in costed])) if costed else (),
+        row=tuple(row),
+    )
+
+
+def _rows(x, shape: tuple[int, int]) -> np.ndarray:
+    """``x`` as a float array of ``shape`` (layers x points)."""
+    x = np.asarray(x, dtype=float)
+    return x if x.shape == shape else np.broadcast_to(x, shape).copy()
+
+
+def _groups(*keys: np.ndarray) -> list[tuple[tuple, np.ndarray | slice]]:
+    """Distinct combinations of per-point keys and the points of each (a slice when all points share one)."""
+    combos = sorted({k for k in zip(*(a.tolist() for a in keys))})
+    if len(combos) == 1:
+        return [(combos[0], slice(None))]
+    return [(k, np.logical_and.reduce([a == v for a, v in zip(keys, k)])) for k in combos]
 
 
 class MulticoreModel(Model):
@@ -246,25 +321,32 @@ class MulticoreModel(Model):
         return placement_order(dict(zip(PLACEMENTS, cycles)))
 
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        return [self._layer(layer, pts) for layer in workload.layers]
-
-    def _layer(self, layer: Layer, pts: Points) -> LayerBatch:
+        """Every layer at once: chunk counts, cycles and energy as arrays over (layers x points)."""
         n = batch_size(pts)
-        lb = LayerBatch(layer, n)
-        lb.labels["placement"] = pts["placement"].astype(object)
-        fc = as_fc(layer)
-        if isinstance(layer, Pool):
-            counts = self._pool_counts(layer, pts)
-        elif fc is not None:
-            counts = self._fc_counts(*fc, pts)
-        else:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
-            lb.set(**{m.name: np.nan for m in (*LAYER_METRICS, *self.LAYER_METRICS) if m.name != "dram_bytes"})
-            return lb
-        self._time_energy(layer, lb, counts, pts)
-        return lb
+        t = layer_table(workload.layers)
+        metrics, states, ok, need_kb = self._costs(t, pts) if t.rows else ({}, {}, None, None)
+        placement = pts["placement"].astype(object)
+        out = []
+        for layer, r in zip(workload.layers, t.row):
+            lb = LayerBatch(layer, n)
+            lb.labels["placement"] = placement.copy()
+            if r < 0:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
+                lb.set(**{m.name: np.nan for m in (*LAYER_METRICS, *self.LAYER_METRICS) if m.name != "dram_bytes"})
+            else:
+                lb.metrics = {k: a[r] for k, a in metrics.items()}
+                lb.states = {k: a[r] for k, a in states.items()}
+                if not ok[r].all():
+                    bad = ~ok[r]
+                    reason = np.full(n, "", dtype=object)
+                    reason[bad] = [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) "
+                                   f"does not fit {y:.0f} KB" for x, y in zip(need_kb[r][bad], pts["shm_kb"][bad])]
+                    lb.infeasible(bad, reason)
+            out.append(lb)
+        return out
 
-    # ---- chunk counts (per busiest core) ----
-    def _fc_counts(self, inputs: int, neurons: int, vectors: int, groups: int, pts: Points) -> dict:
+    # ---- chunk counts (per busiest core; arrays over layers x points) ----
+    @staticmethod
+    def _fc_counts(inputs, neurons, vectors, groups, pts: Points) -> dict:
         cores, ni, no = pts["cores"], pts["ni"], pts["no"]
         pl = pts["placement"]
         is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
@@ -277,14 +359,14 @@ class MulticoreModel(Model):
         active = np.where(is_b, 1, np.minimum(cores, np.where(is_t2, inputs, neurons)))
         misses = np.where(
             reuse,
-            self._misses(in_ch, out_ch, pts["input_buffer_entries"], pts["ib_policy"]),
+            MulticoreModel._misses(in_ch, out_ch, pts["input_buffer_entries"], pts["ib_policy"]),
             in_ch * out_ch,
         )
         reads = misses + out_ch  # + one head read per output chunk
         writes = out_ch
         owned = np.where(is_t2, _ceil_div(_ceil_div(neurons, cores), no), 0)
         reps = vectors * groups
-        c = dict(
+        return dict(
             reads=reads * reps, writes=writes * reps, nfu=in_ch * out_ch * reps,
             merge_reads=owned * reps, merge_writes=owned * reps,
             merge_psum_reads=owned * cores * reps, merge_nfu=owned * cores * reps,
@@ -293,25 +375,24 @@ class MulticoreModel(Model):
             weights_per_core=np.where(is_b, inputs * neurons, np.where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
             psum_elems=np.where(is_t2, cores * neurons * vectors * groups, 0),
         )
-        return c
 
     @staticmethod
     def _misses(in_ch, out_ch, entries, policy):
         out = np.empty(np.shape(in_ch), dtype=np.int64)
-        for pol in np.unique(policy):
-            sel = policy == pol
-            out[sel] = cyclic_misses(in_ch[sel], out_ch[sel], entries[sel], pol)
+        for (pol,), sel in _groups(policy):
+            out[:, sel] = cyclic_misses(in_ch[:, sel], out_ch[:, sel], entries[sel], pol)
         return out
 
-    def _pool_counts(self, layer: Pool, pts: Points) -> dict:
+    @staticmethod
+    def _pool_counts(input_elems, output_elems, channels, kernel, pts: Points) -> dict:
         cores, ni, no = pts["cores"], pts["ni"], pts["no"]
         is_b = pts["placement"] == "B"
-        active = np.where(is_b, 1, np.minimum(cores, layer.channels))
-        in_ch = _ceil_div(_ceil_div(layer.input_elems, active), ni)
-        out_ch = _ceil_div(_ceil_div(layer.output_elems, active), no)
+        active = np.where(is_b, 1, np.minimum(cores, channels))
+        in_ch = _ceil_div(_ceil_div(input_elems, active), ni)
+        out_ch = _ceil_div(_ceil_div(output_elems, active), no)
         zero = np.zeros_like(cores)
         return dict(
-            reads=in_ch, writes=out_ch, nfu=out_ch * layer.kernel * layer.kernel,
+            reads=in_ch, writes=out_ch, nfu=out_ch * kernel * kernel,
             merge_reads=zero, merge_writes=zero, merge_psum_reads=zero, merge_nfu=zero,
             active=active, in_chunk_reads=in_ch,
             weight_elems=0, weights_per_core=zero,
@@ -319,7 +400,16 @@ class MulticoreModel(Model):
         )
 
     # ---- time, traffic, energy ----
-    def _time_energy(self, layer: Layer, lb: LayerBatch, c: dict, pts: Points) -> None:
+    def _costs(self, t: LayerTable, pts: Points):
+        """(metrics, states, feasible, need_kb) of the costed rows of ``t``, arrays over (rows x points)."""
+        n = batch_size(pts)
+        parts = []
+        if t.fc:
+            parts.append((len(t.fc[0]), self._fc_counts(*t.fc, pts)))
+        if t.pool:
+            parts.append((len(t.pool[0]), self._pool_counts(*t.pool, pts)))
+        c = {k: np.concatenate([np.broadcast_to(p[k], (rows, n)) for rows, p in parts]) for k in parts[0][1]}
+        sz = t.sizes
         vbytes = pts["value_bits"] / 8.0
         ni, no, cores = pts["ni"], pts["no"], pts["cores"]
         clock_hz = pts["clock_mhz"] * 1e6
@@ -339,8 +429,9 @@ class MulticoreModel(Model):
         spill = c["weights_per_core"] * vbytes > pts["weight_buffer_kb"] * 1024.0
         # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
         # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
-        need_kb = (layer.input_elems + layer.output_elems + c["psum_elems"]) * vbytes / 1024.0
-        tiles, fm_rd, fm_wr, tile_ok = shm_tiling(layer, need_kb, pts["shm_kb"], vbytes)
+        need_kb = (sz["input_elems"] + sz["output_elems"] + c["psum_elems"]) * vbytes / 1024.0
+        tiles, fm_rd, fm_wr, tile_ok = shm_tiling_of(sz["input_elems"], sz["output_elems"], *t.geometry,
+                                                     need_kb, pts["shm_kb"], vbytes)
         dram_rd = np.where(spill, c["weight_elems"] * vbytes, 0.0) + fm_rd
         compute = np.maximum.reduce([
             (c["reads"] + c["writes"]) / ports,
@@ -357,47 +448,46 @@ class MulticoreModel(Model):
         cycles = compute + merge
         time_s = cycles / clock_hz
         mac_units = cores * ni * no
-        util = layer.macs / (cycles * mac_units)
+        util = sz["macs"] / (cycles * mac_units)
 
         shm_rd = active * (core_rd_b + merge_rd_b)
         shm_wr = active * (core_wr_b + merge_wr_b)
-        lb.infeasible(~tile_ok, np.array(
-            [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) does not fit {y:.0f} KB"
-             for x, y in zip(np.atleast_1d(need_kb * np.ones(lb.n)), pts["shm_kb"])], dtype=object))
-
-        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
-        energy_j = (self._energy_pj(layer, c, pts, vbytes, shm_rd, shm_wr) * vscale * 1e-12
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # once for every layer
+        energy_j = (self._energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr) * vscale * 1e-12
                     + tech.dram_energy_j(dram_rd, fm_wr, pts["dram"]))
-        lb.set(
+        shape = cycles.shape
+        metrics = dict(
             cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
             dram_write_bytes=fm_wr, energy_j=energy_j, shm_tiles=tiles,
             shm_reads_per_core=c["reads"] + c["merge_reads"], shm_writes_per_core=c["writes"] + c["merge_writes"],
             shm_merge_reads_per_core=c["merge_psum_reads"], nfu_steps_per_core=c["nfu"] + c["merge_nfu"],
             shm_read_bytes=shm_rd, shm_write_bytes=shm_wr, active_cores=active,
         )
-        lb.states["COMPUTE"] = compute.astype(float)
-        lb.states["MERGE"] = merge.astype(float)
+        states = {"COMPUTE": compute.astype(float), "MERGE": merge.astype(float)}
+        return ({k: _rows(v, shape) for k, v in metrics.items()}, {k: _rows(v, shape) for k, v in states.items()},
+                np.broadcast_to(tile_ok, shape), np.broadcast_to(need_kb, shape))
 
-    def _energy_pj(self, layer, c, pts, vbytes, shm_rd, shm_wr):
+    @staticmethod
+    def _energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr):
         """On-chip dynamic energy at nominal supply: MACs + IB/WB/OB accesses per NFU step + SHM bytes."""
-        out = np.zeros(len(pts["cores"]))
+        out = np.zeros(np.shape(shm_rd))
         ni, no = pts["ni"], pts["no"]
-        for node in np.unique(pts["tech_nm"]):
-            for bits in np.unique(pts["value_bits"]):
-                sel = (pts["tech_nm"] == node) & (pts["value_bits"] == bits)
-                dt = tech.dtype_of(bits)
-                steps = (c["nfu"] * c["active"])[sel]
-                ib_kb = pts["input_buffer_entries"][sel] * ni[sel] * vbytes[sel] / 1024
-                ob_kb = pts["output_buffer_entries"][sel] * no[sel] * vbytes[sel] / 1024
-                e = layer.macs * tech.mac_energy_pj(dt, node)
-                e = e + (c["merge_nfu"] * c["active"])[sel] * no[sel] * tech.op_energy_pj("add", dt, node)
-                if isinstance(layer, Pool):
-                    e = e + layer.ops * tech.op_energy_pj("add", dt, node)
-                e = e + steps * ni[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ib_kb, node)
-                e = e + steps * ni[sel] * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(pts["weight_buffer_kb"][sel], node) * (c["weight_elems"] > 0)
-                e = e + steps * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ob_kb, node)
-                e = e + (shm_rd + shm_wr)[sel] * tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], node)
-                out[sel] = e
+        steps_all, merge_all = c["nfu"] * c["active"], c["merge_nfu"] * c["active"]
+        has_weights = c["weight_elems"] > 0
+        for (node, bits), sel in _groups(pts["tech_nm"], pts["value_bits"]):
+            dt = tech.dtype_of(bits)
+            add_pj = tech.op_energy_pj("add", dt, node)
+            steps = steps_all[:, sel]
+            ib_kb = pts["input_buffer_entries"][sel] * ni[sel] * vbytes[sel] / 1024
+            ob_kb = pts["output_buffer_entries"][sel] * no[sel] * vbytes[sel] / 1024
+            e = sz["macs"] * tech.mac_energy_pj(dt, node)
+            e = e + merge_all[:, sel] * no[sel] * add_pj
+            e = e + sz["pool_ops"] * add_pj  # zero for layers other than pooling
+            e = e + steps * ni[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ib_kb, node)
+            e = e + steps * ni[sel] * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(pts["weight_buffer_kb"][sel], node) * has_weights[:, sel]
+            e = e + steps * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ob_kb, node)
+            e = e + (shm_rd + shm_wr)[:, sel] * tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], node)
+            out[:, sel] = e
         return out
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:
