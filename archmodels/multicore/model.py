@@ -257,8 +257,9 @@ class MulticoreModel(Model):
         clock_hz = pts["clock_mhz"] * 1e6
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
                                 pts["value_bits"], pts["tech_nm"])
-        shm_pj = np.array([float(tech.sram_energy_pj_per_byte(kb, int(nd)))
-                           for kb, nd in zip(pts["shm_kb"], pts["tech_nm"])])
+        shm_pj = np.empty(batch_size(pts))
+        for (nd,), sel in _groups(pts["tech_nm"]):
+            shm_pj[sel] = tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], nd)
         vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
                                  pts["dram_gbps"] * 1e9, add_pj * vscale, *tech.dram_pj_per_byte(pts["dram"]),
