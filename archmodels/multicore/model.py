@@ -81,6 +81,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 from .. import tech
 from .. import vector
 from ..base import Model
+from ..layerarrays import column, full, groups
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, seqsum
 
@@ -201,12 +202,6 @@ class LayerTable:
         return len(self.sizes["macs"])
 
 
-def _column(values) -> np.ndarray:
-    col = np.array(values, dtype=np.int64).reshape(-1, 1)
-    col.setflags(write=False)  # shared by every evaluation of the workload
-    return col
-
-
 @lru_cache(maxsize=64)
 def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     """The :class:`LayerTable` of ``layers`` (cached: it depends on the layer shapes only)."""
@@ -218,30 +213,16 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
         row[i] = r
     costed = [layers[i] for i in order]
     return LayerTable(
-        fc=tuple(_column(v) for v in zip(*[as_fc(layers[i]) for i in fcs])) if fcs else (),
-        pool=tuple(_column(v) for v in zip(*[(layers[i].input_elems, layers[i].output_elems, layers[i].channels,
+        fc=tuple(column(v) for v in zip(*[as_fc(layers[i]) for i in fcs])) if fcs else (),
+        pool=tuple(column(v) for v in zip(*[(layers[i].input_elems, layers[i].output_elems, layers[i].channels,
                                                layers[i].kernel) for i in pools])) if pools else (),
-        sizes={"input_elems": _column([x.input_elems for x in costed]),
-               "output_elems": _column([x.output_elems for x in costed]),
-               "macs": _column([x.macs for x in costed]),
-               "pool_ops": _column([x.ops if isinstance(x, Pool) else 0 for x in costed])},
-        geometry=tuple(_column(v) for v in zip(*[tiling_geometry(x) for x in costed])) if costed else (),
+        sizes={"input_elems": column([x.input_elems for x in costed]),
+               "output_elems": column([x.output_elems for x in costed]),
+               "macs": column([x.macs for x in costed]),
+               "pool_ops": column([x.ops if isinstance(x, Pool) else 0 for x in costed])},
+        geometry=tuple(column(v) for v in zip(*[tiling_geometry(x) for x in costed])) if costed else (),
         row=tuple(row),
     )
-
-
-def _rows(x, shape: tuple[int, int]) -> np.ndarray:
-    """``x`` as a float array of ``shape`` (layers x points)."""
-    x = np.asarray(x, dtype=float)
-    return x if x.shape == shape else np.broadcast_to(x, shape).copy()
-
-
-def _groups(*keys: np.ndarray) -> list[tuple[tuple, np.ndarray | slice]]:
-    """Distinct combinations of per-point keys and the points of each (a slice when all points share one)."""
-    combos = sorted({k for k in zip(*(a.tolist() for a in keys))})
-    if len(combos) == 1:
-        return [(combos[0], slice(None))]
-    return [(k, np.logical_and.reduce([a == v for a, v in zip(keys, k)])) for k in combos]
 
 
 class MulticoreModel(Model):
@@ -258,7 +239,7 @@ class MulticoreModel(Model):
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
                                 pts["value_bits"], pts["tech_nm"])
         shm_pj = np.empty(batch_size(pts))
-        for (nd,), sel in _groups(pts["tech_nm"]):
+        for (nd,), sel in groups(pts["tech_nm"]):
             shm_pj[sel] = tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], nd)
         vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
@@ -380,7 +361,7 @@ class MulticoreModel(Model):
     @staticmethod
     def _misses(in_ch, out_ch, entries, policy):
         out = np.empty(np.shape(in_ch), dtype=np.int64)
-        for (pol,), sel in _groups(policy):
+        for (pol,), sel in groups(policy):
             out[:, sel] = cyclic_misses(in_ch[:, sel], out_ch[:, sel], entries[sel], pol)
         return out
 
@@ -465,7 +446,7 @@ class MulticoreModel(Model):
             shm_read_bytes=shm_rd, shm_write_bytes=shm_wr, active_cores=active,
         )
         states = {"COMPUTE": compute.astype(float), "MERGE": merge.astype(float)}
-        return ({k: _rows(v, shape) for k, v in metrics.items()}, {k: _rows(v, shape) for k, v in states.items()},
+        return ({k: full(v, shape) for k, v in metrics.items()}, {k: full(v, shape) for k, v in states.items()},
                 np.broadcast_to(tile_ok, shape), np.broadcast_to(need_kb, shape))
 
     @staticmethod
@@ -475,7 +456,7 @@ class MulticoreModel(Model):
         ni, no = pts["ni"], pts["no"]
         steps_all, merge_all = c["nfu"] * c["active"], c["merge_nfu"] * c["active"]
         has_weights = c["weight_elems"] > 0
-        for (node, bits), sel in _groups(pts["tech_nm"], pts["value_bits"]):
+        for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
             dt = tech.dtype_of(bits)
             add_pj = tech.op_energy_pj("add", dt, node)
             steps = steps_all[:, sel]
