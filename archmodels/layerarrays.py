@@ -9,9 +9,13 @@ expression keeps the loop's order of operations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+from workloads.layers import Layer
+
+from .result import LayerBatch
 
 
 def column(values: Iterable[int]) -> np.ndarray:
@@ -27,6 +31,16 @@ def full(x, shape: tuple[int, ...]) -> np.ndarray:
     return x if x.shape == shape else np.broadcast_to(x, shape).copy()
 
 
+def stack_rows(blocks: Sequence, rows: Sequence[int], n: int) -> np.ndarray:
+    """Blocks of ``rows[i]`` layers each (arrays broadcastable to (rows[i], n)) stacked into one (layers x points) array."""
+    out = np.empty((sum(rows), n), dtype=np.result_type(*blocks))
+    start = 0
+    for block, r in zip(blocks, rows):
+        out[start:start + r] = block
+        start += r
+    return out
+
+
 def groups(*keys: np.ndarray) -> list[tuple[tuple, np.ndarray | slice]]:
     """Distinct combinations of per-point keys (Python values) and the points that have each.
 
@@ -39,3 +53,26 @@ def groups(*keys: np.ndarray) -> list[tuple[tuple, np.ndarray | slice]]:
         return [(combos[0], slice(None))]
     arrays = [np.asarray(k) for k in keys]
     return [(combo, np.logical_and.reduce([a == v for a, v in zip(arrays, combo)])) for combo in combos]
+
+
+def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],
+                  states: dict[str, np.ndarray], labels: dict[str, np.ndarray] | None = None,
+                  feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:
+    """One :class:`LayerBatch` per layer whose ``row`` is >= 0 (None for the others), holding row ``r``
+    of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
+    rows, as :meth:`LayerBatch.infeasible` updates them in place)."""
+    rows = max(row, default=-1) + 1
+    fused = np.full((rows, n), None, dtype=object)
+    feasible = np.ones((rows, n), dtype=bool) if feasible is None else feasible
+    reason = np.full((rows, n), "", dtype=object) if reason is None else reason
+    out: list[LayerBatch | None] = []
+    for layer, r in zip(layers, row):
+        if r < 0:
+            out.append(None)
+            continue
+        lab = {"fused_into": fused[r]}
+        lab.update({k: v[r] for k, v in (labels or {}).items()})
+        out.append(LayerBatch(layer, n, metrics={k: a[r] for k, a in metrics.items()},
+                              states={k: a[r] for k, a in states.items()}, labels=lab,
+                              feasible=feasible[r], reason=reason[r]))
+    return out

@@ -81,7 +81,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 from .. import tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import column, full, groups
+from ..layerarrays import column, full, groups, layer_batches, stack_rows
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, seqsum
 
@@ -306,24 +306,23 @@ class MulticoreModel(Model):
         """Every layer at once: chunk counts, cycles and energy as arrays over (layers x points)."""
         n = batch_size(pts)
         t = layer_table(workload.layers)
-        metrics, states, ok, need_kb = self._costs(t, pts) if t.rows else ({}, {}, None, None)
-        placement = pts["placement"].astype(object)
-        out = []
-        for layer, r in zip(workload.layers, t.row):
-            lb = LayerBatch(layer, n)
-            lb.labels["placement"] = placement.copy()
-            if r < 0:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
+        if t.rows:
+            metrics, states, ok, need_kb = self._costs(t, pts)
+            reason = np.full(ok.shape, "", dtype=object)
+            if not ok.all():
+                bad = ~ok
+                shm_kb = np.broadcast_to(pts["shm_kb"], ok.shape)[bad]
+                reason[bad] = [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) "
+                               f"does not fit {y:.0f} KB" for x, y in zip(need_kb[bad], shm_kb)]
+            placement = np.broadcast_to(pts["placement"].astype(object), ok.shape).copy()
+            out = layer_batches(workload.layers, t.row, n, metrics, states, {"placement": placement}, ok, reason)
+        else:
+            out = [None] * len(workload.layers)
+        for i, layer in enumerate(workload.layers):
+            if out[i] is None:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
+                lb = out[i] = LayerBatch(layer, n)
+                lb.labels["placement"] = pts["placement"].astype(object)
                 lb.set(**{m.name: np.nan for m in (*LAYER_METRICS, *self.LAYER_METRICS) if m.name != "dram_bytes"})
-            else:
-                lb.metrics = {k: a[r] for k, a in metrics.items()}
-                lb.states = {k: a[r] for k, a in states.items()}
-                if not ok[r].all():
-                    bad = ~ok[r]
-                    reason = np.full(n, "", dtype=object)
-                    reason[bad] = [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) "
-                                   f"does not fit {y:.0f} KB" for x, y in zip(need_kb[r][bad], pts["shm_kb"][bad])]
-                    lb.infeasible(bad, reason)
-            out.append(lb)
         return out
 
     # ---- chunk counts (per busiest core; arrays over layers x points) ----
@@ -390,7 +389,7 @@ class MulticoreModel(Model):
             parts.append((len(t.fc[0]), self._fc_counts(*t.fc, pts)))
         if t.pool:
             parts.append((len(t.pool[0]), self._pool_counts(*t.pool, pts)))
-        c = {k: np.concatenate([np.broadcast_to(p[k], (rows, n)) for rows, p in parts]) for k in parts[0][1]}
+        c = {k: stack_rows([p[k] for _, p in parts], [rows for rows, _ in parts], n) for k in parts[0][1]}
         sz = t.sizes
         vbytes = pts["value_bits"] / 8.0
         ni, no, cores = pts["ni"], pts["no"], pts["cores"]
@@ -447,7 +446,7 @@ class MulticoreModel(Model):
         )
         states = {"COMPUTE": compute.astype(float), "MERGE": merge.astype(float)}
         return ({k: full(v, shape) for k, v in metrics.items()}, {k: full(v, shape) for k, v in states.items()},
-                np.broadcast_to(tile_ok, shape), np.broadcast_to(need_kb, shape))
+                np.broadcast_to(tile_ok, shape).copy(), np.broadcast_to(need_kb, shape))
 
     @staticmethod
     def _energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr):

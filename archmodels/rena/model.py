@@ -44,7 +44,7 @@ from . import resources as res
 from .. import tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import column, full, groups
+from ..layerarrays import column, full, groups, layer_batches, stack_rows
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
@@ -239,19 +239,17 @@ class RenaModel(Model):
         """Every layer at once: the flows, DRAM bursts and energy as arrays over (layers x points)."""
         n = batch_size(pts)
         t = layer_table(workload.layers)
-        metrics, states, bound = self._costs(t, pts) if t.rows else ({}, {}, None)
-        out = []
-        for layer, r in zip(workload.layers, t.row):
-            lb = LayerBatch(layer, n)
-            if r < 0:  # sparse products: not a ReNA workload (reported infeasible by the base class)
+        if t.rows:
+            metrics, states, bound = self._costs(t, pts)
+            out = layer_batches(workload.layers, t.row, n, metrics, states, {"bound": bound})
+        else:
+            out = [None] * len(workload.layers)
+        for i, layer in enumerate(workload.layers):
+            if out[i] is None:  # sparse products: not a ReNA workload (reported infeasible by the base class)
                 nan = _nan(n)
-                lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan,
-                       energy_j=nan, compute_cycles=nan, dram_cycles=nan, passes=nan)
-            else:
-                lb.metrics = {k: a[r] for k, a in metrics.items()}
-                lb.states = {k: a[r] for k, a in states.items()}
-                lb.labels["bound"] = bound[r]
-            out.append(lb)
+                out[i] = LayerBatch(layer, n).set(
+                    cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan,
+                    energy_j=nan, compute_cycles=nan, dram_cycles=nan, passes=nan)
         return out
 
     def _costs(self, t: LayerTable, pts: Points):
@@ -263,7 +261,7 @@ class RenaModel(Model):
                  if cols]
 
         def stack(get):
-            return np.concatenate([np.broadcast_to(get(f), (rows, n)) for rows, f in flows])
+            return stack_rows([get(f) for _, f in flows], [rows for rows, _ in flows], n)
 
         x_read, x_write = stack(lambda f: f.x_read_bytes), stack(lambda f: f.x_write_bytes)
         w1, w2 = stack(lambda f: f.w_bytes[0]), stack(lambda f: f.w_bytes[1])
