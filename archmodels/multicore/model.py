@@ -477,16 +477,14 @@ class MulticoreModel(Model):
         area, static = np.zeros(len(cores)), np.zeros(len(cores))
         clock = pts["clock_mhz"]
         vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
-        for node in np.unique(pts["tech_nm"]):
-            for bits in np.unique(pts["value_bits"]):
-                sel = (pts["tech_nm"] == node) & (pts["value_bits"] == bits)
-                dt = tech.dtype_of(bits)
-                nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel] * tech.logic_area_factor(clock[sel], node)
-                buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
-                per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
-                area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
-                sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
-                static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
+        for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
+            dt = tech.dtype_of(bits)
+            nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel] * tech.logic_area_factor(clock[sel], node)
+            buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
+            per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
+            area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
+            sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
+            static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
 
         def total(key):
             return seqsum((lb.metrics[key] for lb in layers), len(cores))

@@ -90,8 +90,8 @@ def _nan(n: int) -> np.ndarray:
 def _device_attr(pts: Points, attr: str) -> np.ndarray:
     """A device property per point (looked up once per distinct device)."""
     out = np.zeros(batch_size(pts))
-    for name in np.unique(pts["device"]):
-        out[pts["device"] == name] = getattr(DEVICES[name], attr)
+    for (name,), sel in groups(pts["device"]):
+        out[sel] = getattr(DEVICES[name], attr)
     return out
 
 
@@ -320,14 +320,13 @@ class RenaModel(Model):
         pbs = pts["pb_rows"] * pts["pb_cols"]
         fpga = pts["target"] == "fpga"
         dsp = np.full(len(pbs), np.nan)
-        for dev in np.unique(pts["device"]):
-            sel = pts["device"] == dev
+        devices = groups(pts["device"])
+        for (dev,), sel in devices:
             dsp[sel] = res.dsp_blocks(pbs[sel], pts["mults_per_pb"][sel], pts["bits"][sel], DEVICES[dev])
         bram = res.bram_mbit(pbs, pts["bits"])
         logic = np.round(res.logic_alms(pbs, pts["mults_per_pb"], pts["bits"]))
         fmax = np.full(len(pbs), np.nan)
-        for dev in np.unique(pts["device"]):
-            sel = pts["device"] == dev
+        for (dev,), sel in devices:
             d = DEVICES[dev]
             share = np.maximum.reduce([dsp[sel] / d.dsp_blocks, bram[sel] / d.bram_mbit, logic[sel] / d.alms])
             fmax[sel] = fmax_mhz(d, share)
@@ -352,7 +351,7 @@ class RenaModel(Model):
         slow = fpga & (clock > fmax * (1 + 1e-9))
         if slow.any():
             reason[slow] = np.char.mod("timing: clock above the %.0f MHz the design closes at", fmax[slow]).astype(object)
-        for dev_name in np.unique(pts["device"][fpga]):
+        for dev_name in sorted(set(pts["device"][fpga].tolist())):
             dev = DEVICES[dev_name]
             sel = fpga & (pts["device"] == dev_name)
             limits = (
@@ -363,7 +362,7 @@ class RenaModel(Model):
             )
             code = sum((over & sel).astype(int) << k for k, (over, _) in enumerate(limits))
             reason[code > 0] = ""  # device limits first
-            for c in np.unique(code[code > 0]):
+            for c in sorted(set(code[code > 0].tolist())):
                 what = ", ".join(text for k, (_, text) in enumerate(limits) if c >> k & 1)
                 reason[code == c] = f"exceeds the {dev.name}: {what}"
         return reason == "", reason
@@ -375,9 +374,9 @@ class RenaModel(Model):
         asic = pts["target"] == "asic"
         clock = self._resolved(pts)["clock_mhz"].astype(float)
         vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
-        keys = np.stack([pts["tech_nm"], pts["bits"]], axis=1)
-        for node, bits in np.unique(keys[asic], axis=0):
-            sel = asic & (keys == (node, bits)).all(axis=1)
+        for (node, bits, is_asic), sel in groups(pts["tech_nm"], pts["bits"], asic):
+            if not is_asic:
+                continue
             parts = res.asic_area_parts_mm2(pbs[sel], pts["mults_per_pb"][sel], int(bits), int(node), clock[sel])
             area[sel] = parts["logic"] + parts["sram"]
             sram_kb = res.buffer_bits(pbs[sel], pts["bits"][sel]) / 8.0 / 1024.0
