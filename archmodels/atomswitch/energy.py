@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tech
+from ..layerarrays import groups
 from .layers import StageCost
 
 #: Technology node charged for energy and used for the default memory-cell area.
@@ -28,20 +29,41 @@ DEVICE_NODE_NM = 28
 def stage_energy_j(cost: StageCost, value_bits: np.ndarray, dram: np.ndarray,
                    node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
     """Energy of one stage per design point [J]."""
+    return stages_energy_j([cost], value_bits, dram, node_nm)[0]
+
+
+def stages_energy_j(costs: list[StageCost], value_bits: np.ndarray, dram: np.ndarray,
+                    node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
+    """Energy of each stage per design point [J], arrays over (stages x points).
+
+    Every stage's activity is stacked into one row; the SRAM accesses are summed slot by slot
+    in each stage's own order (a stage with fewer accesses adds exact zeros after its last).
+    """
     n = len(value_bits)
-    out = np.zeros(n)
-    for bits in np.unique(value_bits):
-        sel = value_bits == bits
+
+    def rows(values) -> np.ndarray:
+        out = np.empty((len(costs), n))
+        for i, v in enumerate(values):
+            out[i] = v
+        return out
+
+    mac, adds, compares = rows(c.mac_ops for c in costs), rows(c.add_ops for c in costs), \
+        rows(c.compare_ops for c in costs)
+    slots = [(rows(c.sram[k].words if k < len(c.sram) else 0.0 for c in costs),
+              rows(c.sram[k].bank_words if k < len(c.sram) else 0.0 for c in costs))
+             for k in range(max(len(c.sram) for c in costs))]
+    out = np.zeros((len(costs), n))
+    for (bits,), sel in groups(value_bits):
         dt = tech.dtype_of(int(bits))
         nbytes = int(bits) / 8.0
-        e = _at(cost.mac_ops, sel, n) * tech.mac_energy_pj(dt, node_nm)
-        e = e + (_at(cost.add_ops, sel, n) + _at(cost.compare_ops, sel, n)) * tech.op_energy_pj("add", dt, node_nm)
-        for acc in cost.sram:
-            bank_kb = _at(acc.bank_words, sel, n) * nbytes / 1024.0
-            e = e + _at(acc.words, sel, n) * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
-        out[sel] = e
-    return out * 1e-12 + tech.dram_energy_j(_at(cost.dram_read_bytes, slice(None), n),
-                                            _at(cost.dram_write_bytes, slice(None), n), dram)
+        e = mac[:, sel] * tech.mac_energy_pj(dt, node_nm)
+        e = e + (adds[:, sel] + compares[:, sel]) * tech.op_energy_pj("add", dt, node_nm)
+        for words, bank_words in slots:
+            bank_kb = bank_words[:, sel] * nbytes / 1024.0
+            e = e + words[:, sel] * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
+        out[:, sel] = e
+    return out * 1e-12 + tech.dram_energy_j(rows(c.dram_read_bytes for c in costs),
+                                            rows(c.dram_write_bytes for c in costs), dram)
 
 
 def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_NODE_NM):
@@ -53,13 +75,8 @@ def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_
     """
     bits = np.asarray(value_bits)
     out = np.zeros(np.broadcast(multipliers, memory_words, bits).shape)
-    for b in np.unique(bits):
-        sel = bits == b
+    for (b,), sel in groups(bits):
         logic = np.asarray(multipliers, dtype=float)[sel] * tech.mac_area_mm2(tech.dtype_of(int(b)), node_nm)
         kb = np.asarray(memory_words, dtype=float)[sel] * int(b) / 8.0 / 1024.0
         out[sel] = tech.static_power_w(logic, kb, node_nm)
     return out
-
-
-def _at(x, sel: np.ndarray, n: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(x, dtype=float), (n,))[sel]

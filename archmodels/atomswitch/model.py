@@ -31,9 +31,10 @@ from workloads import Workload
 
 from .. import tech
 from .. import vector
-from .energy import DEVICE_NODE_NM, stage_energy_j, static_power_w
+from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
 from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
 from ..base import Model
+from ..layerarrays import full, layer_batches
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
 
@@ -120,7 +121,7 @@ class AtomSwitchModel(Model):
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         stages = plan(workload)
         c = self._ctx(stages, pts)
-        out: list[LayerBatch] = []
+        costs: list[StageCost | None] = []
         prev: StageCost | None = None
         for st in stages:
             if st.role == "conv":
@@ -132,14 +133,49 @@ class AtomSwitchModel(Model):
             elif st.role == "fc":
                 cost = fc_stage(st, c)
             else:
-                out.append(self._unsupported(st, c.n))
-                prev = None
-                continue
-            out.append(self._fill(st, cost, pts, c))
+                cost = None
+            costs.append(cost)
             prev = cost
+        costed = [cost for cost in costs if cost is not None]
+        rows = np.cumsum([cost is not None for cost in costs]) - 1
+        row = [int(r) if cost is not None else -1 for r, cost in zip(rows, costs)]
+        out = layer_batches([st.layer for st in stages], row, c.n, self._metrics(costed, pts, c), {}) \
+            if costed else [None] * len(stages)
+        for i, (st, cost) in enumerate(zip(stages, costs)):
+            if cost is None:
+                out[i] = self._unsupported(st, c.n)
+                continue
+            out[i].states = {name: full(arr, (c.n,)) for name, arr in cost.states.items()}
+            if cost.fused_into is not None:
+                out[i].labels["fused_into"] = np.full(c.n, cost.fused_into, dtype=object)
         self._mark_fit(out, pts)
         self._utilization(out, c.n)
         return out
+
+    @staticmethod
+    def _metrics(costs: list[StageCost], pts: Points, c: Ctx) -> dict[str, np.ndarray]:
+        """The layer metrics of the stages ``costs``, arrays over (stages x points)."""
+        def rows(get) -> np.ndarray:
+            out = np.empty((len(costs), c.n))
+            for i, cost in enumerate(costs):
+                out[i] = get(cost)
+            return out
+
+        cycles = rows(lambda k: k.cycles)
+        multipliers = rows(lambda k: k.multipliers)
+        memory_words, delay_words = rows(lambda k: k.memory_words), rows(lambda k: k.delay_words)
+        word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
+        area_um2 = multipliers * pts["tile_um2"] + (memory_words + delay_words) * word_um2
+        return dict(
+            cycles=cycles, time_s=cycles / c.clock_hz,
+            utilization=np.full(cycles.shape, np.nan),  # set once all layers are known
+            dram_read_bytes=rows(lambda k: k.dram_read_bytes), dram_write_bytes=rows(lambda k: k.dram_write_bytes),
+            energy_j=stages_energy_j(costs, pts["value_bits"], pts["dram"]),
+            multipliers=multipliers, tiles=multipliers.copy(), memory_words=memory_words,
+            delay_words=delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
+            adders=rows(lambda k: k.adders), comparators=rows(lambda k: k.comparators),
+            circuits=rows(lambda k: k.circuits), passes=rows(lambda k: k.passes),
+        )
 
     @staticmethod
     def _utilization(layers: list[LayerBatch], n: int) -> None:
@@ -161,26 +197,6 @@ class AtomSwitchModel(Model):
             dram_bytes_per_cycle=pts["dram_gbps"] * 1e9 / clock_hz,
             max_multipliers=max((s.full_multipliers for s in stages), default=1),
         )
-
-    def _fill(self, st: Stage, cost: StageCost, pts: Points, c: Ctx) -> LayerBatch:
-        L = st.layer
-        lb = LayerBatch(L, c.n)
-        cycles = cost.cycles.astype(float)
-        word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
-        area_um2 = cost.multipliers * pts["tile_um2"] + (cost.memory_words + cost.delay_words) * word_um2
-        lb.set(
-            cycles=cycles, time_s=cycles / c.clock_hz, utilization=np.nan,  # set once all layers are known
-            dram_read_bytes=cost.dram_read_bytes, dram_write_bytes=cost.dram_write_bytes,
-            energy_j=stage_energy_j(cost, pts["value_bits"], pts["dram"]),
-            multipliers=cost.multipliers, tiles=cost.multipliers, memory_words=cost.memory_words,
-            delay_words=cost.delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
-            adders=cost.adders, comparators=cost.comparators, circuits=cost.circuits, passes=cost.passes,
-        )
-        for name, arr in cost.states.items():
-            lb.states[name] = np.asarray(arr, dtype=float) * np.ones(c.n)
-        if cost.fused_into is not None:
-            lb.labels["fused_into"] = np.full(c.n, cost.fused_into, dtype=object)
-        return lb
 
     @staticmethod
     def _unsupported(st: Stage, n: int) -> LayerBatch:
@@ -240,6 +256,5 @@ def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, c
     if not new.any():
         return
     reason = np.full(lb.n, "", dtype=object)
-    reason[new] = np.char.add(np.char.mod(f"{what} %.4g mm2", need[new]),
-                              np.char.mod(" > chip_area_mm2 %.4g", chip[new])).astype(object)
+    reason[new] = [f"{what} %.4g mm2 > chip_area_mm2 %.4g" % (x, y) for x, y in zip(need[new].tolist(), chip[new].tolist())]
     lb.infeasible(new, reason)
