@@ -31,9 +31,10 @@ def full(x, shape: tuple[int, ...]) -> np.ndarray:
     return x if x.shape == shape else np.broadcast_to(x, shape).copy()
 
 
-def stack_rows(blocks: Sequence, rows: Sequence[int], n: int) -> np.ndarray:
-    """Blocks of ``rows[i]`` layers each (arrays broadcastable to (rows[i], n)) stacked into one (layers x points) array."""
-    out = np.empty((sum(rows), n), dtype=np.result_type(*blocks))
+def stack_rows(blocks: Sequence, rows: Sequence[int], n: int, dtype=None) -> np.ndarray:
+    """Blocks of ``rows[i]`` layers each (arrays broadcastable to (rows[i], n)) stacked into one (layers x points)
+    array (of ``dtype``; default: the blocks' common type)."""
+    out = np.empty((sum(rows), n), dtype=dtype or np.result_type(*blocks))
     start = 0
     for block, r in zip(blocks, rows):
         out[start:start + r] = block

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from archmodels import get_model
 from archmodels.atomswitch.energy import stages_energy_j
-from archmodels.atomswitch.layers import conv_stage, fc_stage, plan
+from archmodels.atomswitch.layers import LayerCols, StageGroup, conv_stage, fc_stage, plan, pool_stage, stage_groups
 from archmodels.layerarrays import groups
 from archmodels.multicore.model import layer_table as multicore_table
 from archmodels.rena.dram import bursts, dram_cycles, stream_channels
@@ -123,18 +123,41 @@ def test_rena_channel_loads_equal_the_channel_map(seed, layers, points):
 
 
 def test_stacked_stage_energy_equals_each_stage_alone():
-    """A stage with fewer SRAM accesses than its neighbours gets exact zeros in the padded slots."""
+    """Groups with fewer SRAM accesses than others get exact zeros in the padded slots."""
     model = get_model("atomswitch")
     wl = load_workload("lenet")
     pts = model.params.points(model.params.random_rows(16, np.random.default_rng(3)) + [model.params.defaults()])
-    stages = plan(wl)
-    c = model._ctx(stages, pts)
-    costs = [conv_stage(st, c) if st.role == "conv" else fc_stage(st, c)
-             for st in stages if st.role in ("conv", "fc")]
-    assert len({len(k.sram) for k in costs}) > 1  # the stages differ in their SRAM accesses
-    stacked = stages_energy_j(costs, pts["value_bits"], pts["dram"])
-    for i, cost in enumerate(costs):
-        assert np.array_equal(stacked[i], stages_energy_j([cost], pts["value_bits"], pts["dram"])[0])
+    c = model._ctx(plan(wl), pts)
+    g = stage_groups(wl)
+    conv = conv_stage(g["conv"], c)
+    costs = [conv, pool_stage(g["fused_pool"], c, conv), fc_stage(g["fc"], c)]
+    rows = [g["conv"].rows, g["fused_pool"].rows, g["fc"].rows]
+    assert len({len(k.sram) for k in costs}) > 1  # the groups differ in their SRAM accesses
+    stacked = stages_energy_j(costs, rows, pts["value_bits"], pts["dram"])
+    start = 0
+    for cost, r in zip(costs, rows):
+        alone = stages_energy_j([cost], [r], pts["value_bits"], pts["dram"])
+        assert np.array_equal(stacked[start:start + r], alone)
+        start += r
+
+
+def test_atomswitch_layer_alone_equals_its_stage_group_row():
+    """One stage costed alone (its group of one) equals its row in the group of every stage of its role."""
+    model = get_model("atomswitch")
+    wl = load_workload("vgg16-conv")
+    pts = model.params.points(model.params.random_rows(12, np.random.default_rng(5)))
+    c = model._ctx(plan(wl), pts)
+    g = stage_groups(wl)["conv"]
+    group = conv_stage(g, c)
+    for j, i in enumerate(g.index):
+        one = StageGroup(g.role, (i,), LayerCols((wl.layers[i],)), g.reads_network_input[j:j + 1],
+                         g.writes_network_output[j:j + 1], g.full_multipliers[j:j + 1], g.activation[j:j + 1],
+                         g.activation_stage[j:j + 1])
+        alone = conv_stage(one, c)
+        for key in ("cycles", "multipliers", "memory_words", "delay_words", "dram_read_bytes", "add_ops"):
+            a = np.broadcast_to(getattr(alone, key), (1, c.n))[0]
+            b = np.broadcast_to(getattr(group, key), (g.rows, c.n))[j]
+            assert np.array_equal(a, b), (wl.layers[i].name, key)
 
 
 def test_groups_select_every_point_once():

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tech
-from ..layerarrays import groups
+from ..layerarrays import groups, stack_rows
 from .layers import StageCost
 
 #: Technology node charged for energy and used for the default memory-cell area.
@@ -26,33 +26,25 @@ from .layers import StageCost
 DEVICE_NODE_NM = 28
 
 
-def stage_energy_j(cost: StageCost, value_bits: np.ndarray, dram: np.ndarray,
-                   node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
-    """Energy of one stage per design point [J]."""
-    return stages_energy_j([cost], value_bits, dram, node_nm)[0]
-
-
-def stages_energy_j(costs: list[StageCost], value_bits: np.ndarray, dram: np.ndarray,
+def stages_energy_j(costs: list[StageCost], rows: list[int], value_bits: np.ndarray, dram: np.ndarray,
                     node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
     """Energy of each stage per design point [J], arrays over (stages x points).
 
-    Every stage's activity is stacked into one row; the SRAM accesses are summed slot by slot
-    in each stage's own order (a stage with fewer accesses adds exact zeros after its last).
+    ``costs`` are stage groups of ``rows`` stages each, stacked in that order. The SRAM accesses
+    are summed slot by slot in each stage's own order (a group with fewer accesses adds exact
+    zeros after its last).
     """
     n = len(value_bits)
 
-    def rows(values) -> np.ndarray:
-        out = np.empty((len(costs), n))
-        for i, v in enumerate(values):
-            out[i] = v
-        return out
+    def stack(values) -> np.ndarray:
+        return stack_rows(list(values), rows, n, dtype=float)
 
-    mac, adds, compares = rows(c.mac_ops for c in costs), rows(c.add_ops for c in costs), \
-        rows(c.compare_ops for c in costs)
-    slots = [(rows(c.sram[k].words if k < len(c.sram) else 0.0 for c in costs),
-              rows(c.sram[k].bank_words if k < len(c.sram) else 0.0 for c in costs))
+    mac, adds, compares = stack(c.mac_ops for c in costs), stack(c.add_ops for c in costs), \
+        stack(c.compare_ops for c in costs)
+    slots = [(stack(c.sram[k].words if k < len(c.sram) else 0.0 for c in costs),
+              stack(c.sram[k].bank_words if k < len(c.sram) else 0.0 for c in costs))
              for k in range(max(len(c.sram) for c in costs))]
-    out = np.zeros((len(costs), n))
+    out = np.zeros((sum(rows), n))
     for (bits,), sel in groups(value_bits):
         dt = tech.dtype_of(int(bits))
         nbytes = int(bits) / 8.0
@@ -62,8 +54,8 @@ def stages_energy_j(costs: list[StageCost], value_bits: np.ndarray, dram: np.nda
             bank_kb = bank_words[:, sel] * nbytes / 1024.0
             e = e + words[:, sel] * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
         out[:, sel] = e
-    return out * 1e-12 + tech.dram_energy_j(rows(c.dram_read_bytes for c in costs),
-                                            rows(c.dram_write_bytes for c in costs), dram)
+    return out * 1e-12 + tech.dram_energy_j(stack(c.dram_read_bytes for c in costs),
+                                            stack(c.dram_write_bytes for c in costs), dram)
 
 
 def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_NODE_NM):

@@ -32,9 +32,9 @@ from workloads import Workload
 from .. import tech
 from .. import vector
 from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
-from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
+from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage, stage_groups
 from ..base import Model
-from ..layerarrays import full, layer_batches
+from ..layerarrays import full, layer_batches, stack_rows
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
 
@@ -119,62 +119,57 @@ class AtomSwitchModel(Model):
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points)."""
         stages = plan(workload)
+        groups = stage_groups(workload)
         c = self._ctx(stages, pts)
-        costs: list[StageCost | None] = []
-        prev: StageCost | None = None
-        for st in stages:
-            if st.role == "conv":
-                cost = conv_stage(st, c)
-            elif st.role == "fused_pool":
-                cost = pool_stage(st, c, prev)
-            elif st.role == "pool":
-                cost = pool_stage(st, c, None)
-            elif st.role == "fc":
-                cost = fc_stage(st, c)
+        costs: dict[str, StageCost] = {}
+        for role, g in groups.items():  # ROLES order: a fused pool's convolution is costed before it
+            if role == "conv":
+                costs[role] = conv_stage(g, c)
+            elif role == "fc":
+                costs[role] = fc_stage(g, c)
             else:
-                cost = None
-            costs.append(cost)
-            prev = cost
-        costed = [cost for cost in costs if cost is not None]
-        rows = np.cumsum([cost is not None for cost in costs]) - 1
-        row = [int(r) if cost is not None else -1 for r, cost in zip(rows, costs)]
-        out = layer_batches([st.layer for st in stages], row, c.n, self._metrics(costed, pts, c), {}) \
-            if costed else [None] * len(stages)
-        for i, (st, cost) in enumerate(zip(stages, costs)):
-            if cost is None:
+                costs[role] = pool_stage(g, c, costs["conv"] if role == "fused_pool" else None)
+        row = [-1] * len(stages)
+        for r, i in enumerate(i for g in groups.values() for i in g.index):
+            row[i] = r
+        rows = [g.rows for g in groups.values()]
+        out = layer_batches([st.layer for st in stages], row, c.n,
+                            self._metrics(list(costs.values()), rows, pts, c), {}) if costs else [None] * len(stages)
+        for role, g in groups.items():
+            states = {name: full(arr, (g.rows, c.n)) for name, arr in costs[role].states.items()}
+            for j, i in enumerate(g.index):
+                out[i].states = {name: arr[j] for name, arr in states.items()}
+                if role == "fused_pool":
+                    out[i].labels["fused_into"] = np.full(c.n, g.conv.names[j], dtype=object)
+        for i, st in enumerate(stages):
+            if out[i] is None:
                 out[i] = self._unsupported(st, c.n)
-                continue
-            out[i].states = {name: full(arr, (c.n,)) for name, arr in cost.states.items()}
-            if cost.fused_into is not None:
-                out[i].labels["fused_into"] = np.full(c.n, cost.fused_into, dtype=object)
         self._mark_fit(out, pts)
         self._utilization(out, c.n)
         return out
 
     @staticmethod
-    def _metrics(costs: list[StageCost], pts: Points, c: Ctx) -> dict[str, np.ndarray]:
-        """The layer metrics of the stages ``costs``, arrays over (stages x points)."""
-        def rows(get) -> np.ndarray:
-            out = np.empty((len(costs), c.n))
-            for i, cost in enumerate(costs):
-                out[i] = get(cost)
-            return out
+    def _metrics(costs: list[StageCost], rows: list[int], pts: Points, c: Ctx) -> dict[str, np.ndarray]:
+        """The layer metrics of the stage groups ``costs`` (``rows`` stages each), arrays over (stages x points)."""
+        def stack(get) -> np.ndarray:
+            return stack_rows([get(cost) for cost in costs], rows, c.n, dtype=float)
 
-        cycles = rows(lambda k: k.cycles)
-        multipliers = rows(lambda k: k.multipliers)
-        memory_words, delay_words = rows(lambda k: k.memory_words), rows(lambda k: k.delay_words)
+        cycles = stack(lambda k: k.cycles)
+        multipliers = stack(lambda k: k.multipliers)
+        memory_words, delay_words = stack(lambda k: k.memory_words), stack(lambda k: k.delay_words)
         word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
         area_um2 = multipliers * pts["tile_um2"] + (memory_words + delay_words) * word_um2
         return dict(
             cycles=cycles, time_s=cycles / c.clock_hz,
             utilization=np.full(cycles.shape, np.nan),  # set once all layers are known
-            dram_read_bytes=rows(lambda k: k.dram_read_bytes), dram_write_bytes=rows(lambda k: k.dram_write_bytes),
-            energy_j=stages_energy_j(costs, pts["value_bits"], pts["dram"]),
+            dram_read_bytes=stack(lambda k: k.dram_read_bytes), dram_write_bytes=stack(lambda k: k.dram_write_bytes),
+            energy_j=stages_energy_j(costs, rows, pts["value_bits"], pts["dram"]),
             multipliers=multipliers, tiles=multipliers.copy(), memory_words=memory_words,
             delay_words=delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
-            adders=rows(lambda k: k.adders), comparators=rows(lambda k: k.comparators),
-            circuits=rows(lambda k: k.circuits), passes=rows(lambda k: k.passes),
+            adders=stack(lambda k: k.adders), comparators=stack(lambda k: k.comparators),
+            circuits=stack(lambda k: k.circuits), passes=stack(lambda k: k.passes),
         )
 
     @staticmethod
