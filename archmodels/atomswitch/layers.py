@@ -167,14 +167,13 @@ class LayerCols:
 
     def __init__(self, layers: tuple[Layer, ...]):
         self._layers = layers
-        self._cols: dict[str, np.ndarray] = {}
 
     def __getattr__(self, name: str) -> np.ndarray:
+        """The column of attribute ``name``; kept as an instance attribute, so built once."""
         if name.startswith("_"):
             raise AttributeError(name)
-        col = self._cols.get(name)
-        if col is None:
-            col = self._cols[name] = column(getattr(layer, name) for layer in self._layers)
+        col = column(getattr(layer, name) for layer in self._layers)
+        setattr(self, name, col)
         return col
 
     @property

@@ -34,7 +34,7 @@ from .. import vector
 from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
 from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage, stage_groups
 from ..base import Model
-from ..layerarrays import full, layer_batches, stack_rows
+from ..layerarrays import column, full, layer_batches, stack_rows
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
 
@@ -175,12 +175,16 @@ class AtomSwitchModel(Model):
     @staticmethod
     def _utilization(layers: list[LayerBatch], n: int) -> None:
         """Busy multipliers / all multipliers of the resident network over each layer's time (contract)."""
-        total = sum((lb.metrics["multipliers"] for lb in layers), np.zeros(n))
-        for lb in layers:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                u = np.where(total > 0, lb.layer.macs / (lb.metrics["cycles"] * total), 0.0)
-            lb.metrics["utilization"] = np.where(lb.metrics["cycles"] > 0, u, np.where(np.isnan(lb.metrics["cycles"]),
-                                                                                       np.nan, 0.0))
+        if not layers:
+            return
+        total = np.cumsum([lb.metrics["multipliers"] for lb in layers], axis=0)[-1]  # layer by layer
+        cycles = np.array([lb.metrics["cycles"] for lb in layers])
+        macs = column(lb.layer.macs for lb in layers)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.where(total > 0, macs / (cycles * total), 0.0)
+        util = np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
+        for lb, row in zip(layers, util):
+            lb.metrics["utilization"] = row
 
     @staticmethod
     def _ctx(stages: tuple[Stage, ...], pts: Points) -> Ctx:
@@ -212,10 +216,11 @@ class AtomSwitchModel(Model):
         areas = np.array([lb.metrics["area_mm2"] for lb in layers])
         cum = np.cumsum(areas, axis=0)
         before = np.vstack([np.zeros((1, areas.shape[1])), cum[:-1]])
-        for lb, a, total, start in zip(layers, areas, cum, before):
-            alone = a > chip
-            _infeasible(lb, alone, "this layer alone needs", a, chip)
-            _infeasible(lb, (total > chip) & (start <= chip) & ~alone, "the network up to this layer needs", total, chip)
+        alone = areas > chip
+        overflow = (cum > chip) & (before <= chip) & ~alone
+        for i in np.flatnonzero(alone.any(axis=1) | overflow.any(axis=1)):
+            _infeasible(layers[i], alone[i], "this layer alone needs", areas[i], chip)
+            _infeasible(layers[i], overflow[i], "the network up to this layer needs", cum[i], chip)
 
     # ---- totals ----
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
