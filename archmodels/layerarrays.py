@@ -56,6 +56,16 @@ def groups(*keys: np.ndarray) -> list[tuple[tuple, np.ndarray | slice]]:
     return [(combo, np.logical_and.reduce([a == v for a, v in zip(arrays, combo)])) for combo in combos]
 
 
+def per_node(fn, values, nodes) -> np.ndarray:
+    """``fn(values of the points at node, node)`` for each distinct technology node of the points (arrays over
+    points): e.g. SRAM energy per byte, which takes one node per call."""
+    values = np.asarray(values)
+    out = np.empty(values.shape)
+    for (node,), sel in groups(nodes):
+        out[sel] = fn(values[sel], int(node))
+    return out
+
+
 def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],
                   states: dict[str, np.ndarray], labels: dict[str, np.ndarray] | None = None,
                   feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:

@@ -44,17 +44,15 @@ def stages_energy_j(costs: list[StageCost], rows: list[int], value_bits: np.ndar
     slots = [(stack(c.sram[k].words if k < len(c.sram) else 0.0 for c in costs),
               stack(c.sram[k].bank_words if k < len(c.sram) else 0.0 for c in costs))
              for k in range(max(len(c.sram) for c in costs))]
-    out = np.zeros((sum(rows), n))
-    for (bits,), sel in groups(value_bits):
-        dt = tech.dtype_of(int(bits))
-        nbytes = int(bits) / 8.0
-        e = mac[:, sel] * tech.mac_energy_pj(dt, node_nm)
-        e = e + (adds[:, sel] + compares[:, sel]) * tech.op_energy_pj("add", dt, node_nm)
-        for words, bank_words in slots:
-            bank_kb = bank_words[:, sel] * nbytes / 1024.0
-            e = e + words[:, sel] * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
-        out[:, sel] = e
-    return out * 1e-12 + tech.dram_energy_j(stack(c.dram_read_bytes for c in costs),
+    nodes = np.full(n, node_nm)
+    nbytes = np.asarray(value_bits) / 8.0
+    e = mac * tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), value_bits, nodes)
+    e = e + (adds + compares) * tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
+                                               value_bits, nodes)
+    for words, bank_words in slots:
+        bank_kb = bank_words * nbytes / 1024.0
+        e = e + words * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
+    return e * 1e-12 + tech.dram_energy_j(stack(c.dram_read_bytes for c in costs),
                                             stack(c.dram_write_bytes for c in costs), dram)
 
 

@@ -81,7 +81,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 from .. import tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import column, full, groups, layer_batches, stack_rows
+from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, seqsum
 
@@ -238,9 +238,7 @@ class MulticoreModel(Model):
         clock_hz = pts["clock_mhz"] * 1e6
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
                                 pts["value_bits"], pts["tech_nm"])
-        shm_pj = np.empty(batch_size(pts))
-        for (nd,), sel in groups(pts["tech_nm"]):
-            shm_pj[sel] = tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], nd)
+        shm_pj = per_node(tech.sram_energy_pj_per_byte, pts["shm_kb"], pts["tech_nm"])
         vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
                                  pts["dram_gbps"] * 1e9, add_pj * vscale, *tech.dram_pj_per_byte(pts["dram"]),
@@ -313,7 +311,7 @@ class MulticoreModel(Model):
                 bad = ~ok
                 shm_kb = np.broadcast_to(pts["shm_kb"], ok.shape)[bad]
                 reason[bad] = [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) "
-                               f"does not fit {y:.0f} KB" for x, y in zip(need_kb[bad], shm_kb)]
+                               f"does not fit {y:.0f} KB" for x, y in zip(need_kb[bad].tolist(), shm_kb.tolist())]
             placement = np.broadcast_to(pts["placement"].astype(object), ok.shape).copy()
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"placement": placement}, ok, reason)
         else:
@@ -450,26 +448,26 @@ class MulticoreModel(Model):
 
     @staticmethod
     def _energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr):
-        """On-chip dynamic energy at nominal supply: MACs + IB/WB/OB accesses per NFU step + SHM bytes."""
-        out = np.zeros(np.shape(shm_rd))
-        ni, no = pts["ni"], pts["no"]
-        steps_all, merge_all = c["nfu"] * c["active"], c["merge_nfu"] * c["active"]
-        has_weights = c["weight_elems"] > 0
-        for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
-            dt = tech.dtype_of(bits)
-            add_pj = tech.op_energy_pj("add", dt, node)
-            steps = steps_all[:, sel]
-            ib_kb = pts["input_buffer_entries"][sel] * ni[sel] * vbytes[sel] / 1024
-            ob_kb = pts["output_buffer_entries"][sel] * no[sel] * vbytes[sel] / 1024
-            e = sz["macs"] * tech.mac_energy_pj(dt, node)
-            e = e + merge_all[:, sel] * no[sel] * add_pj
-            e = e + sz["pool_ops"] * add_pj  # zero for layers other than pooling
-            e = e + steps * ni[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ib_kb, node)
-            e = e + steps * ni[sel] * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(pts["weight_buffer_kb"][sel], node) * has_weights[:, sel]
-            e = e + steps * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ob_kb, node)
-            e = e + (shm_rd + shm_wr)[:, sel] * tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], node)
-            out[:, sel] = e
-        return out
+        """On-chip dynamic energy at nominal supply: MACs + IB/WB/OB accesses per NFU step + SHM bytes.
+
+        Energies per operation and per SRAM byte are per-point arrays (technology table at each
+        point's node and width), so one expression covers every layer and point."""
+        ni, no, nodes, bits = pts["ni"], pts["no"], pts["tech_nm"], pts["value_bits"]
+        mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), bits, nodes)
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), bits, nodes)
+        ib_kb = pts["input_buffer_entries"] * ni * vbytes / 1024
+        ob_kb = pts["output_buffer_entries"] * no * vbytes / 1024
+        ib_pj, ob_pj, wb_pj, shm_pj = (per_node(tech.sram_energy_pj_per_byte, kb, nodes)
+                                       for kb in (ib_kb, ob_kb, pts["weight_buffer_kb"], pts["shm_kb"]))
+        steps = c["nfu"] * c["active"]
+        e = sz["macs"] * mac_pj
+        e = e + c["merge_nfu"] * c["active"] * no * add_pj
+        e = e + sz["pool_ops"] * add_pj  # zero for layers other than pooling
+        e = e + steps * ni * vbytes * ib_pj
+        e = e + steps * ni * no * vbytes * wb_pj * (c["weight_elems"] > 0)
+        e = e + steps * no * vbytes * ob_pj
+        e = e + (shm_rd + shm_wr) * shm_pj
+        return e
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:
         cores, ni, no = pts["cores"], pts["ni"], pts["no"]

@@ -44,7 +44,7 @@ from . import resources as res
 from .. import tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import column, full, groups, layer_batches, stack_rows
+from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
@@ -297,21 +297,16 @@ class RenaModel(Model):
         technology table's row ``dram``. Shifts between PB registers are not
         modelled; leakage is the model's static power. Arrays over (layers x points).
         """
-        dram_bytes = read + write
-        out = np.zeros(np.shape(read))
         fpga = pts["target"] == "fpga"
         node = np.where(fpga, _device_attr(pts, "node_nm"), pts["tech_nm"])
-        node = np.where(np.isin(node, tech.NODES_NM), node, max(tech.NODES_NM))
-        for (nd, bits, is_fpga), sel in groups(node, pts["bits"], fpga):
-            nd = int(nd)
-            dt = tech.dtype_of(int(bits))
-            chip = t.macs * tech.mac_energy_pj(dt, nd)
-            chip = chip + 2.0 * dram_bytes[:, sel] * tech.sram_energy_pj_per_byte(buffer_kb[sel], nd)
-            chip = chip + t.pool_ops * tech.op_energy_pj("add", dt, nd)  # zero for layers other than pooling
-            if is_fpga:
-                chip = chip * tech.FPGA_DYNAMIC_ENERGY_RATIO
-            out[:, sel] = chip * vscale[sel]
-        return out * 1e-12 + tech.dram_energy_j(read, write, pts["dram"])
+        node = np.where(np.isin(node, tech.NODES_NM), node, max(tech.NODES_NM)).astype(np.int64)
+        mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), pts["bits"], node)
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), pts["bits"], node)
+        chip = t.macs * mac_pj
+        chip = chip + 2.0 * (read + write) * per_node(tech.sram_energy_pj_per_byte, buffer_kb, node)
+        chip = chip + t.pool_ops * add_pj  # zero for layers other than pooling
+        chip = chip * np.where(fpga, tech.FPGA_DYNAMIC_ENERGY_RATIO, 1.0)
+        return chip * vscale * 1e-12 + tech.dram_energy_j(read, write, pts["dram"])
 
     # ---- configuration: FPGA resources and device limits ----
     @staticmethod
