@@ -251,3 +251,20 @@ def test_many_points_in_one_call(rena):
     dsp = np.array([r["pb_rows"] * r["pb_cols"] for r in rows])
     assert np.array_equal(res_.feasible, dsp <= 4096)
     assert (dsp > 4096).any() and (dsp <= 4096).any()
+
+
+def test_a_study_searching_the_target_gets_each_targets_defaults(tmp_path):
+    """Parameters left at 0 / auto take the default of the target each trial samples (clock, bursts,
+    transfer width, ports), on the study path as in ``dse evaluate``: fixed values resolved once per
+    study must not freeze the default target's values."""
+    from dse import config
+    from dse.objective import evaluate_rows
+
+    path = tmp_path / "target.yaml"
+    path.write_text("name: target\narch: rena\nworkload: fc1\nspace:\n  target: [asic, fpga]\n"
+                    "objectives:\n  - total.time_s: minimize\nn_trials: 2\n")
+    st = config.load(path)
+    ev = evaluate_rows(st, [{"target": "fpga"}, {"target": "asic"}])
+    for i, target in enumerate(("fpga", "asic")):
+        direct = get_model("rena").evaluate("fc1", target=target)
+        assert ev.totals["time_s"][i] == direct["total"]["time_s"], target

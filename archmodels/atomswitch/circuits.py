@@ -1,6 +1,6 @@
 """Circuits of the atom-switch streaming CNN (spec `atom_switch.md` §2): sizes and latencies.
 
-Pure functions over numpy arrays (or plain ints) that the model
+Pure functions over numpy arrays (or plain ints; layer sizes may be (layers, 1) columns) that the model
 :mod:`archmodels.atomswitch` combines, plus a register-level reference
 simulator of the same circuits (:func:`simulate_conv_pool`) that the tests
 run on small inputs to check the closed forms.
@@ -80,18 +80,19 @@ def conv_fill_cycles(tree_inputs, activation: bool, folded_inputs):
     """
     s = STAGES
     return (s.product + s.accumulate + s.adder_level * tree_depth(tree_inputs)
-            + s.partial_sum * np.asarray(folded_inputs, dtype=np.int64) + s.activation * int(bool(activation)))
+            + s.partial_sum * np.asarray(folded_inputs, dtype=np.int64)
+            + s.activation * np.asarray(activation, dtype=bool).astype(np.int64))
 
 
 def fc_fill_cycles(pixels_per_clock, activation: bool):
     """Clocks after the last input value of an FC stage: MAC, adder tree over the lanes, ReLU."""
     s = STAGES
-    return s.product + s.accumulate + s.adder_level * tree_depth(pixels_per_clock) + s.activation * int(bool(activation))
+    return (s.product + s.accumulate + s.adder_level * tree_depth(pixels_per_clock)
+            + s.activation * np.asarray(activation, dtype=bool).astype(np.int64))
 
 
-def pool_tail_cycles(conv_out_h: int, conv_out_w: int, conv_stride: int, stream_width: int,
-                     pool_out_h: int, pool_out_w: int, kernel: int, stride: int, padding: int,
-                     pixels_per_clock=1):
+def pool_tail_cycles(conv_out_h, conv_out_w, conv_stride, stream_width, pool_out_h, pool_out_w, kernel, stride,
+                     padding, pixels_per_clock=1):
     """Clocks a fused pool adds after the convolution's last output.
 
     The pool's last output is latched ``STAGES.pool`` clocks after the last
@@ -99,13 +100,13 @@ def pool_tail_cycles(conv_out_h: int, conv_out_w: int, conv_stride: int, stream_
     or column (odd sizes), that output left the circuit earlier by its
     distance in the stream, and the pool may finish before the convolution.
     """
-    y_used = min(stride * (pool_out_h - 1) + kernel - 1 - padding, conv_out_h - 1)
-    x_used = min(stride * (pool_out_w - 1) + kernel - 1 - padding, conv_out_w - 1)
+    y_used = np.minimum(stride * (pool_out_h - 1) + kernel - 1 - padding, conv_out_h - 1)
+    x_used = np.minimum(stride * (pool_out_w - 1) + kernel - 1 - padding, conv_out_w - 1)
     gap_pixels = conv_stride * ((conv_out_h - 1 - y_used) * stream_width + (conv_out_w - 1 - x_used))
     return np.maximum(STAGES.pool - np.asarray(gap_pixels) // np.asarray(pixels_per_clock), 0)
 
 
-def delay_line_words(kh: int, kw: int, width: int, dilation: int = 1) -> int:
+def delay_line_words(kh, kw, width, dilation=1):
     """Delay-line registers of one convolution circuit over a stream ``width`` pixels wide.
 
     kh - 1 lines of ``width - kw`` registers between the kh MAC rows (spec
@@ -115,17 +116,17 @@ def delay_line_words(kh: int, kw: int, width: int, dilation: int = 1) -> int:
     d = dilation
     between_macs = kh * (kw - 1) * (d - 1)
     between_rows = (kh - 1) * (d * width - (kw - 1) * d - 1)
-    return int(between_macs + between_rows)
+    return between_macs + between_rows
 
 
-def pool_line_words(out_w: int, kernel: int, stride: int) -> int:
+def pool_line_words(out_w, kernel, stride):
     """Line-memory words of one streaming pool channel.
 
     2x2/2: one running maximum per output column, I/2 words (spec §2). A
     window taller than the stride overlaps ceil(k/s) output rows, each
     needing its own row of running maxima.
     """
-    return int(-(-kernel // stride) * out_w)
+    return -(-kernel // stride) * out_w
 
 
 def fold_split(fold, out_ch, in_ch):

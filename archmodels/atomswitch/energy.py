@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tech
+from ..layerarrays import groups, stack_rows
 from .layers import StageCost
 
 #: Technology node charged for energy and used for the default memory-cell area.
@@ -25,23 +26,34 @@ from .layers import StageCost
 DEVICE_NODE_NM = 28
 
 
-def stage_energy_j(cost: StageCost, value_bits: np.ndarray, dram: np.ndarray,
-                   node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
-    """Energy of one stage per design point [J]."""
+def stages_energy_j(costs: list[StageCost], rows: list[int], value_bits: np.ndarray, dram: np.ndarray,
+                    node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
+    """Energy of each stage per design point [J], arrays over (stages x points).
+
+    ``costs`` are stage groups of ``rows`` stages each, stacked in that order. The SRAM accesses
+    are summed slot by slot in each stage's own order (a group with fewer accesses adds exact
+    zeros after its last).
+    """
     n = len(value_bits)
-    out = np.zeros(n)
-    for bits in np.unique(value_bits):
-        sel = value_bits == bits
-        dt = tech.dtype_of(int(bits))
-        nbytes = int(bits) / 8.0
-        e = _at(cost.mac_ops, sel, n) * tech.mac_energy_pj(dt, node_nm)
-        e = e + (_at(cost.add_ops, sel, n) + _at(cost.compare_ops, sel, n)) * tech.op_energy_pj("add", dt, node_nm)
-        for acc in cost.sram:
-            bank_kb = _at(acc.bank_words, sel, n) * nbytes / 1024.0
-            e = e + _at(acc.words, sel, n) * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
-        out[sel] = e
-    return out * 1e-12 + tech.dram_energy_j(_at(cost.dram_read_bytes, slice(None), n),
-                                            _at(cost.dram_write_bytes, slice(None), n), dram)
+
+    def stack(values) -> np.ndarray:
+        return stack_rows(list(values), rows, n, dtype=float)
+
+    mac, adds, compares = stack(c.mac_ops for c in costs), stack(c.add_ops for c in costs), \
+        stack(c.compare_ops for c in costs)
+    slots = [(stack(c.sram[k].words if k < len(c.sram) else 0.0 for c in costs),
+              stack(c.sram[k].bank_words if k < len(c.sram) else 0.0 for c in costs))
+             for k in range(max(len(c.sram) for c in costs))]
+    nodes = np.full(n, node_nm)
+    nbytes = np.asarray(value_bits) / 8.0
+    e = mac * tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), value_bits, nodes)
+    e = e + (adds + compares) * tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
+                                               value_bits, nodes)
+    for words, bank_words in slots:
+        bank_kb = bank_words * nbytes / 1024.0
+        e = e + words * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
+    return e * 1e-12 + tech.dram_energy_j(stack(c.dram_read_bytes for c in costs),
+                                            stack(c.dram_write_bytes for c in costs), dram)
 
 
 def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_NODE_NM):
@@ -53,13 +65,8 @@ def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_
     """
     bits = np.asarray(value_bits)
     out = np.zeros(np.broadcast(multipliers, memory_words, bits).shape)
-    for b in np.unique(bits):
-        sel = bits == b
+    for (b,), sel in groups(bits):
         logic = np.asarray(multipliers, dtype=float)[sel] * tech.mac_area_mm2(tech.dtype_of(int(b)), node_nm)
         kb = np.asarray(memory_words, dtype=float)[sel] * int(b) / 8.0 / 1024.0
         out[sel] = tech.static_power_w(logic, kb, node_nm)
     return out
-
-
-def _at(x, sel: np.ndarray, n: int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(x, dtype=float), (n,))[sel]

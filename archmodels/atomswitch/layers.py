@@ -51,6 +51,7 @@ import numpy as np
 from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, Pool
 
+from ..layerarrays import column
 from .circuits import (
     STAGES,
     ceil_div,
@@ -133,7 +134,8 @@ class SramAccess:
 
 @dataclass
 class StageCost:
-    """One layer over the batch: sizes, cycles by state, traffic and activity (arrays)."""
+    """The stages of one group over the batch: sizes, cycles by state, traffic and activity
+    (arrays over stages x points, or broadcastable to them)."""
 
     states: dict[str, np.ndarray]
     multipliers: np.ndarray
@@ -149,7 +151,6 @@ class StageCost:
     adders: np.ndarray | int = 0  # adders outside the MACs: channel trees, partial sums, lane trees
     comparators: np.ndarray | int = 0  # pooling and ReLU comparators
     sram: list[SramAccess] = field(default_factory=list)
-    fused_into: str | None = None
     channels_phys: np.ndarray | None = None  # output channels computed per pass (a fused pool's circuits)
 
     @property
@@ -160,7 +161,76 @@ class StageCost:
         return np.asarray(out)
 
 
-def layer_fold(stage: Stage, c: Ctx, max_fold: int) -> np.ndarray:
+class LayerCols:
+    """Attributes of several layers as read-only (rows, 1) int64 columns, each built on first use,
+    so that the stage formulas below read ``L.out_ch`` for a whole group of layers at once."""
+
+    def __init__(self, layers: tuple[Layer, ...]):
+        self._layers = layers
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        """The column of attribute ``name``; kept as an instance attribute, so built once."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        col = column(getattr(layer, name) for layer in self._layers)
+        setattr(self, name, col)
+        return col
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(layer.name for layer in self._layers)
+
+
+@dataclass(frozen=True)
+class StageGroup:
+    """The stages of one role as columns (one row per stage): what the stage formulas read."""
+
+    role: Role
+    index: tuple[int, ...]  # the stages' positions in the plan
+    layer: LayerCols
+    reads_network_input: np.ndarray  # bool column
+    writes_network_output: np.ndarray  # bool column
+    full_multipliers: np.ndarray
+    activation: np.ndarray  # 0/1: the layer has an activation (its ReLU comparisons)
+    activation_stage: np.ndarray  # 0/1: the layer's activation is not None (the ReLU pipeline stage)
+    conv: LayerCols | None = None  # fused pools: the convolution each streams with
+    conv_row: np.ndarray | None = None  # fused pools: that convolution's row in the conv group
+
+    @property
+    def rows(self) -> int:
+        return len(self.index)
+
+
+#: the roles costed by the stage formulas, in the order their groups are evaluated (a fused pool after its conv)
+ROLES: tuple[Role, ...] = ("conv", "fused_pool", "pool", "fc")
+
+
+@lru_cache(maxsize=64)
+def stage_groups(workload: Workload) -> dict[Role, StageGroup]:
+    """The plan's stages grouped by role, as columns (cached per workload like :func:`plan`)."""
+    stages = plan(workload)
+    conv_index = [i for i, st in enumerate(stages) if st.role == "conv"]
+    out: dict[Role, StageGroup] = {}
+    for role in ROLES:
+        index = tuple(i for i, st in enumerate(stages) if st.role == role)
+        if not index:
+            continue
+        group = [stages[i] for i in index]
+        acts = [getattr(st.layer, "activation", None) for st in group]
+        out[role] = StageGroup(
+            role, index, LayerCols(tuple(st.layer for st in group)),
+            column(st.reads_network_input for st in group).astype(bool),
+            column(st.writes_network_output for st in group).astype(bool),
+            column(st.full_multipliers for st in group),
+            column(bool(a) for a in acts), column(a is not None for a in acts),
+            LayerCols(tuple(st.conv for st in group)) if role == "fused_pool" else None,
+            # a fused pool streams with the convolution right before it (plan)
+            np.array([conv_index.index(i - 1) for i in index]) if role == "fused_pool" else None,
+        )
+    return out
+
+
+def layer_fold(stage: Stage | StageGroup, c: Ctx, max_fold) -> np.ndarray:
     """This layer's folding factor under the point's policy, clipped to 1..max_fold."""
     balanced = ceil_div(c.fold * stage.full_multipliers, max(c.max_multipliers, 1))
     f = np.where(c.balanced, balanced, c.fold)
@@ -173,14 +243,18 @@ def _dram_stream(stream, bytes_per_pass, c: Ctx):
     return np.maximum(stream, dram)
 
 
-def conv_stage(st: Stage, c: Ctx) -> StageCost:
-    """A convolution: (oc, ic) circuits + adder trees, folded over passes (module doc)."""
-    L: Conv2D = st.layer
+# The stage formulas: one call per role, every array over (stages of the group x points). An access a stage
+# does not make (the input read from the previous buffer, by the first stage) is an SRAM slot of zero words.
+
+def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
+    """Convolutions: (oc, ic) circuits + adder trees, folded over passes (module doc)."""
+    L = g.layer
+    reads, writes = g.reads_network_input, g.writes_network_output
     ic, oc, kh, kw = L.ic_per_group, L.out_ch, L.kernel_h, L.kernel_w
     width, height = L.in_w + 2 * L.padding, L.in_h + 2 * L.padding
     pixels = width * height
     b = c.bytes_per_value
-    f = layer_fold(st, c, oc * ic)
+    f = layer_fold(g, c, oc * ic)
     oc_p, ic_p, oc_passes, ic_passes = fold_split(f, oc, ic)
     passes = oc_passes * ic_passes
     folded = passes > 1
@@ -188,109 +262,110 @@ def conv_stage(st: Stage, c: Ctx) -> StageCost:
     coeffs = circuits * kh * kw  # coefficients of one pass
 
     stream = stream_cycles(pixels, c.ppc)
-    in_bytes_pass = (L.input_elems / ic_passes) * b if st.reads_network_input else np.zeros(c.n)
+    in_bytes_pass = np.where(reads, (L.input_elems / ic_passes) * b, 0.0)
     stream_eff = _dram_stream(stream, in_bytes_pass, c)
     load = np.where(c.dram_weights, np.maximum(kh * kw, np.ceil(coeffs * b / c.dram_bytes_per_cycle)), kh * kw)
     load = np.where(folded, load, 0)
-    fill = conv_fill_cycles(ic_p, L.activation is not None, ic_passes > 1)
+    fill = conv_fill_cycles(ic_p, g.activation_stage, ic_passes > 1)
 
     weight_words = np.where(folded & ~c.dram_weights, L.weight_elems, 0)
-    dram_rd = (oc_passes * L.input_elems * b if st.reads_network_input else 0.0) \
+    dram_rd = np.where(reads, oc_passes * L.input_elems * b, 0.0) \
         + np.where(folded & c.dram_weights, L.weight_elems * b, 0.0)
-    dram_wr = L.output_elems * b if st.writes_network_output else np.zeros(c.n)
+    dram_wr = np.where(writes, L.output_elems * b, 0.0)
 
     # activity: every multiplier fires once per streamed pixel of its channel
     macs_fired = L.weight_elems * pixels
     tree_adds = oc * (ic_p - 1) * ic_passes * pixels
     psum_adds = (ic_passes - 1) * L.output_elems
-    relu = L.output_elems if L.activation else 0
+    relu = L.output_elems * g.activation
     lines = (kh - 1) * L.weight_elems // (kh * kw) * pixels  # delay-line shifts (one per line per clock)
     sram = [
         SramAccess(L.output_elems + 2 * psum_adds, L.out_h * L.out_w),  # buffer writes (+ partial sums)
-        SramAccess(2.0 * lines, max(width - kw, 1)),  # delay lines as circular buffers: 1 write + 1 read
+        SramAccess(2.0 * lines, np.maximum(width - kw, 1)),  # delay lines as circular buffers: 1 write + 1 read
         SramAccess(np.where(folded & ~c.dram_weights, L.weight_elems, 0), passes * kh * kw),  # coefficient reloads
+        SramAccess(np.where(reads, 0, oc_passes * L.input_elems), L.in_h * L.in_w),  # input from the previous buffer
     ]
-    if not st.reads_network_input:
-        sram.append(SramAccess(oc_passes * L.input_elems, L.in_h * L.in_w))  # input from the previous buffer
+    ones = np.ones(c.n)
     return StageCost(
         states={"STREAM": passes * stream, "DRAM_STALL": passes * (stream_eff - stream), "LOAD": passes * load,
                 "FILL": fill * np.ones(c.n, dtype=np.int64)},
         multipliers=coeffs * c.ppc, circuits=circuits, passes=passes,
         memory_words=L.output_elems + weight_words,
         delay_words=circuits * delay_line_words(kh, kw, width, L.dilation) * np.ones(c.n, dtype=np.int64),
-        dram_read_bytes=dram_rd * np.ones(c.n), dram_write_bytes=dram_wr * np.ones(c.n),
-        mac_ops=np.full(c.n, float(macs_fired)), add_ops=tree_adds + psum_adds * 1.0,
-        compare_ops=np.full(c.n, float(relu)), sram=sram, channels_phys=oc_p,
+        dram_read_bytes=dram_rd * ones, dram_write_bytes=dram_wr * ones,
+        mac_ops=macs_fired * ones, add_ops=tree_adds + psum_adds * 1.0,
+        compare_ops=relu * ones, sram=sram, channels_phys=oc_p,
         adders=oc_p * c.ppc * ((ic_p - 1) + (ic_passes > 1)),
-        comparators=oc_p * c.ppc * int(L.activation is not None),
+        comparators=oc_p * c.ppc * g.activation_stage,
     )
 
 
-def pool_stage(st: Stage, c: Ctx, conv_cost: StageCost | None) -> StageCost:
-    """A pool fused with its convolution (``conv_cost`` given) or a stage of its own."""
-    L: Pool = st.layer
+def pool_stage(g: StageGroup, c: Ctx, conv_cost: StageCost | None) -> StageCost:
+    """Pools fused with their convolutions (``conv_cost``: the conv group's) or stages of their own."""
+    L = g.layer
     b = c.bytes_per_value
     line = pool_line_words(L.out_w, L.kernel, L.stride)
     ones = np.ones(c.n, dtype=np.int64)
-    dram_wr = L.output_elems * b * ones if st.writes_network_output else np.zeros(c.n)
+    dram_wr = np.where(g.writes_network_output, L.output_elems * b * ones, 0.0)
     sram = [SramAccess(2.0 * L.output_elems * ones, line),  # line memory: a write and a read per output
             SramAccess(1.0 * L.output_elems * ones, L.out_h * L.out_w)]  # pooled result into a buffer
     if conv_cost is not None:
-        oc_p = conv_cost.channels_phys  # one pool circuit per physical output channel
-        conv = st.conv
+        oc_p = conv_cost.channels_phys[g.conv_row]  # one pool circuit per physical output channel
+        conv = g.conv
         tail = pool_tail_cycles(conv.out_h, conv.out_w, conv.stride, conv.in_w + 2 * conv.padding,
                                 L.out_h, L.out_w, L.kernel, L.stride, L.padding, c.ppc)
         return StageCost(
             states={"FILL": tail * ones},
-            multipliers=0 * ones, circuits=oc_p, passes=conv_cost.passes,
+            multipliers=0 * ones, circuits=oc_p, passes=conv_cost.passes[g.conv_row],
             memory_words=oc_p * line, delay_words=0 * ones,
             dram_read_bytes=np.zeros(c.n), dram_write_bytes=dram_wr,
-            mac_ops=np.zeros(c.n), add_ops=np.zeros(c.n), compare_ops=np.full(c.n, float(L.ops)),
-            sram=sram, fused_into=st.conv.name, comparators=2 * oc_p * c.ppc,
+            mac_ops=np.zeros(c.n), add_ops=np.zeros(c.n), compare_ops=L.ops * np.ones(c.n),
+            sram=sram, comparators=2 * oc_p * c.ppc,
         )
+    reads = g.reads_network_input
     width, height = L.in_w + 2 * L.padding, L.in_h + 2 * L.padding
     stream = stream_cycles(width * height, c.ppc)
-    in_bytes = L.input_elems * b if st.reads_network_input else np.zeros(c.n)
+    in_bytes = np.where(reads, L.input_elems * b, 0.0)
     stream_eff = _dram_stream(stream, in_bytes, c)
-    if not st.reads_network_input:
-        sram.append(SramAccess(1.0 * L.input_elems * ones, L.in_h * L.in_w))
+    sram.append(SramAccess(np.where(reads, 0.0, 1.0 * L.input_elems * ones), L.in_h * L.in_w))
     return StageCost(
         states={"STREAM": stream * ones, "DRAM_STALL": stream_eff - stream, "FILL": STAGES.pool * ones},
         multipliers=0 * ones, circuits=L.channels * ones, passes=ones,
         memory_words=(L.channels * line + L.output_elems) * ones, delay_words=0 * ones,
         dram_read_bytes=in_bytes * ones, dram_write_bytes=dram_wr,
-        mac_ops=np.zeros(c.n), add_ops=np.zeros(c.n), compare_ops=np.full(c.n, float(L.ops)), sram=sram,
+        mac_ops=np.zeros(c.n), add_ops=np.zeros(c.n), compare_ops=L.ops * np.ones(c.n), sram=sram,
         comparators=2 * L.channels * c.ppc,
     )
 
 
-def fc_stage(st: Stage, c: Ctx) -> StageCost:
-    """A fully connected layer: a column of neuron MACs fed by the input stream (module doc)."""
-    L: FC = st.layer
+def fc_stage(g: StageGroup, c: Ctx) -> StageCost:
+    """Fully connected layers: a column of neuron MACs fed by the input stream (module doc)."""
+    L = g.layer
+    reads = g.reads_network_input
     b = c.bytes_per_value
-    f = layer_fold(st, c, L.outputs)
+    f = layer_fold(g, c, L.outputs)
     phys, _, passes, _ = fold_split(f, L.outputs, 1)
     values = L.inputs * L.batch  # streamed per pass
     stream = stream_cycles(values, c.ppc)
-    bytes_pass = (values * b if st.reads_network_input else 0.0) + np.where(c.dram_weights, phys * values * b, 0.0)
+    bytes_pass = np.where(reads, values * b, 0.0) + np.where(c.dram_weights, phys * values * b, 0.0)
     stream_eff = _dram_stream(stream, bytes_pass, c)
-    fill = fc_fill_cycles(c.ppc, L.activation is not None)
+    fill = fc_fill_cycles(c.ppc, g.activation_stage)
     weight_words = np.where(c.dram_weights, 0, L.weight_elems)
-    dram_rd = (passes * values * b if st.reads_network_input else 0.0) \
+    dram_rd = np.where(reads, passes * values * b, 0.0) \
         + np.where(c.dram_weights, L.weight_elems * L.batch * b, 0.0)
-    dram_wr = L.output_elems * b if st.writes_network_output else np.zeros(c.n)
+    dram_wr = np.where(g.writes_network_output, L.output_elems * b, 0.0)
+    ones = np.ones(c.n)
     sram = [SramAccess(np.where(c.dram_weights, 0, L.macs), L.inputs),  # each MAC reads its weight
-            SramAccess(np.full(c.n, float(L.output_elems)), L.outputs)]  # results into the output buffer
-    if not st.reads_network_input:
-        sram.append(SramAccess(passes * values, L.inputs))
+            SramAccess(L.output_elems * ones, L.outputs),  # results into the output buffer
+            SramAccess(np.where(reads, 0, passes * values), L.inputs)]  # input from the previous buffer
     return StageCost(
         states={"STREAM": passes * stream, "DRAM_STALL": passes * (stream_eff - stream),
                 "FILL": fill * np.ones(c.n, dtype=np.int64)},
         multipliers=phys * c.ppc, circuits=phys, passes=passes,
         memory_words=weight_words + L.output_elems, delay_words=np.zeros(c.n, dtype=np.int64),
-        dram_read_bytes=dram_rd * np.ones(c.n), dram_write_bytes=dram_wr * np.ones(c.n),
-        mac_ops=np.full(c.n, float(L.macs)),
+        dram_read_bytes=dram_rd * ones, dram_write_bytes=dram_wr * ones,
+        mac_ops=L.macs * ones,
         add_ops=L.outputs * (c.ppc - 1) * stream * 1.0,  # lane adder tree of every neuron, every clock
-        compare_ops=np.full(c.n, float(L.output_elems if L.activation else 0)), sram=sram,
-        adders=phys * (c.ppc - 1), comparators=phys * int(L.activation is not None),
+        compare_ops=L.output_elems * g.activation * ones, sram=sram,
+        adders=phys * (c.ppc - 1), comparators=phys * g.activation_stage,
     )

@@ -31,9 +31,10 @@ from workloads import Workload
 
 from .. import tech
 from .. import vector
-from .energy import DEVICE_NODE_NM, stage_energy_j, static_power_w
-from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage
+from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
+from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage, stage_groups
 from ..base import Model
+from ..layerarrays import column, full, layer_batches, stack_rows
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric
 
@@ -118,38 +119,72 @@ class AtomSwitchModel(Model):
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points)."""
         stages = plan(workload)
+        groups = stage_groups(workload)
         c = self._ctx(stages, pts)
-        out: list[LayerBatch] = []
-        prev: StageCost | None = None
-        for st in stages:
-            if st.role == "conv":
-                cost = conv_stage(st, c)
-            elif st.role == "fused_pool":
-                cost = pool_stage(st, c, prev)
-            elif st.role == "pool":
-                cost = pool_stage(st, c, None)
-            elif st.role == "fc":
-                cost = fc_stage(st, c)
+        costs: dict[str, StageCost] = {}
+        for role, g in groups.items():  # ROLES order: a fused pool's convolution is costed before it
+            if role == "conv":
+                costs[role] = conv_stage(g, c)
+            elif role == "fc":
+                costs[role] = fc_stage(g, c)
             else:
-                out.append(self._unsupported(st, c.n))
-                prev = None
-                continue
-            out.append(self._fill(st, cost, pts, c))
-            prev = cost
+                costs[role] = pool_stage(g, c, costs["conv"] if role == "fused_pool" else None)
+        row = [-1] * len(stages)
+        for r, i in enumerate(i for g in groups.values() for i in g.index):
+            row[i] = r
+        rows = [g.rows for g in groups.values()]
+        out = layer_batches([st.layer for st in stages], row, c.n,
+                            self._metrics(list(costs.values()), rows, pts, c), {}) if costs else [None] * len(stages)
+        for role, g in groups.items():
+            states = {name: full(arr, (g.rows, c.n)) for name, arr in costs[role].states.items()}
+            for j, i in enumerate(g.index):
+                out[i].states = {name: arr[j] for name, arr in states.items()}
+                if role == "fused_pool":
+                    out[i].labels["fused_into"] = np.full(c.n, g.conv.names[j], dtype=object)
+        for i, st in enumerate(stages):
+            if out[i] is None:
+                out[i] = self._unsupported(st, c.n)
         self._mark_fit(out, pts)
         self._utilization(out, c.n)
         return out
 
     @staticmethod
+    def _metrics(costs: list[StageCost], rows: list[int], pts: Points, c: Ctx) -> dict[str, np.ndarray]:
+        """The layer metrics of the stage groups ``costs`` (``rows`` stages each), arrays over (stages x points)."""
+        def stack(get) -> np.ndarray:
+            return stack_rows([get(cost) for cost in costs], rows, c.n, dtype=float)
+
+        cycles = stack(lambda k: k.cycles)
+        multipliers = stack(lambda k: k.multipliers)
+        memory_words, delay_words = stack(lambda k: k.memory_words), stack(lambda k: k.delay_words)
+        word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
+        area_um2 = multipliers * pts["tile_um2"] + (memory_words + delay_words) * word_um2
+        return dict(
+            cycles=cycles, time_s=cycles / c.clock_hz,
+            utilization=np.full(cycles.shape, np.nan),  # set once all layers are known
+            dram_read_bytes=stack(lambda k: k.dram_read_bytes), dram_write_bytes=stack(lambda k: k.dram_write_bytes),
+            energy_j=stages_energy_j(costs, rows, pts["value_bits"], pts["dram"]),
+            multipliers=multipliers, tiles=multipliers.copy(), memory_words=memory_words,
+            delay_words=delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
+            adders=stack(lambda k: k.adders), comparators=stack(lambda k: k.comparators),
+            circuits=stack(lambda k: k.circuits), passes=stack(lambda k: k.passes),
+        )
+
+    @staticmethod
     def _utilization(layers: list[LayerBatch], n: int) -> None:
         """Busy multipliers / all multipliers of the resident network over each layer's time (contract)."""
-        total = sum((lb.metrics["multipliers"] for lb in layers), np.zeros(n))
-        for lb in layers:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                u = np.where(total > 0, lb.layer.macs / (lb.metrics["cycles"] * total), 0.0)
-            lb.metrics["utilization"] = np.where(lb.metrics["cycles"] > 0, u, np.where(np.isnan(lb.metrics["cycles"]),
-                                                                                       np.nan, 0.0))
+        if not layers:
+            return
+        total = np.cumsum([lb.metrics["multipliers"] for lb in layers], axis=0)[-1]  # layer by layer
+        cycles = np.array([lb.metrics["cycles"] for lb in layers])
+        macs = column(lb.layer.macs for lb in layers)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.where(total > 0, macs / (cycles * total), 0.0)
+        util = np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
+        for lb, row in zip(layers, util):
+            lb.metrics["utilization"] = row
 
     @staticmethod
     def _ctx(stages: tuple[Stage, ...], pts: Points) -> Ctx:
@@ -161,26 +196,6 @@ class AtomSwitchModel(Model):
             dram_bytes_per_cycle=pts["dram_gbps"] * 1e9 / clock_hz,
             max_multipliers=max((s.full_multipliers for s in stages), default=1),
         )
-
-    def _fill(self, st: Stage, cost: StageCost, pts: Points, c: Ctx) -> LayerBatch:
-        L = st.layer
-        lb = LayerBatch(L, c.n)
-        cycles = cost.cycles.astype(float)
-        word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
-        area_um2 = cost.multipliers * pts["tile_um2"] + (cost.memory_words + cost.delay_words) * word_um2
-        lb.set(
-            cycles=cycles, time_s=cycles / c.clock_hz, utilization=np.nan,  # set once all layers are known
-            dram_read_bytes=cost.dram_read_bytes, dram_write_bytes=cost.dram_write_bytes,
-            energy_j=stage_energy_j(cost, pts["value_bits"], pts["dram"]),
-            multipliers=cost.multipliers, tiles=cost.multipliers, memory_words=cost.memory_words,
-            delay_words=cost.delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
-            adders=cost.adders, comparators=cost.comparators, circuits=cost.circuits, passes=cost.passes,
-        )
-        for name, arr in cost.states.items():
-            lb.states[name] = np.asarray(arr, dtype=float) * np.ones(c.n)
-        if cost.fused_into is not None:
-            lb.labels["fused_into"] = np.full(c.n, cost.fused_into, dtype=object)
-        return lb
 
     @staticmethod
     def _unsupported(st: Stage, n: int) -> LayerBatch:
@@ -201,10 +216,11 @@ class AtomSwitchModel(Model):
         areas = np.array([lb.metrics["area_mm2"] for lb in layers])
         cum = np.cumsum(areas, axis=0)
         before = np.vstack([np.zeros((1, areas.shape[1])), cum[:-1]])
-        for lb, a, total, start in zip(layers, areas, cum, before):
-            alone = a > chip
-            _infeasible(lb, alone, "this layer alone needs", a, chip)
-            _infeasible(lb, (total > chip) & (start <= chip) & ~alone, "the network up to this layer needs", total, chip)
+        alone = areas > chip
+        overflow = (cum > chip) & (before <= chip) & ~alone
+        for i in np.flatnonzero(alone.any(axis=1) | overflow.any(axis=1)):
+            _infeasible(layers[i], alone[i], "this layer alone needs", areas[i], chip)
+            _infeasible(layers[i], overflow[i], "the network up to this layer needs", cum[i], chip)
 
     # ---- totals ----
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
@@ -240,6 +256,5 @@ def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, c
     if not new.any():
         return
     reason = np.full(lb.n, "", dtype=object)
-    reason[new] = np.char.add(np.char.mod(f"{what} %.4g mm2", need[new]),
-                              np.char.mod(" > chip_area_mm2 %.4g", chip[new])).astype(object)
+    reason[new] = [f"{what} %.4g mm2 > chip_area_mm2 %.4g" % (x, y) for x, y in zip(need[new].tolist(), chip[new].tolist())]
     lb.infeasible(new, reason)

@@ -70,6 +70,9 @@ at ``dram_gbps`` alongside the other phase limits.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 import numpy as np
 
 from workloads import Workload
@@ -78,6 +81,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 from .. import tech
 from .. import vector
 from ..base import Model
+from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, seqsum
 
@@ -128,6 +132,15 @@ def _ceil_div(a, b):
     return -(-np.asarray(a) // np.asarray(b))
 
 
+def tiling_geometry(layer: Layer) -> tuple[int, int, int, int]:
+    """(output rows, input rows, stride, window) along which :func:`shm_tiling` splits ``layer``."""
+    if isinstance(layer, (Conv2D, Pool)):
+        window = layer.dilation * (layer.kernel_h - 1) + 1 if isinstance(layer, Conv2D) else layer.kernel
+        return layer.out_h, layer.in_h, layer.stride, window
+    rows = layer.batch if isinstance(layer, FC) else getattr(layer, "n", 1)
+    return rows, rows, 1, 1
+
+
 def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
     """(tiles, DRAM read bytes, DRAM write bytes, feasible) of a layer whose feature maps need
     ``need_kb`` of shared memory.
@@ -138,22 +151,21 @@ def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
     at each tile border (kernel - stride per border), and its output is written once.
     Infeasible only when one output row (vector) with its inputs does not fit.
     """
+    return shm_tiling_of(layer.input_elems, layer.output_elems, *tiling_geometry(layer), need_kb, shm_kb, vbytes)
+
+
+def shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window, need_kb, shm_kb, vbytes):
+    """:func:`shm_tiling` from the layer's sizes and :func:`tiling_geometry` (arrays: layers x points)."""
     need_kb, shm_kb = np.asarray(need_kb, dtype=float), np.asarray(shm_kb, dtype=float)
     fits = need_kb <= shm_kb
-    if isinstance(layer, (Conv2D, Pool)):
-        rows, in_rows, stride = layer.out_h, layer.in_h, layer.stride
-        window = layer.dilation * (layer.kernel_h - 1) + 1 if isinstance(layer, Conv2D) else layer.kernel
-    else:
-        rows = layer.batch if isinstance(layer, FC) else getattr(layer, "n", 1)
-        in_rows, stride, window = rows, 1, 1
-    row_in_kb = layer.input_elems / in_rows * vbytes / 1024.0
+    row_in_kb = input_elems / in_rows * vbytes / 1024.0
     room = shm_kb - np.maximum(window - stride, 0) * row_in_kb  # what a tile may use beside its halo
     tiles = np.where(fits, 1.0, np.ceil(need_kb / np.maximum(room, 1e-9)))
     ok = fits | ((room > 0) & (tiles <= rows))
     tiles = np.minimum(tiles, rows)
     halo_rows = np.maximum(window - stride, 0) * (tiles - 1)
-    rd = np.where(fits, 0.0, layer.input_elems * vbytes * (1.0 + halo_rows / in_rows))
-    wr = np.where(fits, 0.0, layer.output_elems * vbytes)
+    rd = np.where(fits, 0.0, input_elems * vbytes * (1.0 + halo_rows / in_rows))
+    wr = np.where(fits, 0.0, output_elems * vbytes)
     return tiles, rd, wr, ok
 
 
@@ -169,6 +181,50 @@ def as_fc(layer: Layer) -> tuple[int, int, int, int] | None:
     return None
 
 
+@dataclass(frozen=True)
+class LayerTable:
+    """A workload's layers as integer columns (one row per costed layer, shape (rows, 1)).
+
+    Built once per layer tuple (:func:`layer_table`) so that one array expression over
+    (layers x points) replaces a Python loop over layers. Costed rows are the FC-like layers
+    (:func:`as_fc`) in workload order, then the pooling layers; ``row[i]`` is layer i's row,
+    -1 for a layer the model does not run (sparse products).
+    """
+
+    fc: tuple[np.ndarray, ...]  # inputs, neurons, vectors, groups of the FC-like rows
+    pool: tuple[np.ndarray, ...]  # input_elems, output_elems, channels, kernel of the pooling rows
+    sizes: dict[str, np.ndarray]  # every costed row: input_elems, output_elems, macs, pool_ops
+    geometry: tuple[np.ndarray, ...]  # every costed row: tiling_geometry
+    row: tuple[int, ...]
+
+    @property
+    def rows(self) -> int:
+        return len(self.sizes["macs"])
+
+
+@lru_cache(maxsize=64)
+def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
+    """The :class:`LayerTable` of ``layers`` (cached: it depends on the layer shapes only)."""
+    fcs = [i for i, layer in enumerate(layers) if not isinstance(layer, Pool) and as_fc(layer) is not None]
+    pools = [i for i, layer in enumerate(layers) if isinstance(layer, Pool)]
+    order = fcs + pools
+    row = [-1] * len(layers)
+    for r, i in enumerate(order):
+        row[i] = r
+    costed = [layers[i] for i in order]
+    return LayerTable(
+        fc=tuple(column(v) for v in zip(*[as_fc(layers[i]) for i in fcs])) if fcs else (),
+        pool=tuple(column(v) for v in zip(*[(layers[i].input_elems, layers[i].output_elems, layers[i].channels,
+                                               layers[i].kernel) for i in pools])) if pools else (),
+        sizes={"input_elems": column([x.input_elems for x in costed]),
+               "output_elems": column([x.output_elems for x in costed]),
+               "macs": column([x.macs for x in costed]),
+               "pool_ops": column([x.ops if isinstance(x, Pool) else 0 for x in costed])},
+        geometry=tuple(column(v) for v in zip(*[tiling_geometry(x) for x in costed])) if costed else (),
+        row=tuple(row),
+    )
+
+
 class MulticoreModel(Model):
     name = "multicore"
     title = "Multi-core shared-memory NN accelerator (task placement)"
@@ -182,8 +238,7 @@ class MulticoreModel(Model):
         clock_hz = pts["clock_mhz"] * 1e6
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
                                 pts["value_bits"], pts["tech_nm"])
-        shm_pj = np.array([float(tech.sram_energy_pj_per_byte(kb, int(nd)))
-                           for kb, nd in zip(pts["shm_kb"], pts["tech_nm"])])
+        shm_pj = per_node(tech.sram_energy_pj_per_byte, pts["shm_kb"], pts["tech_nm"])
         vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
                                  pts["dram_gbps"] * 1e9, add_pj * vscale, *tech.dram_pj_per_byte(pts["dram"]),
@@ -246,25 +301,31 @@ class MulticoreModel(Model):
         return placement_order(dict(zip(PLACEMENTS, cycles)))
 
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        return [self._layer(layer, pts) for layer in workload.layers]
-
-    def _layer(self, layer: Layer, pts: Points) -> LayerBatch:
+        """Every layer at once: chunk counts, cycles and energy as arrays over (layers x points)."""
         n = batch_size(pts)
-        lb = LayerBatch(layer, n)
-        lb.labels["placement"] = pts["placement"].astype(object)
-        fc = as_fc(layer)
-        if isinstance(layer, Pool):
-            counts = self._pool_counts(layer, pts)
-        elif fc is not None:
-            counts = self._fc_counts(*fc, pts)
-        else:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
-            lb.set(**{m.name: np.nan for m in (*LAYER_METRICS, *self.LAYER_METRICS) if m.name != "dram_bytes"})
-            return lb
-        self._time_energy(layer, lb, counts, pts)
-        return lb
+        t = layer_table(workload.layers)
+        if t.rows:
+            metrics, states, ok, need_kb = self._costs(t, pts)
+            reason = np.full(ok.shape, "", dtype=object)
+            if not ok.all():
+                bad = ~ok
+                shm_kb = np.broadcast_to(pts["shm_kb"], ok.shape)[bad]
+                reason[bad] = [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) "
+                               f"does not fit {y:.0f} KB" for x, y in zip(need_kb[bad].tolist(), shm_kb.tolist())]
+            placement = np.broadcast_to(pts["placement"].astype(object), ok.shape).copy()
+            out = layer_batches(workload.layers, t.row, n, metrics, states, {"placement": placement}, ok, reason)
+        else:
+            out = [None] * len(workload.layers)
+        for i, layer in enumerate(workload.layers):
+            if out[i] is None:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
+                lb = out[i] = LayerBatch(layer, n)
+                lb.labels["placement"] = pts["placement"].astype(object)
+                lb.set(**{m.name: np.nan for m in (*LAYER_METRICS, *self.LAYER_METRICS) if m.name != "dram_bytes"})
+        return out
 
-    # ---- chunk counts (per busiest core) ----
-    def _fc_counts(self, inputs: int, neurons: int, vectors: int, groups: int, pts: Points) -> dict:
+    # ---- chunk counts (per busiest core; arrays over layers x points) ----
+    @staticmethod
+    def _fc_counts(inputs, neurons, vectors, groups, pts: Points) -> dict:
         cores, ni, no = pts["cores"], pts["ni"], pts["no"]
         pl = pts["placement"]
         is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
@@ -277,14 +338,14 @@ class MulticoreModel(Model):
         active = np.where(is_b, 1, np.minimum(cores, np.where(is_t2, inputs, neurons)))
         misses = np.where(
             reuse,
-            self._misses(in_ch, out_ch, pts["input_buffer_entries"], pts["ib_policy"]),
+            MulticoreModel._misses(in_ch, out_ch, pts["input_buffer_entries"], pts["ib_policy"]),
             in_ch * out_ch,
         )
         reads = misses + out_ch  # + one head read per output chunk
         writes = out_ch
         owned = np.where(is_t2, _ceil_div(_ceil_div(neurons, cores), no), 0)
         reps = vectors * groups
-        c = dict(
+        return dict(
             reads=reads * reps, writes=writes * reps, nfu=in_ch * out_ch * reps,
             merge_reads=owned * reps, merge_writes=owned * reps,
             merge_psum_reads=owned * cores * reps, merge_nfu=owned * cores * reps,
@@ -293,25 +354,24 @@ class MulticoreModel(Model):
             weights_per_core=np.where(is_b, inputs * neurons, np.where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
             psum_elems=np.where(is_t2, cores * neurons * vectors * groups, 0),
         )
-        return c
 
     @staticmethod
     def _misses(in_ch, out_ch, entries, policy):
         out = np.empty(np.shape(in_ch), dtype=np.int64)
-        for pol in np.unique(policy):
-            sel = policy == pol
-            out[sel] = cyclic_misses(in_ch[sel], out_ch[sel], entries[sel], pol)
+        for (pol,), sel in groups(policy):
+            out[:, sel] = cyclic_misses(in_ch[:, sel], out_ch[:, sel], entries[sel], pol)
         return out
 
-    def _pool_counts(self, layer: Pool, pts: Points) -> dict:
+    @staticmethod
+    def _pool_counts(input_elems, output_elems, channels, kernel, pts: Points) -> dict:
         cores, ni, no = pts["cores"], pts["ni"], pts["no"]
         is_b = pts["placement"] == "B"
-        active = np.where(is_b, 1, np.minimum(cores, layer.channels))
-        in_ch = _ceil_div(_ceil_div(layer.input_elems, active), ni)
-        out_ch = _ceil_div(_ceil_div(layer.output_elems, active), no)
+        active = np.where(is_b, 1, np.minimum(cores, channels))
+        in_ch = _ceil_div(_ceil_div(input_elems, active), ni)
+        out_ch = _ceil_div(_ceil_div(output_elems, active), no)
         zero = np.zeros_like(cores)
         return dict(
-            reads=in_ch, writes=out_ch, nfu=out_ch * layer.kernel * layer.kernel,
+            reads=in_ch, writes=out_ch, nfu=out_ch * kernel * kernel,
             merge_reads=zero, merge_writes=zero, merge_psum_reads=zero, merge_nfu=zero,
             active=active, in_chunk_reads=in_ch,
             weight_elems=0, weights_per_core=zero,
@@ -319,7 +379,16 @@ class MulticoreModel(Model):
         )
 
     # ---- time, traffic, energy ----
-    def _time_energy(self, layer: Layer, lb: LayerBatch, c: dict, pts: Points) -> None:
+    def _costs(self, t: LayerTable, pts: Points):
+        """(metrics, states, feasible, need_kb) of the costed rows of ``t``, arrays over (rows x points)."""
+        n = batch_size(pts)
+        parts = []
+        if t.fc:
+            parts.append((len(t.fc[0]), self._fc_counts(*t.fc, pts)))
+        if t.pool:
+            parts.append((len(t.pool[0]), self._pool_counts(*t.pool, pts)))
+        c = {k: stack_rows([p[k] for _, p in parts], [rows for rows, _ in parts], n) for k in parts[0][1]}
+        sz = t.sizes
         vbytes = pts["value_bits"] / 8.0
         ni, no, cores = pts["ni"], pts["no"], pts["cores"]
         clock_hz = pts["clock_mhz"] * 1e6
@@ -339,8 +408,9 @@ class MulticoreModel(Model):
         spill = c["weights_per_core"] * vbytes > pts["weight_buffer_kb"] * 1024.0
         # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
         # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
-        need_kb = (layer.input_elems + layer.output_elems + c["psum_elems"]) * vbytes / 1024.0
-        tiles, fm_rd, fm_wr, tile_ok = shm_tiling(layer, need_kb, pts["shm_kb"], vbytes)
+        need_kb = (sz["input_elems"] + sz["output_elems"] + c["psum_elems"]) * vbytes / 1024.0
+        tiles, fm_rd, fm_wr, tile_ok = shm_tiling_of(sz["input_elems"], sz["output_elems"], *t.geometry,
+                                                     need_kb, pts["shm_kb"], vbytes)
         dram_rd = np.where(spill, c["weight_elems"] * vbytes, 0.0) + fm_rd
         compute = np.maximum.reduce([
             (c["reads"] + c["writes"]) / ports,
@@ -357,48 +427,47 @@ class MulticoreModel(Model):
         cycles = compute + merge
         time_s = cycles / clock_hz
         mac_units = cores * ni * no
-        util = layer.macs / (cycles * mac_units)
+        util = sz["macs"] / (cycles * mac_units)
 
         shm_rd = active * (core_rd_b + merge_rd_b)
         shm_wr = active * (core_wr_b + merge_wr_b)
-        lb.infeasible(~tile_ok, np.array(
-            [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) does not fit {y:.0f} KB"
-             for x, y in zip(np.atleast_1d(need_kb * np.ones(lb.n)), pts["shm_kb"])], dtype=object))
-
-        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
-        energy_j = (self._energy_pj(layer, c, pts, vbytes, shm_rd, shm_wr) * vscale * 1e-12
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # once for every layer
+        energy_j = (self._energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr) * vscale * 1e-12
                     + tech.dram_energy_j(dram_rd, fm_wr, pts["dram"]))
-        lb.set(
+        shape = cycles.shape
+        metrics = dict(
             cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
             dram_write_bytes=fm_wr, energy_j=energy_j, shm_tiles=tiles,
             shm_reads_per_core=c["reads"] + c["merge_reads"], shm_writes_per_core=c["writes"] + c["merge_writes"],
             shm_merge_reads_per_core=c["merge_psum_reads"], nfu_steps_per_core=c["nfu"] + c["merge_nfu"],
             shm_read_bytes=shm_rd, shm_write_bytes=shm_wr, active_cores=active,
         )
-        lb.states["COMPUTE"] = compute.astype(float)
-        lb.states["MERGE"] = merge.astype(float)
+        states = {"COMPUTE": compute.astype(float), "MERGE": merge.astype(float)}
+        return ({k: full(v, shape) for k, v in metrics.items()}, {k: full(v, shape) for k, v in states.items()},
+                np.broadcast_to(tile_ok, shape).copy(), np.broadcast_to(need_kb, shape))
 
-    def _energy_pj(self, layer, c, pts, vbytes, shm_rd, shm_wr):
-        """On-chip dynamic energy at nominal supply: MACs + IB/WB/OB accesses per NFU step + SHM bytes."""
-        out = np.zeros(len(pts["cores"]))
-        ni, no = pts["ni"], pts["no"]
-        for node in np.unique(pts["tech_nm"]):
-            for bits in np.unique(pts["value_bits"]):
-                sel = (pts["tech_nm"] == node) & (pts["value_bits"] == bits)
-                dt = tech.dtype_of(bits)
-                steps = (c["nfu"] * c["active"])[sel]
-                ib_kb = pts["input_buffer_entries"][sel] * ni[sel] * vbytes[sel] / 1024
-                ob_kb = pts["output_buffer_entries"][sel] * no[sel] * vbytes[sel] / 1024
-                e = layer.macs * tech.mac_energy_pj(dt, node)
-                e = e + (c["merge_nfu"] * c["active"])[sel] * no[sel] * tech.op_energy_pj("add", dt, node)
-                if isinstance(layer, Pool):
-                    e = e + layer.ops * tech.op_energy_pj("add", dt, node)
-                e = e + steps * ni[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ib_kb, node)
-                e = e + steps * ni[sel] * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(pts["weight_buffer_kb"][sel], node) * (c["weight_elems"] > 0)
-                e = e + steps * no[sel] * vbytes[sel] * tech.sram_energy_pj_per_byte(ob_kb, node)
-                e = e + (shm_rd + shm_wr)[sel] * tech.sram_energy_pj_per_byte(pts["shm_kb"][sel], node)
-                out[sel] = e
-        return out
+    @staticmethod
+    def _energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr):
+        """On-chip dynamic energy at nominal supply: MACs + IB/WB/OB accesses per NFU step + SHM bytes.
+
+        Energies per operation and per SRAM byte are per-point arrays (technology table at each
+        point's node and width), so one expression covers every layer and point."""
+        ni, no, nodes, bits = pts["ni"], pts["no"], pts["tech_nm"], pts["value_bits"]
+        mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), bits, nodes)
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), bits, nodes)
+        ib_kb = pts["input_buffer_entries"] * ni * vbytes / 1024
+        ob_kb = pts["output_buffer_entries"] * no * vbytes / 1024
+        ib_pj, ob_pj, wb_pj, shm_pj = (per_node(tech.sram_energy_pj_per_byte, kb, nodes)
+                                       for kb in (ib_kb, ob_kb, pts["weight_buffer_kb"], pts["shm_kb"]))
+        steps = c["nfu"] * c["active"]
+        e = sz["macs"] * mac_pj
+        e = e + c["merge_nfu"] * c["active"] * no * add_pj
+        e = e + sz["pool_ops"] * add_pj  # zero for layers other than pooling
+        e = e + steps * ni * vbytes * ib_pj
+        e = e + steps * ni * no * vbytes * wb_pj * (c["weight_elems"] > 0)
+        e = e + steps * no * vbytes * ob_pj
+        e = e + (shm_rd + shm_wr) * shm_pj
+        return e
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:
         cores, ni, no = pts["cores"], pts["ni"], pts["no"]
@@ -406,16 +475,14 @@ class MulticoreModel(Model):
         area, static = np.zeros(len(cores)), np.zeros(len(cores))
         clock = pts["clock_mhz"]
         vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
-        for node in np.unique(pts["tech_nm"]):
-            for bits in np.unique(pts["value_bits"]):
-                sel = (pts["tech_nm"] == node) & (pts["value_bits"] == bits)
-                dt = tech.dtype_of(bits)
-                nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel] * tech.logic_area_factor(clock[sel], node)
-                buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
-                per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
-                area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
-                sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
-                static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
+        for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
+            dt = tech.dtype_of(bits)
+            nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel] * tech.logic_area_factor(clock[sel], node)
+            buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
+            per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
+            area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
+            sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
+            static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
 
         def total(key):
             return seqsum((lb.metrics[key] for lb in layers), len(cores))

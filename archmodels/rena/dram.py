@@ -32,7 +32,11 @@ into ``ceil(bytes / BURST_BYTES)`` requests.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+
+from ..layerarrays import groups
 
 BURST_BYTES = 512 // 8 * 64  # 512-bit x 64-beat burst (spec §3)
 
@@ -62,19 +66,31 @@ def stream_channels(channels: int, mults: int) -> list[dict[str, float]]:
     return own + [{s: 1.0 for s in streams[channels - 1:]}]
 
 
-def dram_cycles(x_bytes, w1_bytes, w2_bytes, channels, mults, burst_cyc):
-    """Cycles the busiest channel needs for a layer's streams (arrays over points).
+#: the streams of :func:`stream_channels`, in the order a channel's shares are summed
+STREAMS = ("X", "W1", "W2", "I")
 
-    ``channels`` and ``mults`` are small integers: the channel map is built
-    once per distinct pair and applied to the points that share it.
+
+@lru_cache(maxsize=128)
+def share_table(channels: int, mults: int) -> np.ndarray:
+    """:func:`stream_channels` as a (channel, stream) matrix of shares (0: the stream is not on the channel)."""
+    table = np.array([[chan.get(s, 0.0) for s in STREAMS] for chan in stream_channels(channels, mults)])
+    table.setflags(write=False)
+    return table
+
+
+def dram_cycles(x_bytes, w1_bytes, w2_bytes, channels, mults, burst_cyc):
+    """Cycles the busiest channel needs for a layer's streams (arrays over points, or layers x points).
+
+    ``channels`` and ``mults`` are small integers per point: each point gets the share matrix of
+    its pair (:func:`share_table`), and every channel's load is the sum of its streams' bursts x
+    shares, in stream order (a stream not on the channel adds an exact zero: bursts are finite).
     """
-    load = {"X": bursts(x_bytes), "W1": bursts(w1_bytes), "W2": bursts(w2_bytes), "I": np.zeros(np.shape(x_bytes))}
-    out = np.zeros(np.shape(x_bytes))
-    pairs = np.stack([np.asarray(channels), np.asarray(mults)], axis=1)
-    for c, m in np.unique(pairs, axis=0):
-        sel = (pairs[:, 0] == c) & (pairs[:, 1] == m)
-        busiest = np.zeros(int(sel.sum()))
-        for chan in stream_channels(int(c), int(m)):
-            busiest = np.maximum(busiest, sum(load[s][sel] * share for s, share in chan.items()))
-        out[sel] = busiest
-    return out * burst_cyc
+    load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes), np.zeros(np.shape(x_bytes)))
+    pairs = groups(channels, mults)
+    shares = np.zeros((max(int(c) for (c, _), _ in pairs), len(STREAMS), np.shape(x_bytes)[-1]))
+    for (c, m), sel in pairs:  # shares[channel, stream, point]
+        shares[:int(c), :, sel] = share_table(int(c), int(m))[:, :, None]
+    busiest = np.zeros(np.shape(x_bytes))
+    for chan in shares:
+        busiest = np.maximum(busiest, sum(ld * sh for ld, sh in zip(load, chan) if sh.any()))
+    return busiest * burst_cyc

@@ -98,7 +98,8 @@ class ArrayConfig:
 
 @dataclass
 class Flow:
-    """Compute cycles and DRAM bytes of one layer (arrays over points)."""
+    """Compute cycles and DRAM bytes of one layer (arrays over points), or of several layers given as
+    ``(layers, 1)`` columns (arrays over layers x points)."""
 
     compute_cycles: np.ndarray  # array + lanes, DRAM assumed infinitely fast
     mac_cycles: np.ndarray  # cycles the array spends in MAC steps
@@ -134,7 +135,7 @@ def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: 
         mac_cycles=(passes * n * tpv).astype(float),
         passes=passes.astype(float),
         x_read_bytes=(groups * filter_tiles * window * pixels * vb).astype(float),
-        x_write_bytes=np.broadcast_to(float(groups * filters * pixels), n.shape) * vb,
+        x_write_bytes=np.broadcast_to(np.asarray(groups * filters * pixels, dtype=float), passes.shape) * vb,
         w_bytes=((groups * pixel_tiles * f1 * window * vb).astype(float),
                  (groups * pixel_tiles * f2 * window * vb).astype(float)),
     )
@@ -169,20 +170,21 @@ def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
         mac_cycles=(batch * steps).astype(float),
         passes=(batch * steps).astype(float),
         x_read_bytes=(batch * x_in).astype(float),
-        x_write_bytes=np.broadcast_to(float(batch * outputs), ring.shape) * vb,
-        w_bytes=((batch * inputs * outputs * vb + routing).astype(float), np.zeros(ring.shape)),
+        x_write_bytes=np.broadcast_to(np.asarray(batch * outputs, dtype=float), steps.shape) * vb,
+        w_bytes=((batch * inputs * outputs * vb + routing).astype(float), np.zeros(steps.shape)),
     )
 
 
 def pool_flow(cfg: ArrayConfig, input_elems: int, output_elems: int) -> Flow:
     """A pooling layer streamed through the output unit (one value per lane per transfer)."""
     n = cfg.rows
-    zero = np.zeros(n.shape)
+    compute = (ceil_div(input_elems, n) * cfg.tpv + CONTROL_CYCLES).astype(float)
+    zero = np.zeros(compute.shape)
     return Flow(
-        compute_cycles=(ceil_div(input_elems, n) * cfg.tpv + CONTROL_CYCLES).astype(float),
+        compute_cycles=compute,
         mac_cycles=zero,
         passes=zero,
-        x_read_bytes=np.broadcast_to(float(input_elems), n.shape) * cfg.value_bytes,
-        x_write_bytes=np.broadcast_to(float(output_elems), n.shape) * cfg.value_bytes,
+        x_read_bytes=np.broadcast_to(np.asarray(input_elems, dtype=float), compute.shape) * cfg.value_bytes,
+        x_write_bytes=np.broadcast_to(np.asarray(output_elems, dtype=float), compute.shape) * cfg.value_bytes,
         w_bytes=(zero, zero),
     )

@@ -31,6 +31,8 @@ parameters left at 0 / ``auto`` and are shown resolved in the results.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -42,10 +44,11 @@ from . import resources as res
 from .. import tech
 from .. import vector
 from ..base import Model
+from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
-from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
+from .flows import ArrayConfig, ceil_div, conv_flow, fc_flow, pool_flow
 from ..result import LayerBatch, Metric
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
@@ -76,6 +79,10 @@ class _RenaParams(ParamSet):
         return out
 
 
+#: the ``bound`` label by index (False: the array sets the pace, True: DRAM)
+_BOUND = np.array(["array", "dram"], dtype=object)
+
+
 def _nan(n: int) -> np.ndarray:
     return np.full(n, np.nan)
 
@@ -83,9 +90,61 @@ def _nan(n: int) -> np.ndarray:
 def _device_attr(pts: Points, attr: str) -> np.ndarray:
     """A device property per point (looked up once per distinct device)."""
     out = np.zeros(batch_size(pts))
-    for name in np.unique(pts["device"]):
-        out[pts["device"] == name] = getattr(DEVICES[name], attr)
+    for (name,), sel in groups(pts["device"]):
+        out[sel] = getattr(DEVICES[name], attr)
     return out
+
+
+@dataclass(frozen=True)
+class LayerTable:
+    """A workload's layers as integer columns for the flows (one row per costed layer, shape (rows, 1)).
+
+    Built once per layer tuple (:func:`layer_table`). Costed rows are the layers run as the
+    convolution flow (convolutions, dense matrix products), then the FC layers, then pooling;
+    ``row[i]`` is layer i's row, -1 for a layer ReNA does not run (sparse products).
+    """
+
+    conv: tuple[np.ndarray, ...]  # conv_flow's groups, filters, window, pixels
+    fc: tuple[np.ndarray, ...]  # fc_flow's inputs, outputs, batch
+    pool: tuple[np.ndarray, ...]  # pool_flow's input_elems, output_elems
+    macs: np.ndarray  # every costed row
+    pool_ops: np.ndarray  # every costed row (zero but for pooling)
+    row: tuple[int, ...]
+
+    @property
+    def rows(self) -> int:
+        return len(self.macs)
+
+
+def _flow_args(layer: Layer) -> tuple[str, tuple[int, ...]] | None:
+    """(flow, its layer arguments) of a layer, None for a layer ReNA does not run."""
+    if isinstance(layer, Conv2D):
+        window = layer.ic_per_group * layer.kernel_h * layer.kernel_w
+        return "conv", (layer.groups, layer.oc_per_group, window, layer.out_h * layer.out_w)
+    if isinstance(layer, FC):
+        return "fc", (layer.inputs, layer.outputs, layer.batch)
+    if isinstance(layer, Pool):
+        return "pool", (layer.input_elems, layer.output_elems)
+    if isinstance(layer, MatMul) and layer.kind == "matmul":
+        return "conv", (1, layer.m, layer.k, layer.n)
+    return None  # sparse products: not a ReNA workload
+
+
+@lru_cache(maxsize=64)
+def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
+    """The :class:`LayerTable` of ``layers`` (cached: it depends on the layer shapes only)."""
+    args = [_flow_args(layer) for layer in layers]
+    by_flow = {f: [i for i, a in enumerate(args) if a is not None and a[0] == f] for f in ("conv", "fc", "pool")}
+    order = by_flow["conv"] + by_flow["fc"] + by_flow["pool"]
+    row = [-1] * len(layers)
+    for r, i in enumerate(order):
+        row[i] = r
+
+    def cols(flow: str) -> tuple[np.ndarray, ...]:
+        return tuple(column(v) for v in zip(*[args[i][1] for i in by_flow[flow]]))
+
+    return LayerTable(cols("conv"), cols("fc"), cols("pool"), column(layers[i].macs for i in order),
+                      column(layers[i].ops if isinstance(layers[i], Pool) else 0 for i in order), tuple(row))
 
 
 class RenaModel(Model):
@@ -177,56 +236,58 @@ class RenaModel(Model):
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
+        """Every layer at once: the flows, DRAM bursts and energy as arrays over (layers x points)."""
+        n = batch_size(pts)
+        t = layer_table(workload.layers)
+        if t.rows:
+            metrics, states, bound = self._costs(t, pts)
+            out = layer_batches(workload.layers, t.row, n, metrics, states, {"bound": bound})
+        else:
+            out = [None] * len(workload.layers)
+        for i, layer in enumerate(workload.layers):
+            if out[i] is None:  # sparse products: not a ReNA workload (reported infeasible by the base class)
+                nan = _nan(n)
+                out[i] = LayerBatch(layer, n).set(
+                    cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan,
+                    energy_j=nan, compute_cycles=nan, dram_cycles=nan, passes=nan)
+        return out
+
+    def _costs(self, t: LayerTable, pts: Points):
+        """(metrics, states, bound label) of the costed rows of ``t``, arrays over (rows x points)."""
+        n = batch_size(pts)
         cfg, eff = self._config(pts)
         buffer_kb = res.buffer_bits(cfg.pbs, pts["bits"]) / 8 / 1024 / res.N_BUFFERS
-        return [self._layer(layer, pts, cfg, eff, buffer_kb) for layer in workload.layers]
+        flows = [(len(cols[0]), fn(cfg, *cols)) for fn, cols in ((conv_flow, t.conv), (fc_flow, t.fc), (pool_flow, t.pool))
+                 if cols]
 
-    @staticmethod
-    def _flow(layer: Layer, cfg: ArrayConfig) -> Flow | None:
-        if isinstance(layer, Conv2D):
-            window = layer.ic_per_group * layer.kernel_h * layer.kernel_w
-            return conv_flow(cfg, layer.groups, layer.oc_per_group, window, layer.out_h * layer.out_w)
-        if isinstance(layer, FC):
-            return fc_flow(cfg, layer.inputs, layer.outputs, layer.batch)
-        if isinstance(layer, Pool):
-            return pool_flow(cfg, layer.input_elems, layer.output_elems)
-        if isinstance(layer, MatMul) and layer.kind == "matmul":
-            return conv_flow(cfg, 1, layer.m, layer.k, layer.n)
-        return None  # sparse products: not a ReNA workload
+        def stack(get):
+            return stack_rows([get(f) for _, f in flows], [rows for rows, _ in flows], n)
 
-    def _layer(self, layer: Layer, pts: Points, cfg: ArrayConfig, eff: dict, buffer_kb: np.ndarray) -> LayerBatch:
-        n = batch_size(pts)
-        lb = LayerBatch(layer, n)
-        flow = self._flow(layer, cfg)
-        if flow is None:
-            nan = _nan(n)
-            lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan,
-                   energy_j=nan, compute_cycles=nan, dram_cycles=nan, passes=nan)
-            return lb
+        x_read, x_write = stack(lambda f: f.x_read_bytes), stack(lambda f: f.x_write_bytes)
+        w1, w2 = stack(lambda f: f.w_bytes[0]), stack(lambda f: f.w_bytes[1])
+        compute, mac = stack(lambda f: f.compute_cycles), stack(lambda f: f.mac_cycles)
         burst = eff["burst"]
-        x_bytes = flow.x_read_bytes + flow.x_write_bytes
-        dram = dram_cycles(x_bytes, flow.w_bytes[0], flow.w_bytes[1], pts["dram_channels"], cfg.mults, burst)
-        compute = flow.compute_cycles
+        x_bytes = x_read + x_write
+        dram = dram_cycles(x_bytes, w1, w2, pts["dram_channels"], cfg.mults, burst)
         cycles = np.maximum(compute, dram) + burst
-        read = flow.x_read_bytes + flow.w_bytes[0] + flow.w_bytes[1]
-        write = flow.x_write_bytes
-        lb.set(
+        read = x_read + w1 + w2
+        write = x_write
+        metrics = dict(
             cycles=cycles, time_s=cycles / eff["clock_hz"],
-            utilization=layer.macs / (cycles * cfg.pbs * cfg.mults),
+            utilization=t.macs / (cycles * cfg.pbs * cfg.mults),
             dram_read_bytes=read, dram_write_bytes=write,
-            energy_j=self._energy_j(layer, pts, read, write, buffer_kb, eff["vscale"]),
+            energy_j=self._energy_j(t, pts, read, write, buffer_kb, eff["vscale"]),
             compute_cycles=compute, dram_cycles=dram,
-            passes=flow.passes,
+            passes=stack(lambda f: f.passes),
         )
-        lb.states["MAC"] = flow.mac_cycles
-        lb.states["TRANSFER"] = compute - flow.mac_cycles
-        lb.states["DRAM_WAIT"] = cycles - compute
-        lb.labels["bound"] = np.where(dram > compute, "dram", "array").astype(object)
-        return lb
+        states = {"MAC": mac, "TRANSFER": compute - mac, "DRAM_WAIT": cycles - compute}
+        shape = cycles.shape
+        return ({k: full(v, shape) for k, v in metrics.items()}, {k: full(v, shape) for k, v in states.items()},
+                _BOUND[(dram > compute).astype(np.intp)])
 
     # ---- energy ----
     @staticmethod
-    def _energy_j(layer: Layer, pts: Points, read: np.ndarray, write: np.ndarray, buffer_kb: np.ndarray,
+    def _energy_j(t: LayerTable, pts: Points, read: np.ndarray, write: np.ndarray, buffer_kb: np.ndarray,
                   vscale: np.ndarray) -> np.ndarray:
         """MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM [J].
 
@@ -234,25 +295,18 @@ class RenaModel(Model):
         device's node (28 nm entries for nodes the table lacks) x the
         FPGA/ASIC dynamic-energy ratio [KR07], fixed supply. DRAM: the
         technology table's row ``dram``. Shifts between PB registers are not
-        modelled; leakage is the model's static power.
+        modelled; leakage is the model's static power. Arrays over (layers x points).
         """
-        dram_bytes = read + write
-        out = np.zeros(batch_size(pts))
         fpga = pts["target"] == "fpga"
         node = np.where(fpga, _device_attr(pts, "node_nm"), pts["tech_nm"])
-        node = np.where(np.isin(node, tech.NODES_NM), node, max(tech.NODES_NM))
-        keys = np.stack([node, pts["bits"], fpga.astype(int)], axis=1)
-        for nd, bits, is_fpga in np.unique(keys, axis=0):
-            sel = (keys == (nd, bits, is_fpga)).all(axis=1)
-            dt = tech.dtype_of(int(bits))
-            chip = layer.macs * tech.mac_energy_pj(dt, int(nd))
-            chip = chip + 2.0 * dram_bytes[sel] * tech.sram_energy_pj_per_byte(buffer_kb[sel], int(nd))
-            if isinstance(layer, Pool):
-                chip = chip + layer.ops * tech.op_energy_pj("add", dt, int(nd))
-            if is_fpga:
-                chip = chip * tech.FPGA_DYNAMIC_ENERGY_RATIO
-            out[sel] = chip * vscale[sel]
-        return out * 1e-12 + tech.dram_energy_j(read, write, pts["dram"])
+        node = np.where(np.isin(node, tech.NODES_NM), node, max(tech.NODES_NM)).astype(np.int64)
+        mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), pts["bits"], node)
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), pts["bits"], node)
+        chip = t.macs * mac_pj
+        chip = chip + 2.0 * (read + write) * per_node(tech.sram_energy_pj_per_byte, buffer_kb, node)
+        chip = chip + t.pool_ops * add_pj  # zero for layers other than pooling
+        chip = chip * np.where(fpga, tech.FPGA_DYNAMIC_ENERGY_RATIO, 1.0)
+        return chip * vscale * 1e-12 + tech.dram_energy_j(read, write, pts["dram"])
 
     # ---- configuration: FPGA resources and device limits ----
     @staticmethod
@@ -261,14 +315,13 @@ class RenaModel(Model):
         pbs = pts["pb_rows"] * pts["pb_cols"]
         fpga = pts["target"] == "fpga"
         dsp = np.full(len(pbs), np.nan)
-        for dev in np.unique(pts["device"]):
-            sel = pts["device"] == dev
+        devices = groups(pts["device"])
+        for (dev,), sel in devices:
             dsp[sel] = res.dsp_blocks(pbs[sel], pts["mults_per_pb"][sel], pts["bits"][sel], DEVICES[dev])
         bram = res.bram_mbit(pbs, pts["bits"])
         logic = np.round(res.logic_alms(pbs, pts["mults_per_pb"], pts["bits"]))
         fmax = np.full(len(pbs), np.nan)
-        for dev in np.unique(pts["device"]):
-            sel = pts["device"] == dev
+        for (dev,), sel in devices:
             d = DEVICES[dev]
             share = np.maximum.reduce([dsp[sel] / d.dsp_blocks, bram[sel] / d.bram_mbit, logic[sel] / d.alms])
             fmax[sel] = fmax_mhz(d, share)
@@ -293,7 +346,7 @@ class RenaModel(Model):
         slow = fpga & (clock > fmax * (1 + 1e-9))
         if slow.any():
             reason[slow] = np.char.mod("timing: clock above the %.0f MHz the design closes at", fmax[slow]).astype(object)
-        for dev_name in np.unique(pts["device"][fpga]):
+        for dev_name in sorted(set(pts["device"][fpga].tolist())):
             dev = DEVICES[dev_name]
             sel = fpga & (pts["device"] == dev_name)
             limits = (
@@ -304,7 +357,7 @@ class RenaModel(Model):
             )
             code = sum((over & sel).astype(int) << k for k, (over, _) in enumerate(limits))
             reason[code > 0] = ""  # device limits first
-            for c in np.unique(code[code > 0]):
+            for c in sorted(set(code[code > 0].tolist())):
                 what = ", ".join(text for k, (_, text) in enumerate(limits) if c >> k & 1)
                 reason[code == c] = f"exceeds the {dev.name}: {what}"
         return reason == "", reason
@@ -316,9 +369,9 @@ class RenaModel(Model):
         asic = pts["target"] == "asic"
         clock = self._resolved(pts)["clock_mhz"].astype(float)
         vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
-        keys = np.stack([pts["tech_nm"], pts["bits"]], axis=1)
-        for node, bits in np.unique(keys[asic], axis=0):
-            sel = asic & (keys == (node, bits)).all(axis=1)
+        for (node, bits, is_asic), sel in groups(pts["tech_nm"], pts["bits"], asic):
+            if not is_asic:
+                continue
             parts = res.asic_area_parts_mm2(pbs[sel], pts["mults_per_pb"][sel], int(bits), int(node), clock[sel])
             area[sel] = parts["logic"] + parts["sram"]
             sram_kb = res.buffer_bits(pbs[sel], pts["bits"][sel]) / 8.0 / 1024.0

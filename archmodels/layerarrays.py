@@ -1,0 +1,89 @@
+"""Helpers for models that cost every layer of a workload at once, as arrays over (layers x points).
+
+A model turns its workload into integer columns (one row per layer, shape ``(rows, 1)``) once per
+layer tuple, and broadcasts them against the per-point parameter arrays (shape ``(points,)``):
+one numpy expression then costs every layer of every point, instead of a Python loop over layers
+(issue 15). Elementwise arithmetic gives the very bits the per-layer loop gave, as long as each
+expression keeps the loop's order of operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from workloads.layers import Layer
+
+from .result import LayerBatch
+
+
+def column(values: Iterable[int]) -> np.ndarray:
+    """Integers as a read-only ``(rows, 1)`` int64 column (shared by every evaluation of a workload)."""
+    col = np.array(list(values), dtype=np.int64).reshape(-1, 1)
+    col.setflags(write=False)
+    return col
+
+
+def full(x, shape: tuple[int, ...]) -> np.ndarray:
+    """``x`` as a float array of exactly ``shape`` (a copy only when it must be broadcast or cast)."""
+    x = np.asarray(x, dtype=float)
+    return x if x.shape == shape else np.broadcast_to(x, shape).copy()
+
+
+def stack_rows(blocks: Sequence, rows: Sequence[int], n: int, dtype=None) -> np.ndarray:
+    """Blocks of ``rows[i]`` layers each (arrays broadcastable to (rows[i], n)) stacked into one (layers x points)
+    array (of ``dtype``; default: the blocks' common type)."""
+    out = np.empty((sum(rows), n), dtype=dtype or np.result_type(*blocks))
+    start = 0
+    for block, r in zip(blocks, rows):
+        out[start:start + r] = block
+        start += r
+    return out
+
+
+def groups(*keys: np.ndarray) -> list[tuple[tuple, np.ndarray | slice]]:
+    """Distinct combinations of per-point keys (Python values) and the points that have each.
+
+    The selector is ``slice(None)`` when every point shares one combination (a single point,
+    or a study with fixed node and width), so callers index without copying.
+    """
+    cols = [np.asarray(k).tolist() for k in keys]
+    combos = sorted(set(zip(*cols)))
+    if len(combos) == 1:
+        return [(combos[0], slice(None))]
+    arrays = [np.asarray(k) for k in keys]
+    return [(combo, np.logical_and.reduce([a == v for a, v in zip(arrays, combo)])) for combo in combos]
+
+
+def per_node(fn, values, nodes) -> np.ndarray:
+    """``fn(values of the points at node, node)`` for each distinct technology node of the points (arrays over
+    points): e.g. SRAM energy per byte, which takes one node per call."""
+    values = np.asarray(values)
+    out = np.empty(values.shape)
+    for (node,), sel in groups(nodes):
+        out[sel] = fn(values[sel], int(node))
+    return out
+
+
+def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],
+                  states: dict[str, np.ndarray], labels: dict[str, np.ndarray] | None = None,
+                  feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:
+    """One :class:`LayerBatch` per layer whose ``row`` is >= 0 (None for the others), holding row ``r``
+    of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
+    rows, as :meth:`LayerBatch.infeasible` updates them in place)."""
+    rows = max(row, default=-1) + 1
+    fused = np.full((rows, n), None, dtype=object)
+    feasible = np.ones((rows, n), dtype=bool) if feasible is None else feasible
+    reason = np.full((rows, n), "", dtype=object) if reason is None else reason
+    out: list[LayerBatch | None] = []
+    for layer, r in zip(layers, row):
+        if r < 0:
+            out.append(None)
+            continue
+        lab = {"fused_into": fused[r]}
+        lab.update({k: v[r] for k, v in (labels or {}).items()})
+        out.append(LayerBatch(layer, n, metrics={k: a[r] for k, a in metrics.items()},
+                              states={k: a[r] for k, a in states.items()}, labels=lab,
+                              feasible=feasible[r], reason=reason[r]))
+    return out

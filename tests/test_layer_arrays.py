@@ -1,0 +1,171 @@
+"""rena, multicore and atomswitch cost every layer at once over (layers x points) (archmodels/layerarrays.py).
+
+What could go wrong there, tested on random points of the declared space (infeasible ones included):
+a layer read from another layer's row, a per-workload table served for a different structure,
+a batch whose points leak into each other, a padded SRAM slot or channel share that is not an
+exact zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from archmodels import get_model
+from archmodels.atomswitch.energy import stages_energy_j
+from archmodels.atomswitch.layers import LayerCols, StageGroup, conv_stage, fc_stage, plan, pool_stage, stage_groups
+from archmodels.layerarrays import groups
+from archmodels.multicore.model import layer_table as multicore_table
+from archmodels.rena.dram import bursts, dram_cycles, stream_channels
+from archmodels.rena.model import layer_table as rena_table
+from workloads import Workload, load_workload
+from workloads.layers import FC, Conv2D
+
+SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SEEDS = st.integers(0, 2**31 - 1)
+# conv + pool + FC, grouped/depthwise convs, matrix products with vector layers between them, a sparse product
+NETWORKS = ["alexnet", "mobilenet_v2", "bert_encoder:seq=32,hidden=64,heads=2,ffn=128", "spmm:n=128,sparsity=0.9"]
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+    return a.shape == b.shape and a.tolist() == b.tolist()
+
+
+def _assert_same_layer(x, y, where: str) -> None:
+    assert list(x.metrics) == list(y.metrics), where
+    for key in x.metrics:
+        assert _same(x.metrics[key], y.metrics[key]), (where, key)
+    assert set(x.states) == set(y.states), where
+    for key in x.states:
+        assert _same(x.states[key], y.states[key]), (where, key)
+    assert set(x.labels) == set(y.labels), where
+    for key in x.labels:
+        assert _same(x.labels[key], y.labels[key]), (where, key)
+    assert _same(x.feasible, y.feasible) and _same(x.reason, y.reason), where
+
+
+def _rows(model, seed: int, n: int):
+    rows = model.params.random_rows(n, np.random.default_rng(seed))
+    return rows + [model.params.defaults()]
+
+
+@pytest.mark.parametrize("arch", ["rena", "multicore"])
+@pytest.mark.parametrize("network", ["alexnet", "mobilenet_v2"])
+@SETTINGS
+@given(seed=SEEDS)
+def test_a_layer_alone_equals_the_same_layer_in_its_network(arch, network, seed):
+    """Layers of these models are independent: each row of the stacked arrays must be its own layer's."""
+    model = get_model(arch)
+    wl = load_workload(network)
+    pts = model.params.points(_rows(model, seed, 8))
+    whole = model.evaluate_layers(wl, pts)
+    for layer, lb in zip(wl.layers, whole):
+        alone = model.evaluate_layers(Workload(f"only-{layer.name}", (layer,)), pts)[0]
+        _assert_same_layer(alone, lb, f"{arch} {network} {layer.name}")
+
+
+@pytest.mark.parametrize("arch", ["rena", "multicore", "atomswitch"])
+@pytest.mark.parametrize("network", NETWORKS)
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=SEEDS)
+def test_every_layer_of_a_batch_equals_its_point_alone(arch, network, seed):
+    """batch == scalar for every layer metric, state, label and reason, not only for the totals."""
+    model = get_model(arch)
+    rows = _rows(model, seed, 5)
+    batch = model.evaluate_points(network, rows)
+    for i, row in enumerate(rows):
+        one = model.evaluate_points(network, [row])
+        for lb_batch, lb_one in zip(batch.layers, one.layers):
+            picked = type(lb_one)(lb_one.layer, 1, {k: v[i:i + 1] for k, v in lb_batch.metrics.items()},
+                                  {k: v[i:i + 1] for k, v in lb_batch.states.items()},
+                                  {k: v[i:i + 1] for k, v in lb_batch.labels.items()},
+                                  lb_batch.feasible[i:i + 1], lb_batch.reason[i:i + 1])
+            _assert_same_layer(lb_one, picked, f"{arch} {network} point {i} {lb_one.name}")
+
+
+@pytest.mark.parametrize("table", [rena_table, multicore_table])
+def test_layer_tables_are_bounded_and_keyed_by_the_layer_shapes(table):
+    small = (Conv2D("C1", in_ch=3, out_ch=8, kernel_h=3, kernel_w=3, in_h=16, in_w=16), FC("F1", inputs=64, outputs=10))
+    wider = (Conv2D("C1", in_ch=3, out_ch=16, kernel_h=3, kernel_w=3, in_h=16, in_w=16), FC("F1", inputs=64, outputs=10))
+    a, b = table(small), table(wider)
+    assert a is table(small) and a is not b
+    assert int(a.rows) == int(b.rows) == 2
+    assert table.cache_info().maxsize is not None
+    # the same names with other shapes give other numbers: the cache never answers for another structure
+    for arch in ("rena", "multicore"):
+        m = get_model(arch)
+        pts = m.params.points([{}])
+        first = m.evaluate_layers(Workload("net", small), pts)[0].metrics["energy_j"][0]
+        other = m.evaluate_layers(Workload("net", wider), pts)[0].metrics["energy_j"][0]
+        again = m.evaluate_layers(Workload("net", small), pts)[0].metrics["energy_j"][0]
+        assert first == again != other
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=SEEDS, layers=st.integers(1, 4), points=st.integers(1, 40))
+def test_rena_channel_loads_equal_the_channel_map(seed, layers, points):
+    """The share-matrix form of dram_cycles equals the busiest channel of stream_channels, point by point."""
+    rng = np.random.default_rng(seed)
+    x, w1, w2 = (rng.integers(0, 10**7, (layers, points)).astype(float) for _ in range(3))
+    channels, mults = rng.integers(1, 17, points), rng.integers(1, 3, points)
+    burst = rng.uniform(64, 400, points)
+    got = dram_cycles(x, w1, w2, channels, mults, burst)
+    load = {"X": bursts(x), "W1": bursts(w1), "W2": bursts(w2), "I": np.zeros_like(x)}
+    for j in range(points):
+        for r in range(layers):
+            want = max(sum(load[s][r, j] * share for s, share in chan.items())
+                       for chan in stream_channels(int(channels[j]), int(mults[j])))
+            assert got[r, j] == max(want, 0.0) * burst[j]
+
+
+def test_stacked_stage_energy_equals_each_stage_alone():
+    """Groups with fewer SRAM accesses than others get exact zeros in the padded slots."""
+    model = get_model("atomswitch")
+    wl = load_workload("lenet")
+    pts = model.params.points(model.params.random_rows(16, np.random.default_rng(3)) + [model.params.defaults()])
+    c = model._ctx(plan(wl), pts)
+    g = stage_groups(wl)
+    conv = conv_stage(g["conv"], c)
+    costs = [conv, pool_stage(g["fused_pool"], c, conv), fc_stage(g["fc"], c)]
+    rows = [g["conv"].rows, g["fused_pool"].rows, g["fc"].rows]
+    assert len({len(k.sram) for k in costs}) > 1  # the groups differ in their SRAM accesses
+    stacked = stages_energy_j(costs, rows, pts["value_bits"], pts["dram"])
+    start = 0
+    for cost, r in zip(costs, rows):
+        alone = stages_energy_j([cost], [r], pts["value_bits"], pts["dram"])
+        assert np.array_equal(stacked[start:start + r], alone)
+        start += r
+
+
+def test_atomswitch_layer_alone_equals_its_stage_group_row():
+    """One stage costed alone (its group of one) equals its row in the group of every stage of its role."""
+    model = get_model("atomswitch")
+    wl = load_workload("vgg16-conv")
+    pts = model.params.points(model.params.random_rows(12, np.random.default_rng(5)))
+    c = model._ctx(plan(wl), pts)
+    g = stage_groups(wl)["conv"]
+    group = conv_stage(g, c)
+    for j, i in enumerate(g.index):
+        one = StageGroup(g.role, (i,), LayerCols((wl.layers[i],)), g.reads_network_input[j:j + 1],
+                         g.writes_network_output[j:j + 1], g.full_multipliers[j:j + 1], g.activation[j:j + 1],
+                         g.activation_stage[j:j + 1])
+        alone = conv_stage(one, c)
+        for key in ("cycles", "multipliers", "memory_words", "delay_words", "dram_read_bytes", "add_ops"):
+            a = np.broadcast_to(getattr(alone, key), (1, c.n))[0]
+            b = np.broadcast_to(getattr(group, key), (g.rows, c.n))[j]
+            assert np.array_equal(a, b), (wl.layers[i].name, key)
+
+
+def test_groups_select_every_point_once():
+    a = np.array([28, 14, 28, 28, 14])
+    b = np.array(["x", "y", "x", "y", "y"], dtype=object)
+    seen = np.zeros(len(a), dtype=int)
+    for (x, y), sel in groups(a, b):
+        assert (a[sel] == x).all() and (b[sel] == y).all()
+        seen[sel] += 1
+    assert (seen == 1).all()
+    assert groups(np.array([16]), np.array([28])) == [((16, 28), slice(None))]
