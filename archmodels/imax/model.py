@@ -189,14 +189,25 @@ class ImaxModel(Model):
         clock_hz = pts["clock_mhz"] * 1e6
         bw = C.link_bytes_per_s(pts["link_gbps"])
         nchip = np.asarray(pts["nchip"], dtype=np.int64)
-        scheds = [S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]], *(int(x) for x in row[2:6]), bool(row[6]))
-                  for row in uniq]
-        out["H"] = np.array([sch.problem.H for sch in scheds], dtype=float)[inv]
-        feasible = np.array([sch.feasible for sch in scheds], dtype=bool)
-        bad = np.flatnonzero(~feasible)
+        m, k, n_cols = key[:3]
+        cfg = S.configurations(m, k, n_cols, np.array(C.MAPPINGS)[uniq[:, 1]], *uniq[:, 2:6].T)
+        none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
+        scheds = [None if skip else S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]],
+                                                      *(int(x) for x in row[2:6]), bool(row[6]))
+                  for row, skip in zip(uniq, none)]
+        out["H"] = cfg["H"].astype(float)[inv]
+        feasible = np.array([sch is not None and sch.feasible for sch in scheds], dtype=bool)
         out["ok"] = feasible[inv]
         reasons = np.full(len(scheds), "", dtype=object)
-        reasons[bad] = [S.no_schedule_reason(scheds[g].problem) for g in bad]
+        for g in np.flatnonzero(~feasible & ~none):
+            reasons[g] = S.no_schedule_reason(scheds[g].problem)
+        for g in np.flatnonzero(cfg["error"]):
+            reasons[g] = S.build(m, k, n_cols, FORMATS[uniq[g, 0]], C.MAPPINGS[uniq[g, 1]], *uniq[g, 2:6],
+                                 with_tiles=False).error
+        plain = np.flatnonzero(none & ~cfg["error"])
+        if len(plain):
+            reasons[plain] = S.no_schedule_reasons({k_: v[plain] for k_, v in cfg.items() if k_ != "n"}
+                                                   | {"n": n_cols}, n_cols)
         out["reason"] = reasons[inv]
         sel = np.flatnonzero(out["ok"])
         if len(sel):

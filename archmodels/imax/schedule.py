@@ -167,11 +167,17 @@ class Problem:
 
 def tiling(m: int, k: int, unit_row_bytes: int, lmm_bytes: int) -> tuple[int, int]:
     """(row tiles, column tiles): the fewest equal tiles AGRP = BGRP = 1 can hold."""
-    rows_max = min((lmm_bytes // 2) // unit_row_bytes, lmm_bytes // C.VALUE_BYTES)  # 4.4.2, 4.4.6
-    cols_max = (lmm_bytes // 2) // C.VALUE_BYTES  # 4.4.4
-    if rows_max < 1 or cols_max < 1:
-        return 0, 0
-    return -(-m // rows_max), -(-k // cols_max)
+    rt, ct = tilings(m, k, unit_row_bytes, lmm_bytes)
+    return int(rt), int(ct)
+
+
+def tilings(m: int, k: int, unit_row_bytes, lmm_bytes) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tiling` over arrays of configurations (0, 0 where one A row-block or B word overflows a half)."""
+    urb, lmm = np.asarray(unit_row_bytes, dtype=np.int64), np.asarray(lmm_bytes, dtype=np.int64)
+    rows_max = np.minimum((lmm // 2) // urb, lmm // C.VALUE_BYTES)  # 4.4.2, 4.4.6
+    cols_max = (lmm // 2) // C.VALUE_BYTES  # 4.4.4
+    ok = (rows_max >= 1) & (cols_max >= 1)
+    return (np.where(ok, -(-m // np.maximum(rows_max, 1)), 0), np.where(ok, -(-k // np.maximum(cols_max, 1)), 0))
 
 
 def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
@@ -213,8 +219,9 @@ def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tup
 
 
 def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int, lmm_kb: int, nchip: int,
-          matrix: sp.csr_matrix | None = None) -> Problem:
-    """The tiles, blocks and margins of one product on one configuration."""
+          matrix: sp.csr_matrix | None = None, with_tiles: bool = True) -> Problem:
+    """The tiles, blocks and margins of one product on one configuration (``with_tiles`` off: the tile
+    counts only, enough for the constraints and :func:`no_schedule_reason`)."""
     H = int(C.mac_units(units, cols, mapping))
     e = C.VALUE_BYTES if fmt == "dense" else formats.SLOT_BYTES
     urb = C.a_unit_row_bytes(mapping, cols)
@@ -229,6 +236,8 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
     rt, ct = tiling(m, k, urb, lmm)
     if rt == 0:
         return Problem(**base, error=f"lmm_kb={lmm_kb} cannot hold one A row-block and one B word per half")
+    if not with_tiles:
+        return Problem(**base, row_tiles=rt, col_tiles=ct)
     if fmt == "dense":
         tiles = _dense_tiles(m, k, rt, ct, H)
     else:
@@ -296,56 +305,64 @@ def group_counts(p: Problem, tiles: list[Tile], agrp: np.ndarray) -> tuple[np.nd
 CONSTRAINTS = ("4.4.2", "4.4.3", "4.4.4", "4.4.5", "4.4.6", "4.4.7", "4.4.8", "4.4.9", "4.4.10")
 
 
-def pad_of(acolumn: int, H: int) -> int:
-    """(4.4.1) columns that pad Acolumn up to a multiple of H."""
-    return 0 if acolumn % H == 0 else H - acolumn % H
+def pad_of(acolumn, H):
+    """(4.4.1) columns that pad Acolumn up to a multiple of H (scalars or arrays)."""
+    return (-acolumn) % H
+
+
+def _limits(p: Problem) -> dict:
+    """The names of the constraints for one problem (see :func:`broken`)."""
+    jds_top = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0) if p.fmt == "jds" else -1
+    return dict(arow=p.tile_rows, acol=p.tile_cols, n=p.n, L=p.lmm_bytes, H=p.H, W=p.cols, N=p.nchip,
+                e=p.unit_row_bytes, simd=p.simd_limited, jds_top=jds_top)
+
+
+def broken(lim: dict, agrp, bgrp, cgrp) -> dict[str, object]:
+    """Whether (agrp, bgrp, cgrp) breaks each constraint (4.4.2)-(4.4.10), written as in the spec;
+    scalars or arrays over configurations alike.
+
+    ``lim`` names (from :func:`_limits`): Arow = Crow = tile rows, Acolumn =
+    Brow = tile columns, Bcolumn = Ccolumn = n, LMMSIZE = L bytes, W = cols,
+    N = nchip, e = unit row bytes (4.4.2: 8 IVJ, 4 dense, 64 IVS), simd =
+    4.4.9 binds (sparse mappings), jds_top = the largest first-block Margin
+    of a JDS tile (< 0: not JDS).
+    """
+    arow = crow = lim["arow"]
+    acol = brow = lim["acol"]
+    bcol = ccol = lim["n"]
+    L, H, W, N, e, top = lim["L"], lim["H"], lim["W"], lim["N"], lim["e"], lim["jds_top"]
+    pad = pad_of(acol, H)  # (4.4.1)
+    return {
+        # JDS with the Margin: every packed group fits iff every single block does
+        "4.4.2": np.where(np.asarray(top) >= 0, top * e > L / 2, np.logical_not(arow * agrp * e <= L / 2)),
+        "4.4.3": np.logical_not(arow * agrp * 2 * H <= arow * (acol + pad) * 2),
+        "4.4.4": np.logical_not(brow * bgrp * 4 <= L / 2),
+        "4.4.5": np.logical_not(brow * bgrp * N <= bcol * brow),  # Brow*BGRP <= Bcolumn*Brow/NCHIP
+        "4.4.6": np.logical_not(crow * cgrp * 4 <= L),
+        "4.4.7": np.logical_not(ccol * cgrp * N <= crow * ccol),  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
+        "4.4.8": np.not_equal(bgrp, cgrp),
+        "4.4.9": np.logical_and(lim["simd"], np.logical_not(bgrp <= W * 2)),  # printed "!=", resolved as the text says
+        "4.4.10": bcol % (bgrp * N) != 0,  # printed "!= 0", resolved as the text says
+    }
 
 
 def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
-    """Constraints (4.4.2)-(4.4.10) that (agrp, bgrp, cgrp) breaks, written as in the spec.
-
-    Names: Arow = Crow = tile rows, Acolumn = Brow = tile columns, Bcolumn =
-    Ccolumn = n, LMMSIZE = lmm bytes, W = cols, e = unit row bytes (4.4.2:
-    8 IVJ, 4 dense, 64 IVS). 4.4.9 binds the sparse mappings only.
-    """
-    arow = crow = p.tile_rows
-    acol = brow = p.tile_cols
-    bcol = ccol = p.n
-    L, H, W, N, e = p.lmm_bytes, p.H, p.cols, p.nchip, p.unit_row_bytes
-    pad = pad_of(acol, H)  # (4.4.1)
-    bad = []
-    if p.fmt == "jds":  # with the Margin: every packed group fits iff every single block does
-        if max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0) * e > L / 2:
-            bad.append("4.4.2")
-    elif not arow * agrp * e <= L / 2:
-        bad.append("4.4.2")
-    if not arow * agrp * 2 * H <= arow * (acol + pad) * 2:
-        bad.append("4.4.3")
-    if not brow * bgrp * 4 <= L / 2:
-        bad.append("4.4.4")
-    if not brow * bgrp * N <= bcol * brow:  # Brow*BGRP <= Bcolumn*Brow/NCHIP
-        bad.append("4.4.5")
-    if not crow * cgrp * 4 <= L:
-        bad.append("4.4.6")
-    if not ccol * cgrp * N <= crow * ccol:  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
-        bad.append("4.4.7")
-    if bgrp != cgrp:
-        bad.append("4.4.8")
-    if p.simd_limited and not bgrp <= W * 2:  # printed "!=", resolved as the text says
-        bad.append("4.4.9")
-    if bcol % (bgrp * N) != 0:  # printed "!= 0", resolved as the text says
-        bad.append("4.4.10")
-    return bad
+    """Constraints (4.4.2)-(4.4.10) that (agrp, bgrp, cgrp) breaks (:func:`broken`)."""
+    flags = broken(_limits(p), agrp, bgrp, cgrp)
+    return [c for c in CONSTRAINTS if flags[c]]
 
 
 def _bgrp_cap(p: Problem) -> int:
     """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9)."""
-    L = p.lmm_bytes
-    hi = min(int((L / 2) // (p.tile_cols * 4)), int(L // (p.tile_rows * 4)), p.n // p.nchip,
-             p.tile_rows // p.nchip)
-    if p.simd_limited:
-        hi = min(hi, p.cols * 2)
-    return hi
+    return int(bgrp_caps(p.tile_rows, p.tile_cols, p.n, p.nchip, p.lmm_bytes, p.cols, p.simd_limited))
+
+
+def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
+    """:func:`_bgrp_cap` over arrays of configurations."""
+    L = np.asarray(lmm_bytes, dtype=np.int64)
+    hi = np.minimum.reduce([((L / 2) // (tile_cols * 4)).astype(np.int64), L // (tile_rows * 4), n // nchip,
+                            tile_rows // nchip])
+    return np.where(simd_limited, np.minimum(hi, np.asarray(cols) * 2), hi)
 
 
 def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -373,25 +390,69 @@ def no_schedule_reason(p: Problem) -> str:
     """One line naming the constraints that leave no (AGRP, BGRP, CGRP)."""
     if p.error:
         return p.error
-    bad_a = violations(p, 1, 1, 1)
-    a_part = [c for c in bad_a if c in ("4.4.2", "4.4.3")]
-    b_top = p.cols * 2 if p.simd_limited else max(1, min(p.n, 4096))
-    which = sorted(set(a_part) | _bgrp_failures(p, b_top), key=CONSTRAINTS.index)
-    return (f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {', '.join(which)} "
-            f"for a {p.tile_rows}x{p.tile_cols} tile, n={p.n}, nchip={p.nchip}, lmm_kb={p.lmm_bytes // 1024}")
+    lim = {k: np.asarray([v]) for k, v in _limits(p).items()}
+    return no_schedule_reasons(lim, p.n)[0]
 
 
-def _bgrp_failures(p: Problem, b_top: int) -> set[str]:
-    """Constraints other than 4.4.2/4.4.3 that some BGRP = CGRP in 1..b_top breaks (with AGRP = 1).
+def no_schedule_reasons(lim: dict[str, np.ndarray], n: int) -> list[str]:
+    """:func:`no_schedule_reason` of configurations without a build error (``lim``: arrays of
+    :func:`broken`'s names): the constraints AGRP = 1 breaks (4.4.2, 4.4.3) and those some BGRP = CGRP in
+    1..b_top breaks. 4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any
+    BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
+    every BGRP."""
+    b_top = np.where(lim["simd"], lim["W"] * 2, max(1, min(n, 4096)))
+    at_a = broken(lim, 1, 1, 1)
+    at_b = broken(lim, 1, b_top, b_top)
+    flags = np.stack([at_a[c] if c in ("4.4.2", "4.4.3") else
+                      _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
+                      for c in CONSTRAINTS], axis=1)
+    names = np.array(CONSTRAINTS)
+    return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {', '.join(names[row])} "
+            f"for a {r}x{c} tile, n={n}, nchip={N}, lmm_kb={L // 1024}"
+            for row, r, c, N, L in zip(flags, lim["arow"].tolist(), lim["acol"].tolist(), lim["N"].tolist(),
+                                      lim["L"].tolist())]
 
-    4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any BGRP breaks
-    one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for every BGRP.
-    """
-    out = {c for c in violations(p, 1, b_top, b_top) if c not in ("4.4.2", "4.4.3", "4.4.10")}
-    b = np.arange(1, b_top + 1, dtype=np.int64)
-    if (p.n % (b * p.nchip) != 0).any():
-        out.add("4.4.10")
-    return out
+
+def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
+    """Whether ``n % (b x nchip) != 0`` for some b in 1..b_top (4.4.10): b = 1 when nchip does not divide
+    n, else the smallest non-divisor of n / nchip (a small number) when it is at most b_top."""
+    out = n % nchip != 0
+    q = n // nchip
+    b = 2
+    while True:
+        open_ = ~out & (b <= b_top)
+        if not open_.any():
+            return out
+        out = out | (open_ & (q % b != 0))
+        b += 1
+
+
+def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
+                   lmm_kb: np.ndarray, nchip: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`build`'s scalar numbers for arrays of configurations (``mapping`` holds names), no tiles:
+    ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``."""
+    units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
+    H, urb = np.zeros(len(units), np.int64), np.ones(len(units), np.int64)
+    simd = np.zeros(len(units), bool)
+    for name in np.unique(mapping):
+        at = mapping == name
+        H[at] = C.mac_units(units[at], cols[at], name)
+        urb[at] = C.a_unit_row_bytes(name, cols[at])
+        simd[at] = C.simd_bgrp_limited(name)
+    lmm = np.asarray(lmm_kb, dtype=np.int64) * 1024
+    rt, ct = tilings(m, k, urb, lmm)
+    tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
+    return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
+                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0),
+                b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
+
+
+def unschedulable(cfg: dict[str, np.ndarray]) -> np.ndarray:
+    """Configurations (:func:`configurations`) for which :func:`candidates` is surely empty, from the tile
+    counts alone (no tiles, no matrix): too few units or LMM for one row-block (``build``'s errors), no
+    BGRP with ``n % (BGRP x nchip) == 0`` (4.4.10: none when ``nchip`` does not divide ``n``) or a BGRP
+    bound below 1 (4.4.4-4.4.7, 4.4.9). The others may still have none."""
+    return cfg["error"] | (cfg["n"] % cfg["N"] != 0) | (cfg["b_hi"] < 1)
 
 
 # ---------------------------------------------------------------- features and time
