@@ -37,6 +37,8 @@ candidates and the times, numpy over all (point, candidate) pairs at once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from workloads import Workload
@@ -145,52 +147,44 @@ class ImaxModel(Model):
 
     # ------------------------------------------------------------ layers
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        n = batch_size(pts)
-        return [self._layer(layer, pts, n) for layer in workload.layers]
+        batch = _Batch.of(pts)
+        return [self._layer(layer, batch) for layer in workload.layers]
 
-    def _layer(self, layer: Layer, pts: Points, n: int) -> LayerBatch:
-        lb = LayerBatch(layer, n)
+    def _layer(self, layer: Layer, batch: _Batch) -> LayerBatch:
+        lb = LayerBatch(layer, batch.n)
         if isinstance(layer, SpMM):
             key, reps = (layer.m, layer.k, layer.n, layer), 1
-            fmt = pts["format"].astype(object)
         else:
             prods = as_matmuls(layer)
             if not prods:  # pooling: not a matrix product
                 _fill_nan(lb)
                 return lb
             key, reps = (prods[0].m, prods[0].k, prods[0].n, None), len(prods)
-            fmt = np.full(n, "dense", dtype=object)
-        mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
-        r = self._run(key, fmt, mapping, pts)
-        if isinstance(layer, SpMM):
-            dense_key = key[:3] + (None,)
-            d = self._run(dense_key, np.full(n, "dense", dtype=object), np.full(n, "dense", dtype=object), pts)
+        sparse = isinstance(layer, SpMM)
+        r = self._run(key, batch, sparse)
+        if sparse:
+            d = self._run(key[:3] + (None,), batch, False)
             dense_time = d["time"] * reps
         else:
             dense_time = r["time"] * reps
         lb.infeasible(~r["ok"], r["reason"])
-        self._fill(lb, layer, r, reps, dense_time, pts)
-        lb.labels["format"] = fmt
-        lb.labels["mapping"] = mapping
+        self._fill(lb, layer, r, reps, dense_time, batch)
+        grp = batch.groups(sparse)
+        lb.labels["format"] = grp.fmt
+        lb.labels["mapping"] = grp.mapping
         return lb
 
-    def _run(self, key: tuple, fmt: np.ndarray, mapping: np.ndarray, pts: Points) -> dict[str, np.ndarray]:
-        """Schedule and time one product for every point (grouped by the structural parameters)."""
-        n = len(fmt)
+    def _run(self, key: tuple, batch: _Batch, sparse: bool) -> dict[str, np.ndarray]:
+        """Schedule and time one product for every point (grouped by the structural parameters);
+        ``sparse``: A in the points' format and schedule, else dense."""
+        n = batch.n
         out = {k: np.full(n, np.nan) for k in S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt",
                                                             "blocks", "row_tiles", "col_tiles", "slots")}
         out.update({s: np.full(n, np.nan) for s in STATES})
-        fcode = np.array([FORMATS.index(f) for f in fmt])
-        mcode = np.array([C.MAPPINGS.index(m) for m in mapping])
-        cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
-                        + [pts["lmm_opt"].astype(np.int64)], axis=1)
-        uniq, inv = np.unique(cols, axis=0, return_inverse=True)
-        inv = np.asarray(inv).reshape(-1)
-        clock_hz = pts["clock_mhz"] * 1e6
-        bw = C.link_bytes_per_s(pts["link_gbps"])
-        nchip = np.asarray(pts["nchip"], dtype=np.int64)
+        grp = batch.groups(sparse)
+        uniq, inv = grp.uniq, grp.inv
         m, k, n_cols = key[:3]
-        cfg = S.configurations(m, k, n_cols, np.array(C.MAPPINGS)[uniq[:, 1]], *uniq[:, 2:6].T)
+        cfg = S.configurations(m, k, n_cols, grp.mapping_names, *uniq[:, 2:6].T)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         scheds = [None if skip else S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]],
                                                       *(int(x) for x in row[2:6]), bool(row[6]))
@@ -209,14 +203,16 @@ class ImaxModel(Model):
             reasons[plain] = S.no_schedule_reasons({k_: v[plain] for k_, v in cfg.items() if k_ != "n"}
                                                    | {"n": n_cols}, n_cols)
         out["reason"] = reasons[inv]
+        nchip, clock_hz, bw = batch.nchip, batch.clock_hz, batch.bw
         sel = np.flatnonzero(out["ok"])
         if len(sel):
             _store_choice(out, [sch if ok else None for sch, ok in zip(scheds, feasible)], inv, sel, nchip, clock_hz, bw)
         return out
 
-    def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, pts: Points) -> None:
+    def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
+        pts = batch.pts
         nchip = pts["nchip"].astype(float)
-        clock_hz = pts["clock_mhz"] * 1e6
+        clock_hz = batch.clock_hz
         time_s = r["time"] * reps
         reads = (r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"])) * reps
         writes = nchip * r["c_drain_bytes"] * reps
@@ -224,9 +220,8 @@ class ImaxModel(Model):
         lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
                              + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
         energy = np.full(lb.n, np.nan)
-        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
-        for node in np.unique(pts["tech_nm"]):
-            sel = pts["tech_nm"] == node
+        vscale = batch.vscale
+        for node, sel in batch.nodes:
             energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
         energy = energy + tech.dram_energy_j(reads, writes, pts["dram"])
         cycles = time_s * clock_hz
@@ -281,6 +276,53 @@ class ImaxModel(Model):
         macs = np.where(np.isnan(stack("mac_units")), -1.0, stack("mac_units")).max(axis=0)
         out["mac_units"] = np.where(macs < 0, np.nan, macs)
         return out
+
+
+@dataclass
+class _Groups:
+    """Points grouped by their structural parameters for one kind of product (sparse A or dense)."""
+
+    fmt: np.ndarray  # format label per point (object)
+    mapping: np.ndarray  # mapping label per point (object)
+    uniq: np.ndarray  # [groups, 7]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
+    inv: np.ndarray  # group of each point
+    mapping_names: np.ndarray  # mapping name of each group
+
+
+@dataclass
+class _Batch:
+    """What every layer of one ``evaluate_layers`` call shares: the points' per-point numbers (clock, link
+    bandwidth, voltage energy scale, technology nodes) and their structural groups, computed once."""
+
+    pts: Points
+    n: int
+    clock_hz: np.ndarray
+    bw: np.ndarray
+    nchip: np.ndarray
+    vscale: np.ndarray
+    nodes: list[tuple[int, np.ndarray]]
+    _groups: dict[bool, _Groups] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, pts: Points) -> _Batch:
+        nodes = [(node, pts["tech_nm"] == node) for node in np.unique(pts["tech_nm"])]
+        return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
+                   np.asarray(pts["nchip"], dtype=np.int64),
+                   tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale, nodes)
+
+    def groups(self, sparse: bool) -> _Groups:
+        if sparse not in self._groups:
+            pts = self.pts
+            fmt = pts["format"].astype(object) if sparse else np.full(self.n, "dense", dtype=object)
+            mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
+            fcode = np.array([FORMATS.index(f) for f in fmt])
+            mcode = np.array([C.MAPPINGS.index(m) for m in mapping])
+            cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
+                            + [pts["lmm_opt"].astype(np.int64)], axis=1)
+            uniq, inv = np.unique(cols, axis=0, return_inverse=True)
+            self._groups[sparse] = _Groups(fmt, mapping, uniq, np.asarray(inv).reshape(-1),
+                                           np.array(C.MAPPINGS)[uniq[:, 1]])
+        return self._groups[sparse]
 
 
 def _store_choice(out: dict[str, np.ndarray], scheds: list[S.Schedule | None], inv: np.ndarray, sel: np.ndarray,
