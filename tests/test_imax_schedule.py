@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from archmodels.imax import costs as C
 from archmodels.imax import schedule as S
@@ -176,3 +177,31 @@ def test_pipeline_fill_counts_the_chain_stages():
     assert int(C.chain_stages(64, 4, "ivj")) == 58 + 2 + 1
     assert int(C.chain_stages(64, 4, "ivs")) == 3 * (2 + 16) + 1
     assert int(C.fill_cycles(64, 4, "dense")) == 61 * 2 * 4  # 8 cycles per stage with 4 threads
+
+
+# ---- the whole-batch screen (issue 15): what it flags and the reasons it writes equal the full build's
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 300), k=st.integers(1, 300), n=st.integers(1, 96), fmt_map=st.sampled_from(
+    [("dense", "dense"), ("csr", "ivj"), ("jds", "ivj"), ("csr", "ivs"), ("jds", "ivs")]),
+       units=st.integers(1, 80), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 64),
+       nchip=st.integers(1, 12), seed=st.integers(0, 1000))
+def test_unschedulable_screen_and_reasons_equal_the_full_build(m, k, n, fmt_map, units, cols, lmm_kb, nchip, seed):
+    fmt, mapping = fmt_map
+    mat = None if fmt == "dense" else sparse.generate(m, k, 0.9, 1.5, seed)
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, mat)
+    sch = S.schedule(p, True)
+    cfg = S.configurations(m, k, n, np.array([mapping]), [units], [cols], [lmm_kb], [nchip])
+    assert cfg["H"][0] == p.H and bool(cfg["error"][0]) == bool(p.error)
+    flagged = bool(S.unschedulable(cfg)[0])
+    if flagged:  # never a configuration that has a schedule
+        assert not sch.feasible
+    if not p.error:
+        assert (cfg["arow"][0], cfg["acol"][0]) == (p.tile_rows, p.tile_cols)
+        assert cfg["b_hi"][0] == S._bgrp_cap(p)
+        if flagged:  # the reason without tiles is the one of the full problem
+            lim = {key: v for key, v in cfg.items() if key != "n"} | {"n": n}
+            assert S.no_schedule_reasons(lim, n)[0] == S.no_schedule_reason(p)
+    for a, b in [(1, 1), (2, 3), (1, 8)] if not p.error else []:  # violations over arrays == one by one
+        flags = S.broken({key: np.asarray([v]) for key, v in S._limits(p).items()}, a, b, b)
+        assert [c for c in S.CONSTRAINTS if np.ravel(flags[c])[0]] == S.violations(p, a, b, b)
