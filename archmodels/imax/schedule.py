@@ -649,10 +649,29 @@ class Schedule:
 
 
 def schedule(p: Problem, lmm_opt: bool) -> Schedule:
+    """The candidates worth timing and their features: for each BGRP only the largest AGRP (dominance,
+    :func:`dominant`)."""
     A, B = candidates(p, lmm_opt) if not p.error else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if not len(A):
         return Schedule(p, lmm_opt, A, B)
+    keep = dominant(A)
+    A, B = A[keep], B[keep]
     return Schedule(p, lmm_opt, A, B, features(p, A, B) if lmm_opt else features_swapped_a(p, B))
+
+
+def dominant(agrp: np.ndarray) -> np.ndarray:
+    """Candidates with the largest AGRP: for a fixed BGRP they are never slower than a smaller AGRP and
+    win its ties, so the search needs no other.
+
+    Every count the time depends on grows with the A groups per tile GA (starts, A and B/C range loads,
+    descriptors, REGV: ``GA x (REGV words - 2) + 2 x GB x blocks`` with the pauses, RANGE) or does not
+    depend on it (EXEC, CONF), and GA never grows with AGRP: ``ceil(blocks / AGRP)`` for CSR/dense; for
+    JDS the greedy packing with a larger cap closes each group no earlier, its Margins falling block by
+    block. Equal GA gives equal counts and a bitwise-equal time, and the search keeps the larger AGRP
+    among equal times; a smaller GA costs at least one RANGE write per start more. (Checked against
+    the brute force in the tests.)
+    """
+    return agrp == agrp.max()
 
 
 def choose(s: Schedule, nchip, clock_hz: np.ndarray, link_bytes_per_s: np.ndarray) -> np.ndarray:
