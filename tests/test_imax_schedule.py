@@ -205,3 +205,25 @@ def test_unschedulable_screen_and_reasons_equal_the_full_build(m, k, n, fmt_map,
     for a, b in [(1, 1), (2, 3), (1, 8)] if not p.error else []:  # violations over arrays == one by one
         flags = S.broken({key: np.asarray([v]) for key, v in S._limits(p).items()}, a, b, b)
         assert [c for c in S.CONSTRAINTS if np.ravel(flags[c])[0]] == S.violations(p, a, b, b)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 400), k=st.integers(1, 700), n=st.sampled_from([1, 6, 12, 16, 48, 96, 100]),
+       units=st.integers(5, 90), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 16),
+       nchip=st.sampled_from([1, 2, 3, 4]), lmm_opt=st.booleans())
+def test_dense_closed_form_plans_equal_the_tile_walk(m, k, n, units, cols, lmm_kb, nchip, lmm_opt):
+    """plans.dense_plans (no tiles, many configurations at once) == schedule() of the built tiles, candidate
+    by candidate and count by count, on small LMMs that cut A into row and column tiles."""
+    from archmodels.imax import plans as P
+
+    cfg = S.configurations(m, k, n, np.array(["dense"]), [units], [cols], [lmm_kb], [nchip])
+    if S.unschedulable(cfg)[0]:
+        return
+    sch = S.schedule(S.build(m, k, n, "dense", "dense", units, cols, lmm_kb, nchip), lmm_opt)
+    d = P.dense_plans(m, k, n, cfg, np.array([lmm_opt]))
+    assert sch.feasible and d["count"][0] == len(sch.agrp)
+    assert d["agrp"].tolist() == sch.agrp.tolist() and d["bgrp"].tolist() == sch.bgrp.tolist()
+    for key in S.FEATURES:
+        assert d["feats"][key].tolist() == sch.feats[key].tolist(), key
+    p = sch.problem
+    assert (d["per"]["blocks"][0], d["per"]["slots"][0]) == (sum(t.blocks for t in p.tiles), p.stored_slots)

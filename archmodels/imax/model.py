@@ -46,6 +46,7 @@ from workloads.layers import Conv2D, Layer, SpMM
 from workloads.lowering import as_matmuls
 
 from . import costs as C
+from . import plans as P
 from . import schedule as S
 from .. import tech
 from .. import vector
@@ -186,11 +187,14 @@ class ImaxModel(Model):
         m, k, n_cols = key[:3]
         cfg = S.configurations(m, k, n_cols, grp.mapping_names, *uniq[:, 2:6].T)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
-        scheds = [None if skip else S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]],
-                                                      *(int(x) for x in row[2:6]), bool(row[6]))
-                  for row, skip in zip(uniq, none)]
+        if sparse:
+            scheds = [None if skip else S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]],
+                                                          *(int(x) for x in row[2:6]), bool(row[6]))
+                      for row, skip in zip(uniq, none)]
+            feasible = np.array([sch is not None and sch.feasible for sch in scheds], dtype=bool)
+        else:  # dense: every configuration the screen passes has a schedule; closed form over all of them
+            scheds, feasible = [None] * len(uniq), ~none
         out["H"] = cfg["H"].astype(float)[inv]
-        feasible = np.array([sch is not None and sch.feasible for sch in scheds], dtype=bool)
         out["ok"] = feasible[inv]
         reasons = np.full(len(scheds), "", dtype=object)
         for g in np.flatnonzero(~feasible & ~none):
@@ -206,7 +210,9 @@ class ImaxModel(Model):
         nchip, clock_hz, bw = batch.nchip, batch.clock_hz, batch.bw
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            _store_choice(out, [sch if ok else None for sch, ok in zip(scheds, feasible)], inv, sel, nchip, clock_hz, bw)
+            plans = (_Plans.of([sch if ok else None for sch, ok in zip(scheds, feasible)]) if sparse
+                     else _Plans.dense(m, k, n_cols, cfg, uniq[:, 6].astype(bool), feasible))
+            _store_choice(out, plans, inv, sel, nchip, clock_hz, bw)
         return out
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
@@ -325,22 +331,63 @@ class _Batch:
         return self._groups[sparse]
 
 
-def _store_choice(out: dict[str, np.ndarray], scheds: list[S.Schedule | None], inv: np.ndarray, sel: np.ndarray,
+@dataclass
+class _Plans:
+    """The candidates of several configurations, flattened: configuration g owns candidates
+    ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order), with their counts ``feats``, AGRP and
+    BGRP; ``per`` holds each configuration's :data:`_PROBLEM_NUMBERS`."""
+
+    count: np.ndarray
+    feats: dict[str, np.ndarray]
+    agrp: np.ndarray
+    bgrp: np.ndarray
+    per: dict[str, np.ndarray]
+
+    @property
+    def first(self) -> np.ndarray:
+        return np.cumsum(self.count) - self.count
+
+    @classmethod
+    def of(cls, scheds: list[S.Schedule | None]) -> _Plans:
+        """From cached schedules (None: no schedule)."""
+        return cls(np.array([len(sch.agrp) if sch else 0 for sch in scheds], dtype=np.int64),
+                   {k: np.concatenate([sch.feats[k] for sch in scheds if sch]) for k in S.FEATURES},
+                   np.concatenate([sch.agrp for sch in scheds if sch]),
+                   np.concatenate([sch.bgrp for sch in scheds if sch]),
+                   {k: np.array(v) for k, v in zip(_PROBLEM_NUMBERS, zip(*(_problem_numbers(sch.problem) if sch
+                                                                           else (0,) * len(_PROBLEM_NUMBERS)
+                                                                           for sch in scheds)))})
+
+
+    @classmethod
+    def dense(cls, m: int, k: int, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray,
+              live: np.ndarray) -> _Plans:
+        """Of the dense product m x k x n on configurations ``cfg`` where ``live`` (:func:`plans.dense_plans`)."""
+        at = np.flatnonzero(live)
+        d = P.dense_plans(m, k, n, {key: v[at] if np.ndim(v) else v for key, v in cfg.items()}, lmm_opt[at])
+        count = np.zeros(len(live), np.int64)
+        count[at] = d["count"]
+        per = {}
+        for key, v in d["per"].items():
+            per[key] = np.zeros(len(live), np.asarray(v).dtype)
+            per[key][at] = v
+        return cls(count, d["feats"], d["agrp"], d["bgrp"], per)
+
+
+def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
                   nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray) -> None:
-    """The fastest candidate of schedule ``scheds[inv[k]]`` for each point k of ``sel``, its counts, times and
-    LMM use stored in ``out`` (all points at once)."""
-    n_cand = np.array([len(sch.agrp) if sch else 0 for sch in scheds], dtype=np.int64)
-    first = np.cumsum(n_cand) - n_cand
-    feats = {k: np.concatenate([sch.feats[k] for sch in scheds if sch]) for k in S.FEATURES}
-    agrp = np.concatenate([sch.agrp for sch in scheds if sch])
-    bgrp = np.concatenate([sch.bgrp for sch in scheds if sch])
+    """The fastest candidate of configuration ``inv[k]`` of ``plans`` for each point k of ``sel``, its counts,
+    times and LMM use stored in ``out`` (all points at once)."""
+    n_cand, first, feats = plans.count, plans.first, plans.feats
     g = inv[sel]
     cand = np.empty(len(sel), dtype=np.int64)
-    sizes = np.bincount(g, minlength=len(scheds))
+    sizes = np.bincount(g, minlength=len(n_cand))
     big = sizes[g] >= _BIG_GROUP
-    for grp in np.flatnonzero(sizes >= _BIG_GROUP):  # many points on one schedule: candidates x points at once
+    for grp in np.flatnonzero(sizes >= _BIG_GROUP):  # many points on one configuration: candidates x points
         at = np.flatnonzero(g == grp)
-        cand[at] = first[grp] + S.choose(scheds[grp], int(nchip[sel[at[0]]]), clock_hz[sel[at]], bw[sel[at]])
+        own = {k: v[first[grp]:first[grp] + n_cand[grp]][None, :] for k, v in feats.items()}
+        t = S.timing(own, int(nchip[sel[at[0]]]), clock_hz[sel[at]][:, None], bw[sel[at]][:, None])["time"]
+        cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
     cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]], bw[sel[few]])
     chosen = {k: v[cand] for k, v in feats.items()}
@@ -351,11 +398,10 @@ def _store_choice(out: dict[str, np.ndarray], scheds: list[S.Schedule | None], i
         out[name][sel] = st[name] * clock_hz[sel]
     out["time"][sel] = st["time"]
     out["agrp"][sel] = chosen["a_group_blocks"]
-    out["bgrp"][sel] = bgrp[cand]
-    per = {k: np.array(v)[g] for k, v in zip(_PROBLEM_NUMBERS, zip(*(_problem_numbers(sch.problem) if sch
-                                                                     else (0,) * len(_PROBLEM_NUMBERS)
-                                                                     for sch in scheds)))}
-    reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"], per["tile_rows"] * agrp[cand] * per["urb"])
+    out["bgrp"][sel] = plans.bgrp[cand]
+    per = {k: v[g] for k, v in plans.per.items()}
+    reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
+                        per["tile_rows"] * plans.agrp[cand] * per["urb"])
     out["util"][sel] = reserved / per["half"]
     for name in ("util_unopt", "blocks", "row_tiles", "col_tiles", "slots"):
         out[name][sel] = per[name]

@@ -443,7 +443,7 @@ def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarra
     rt, ct = tilings(m, k, urb, lmm)
     tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
     return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
-                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0),
+                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
                 b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
 
 
