@@ -283,21 +283,28 @@ def group_counts(p: Problem, tiles: list[Tile], agrp: np.ndarray) -> tuple[np.nd
         rows = np.array([t.rows for t in tiles], dtype=np.int64).reshape(-1, 1)
         return -(-blocks // agrp), np.minimum(agrp, blocks) * rows, np.broadcast_to(agrp, (len(tiles), len(agrp)))
     out = np.zeros((3, len(tiles), len(agrp)), np.int64)
-    budget = p.slot_budget
     for i, t in enumerate(tiles):
-        n, big, most, start, used = (np.zeros(len(agrp), np.int64) for _ in range(5))
-        for b, m in enumerate(t.margins.tolist()):
-            close = (b > start) & ((b - start >= agrp) | (used + m > budget))
-            n += close
-            big = np.where(close, np.maximum(big, used), big)
-            most = np.where(close, np.maximum(most, b - start), most)
-            start = np.where(close, b, start)
-            used = np.where(close, 0, used) + m
-        if t.blocks:
-            n += 1
-            big, most = np.maximum(big, used), np.maximum(most, t.blocks - start)
-        out[:, i] = n, big, most
+        out[:, i] = pack(t.margins.tolist(), t.blocks, p.slot_budget, agrp)
     return out[0], out[1], out[2]
+
+
+def pack(margins, blocks, budget, agrp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """JDS A groups of one tile (:func:`groups_of`) for arrays of configurations at once: (groups, largest
+    group's row-blocks per unit, most blocks in a group). ``margins``: per block, the Margin (a number or an
+    array over configurations, 0 past a configuration's ``blocks``); ``budget``: row-blocks of an A half."""
+    agrp = np.asarray(agrp, dtype=np.int64)
+    n, big, most, start, used = (np.zeros(agrp.shape, np.int64) for _ in range(5))
+    for b, m in enumerate(margins):
+        live = b < blocks
+        close = live & (b > start) & ((b - start >= agrp) | (used + m > budget))
+        n = n + close
+        big = np.where(close, np.maximum(big, used), big)
+        most = np.where(close, np.maximum(most, b - start), most)
+        start = np.where(close, b, start)
+        used = np.where(live, np.where(close, 0, used) + m, used)
+    some = np.asarray(blocks) > 0
+    return (n + some, np.where(some, np.maximum(big, used), big),
+            np.where(some, np.maximum(most, blocks - start), most))
 
 
 # ---------------------------------------------------------------- constraints
@@ -508,15 +515,34 @@ def _tile_blocks(n_tiles: int, n_cand: int, budget: int = 1 << 18):
     return [slice(lo, lo + step) for lo in range(0, n_tiles, step)]
 
 
-def _exec_counts(p: Problem, t: dict[str, np.ndarray], GB: np.ndarray, BG: np.ndarray,
+@dataclass(frozen=True)
+class Chain:
+    """The numbers of a problem the counts use besides its tiles: scalars for one problem, or arrays over
+    candidates of many (``plans``)."""
+
+    n: object  # B columns
+    nchip: object
+    cols: object  # W
+    units: object
+    fill: object  # pipeline fill of a block pass [cycles]
+    entry_bytes: object  # bytes sent per stored slot
+    a_arrays: object  # DMA transfers per A group
+    perm: object  # JDS: the permutation is sent (bool)
+
+    @classmethod
+    def of(cls, p: Problem) -> Chain:
+        return cls(p.n, p.nchip, p.cols, p.units, p.fill, p.entry_bytes, p.a_arrays, p.perm)
+
+
+def _exec_counts(ch: Chain, t: dict[str, np.ndarray], GB: np.ndarray, BG: np.ndarray,
                  f: dict[str, np.ndarray]) -> None:
     """EXEC of every block pass of tiles ``t`` (columns), for each B group (the same in both orders)."""
-    W = p.cols
+    W = ch.cols
     iters = -(-BG // (W * C.SIMD))  # LOOP0 iterations over the B columns of a stored row
     rows_stored, slots = t["stored"], t["slots"]
-    _add_rows(f, "exec_cycles", GB * (rows_stored * iters * W + t["blocks"] * p.fill))
+    _add_rows(f, "exec_cycles", GB * (rows_stored * iters * W + t["blocks"] * ch.fill))
     _add_rows(f, "issued_macs", GB * slots * BG)
-    _add_rows(f, "lmm_exec_bytes", GB * (slots * (p.entry_bytes + BG * C.VALUE_BYTES)
+    _add_rows(f, "lmm_exec_bytes", GB * (slots * (ch.entry_bytes + BG * C.VALUE_BYTES)
                                          + rows_stored * 2 * BG * C.VALUE_BYTES))
 
 
@@ -545,61 +571,71 @@ def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.nda
     after another (numpy over tiles x candidates).
     """
     AG = np.asarray(agrp, dtype=np.int64)
-    BG = np.asarray(bgrp, dtype=np.int64)
-    GB = p.n // (BG * p.nchip)
-    multi = GB > 1
-    z = np.zeros(AG.shape, dtype=np.float64)
-    f = {k: z.copy() for k in FEATURES}
     tiles, tc = _tile_columns(p)
+    f = {k: np.zeros(AG.shape, dtype=np.float64) for k in FEATURES}
     for part in _tile_blocks(len(tiles), len(AG)):
-        t = {k: v[part] for k, v in tc.items()}
-        GA, big, most = group_counts(p, tiles[part], AG)
-        if len(GA):
-            f["a_group_slots"] = np.maximum(f["a_group_slots"], big.max(axis=0))
-            f["a_group_blocks"] = np.maximum(f["a_group_blocks"], most.max(axis=0))
-        starts = GA * GB
-        _add_rows(f, "starts", starts)
-        _add_rows(f, "a_groups", GA)
-        _add_rows(f, "pauses", GB * (t["blocks"] - GA))
-        _bc_counts(t, GB, BG, multi, starts, f)
-        _add_rows(f, "a_desc_words", (GA * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS)
-        _exec_counts(p, t, GB, BG, f)
-    a_bytes = tc["slots"][:, 0] * p.entry_bytes + (tc["rows"][:, 0] * C.INDEX_BYTES if p.perm else 0)
-    f["a_bytes"] += np.cumsum(np.concatenate(([0.0], a_bytes.astype(np.float64))))[-1]
-    f["b_groups"] += GB
-    f["conf_words"] += float(C.conf_words(p.units, p.cols))
-    # full REGV at the first start of each A group; later starts of the group change only the B group
-    f["regv_words"] = (f["a_groups"] * float(C.regv_words(p.units, p.cols))
-                       + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS + f["pauses"] * C.PAUSE_WORDS)
-    f["range_words"] = f["starts"] * float(C.range_words(p.units, p.cols))
+        tile_sums(f, Chain.of(p), {k: v[part] for k, v in tc.items()}, *group_counts(p, tiles[part], AG), bgrp)
+    return finish(f, Chain.of(p), tc, bgrp, True)
+
+
+def tile_sums(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.ndarray], GA, big, most, bgrp) -> None:
+    """Add the counts of tiles ``t`` (columns [tiles, 1 or candidates]) with A groups ``GA`` ([tiles,
+    candidates], their largest ``big`` and ``most``) to ``f`` (the optimised order)."""
+    BG = np.asarray(bgrp, dtype=np.int64)
+    GB = ch.n // (BG * ch.nchip)
+    if len(GA):
+        f["a_group_slots"] = np.maximum(f["a_group_slots"], big.max(axis=0))
+        f["a_group_blocks"] = np.maximum(f["a_group_blocks"], most.max(axis=0))
+    starts = GA * GB
+    _add_rows(f, "starts", starts)
+    _add_rows(f, "a_groups", GA)
+    _add_rows(f, "pauses", GB * (t["blocks"] - GA))
+    _bc_counts(t, GB, BG, GB > 1, starts, f)
+    _add_rows(f, "a_desc_words", (GA * ch.a_arrays + np.where(ch.perm, 1, 0)) * C.DMA_DESC_WORDS)
+    _exec_counts(ch, t, GB, BG, f)
+
+
+def finish(f: dict[str, np.ndarray], ch: Chain, tc: dict[str, np.ndarray], bgrp, lmm_opt: bool) -> dict:
+    """The counts that follow from the tile sums of ``f``: A bytes (optimised order), B groups, CONF,
+    REGV (optimised: full at the first start of each A group, later starts of the group change only the
+    B group; unoptimised: full every start) and RANGE words."""
+    if lmm_opt:
+        a_bytes = tc["slots"] * ch.entry_bytes + tc["rows"] * np.where(ch.perm, C.INDEX_BYTES, 0)
+        f["a_bytes"] += np.cumsum(np.concatenate((np.zeros((1,) + a_bytes.shape[1:]), a_bytes.astype(np.float64))),
+                                  axis=0)[-1]
+    f["b_groups"] += ch.n // (np.asarray(bgrp, dtype=np.int64) * ch.nchip)
+    f["conf_words"] += np.asarray(C.conf_words(ch.units, ch.cols), dtype=np.float64)
+    regv = np.asarray(C.regv_words(ch.units, ch.cols), dtype=np.float64)
+    f["regv_words"] = (f["a_groups"] * regv + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS
+                       + f["pauses"] * C.PAUSE_WORDS) if lmm_opt else f["starts"] * regv
+    f["range_words"] = f["starts"] * np.asarray(C.range_words(ch.units, ch.cols), dtype=np.float64)
     return f
 
 
 def features_swapped_a(p: Problem, bgrp: np.ndarray) -> dict[str, np.ndarray]:
     """Counts of the unoptimised order (one block per start, A swapped, B slab and C group kept)."""
-    BG = np.asarray(bgrp, dtype=np.int64)
-    GB = p.n // (BG * p.nchip)
-    multi = GB > 1
-    z = np.zeros(BG.shape, dtype=np.float64)
-    f = {k: z.copy() for k in FEATURES}
     tiles, tc = _tile_columns(p)
-    for part in _tile_blocks(len(tiles), len(BG)):
-        t = {k: v[part] for k, v in tc.items()}
-        sends = np.where(t["blocks"] > 1, GB, np.ones_like(GB))  # a single block stays in LMM
-        if len(tiles[part]):
-            f["a_group_slots"] = np.maximum(f["a_group_slots"], t["top"].max())
-            f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
-        _add_rows(f, "starts", GB * t["blocks"])
-        _add_rows(f, "a_groups", GB * t["blocks"])
-        _add_rows(f, "a_bytes", sends * t["slots"] * p.entry_bytes + (t["rows"] * C.INDEX_BYTES if p.perm else 0))
-        _add_rows(f, "a_desc_words", (sends * t["blocks"] * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS)
-        _bc_counts(t, GB, BG, multi, GB, f)
-        _exec_counts(p, t, GB, BG, f)
-    f["b_groups"] += GB
-    f["conf_words"] += float(C.conf_words(p.units, p.cols))
-    f["regv_words"] = f["starts"] * float(C.regv_words(p.units, p.cols))
-    f["range_words"] = f["starts"] * float(C.range_words(p.units, p.cols))
-    return f
+    f = {k: np.zeros(np.shape(bgrp), dtype=np.float64) for k in FEATURES}
+    for part in _tile_blocks(len(tiles), len(f["starts"])):
+        tile_sums_swapped_a(f, Chain.of(p), {k: v[part] for k, v in tc.items()}, bgrp)
+    return finish(f, Chain.of(p), tc, bgrp, False)
+
+
+def tile_sums_swapped_a(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.ndarray], bgrp) -> None:
+    """:func:`tile_sums` of the unoptimised order."""
+    BG = np.asarray(bgrp, dtype=np.int64)
+    GB = ch.n // (BG * ch.nchip)
+    sends = np.where(t["blocks"] > 1, GB, np.ones_like(GB))  # a single block stays in LMM
+    if len(t["top"]):
+        f["a_group_slots"] = np.maximum(f["a_group_slots"], t["top"].max(axis=0))
+        f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
+    perm = np.where(ch.perm, 1, 0)
+    _add_rows(f, "starts", GB * t["blocks"])
+    _add_rows(f, "a_groups", GB * t["blocks"])
+    _add_rows(f, "a_bytes", sends * t["slots"] * ch.entry_bytes + t["rows"] * C.INDEX_BYTES * perm)
+    _add_rows(f, "a_desc_words", (sends * t["blocks"] * ch.a_arrays + perm) * C.DMA_DESC_WORDS)
+    _bc_counts(t, GB, BG, GB > 1, GB, f)
+    _exec_counts(ch, t, GB, BG, f)
 
 
 def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s) -> dict[str, np.ndarray]:
