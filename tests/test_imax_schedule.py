@@ -227,3 +227,34 @@ def test_dense_closed_form_plans_equal_the_tile_walk(m, k, n, units, cols, lmm_k
         assert d["feats"][key].tolist() == sch.feats[key].tolist(), key
     p = sch.problem
     assert (d["per"]["blocks"][0], d["per"]["slots"][0]) == (sum(t.blocks for t in p.tiles), p.stored_slots)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(8, 200), k=st.integers(8, 300), n=st.sampled_from([1, 8, 12, 16, 48]),
+       fmt_map=st.sampled_from([("csr", "ivj"), ("jds", "ivj"), ("csr", "ivs"), ("jds", "ivs")]),
+       units=st.integers(8, 90), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 16),
+       nchip=st.sampled_from([1, 2, 4]), lmm_opt=st.booleans(), sparsity=st.sampled_from([0.5, 0.9, 0.97]),
+       seed=st.integers(0, 50))
+def test_sparse_plans_over_all_chain_lengths_equal_the_tile_walk(m, k, n, fmt_map, units, cols, lmm_kb, nchip,
+                                                                 lmm_opt, sparsity, seed):
+    """plans.sparse_plans (Margins for all H at once from sorted row counts) == schedule() of the built tiles."""
+    from archmodels.imax import plans as P
+    from workloads.parametric import matrix_of, parse
+
+    fmt, mapping = fmt_map
+    layer = parse(f"spmm:m={m},k={k},cols={n},sparsity={sparsity},bias=1.5,seed={seed}").layers[0]
+    cfg = S.configurations(m, k, n, np.array([mapping]), [units], [cols], [lmm_kb], [nchip])
+    if S.unschedulable(cfg)[0]:
+        return
+    sch = S.schedule(S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, matrix_of(layer)), lmm_opt)
+    d = P.sparse_plans(layer, fmt, mapping, n, cfg, np.array([lmm_opt]))
+    if d["fallback"][0]:  # an empty tile: left to schedule()
+        assert any(t.blocks == 0 for t in sch.problem.tiles)
+        return
+    assert sch.feasible and d["count"][0] == len(sch.agrp)
+    assert d["agrp"].tolist() == sch.agrp.tolist() and d["bgrp"].tolist() == sch.bgrp.tolist()
+    for key in S.FEATURES:
+        assert d["feats"][key].tolist() == sch.feats[key].tolist(), key
+    want = P.from_schedule(sch)["per"]
+    for key, v in d["per"].items():
+        assert v[0] == want[key][0], key

@@ -187,18 +187,12 @@ class ImaxModel(Model):
         m, k, n_cols = key[:3]
         cfg = S.configurations(m, k, n_cols, grp.mapping_names, *uniq[:, 2:6].T)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
-        if sparse:
-            scheds = [None if skip else S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]],
-                                                          *(int(x) for x in row[2:6]), bool(row[6]))
-                      for row, skip in zip(uniq, none)]
-            feasible = np.array([sch is not None and sch.feasible for sch in scheds], dtype=bool)
-        else:  # dense: every configuration the screen passes has a schedule; closed form over all of them
-            scheds, feasible = [None] * len(uniq), ~none
+        plans, feasible = _Plans.build(key, uniq, cfg, ~none)
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
-        reasons = np.full(len(scheds), "", dtype=object)
+        reasons = np.full(len(uniq), "", dtype=object)
         for g in np.flatnonzero(~feasible & ~none):
-            reasons[g] = S.no_schedule_reason(scheds[g].problem)
+            reasons[g] = S.no_schedule_reason(_schedule(key, uniq[g]).problem)
         for g in np.flatnonzero(cfg["error"]):
             reasons[g] = S.build(m, k, n_cols, FORMATS[uniq[g, 0]], C.MAPPINGS[uniq[g, 1]], *uniq[g, 2:6],
                                  with_tiles=False).error
@@ -210,8 +204,6 @@ class ImaxModel(Model):
         nchip, clock_hz, bw = batch.nchip, batch.clock_hz, batch.bw
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            plans = (_Plans.of([sch if ok else None for sch, ok in zip(scheds, feasible)]) if sparse
-                     else _Plans.dense(m, k, n_cols, cfg, uniq[:, 6].astype(bool), feasible))
             _store_choice(out, plans, inv, sel, nchip, clock_hz, bw)
         return out
 
@@ -335,7 +327,7 @@ class _Batch:
 class _Plans:
     """The candidates of several configurations, flattened: configuration g owns candidates
     ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order), with their counts ``feats``, AGRP and
-    BGRP; ``per`` holds each configuration's :data:`_PROBLEM_NUMBERS`."""
+    BGRP; ``per`` holds each configuration's :data:`plans.PROBLEM_NUMBERS`."""
 
     count: np.ndarray
     feats: dict[str, np.ndarray]
@@ -348,30 +340,36 @@ class _Plans:
         return np.cumsum(self.count) - self.count
 
     @classmethod
-    def of(cls, scheds: list[S.Schedule | None]) -> _Plans:
-        """From cached schedules (None: no schedule)."""
-        return cls(np.array([len(sch.agrp) if sch else 0 for sch in scheds], dtype=np.int64),
-                   {k: np.concatenate([sch.feats[k] for sch in scheds if sch]) for k in S.FEATURES},
-                   np.concatenate([sch.agrp for sch in scheds if sch]),
-                   np.concatenate([sch.bgrp for sch in scheds if sch]),
-                   {k: np.array(v) for k, v in zip(_PROBLEM_NUMBERS, zip(*(_problem_numbers(sch.problem) if sch
-                                                                           else (0,) * len(_PROBLEM_NUMBERS)
-                                                                           for sch in scheds)))})
+    def build(cls, key: tuple, uniq: np.ndarray, cfg: dict[str, np.ndarray], live: np.ndarray
+              ) -> tuple[_Plans, np.ndarray]:
+        """Plans of the product ``key`` on the configurations ``uniq`` where ``live`` (and which of them have
+        a schedule): dense ones in closed form, sparse ones over each tiling, both for all configurations
+        at once (:mod:`.plans`); a sparse configuration with an empty tile by :func:`schedule.schedule`."""
+        m, k, n = key[:3]
+        parts, later = [], []
+        for fcode, mcode in sorted(set(map(tuple, uniq[live][:, :2].tolist()))):
+            at = np.flatnonzero(live & (uniq[:, 0] == fcode) & (uniq[:, 1] == mcode))
+            sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
+            opt = uniq[at, 6].astype(bool)
+            if FORMATS[fcode] == "dense":
+                parts.append((at, P.dense_plans(m, k, n, sub, opt)))
+                continue
+            d = P.sparse_plans(key[3], FORMATS[fcode], C.MAPPINGS[mcode], n, sub, opt)
+            parts.append((at, d))
+            later += at[d["fallback"]].tolist()
+        feasible = live.copy()
+        for g in later:
+            sch = _schedule(key, uniq[g])
+            feasible[g] = sch.feasible
+            if sch.feasible:
+                parts.append((np.array([g]), P.from_schedule(sch)))
+        d = P.merge(len(uniq), parts)
+        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
 
 
-    @classmethod
-    def dense(cls, m: int, k: int, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray,
-              live: np.ndarray) -> _Plans:
-        """Of the dense product m x k x n on configurations ``cfg`` where ``live`` (:func:`plans.dense_plans`)."""
-        at = np.flatnonzero(live)
-        d = P.dense_plans(m, k, n, {key: v[at] if np.ndim(v) else v for key, v in cfg.items()}, lmm_opt[at])
-        count = np.zeros(len(live), np.int64)
-        count[at] = d["count"]
-        per = {}
-        for key, v in d["per"].items():
-            per[key] = np.zeros(len(live), np.asarray(v).dtype)
-            per[key][at] = v
-        return cls(count, d["feats"], d["agrp"], d["bgrp"], per)
+def _schedule(key: tuple, row: np.ndarray) -> S.Schedule:
+    """The cached scalar schedule of product ``key`` on the configuration ``row`` of ``_Groups.uniq``."""
+    return S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]], *(int(x) for x in row[2:6]), bool(row[6]))
 
 
 def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
@@ -409,19 +407,6 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
 
 #: points of one schedule from which its candidates are timed for those points alone
 _BIG_GROUP = 16
-_PROBLEM_NUMBERS = ("jds", "tile_rows", "urb", "half", "util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
-
-
-def _problem_numbers(p: S.Problem) -> tuple:
-    """A problem's :data:`_PROBLEM_NUMBERS`: JDS or not, tile rows, A bytes per row and block, half an LMM, the
-    LMM share reserved with AGRP = 1 (JDS: the first block's margin), blocks, tiles, stored slots."""
-    half = p.lmm_bytes / 2
-    first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
-    util_unopt = (first if p.fmt == "jds" else p.tile_rows) * p.unit_row_bytes / half
-    return (p.fmt == "jds", p.tile_rows, p.unit_row_bytes, half, util_unopt, sum(t.blocks for t in p.tiles),
-            p.row_tiles, p.col_tiles, p.stored_slots)
-
-
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
              clock_hz: np.ndarray, bw: np.ndarray, max_pairs: int = 1 << 20) -> np.ndarray:
     """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each

@@ -21,6 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from workloads import formats
+
 from . import costs as C
 from . import schedule as S
 
@@ -30,6 +32,28 @@ def _divisors(n: int) -> np.ndarray:
     d = np.arange(1, int(np.sqrt(n)) + 1)
     d = d[n % d == 0]
     return np.unique(np.concatenate([d, n // d]))
+
+
+def _a_max(cfg: dict[str, np.ndarray], lmm_bound: np.ndarray) -> np.ndarray:
+    """The largest AGRP: 4.4.3, and 4.4.2 where ``lmm_bound`` (CSR/dense; JDS: when even one block's
+    Margin overflows, as :func:`schedule.candidates`)."""
+    acol, H, L = cfg["acol"], cfg["H"], cfg["L"]
+    a43 = (acol + S.pad_of(acol, H)) // H
+    return np.where(lmm_bound, np.minimum(a43, ((L / 2) // (cfg["arow"] * cfg["e"])).astype(np.int64)), a43)
+
+
+def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray, a_max: np.ndarray):
+    """The candidates :func:`schedule.schedule` times, flattened: (count per configuration, owner, AGRP,
+    BGRP per candidate). BGRP: divisors b of n / nchip up to the bound, largest first (4.4.10), with the
+    largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only."""
+    N = cfg["N"]
+    divs = _divisors(n)[::-1]
+    b = divs[None, :] // N[:, None]
+    ok = (divs[None, :] % N[:, None] == 0) & (b <= cfg["b_hi"][:, None]) & (b >= 1)
+    ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)
+    count = ok.sum(axis=1)
+    g = np.repeat(np.arange(len(N)), count)
+    return count, g, np.where(lmm_opt[g], a_max[g], 1), b[ok]
 
 
 def _col_sum(ec, ct, c0, h) -> np.ndarray:
@@ -46,16 +70,7 @@ def dense_plans(m: int, k: int, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.
     rt, ct, arow, acol = cfg["rt"], cfg["ct"], cfg["arow"], cfg["acol"]
     urb = C.a_unit_row_bytes("dense", 1)
     e = C.VALUE_BYTES
-    # candidates: (4.4.3, 4.4.2) the largest AGRP; BGRP: divisors b of n / nchip with b <= the bound
-    a_max = np.minimum((acol + S.pad_of(acol, H)) // H, ((L / 2) // (arow * urb)).astype(np.int64))
-    divs = _divisors(n)[::-1]
-    b = divs[None, :] // N[:, None]
-    ok = (divs[None, :] % N[:, None] == 0) & (b <= cfg["b_hi"][:, None]) & (b >= 1)
-    ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)  # without the optimisation: the largest BGRP only
-    count = ok.sum(axis=1)
-    g = np.repeat(np.arange(len(H)), count)
-    BG = b[ok]
-    AG = np.where(lmm_opt[g], a_max[g], 1)
+    count, g, AG, BG = _candidates(n, cfg, lmm_opt, _a_max(cfg, np.ones(len(H), bool)))
     opt = lmm_opt[g]
     H_, W_, rt_, ct_, units_ = H[g], W[g], rt[g], ct[g], units[g]
     c0, ec = np.divmod(k, ct_)
@@ -103,3 +118,117 @@ def dense_plans(m: int, k: int, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.
                                                                        lambda c: -(-c // H)),
            "row_tiles": rt, "col_tiles": ct, "slots": np.full(len(H), m * k)}
     return {"count": count, "feats": {key: f[key] for key in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+
+
+# ---------------------------------------------------------------- sparse A
+
+@lru_cache(maxsize=64)  # a few arrays of row counts per (matrix, format, tiling)
+def _tiles_of(layer, fmt: str, rt: int, ct: int) -> tuple:
+    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix, each tile's row nonzeros sorted."""
+    from workloads.parametric import matrix_of
+
+    return tuple((i, j, r, cols, np.sort(nnz)) for i, j, r, cols, nnz in
+                 S.tile_row_nnz(matrix_of(layer), fmt, rt, ct))
+
+
+def sparse_plans(layer, fmt: str, mapping: str, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """:func:`dense_plans` for a sparse A in ``fmt`` on ``mapping`` (every row of ``cfg``), the tiles'
+    Margins computed for all chain lengths H at once from each tile's sorted row nonzeros. Configurations
+    with an empty tile (whose run order skips it) are left to :func:`schedule.schedule`: ``fallback``."""
+    G = len(cfg["H"])
+    jds = fmt == "jds"
+    parts, fallback = [], np.zeros(G, bool)
+    for rt, ct, opt in sorted(set(zip(cfg["rt"].tolist(), cfg["ct"].tolist(), lmm_opt.tolist()))):
+        idx = np.flatnonzero((cfg["rt"] == rt) & (cfg["ct"] == ct) & (lmm_opt == opt))
+        tiles = _tiles_of(layer, fmt, rt, ct)
+        H = cfg["H"][idx]
+        nb = np.array([-(-int(nz[-1] if len(nz) else 0) // H) for *_, nz in tiles])  # [tiles, configs]
+        bad = (nb == 0).any(axis=0) | any(cols < 1 for _, _, _, cols, _ in tiles)
+        fallback[idx[bad]] = True
+        idx, H, nb = idx[~bad], H[~bad], nb[:, ~bad]
+        if len(idx):
+            parts.append((idx, _sparse_group(tiles, fmt, mapping, n, {k: v[idx] if np.ndim(v) else v
+                                                                      for k, v in cfg.items()}, opt, H, nb, jds)))
+    out = merge(G, parts)
+    out["fallback"] = fallback
+    return out
+
+
+def _sparse_group(tiles, fmt, mapping, n, cfg, opt: bool, H, nb, jds: bool) -> dict:
+    """The plans of configurations sharing one tiling and ``lmm_opt`` (no empty tile)."""
+    G = len(H)
+    rows = np.array([r for _, _, r, _, _ in tiles])[:, None]
+    if jds:
+        stored = np.array([(-(-nz[None, :] // H[:, None])).sum(axis=1) for *_, nz in tiles])
+        top = np.array([np.full(G, r - np.searchsorted(nz, 0, side="right")) for _, _, r, _, nz in tiles])
+    else:
+        stored, top = rows * nb, np.broadcast_to(rows, nb.shape)
+    a_max = _a_max(cfg, np.full(G, True) if not jds else top.max(axis=0) * cfg["e"] > cfg["L"] / 2)
+    count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
+    ct = tiles[-1][1] + 1
+    tc = {"rows": rows, "cols": np.array([c for _, _, _, c, _ in tiles])[:, None], "blocks": nb[:, g],
+          "stored": stored[:, g], "slots": (stored * H)[:, g], "top": top[:, g],
+          "first_k": np.array([j == 0 for _, j, *_ in tiles])[:, None],
+          "b_new": np.array([ct > 1 or t == 0 for t in range(len(tiles))])[:, None],
+          "last": np.array([j == ct - 1 for _, j, *_ in tiles])[:, None]}
+    W, units = cfg["W"][g], cfg["units"][g]
+    ch = S.Chain(n, cfg["N"][g], W, units, C.fill_cycles(units, W, mapping), formats.SLOT_BYTES,
+                 2 if mapping == "ivs" else 1, jds)
+    f = {k: np.zeros(len(g), dtype=np.float64) for k in S.FEATURES}
+    if opt:
+        if jds:
+            budget = (cfg["L"] // 2) // cfg["e"]
+            GA, big, most = (np.array(x) for x in zip(*(S.pack(_margins(nz, r, H, nbt)[:, g], nbt[g], budget[g], AG)
+                                                           for (_, _, r, _, nz), nbt in zip(tiles, nb))))
+        else:
+            GA, big, most = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * rows, np.broadcast_to(AG, nb[:, g].shape)
+        S.tile_sums(f, ch, tc, GA, big, most, BG)
+    else:
+        S.tile_sums_swapped_a(f, ch, tc, BG)
+    S.finish(f, ch, tc, BG, opt)
+    half = cfg["L"] / 2
+    per = {"jds": np.full(G, jds), "tile_rows": cfg["arow"], "urb": cfg["e"], "half": half,
+           "util_unopt": (top.max(axis=0) if jds else cfg["arow"]) * cfg["e"] / half, "blocks": nb.sum(axis=0),
+           "row_tiles": cfg["rt"], "col_tiles": cfg["ct"], "slots": (stored * H).sum(axis=0)}
+    return {"count": count, "feats": f, "agrp": AG, "bgrp": BG, "per": per}
+
+
+def _margins(nz_sorted: np.ndarray, r: int, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """[blocks, configurations]: the JDS Margin of each block (rows with more than b x H nonzeros), 0 past
+    a configuration's blocks (``formats.block_margins`` for every H at once)."""
+    b = np.arange(int(nb.max()))[:, None]
+    return np.where(b < nb, r - np.searchsorted(nz_sorted, b * H, side="right"), 0)
+
+
+def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
+    """Plans of groups of configurations (their indices among G) in configuration order."""
+    count = np.zeros(G, np.int64)
+    owner, per = [], {}
+    for idx, d in parts:
+        count[idx] = d["count"]
+        owner.append(np.repeat(idx, d["count"]))
+        for k, v in d["per"].items():
+            per.setdefault(k, np.zeros(G, np.asarray(v).dtype))[idx] = v
+    if not parts:
+        return {"count": count, "feats": {k: np.zeros(0) for k in S.FEATURES}, "agrp": np.zeros(0, np.int64),
+                "bgrp": np.zeros(0, np.int64), "per": per}
+    order = np.argsort(np.concatenate(owner), kind="stable")
+    cat = lambda key: np.concatenate([d[key] for _, d in parts])[order]  # noqa: E731
+    return {"count": count, "feats": {k: np.concatenate([d["feats"][k] for _, d in parts])[order] for k in S.FEATURES},
+            "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+
+
+#: a configuration's numbers besides its candidates' counts (LMM use, tiles, slots)
+PROBLEM_NUMBERS = ("jds", "tile_rows", "urb", "half", "util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
+
+
+def from_schedule(sch: S.Schedule) -> dict:
+    """The plans of one scalar schedule (see :func:`merge`)."""
+    p = sch.problem
+    half = p.lmm_bytes / 2
+    first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
+    util_unopt = (first if p.fmt == "jds" else p.tile_rows) * p.unit_row_bytes / half
+    numbers = (p.fmt == "jds", p.tile_rows, p.unit_row_bytes, half, util_unopt, sum(t.blocks for t in p.tiles),
+               p.row_tiles, p.col_tiles, p.stored_slots)
+    return {"count": np.array([len(sch.agrp)]), "feats": sch.feats, "agrp": sch.agrp, "bgrp": sch.bgrp,
+            "per": {k: np.array([v]) for k, v in zip(PROBLEM_NUMBERS, numbers)}}

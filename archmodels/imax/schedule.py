@@ -198,7 +198,9 @@ def _split(total: int, parts: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
-def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
+def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """The tiles of a sparse A in run order: (row tile, column tile, rows, columns, nonzeros of each of its
+    rows); JDS rows sorted by nonzeros first (the permutation), column tiles ``ceil(k / ct)`` wide."""
     m, k = mat.shape
     counts = formats.row_nnz_by_col_tile(mat, ct)  # (m, ct)
     order = formats.jds_order(counts.sum(axis=1)) if fmt == "jds" else np.arange(m)
@@ -208,13 +210,18 @@ def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tup
     for i, r in enumerate(_split(m, rt)):
         rows = order[start:start + r]
         start += r
-        first = True
-        for j in range(ct):
-            cols = min(w, k - j * w)
-            margins = formats.block_margins(counts[rows, j], H, fmt)
-            out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64),
-                            first and len(margins) > 0, i, j))
-            first = first and len(margins) == 0
+        out.extend((i, j, r, min(w, k - j * w), counts[rows, j]) for j in range(ct))
+    return out
+
+
+def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
+    out = []
+    first = True
+    for i, j, r, cols, nnz in tile_row_nnz(mat, fmt, rt, ct):
+        first = first or j == 0
+        margins = formats.block_margins(nnz, H, fmt)
+        out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64), first and len(margins) > 0, i, j))
+        first = first and len(margins) == 0
     return tuple(out)
 
 
