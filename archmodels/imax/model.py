@@ -117,7 +117,7 @@ class ImaxModel(Model):
         return vector.VectorUnit("CGRA ALUs", pts["units"] * 2 * pts["nchip"] * clock_hz, clock_hz, 4.0,
                                  pts["link_gbps"] * 1e9 * C.LINK_EFFICIENCY,
                                  vector.per_node(lambda nd: tech.mac_energy_pj("fp32", nd), pts["tech_nm"])
-                                 * tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale,
+                                 * _clock_costs(pts).energy_scale,
                                  *tech.dram_pj_per_byte(pts["dram"]))
 
     PARAMS = (
@@ -246,7 +246,7 @@ class ImaxModel(Model):
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
         area, static = np.zeros(n), np.zeros(n)
-        vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
+        vdd = _clock_costs(pts).vdd_ratio
         for node in np.unique(pts["tech_nm"]):
             sel = pts["tech_nm"] == node
             u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
@@ -306,7 +306,7 @@ class _Batch:
         nodes = [(node, pts["tech_nm"] == node) for node in np.unique(pts["tech_nm"])]
         return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
                    np.asarray(pts["nchip"], dtype=np.int64),
-                   tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale, nodes)
+                   _clock_costs(pts).energy_scale, nodes)
 
     def groups(self, sparse: bool) -> _Groups:
         if sparse not in self._groups:
@@ -317,7 +317,12 @@ class _Batch:
             mcode = np.array([C.MAPPINGS.index(m) for m in mapping])
             cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
                             + [pts["lmm_opt"].astype(np.int64)], axis=1)
-            uniq, inv = np.unique(cols, axis=0, return_inverse=True)
+            # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique
+            code = np.zeros(len(cols), np.int64)
+            for col in cols.T:
+                code = code * (int(col.max()) + 1) + col
+            _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+            uniq = cols[first]
             self._groups[sparse] = _Groups(fmt, mapping, uniq, np.asarray(inv).reshape(-1),
                                            np.array(C.MAPPINGS)[uniq[:, 1]])
         return self._groups[sparse]
@@ -347,6 +352,9 @@ class _Plans:
         at once (:mod:`.plans`); a sparse configuration with an empty tile by :func:`schedule.schedule`."""
         m, k, n = key[:3]
         parts, later = [], []
+        if live.sum() <= _FEW_CONFIGS:  # a few configurations (one-point studies): cached scalar schedules
+            later = np.flatnonzero(live).tolist()
+            live = np.zeros_like(live)
         for fcode, mcode in sorted(set(map(tuple, uniq[live][:, :2].tolist()))):
             at = np.flatnonzero(live & (uniq[:, 0] == fcode) & (uniq[:, 1] == mcode))
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
@@ -367,9 +375,29 @@ class _Plans:
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
 
 
+#: up to this many configurations in a call, plans come from the cached scalar schedules (a study asking
+#: one point at a time revisits configurations; the batched pass's fixed numpy cost is larger than a hit)
+_FEW_CONFIGS = 4
+
+
 def _schedule(key: tuple, row: np.ndarray) -> S.Schedule:
     """The cached scalar schedule of product ``key`` on the configuration ``row`` of ``_Groups.uniq``."""
     return S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]], *(int(x) for x in row[2:6]), bool(row[6]))
+
+
+_CLOCK_COSTS: dict[tuple, tech.ClockCosts] = {}
+
+
+def _clock_costs(pts: Points) -> tech.ClockCosts:
+    """``tech.clock_costs`` of the points' clocks and nodes, kept for the last few point sets (one
+    evaluation asks for it per layer batch, vector unit and totals)."""
+    clock, node = np.asarray(pts["clock_mhz"], dtype=float), np.asarray(pts["tech_nm"])
+    key = (clock.tobytes(), node.dtype.str, node.tobytes())
+    if key not in _CLOCK_COSTS:
+        if len(_CLOCK_COSTS) >= 8:
+            _CLOCK_COSTS.pop(next(iter(_CLOCK_COSTS)))
+        _CLOCK_COSTS[key] = tech.clock_costs(clock, node)
+    return _CLOCK_COSTS[key]
 
 
 def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
@@ -380,8 +408,9 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     g = inv[sel]
     cand = np.empty(len(sel), dtype=np.int64)
     sizes = np.bincount(g, minlength=len(n_cand))
-    big = sizes[g] >= _BIG_GROUP
-    for grp in np.flatnonzero(sizes >= _BIG_GROUP):  # many points on one configuration: candidates x points
+    alone = sizes >= (_BIG_GROUP if np.count_nonzero(sizes) > _FEW_CONFIGS else 1)
+    big = alone[g]
+    for grp in np.flatnonzero(alone):  # many points on one configuration (or few configurations): one by one
         at = np.flatnonzero(g == grp)
         own = {k: v[first[grp]:first[grp] + n_cand[grp]][None, :] for k, v in feats.items()}
         t = S.timing(own, int(nchip[sel[at[0]]]), clock_hz[sel[at]][:, None], bw[sel[at]][:, None])["time"]
