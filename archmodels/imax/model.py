@@ -164,7 +164,7 @@ class ImaxModel(Model):
         sparse = isinstance(layer, SpMM)
         r = self._run(key, batch, sparse)
         if sparse:
-            d = self._run(key[:3] + (None,), batch, False)
+            d = self._run(key[:3] + (None,), batch, False, reasons=False)
             dense_time = d["time"] * reps
         else:
             dense_time = r["time"] * reps
@@ -175,9 +175,10 @@ class ImaxModel(Model):
         lb.labels["mapping"] = grp.mapping
         return lb
 
-    def _run(self, key: tuple, batch: _Batch, sparse: bool) -> dict[str, np.ndarray]:
+    def _run(self, key: tuple, batch: _Batch, sparse: bool, reasons: bool = True) -> dict[str, np.ndarray]:
         """Schedule and time one product for every point (grouped by the structural parameters);
-        ``sparse``: A in the points' format and schedule, else dense."""
+        ``sparse``: A in the points' format and schedule, else dense; ``reasons``: write why a point has
+        no schedule (off for the dense reference run of a sparse product, whose reasons nobody reads)."""
         n = batch.n
         out = {k: np.full(n, np.nan) for k in S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt",
                                                             "blocks", "row_tiles", "col_tiles", "slots")}
@@ -190,6 +191,20 @@ class ImaxModel(Model):
         plans, feasible = _Plans.build(key, uniq, cfg, ~none)
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
+        out["reason"] = np.full(n, "", dtype=object)
+        if reasons:
+            out["reason"] = self._reasons(key, uniq, cfg, none, feasible)[inv]
+        nchip, clock_hz, bw = batch.nchip, batch.clock_hz, batch.bw
+        sel = np.flatnonzero(out["ok"])
+        if len(sel):
+            _store_choice(out, plans, inv, sel, nchip, clock_hz, bw)
+        return out
+
+    @staticmethod
+    def _reasons(key: tuple, uniq: np.ndarray, cfg: dict[str, np.ndarray], none: np.ndarray,
+                 feasible: np.ndarray) -> np.ndarray:
+        """Why each configuration without a schedule has none (the one line of ``no_schedule_reason``)."""
+        m, k, n_cols = key[:3]
         reasons = np.full(len(uniq), "", dtype=object)
         for g in np.flatnonzero(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(key, uniq[g]).problem)
@@ -200,12 +215,7 @@ class ImaxModel(Model):
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({k_: v[plain] for k_, v in cfg.items() if k_ != "n"}
                                                    | {"n": n_cols}, n_cols)
-        out["reason"] = reasons[inv]
-        nchip, clock_hz, bw = batch.nchip, batch.clock_hz, batch.bw
-        sel = np.flatnonzero(out["ok"])
-        if len(sel):
-            _store_choice(out, plans, inv, sel, nchip, clock_hz, bw)
-        return out
+        return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
         pts = batch.pts

@@ -420,11 +420,12 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], n: int) -> list[str]:
     flags = np.stack([at_a[c] if c in ("4.4.2", "4.4.3") else
                       _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
                       for c in CONSTRAINTS], axis=1)
-    names = np.array(CONSTRAINTS)
-    return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {', '.join(names[row])} "
+    pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
+    text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in np.unique(pattern)}
+    return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {text[code]} "
             f"for a {r}x{c} tile, n={n}, nchip={N}, lmm_kb={L // 1024}"
-            for row, r, c, N, L in zip(flags, lim["arow"].tolist(), lim["acol"].tolist(), lim["N"].tolist(),
-                                      lim["L"].tolist())]
+            for code, r, c, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
+                                        lim["N"].tolist(), lim["L"].tolist())]
 
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
