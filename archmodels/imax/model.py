@@ -28,11 +28,18 @@ What is modelled (details and every assumption: ``docs/models/imax.md``):
   other parameter equal. Energy from the technology table (28 nm); area
   from it too, anchored on the 13.3 mm^2 die (§2).
 
-Batch evaluation: the discrete part (tiling, layout statistics, the
-candidate schedules and their counts) is computed once per product and
-unique combination of (format, mapping, units, cols, lmm_kb, nchip,
-lmm_opt) and cached; clock and link bandwidth enter only the choice among
-candidates and the times, numpy over all (point, candidate) pairs at once.
+Batch evaluation (issue 15; ``docs/profile/imax.md``): the points are grouped
+once per call by their structure (format, mapping, units, cols, lmm_kb,
+nchip, lmm_opt), and clock, link bandwidth and voltage are computed once and
+shared by all layers. Per product, one numpy pass over the configurations
+finds those without a schedule from the tile counts alone and writes their
+reasons; the others get their candidates and counts for all configurations
+at once (``plans.py``: dense A in closed form, sparse A per tiling from each
+tile's sorted row nonzeros), and clock and link bandwidth enter only the
+choice among candidates and the times, numpy over all (point, candidate)
+pairs. A call with a few configurations (a study asking one point at a time)
+takes the cached scalar schedules of ``schedule.py`` instead; both paths give
+the same numbers bit for bit (tested).
 """
 
 from __future__ import annotations
