@@ -187,9 +187,9 @@ class ImaxModel(Model):
         ``sparse``: A in the points' format and schedule, else dense; ``reasons``: write why a point has
         no schedule (off for the dense reference run of a sparse product, whose reasons nobody reads)."""
         n = batch.n
-        out = {k: np.full(n, np.nan) for k in S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt",
-                                                            "blocks", "row_tiles", "col_tiles", "slots")}
-        out.update({s: np.full(n, np.nan) for s in STATES})
+        names = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles",
+                              "col_tiles", "slots") + STATES
+        out = dict(zip(names, np.full((len(names), n), np.nan)))  # rows of one block
         grp = batch.groups(sparse)
         uniq, inv = grp.uniq, grp.inv
         m, k, n_cols = key[:3]
@@ -330,8 +330,11 @@ class _Batch:
             pts = self.pts
             fmt = pts["format"].astype(object) if sparse else np.full(self.n, "dense", dtype=object)
             mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
-            fcode = np.array([FORMATS.index(f) for f in fmt])
-            mcode = np.array([C.MAPPINGS.index(m) for m in mapping])
+            fcode, mcode = np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)
+            for code, name in enumerate(FORMATS):
+                fcode[fmt == name] = code
+            for code, name in enumerate(C.MAPPINGS):
+                mcode[mapping == name] = code
             cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
                             + [pts["lmm_opt"].astype(np.int64)], axis=1)
             # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique

@@ -212,7 +212,8 @@ def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
     if not parts:
         return {"count": count, "feats": {k: np.zeros(0) for k in S.FEATURES}, "agrp": np.zeros(0, np.int64),
                 "bgrp": np.zeros(0, np.int64), "per": per}
-    order = np.argsort(np.concatenate(owner), kind="stable")
+    owner = np.concatenate(owner)
+    order = slice(None) if (owner[1:] >= owner[:-1]).all() else np.argsort(owner, kind="stable")
     cat = lambda key: np.concatenate([d[key] for _, d in parts])[order]  # noqa: E731
     return {"count": count, "feats": {k: np.concatenate([d["feats"][k] for _, d in parts])[order] for k in S.FEATURES},
             "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
