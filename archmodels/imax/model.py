@@ -156,24 +156,27 @@ class ImaxModel(Model):
     # ------------------------------------------------------------ layers
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         batch = _Batch.of(pts)
-        return [self._layer(layer, batch) for layer in workload.layers]
+        dense = {}  # the distinct dense products of the workload: all planned and timed in one pass
+        for layer in workload.layers:
+            if not isinstance(layer, SpMM) and (prods := as_matmuls(layer)):
+                dense.setdefault((prods[0].m, prods[0].k, prods[0].n, None), None)
+        runs = dict(zip(dense, self._runs(list(dense), batch, False))) if dense else {}
+        return [self._layer(layer, batch, runs) for layer in workload.layers]
 
-    def _layer(self, layer: Layer, batch: _Batch) -> LayerBatch:
+    def _layer(self, layer: Layer, batch: _Batch, runs: dict[tuple, dict]) -> LayerBatch:
         lb = LayerBatch(layer, batch.n)
-        if isinstance(layer, SpMM):
+        sparse = isinstance(layer, SpMM)
+        if sparse:
             key, reps = (layer.m, layer.k, layer.n, layer), 1
+            r = self._runs([key], batch, True)[0]
+            dense_time = self._runs([key[:3] + (None,)], batch, False, reasons=False)[0]["time"] * reps
         else:
             prods = as_matmuls(layer)
             if not prods:  # pooling: not a matrix product
                 _fill_nan(lb)
                 return lb
             key, reps = (prods[0].m, prods[0].k, prods[0].n, None), len(prods)
-        sparse = isinstance(layer, SpMM)
-        r = self._run(key, batch, sparse)
-        if sparse:
-            d = self._run(key[:3] + (None,), batch, False, reasons=False)
-            dense_time = d["time"] * reps
-        else:
+            r = runs[key]
             dense_time = r["time"] * reps
         lb.infeasible(~r["ok"], r["reason"])
         self._fill(lb, layer, r, reps, dense_time, batch)
@@ -182,46 +185,46 @@ class ImaxModel(Model):
         lb.labels["mapping"] = grp.mapping
         return lb
 
-    def _run(self, key: tuple, batch: _Batch, sparse: bool, reasons: bool = True) -> dict[str, np.ndarray]:
-        """Schedule and time one product for every point (grouped by the structural parameters);
-        ``sparse``: A in the points' format and schedule, else dense; ``reasons``: write why a point has
-        no schedule (off for the dense reference run of a sparse product, whose reasons nobody reads)."""
-        n = batch.n
+    def _runs(self, keys: list[tuple], batch: _Batch, sparse: bool, reasons: bool = True) -> list[dict]:
+        """Schedule and time the products ``keys`` (m, k, n, sparse layer or None) for every point, all
+        (product, configuration) pairs at once; ``sparse``: A in the points' format and schedule (one
+        product), else dense; ``reasons``: write why a point has no schedule (off for the dense reference
+        run of a sparse product, whose reasons nobody reads)."""
+        n, nk = batch.n, len(keys)
+        grp = batch.groups(sparse)
+        G = len(grp.uniq)
+        rows = np.tile(grp.uniq, (nk, 1))  # (product, configuration) pairs, product-major
+        prod = np.repeat(np.arange(nk), G)
+        mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
+        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(grp.mapping_names, nk), *rows[:, 2:6].T)
+        none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
+        plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
+        inv = (np.arange(nk)[:, None] * G + grp.inv[None, :]).ravel()  # pair of each (product, point)
         names = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles",
                               "col_tiles", "slots") + STATES
-        out = dict(zip(names, np.full((len(names), n), np.nan)))  # rows of one block
-        grp = batch.groups(sparse)
-        uniq, inv = grp.uniq, grp.inv
-        m, k, n_cols = key[:3]
-        cfg = S.configurations(m, k, n_cols, grp.mapping_names, *uniq[:, 2:6].T)
-        none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
-        plans, feasible = _Plans.build(key, uniq, cfg, ~none)
+        out = dict(zip(names, np.full((len(names), nk * n), np.nan)))  # rows of one block
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
-        out["reason"] = np.full(n, "", dtype=object)
-        if reasons:
-            out["reason"] = self._reasons(key, uniq, cfg, none, feasible)[inv]
-        nchip, clock_hz, bw = batch.nchip, batch.clock_hz, batch.bw
+        out["reason"] = (self._reasons(keys, prod, rows, cfg, none, feasible)[inv] if reasons
+                         else np.full(nk * n, "", dtype=object))
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            _store_choice(out, plans, inv, sel, nchip, clock_hz, bw)
-        return out
+            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (batch.nchip, batch.clock_hz, batch.bw)))
+        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(nk)]
 
     @staticmethod
-    def _reasons(key: tuple, uniq: np.ndarray, cfg: dict[str, np.ndarray], none: np.ndarray,
-                 feasible: np.ndarray) -> np.ndarray:
-        """Why each configuration without a schedule has none (the one line of ``no_schedule_reason``)."""
-        m, k, n_cols = key[:3]
-        reasons = np.full(len(uniq), "", dtype=object)
+    def _reasons(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
+                 none: np.ndarray, feasible: np.ndarray) -> np.ndarray:
+        """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``)."""
+        reasons = np.full(len(rows), "", dtype=object)
         for g in np.flatnonzero(~feasible & ~none):
-            reasons[g] = S.no_schedule_reason(_schedule(key, uniq[g]).problem)
+            reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
         for g in np.flatnonzero(cfg["error"]):
-            reasons[g] = S.build(m, k, n_cols, FORMATS[uniq[g, 0]], C.MAPPINGS[uniq[g, 1]], *uniq[g, 2:6],
+            reasons[g] = S.build(*keys[prod[g]][:3], FORMATS[rows[g, 0]], C.MAPPINGS[rows[g, 1]], *rows[g, 2:6],
                                  with_tiles=False).error
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
-            reasons[plain] = S.no_schedule_reasons({k_: v[plain] for k_, v in cfg.items() if k_ != "n"}
-                                                   | {"n": n_cols}, n_cols)
+            reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()})
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
@@ -365,33 +368,35 @@ class _Plans:
         return np.cumsum(self.count) - self.count
 
     @classmethod
-    def build(cls, key: tuple, uniq: np.ndarray, cfg: dict[str, np.ndarray], live: np.ndarray
-              ) -> tuple[_Plans, np.ndarray]:
-        """Plans of the product ``key`` on the configurations ``uniq`` where ``live`` (and which of them have
-        a schedule): dense ones in closed form, sparse ones over each tiling, both for all configurations
-        at once (:mod:`.plans`); a sparse configuration with an empty tile by :func:`schedule.schedule`."""
-        m, k, n = key[:3]
+    def build(cls, keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
+              live: np.ndarray) -> tuple[_Plans, np.ndarray]:
+        """Plans of the (product ``keys[prod[g]]``, configuration ``rows[g]``) pairs where ``live`` (and
+        which of them have a schedule): dense ones in closed form, sparse ones over each tiling, both for
+        all pairs at once (:mod:`.plans`); a sparse configuration with an empty tile, and every pair when
+        there are only a few, by the cached :func:`schedule.schedule`."""
         parts, later = [], []
         if live.sum() <= _FEW_CONFIGS:  # a few configurations (one-point studies): cached scalar schedules
             later = np.flatnonzero(live).tolist()
             live = np.zeros_like(live)
-        for fcode, mcode in sorted(set(map(tuple, uniq[live][:, :2].tolist()))):
-            at = np.flatnonzero(live & (uniq[:, 0] == fcode) & (uniq[:, 1] == mcode))
+        n_of = cfg["n"]
+        for fcode, mcode, n in sorted(set(map(tuple, np.column_stack([rows[live][:, :2], n_of[live]]).tolist()))):
+            at = np.flatnonzero(live & (rows[:, 0] == fcode) & (rows[:, 1] == mcode) & (n_of == n))
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
-            opt = uniq[at, 6].astype(bool)
+            opt = rows[at, 6].astype(bool)
+            m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at]] for i in (0, 1))
             if FORMATS[fcode] == "dense":
                 parts.append((at, P.dense_plans(m, k, n, sub, opt)))
                 continue
-            d = P.sparse_plans(key[3], FORMATS[fcode], C.MAPPINGS[mcode], n, sub, opt)
+            d = P.sparse_plans(keys[0][3], FORMATS[fcode], C.MAPPINGS[mcode], n, sub, opt)  # one sparse product
             parts.append((at, d))
             later += at[d["fallback"]].tolist()
         feasible = live.copy()
         for g in later:
-            sch = _schedule(key, uniq[g])
+            sch = _schedule(keys[prod[g]], rows[g])
             feasible[g] = sch.feasible
             if sch.feasible:
                 parts.append((np.array([g]), P.from_schedule(sch)))
-        d = P.merge(len(uniq), parts)
+        d = P.merge(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
 
 

@@ -61,17 +61,20 @@ def _col_sum(ec, ct, c0, h) -> np.ndarray:
     return ec * h(c0 + 1) + (ct - ec) * h(c0)
 
 
-def dense_plans(m: int, k: int, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
-    """The candidates and their counts (``schedule.FEATURES``) of the dense product m x k x n for each
-    schedulable configuration of ``cfg`` (:func:`schedule.configurations`, all rows dense), flattened:
-    ``count`` per configuration, then ``feats``, ``agrp``, ``bgrp`` per candidate and the configurations'
-    problem numbers (``per``: tile rows, A bytes per row and block, half an LMM, blocks, tiles, slots)."""
+def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """The candidates and their counts (``schedule.FEATURES``) of the dense products m x k x n (``m``, ``k``
+    one number or one per configuration) for each schedulable configuration of ``cfg``
+    (:func:`schedule.configurations`, all rows dense), flattened: ``count`` per configuration, then
+    ``feats``, ``agrp``, ``bgrp`` per candidate and the configurations' problem numbers (``per``: tile
+    rows, A bytes per row and block, half an LMM, blocks, tiles, slots)."""
     H, W, N, L, units = cfg["H"], cfg["W"], cfg["N"], cfg["L"], cfg["units"]
     rt, ct, arow, acol = cfg["rt"], cfg["ct"], cfg["arow"], cfg["acol"]
     urb = C.a_unit_row_bytes("dense", 1)
     e = C.VALUE_BYTES
     count, g, AG, BG = _candidates(n, cfg, lmm_opt, _a_max(cfg, np.ones(len(H), bool)))
     opt = lmm_opt[g]
+    m_cfg, k_cfg = np.broadcast_to(m, H.shape), np.broadcast_to(k, H.shape)
+    m, k = m_cfg[g], k_cfg[g]
     H_, W_, rt_, ct_, units_ = H[g], W[g], rt[g], ct[g], units[g]
     c0, ec = np.divmod(k, ct_)
     GB = n // (BG * N[g])
@@ -114,9 +117,8 @@ def dense_plans(m: int, k: int, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.
     f["range_words"] = f["starts"] * C.range_words(units_, W_).astype(np.float64)
     half = L / 2
     per = {"jds": np.zeros(len(H), bool), "tile_rows": arow, "urb": np.full(len(H), urb), "half": half,
-           "util_unopt": arow * urb / half, "blocks": rt * _col_sum(np.divmod(k, ct)[1], ct, k // ct,
-                                                                       lambda c: -(-c // H)),
-           "row_tiles": rt, "col_tiles": ct, "slots": np.full(len(H), m * k)}
+           "util_unopt": arow * urb / half, "blocks": rt * _col_sum(k_cfg % ct, ct, k_cfg // ct, lambda c: -(-c // H)),
+           "row_tiles": rt, "col_tiles": ct, "slots": m_cfg * k_cfg}
     return {"count": count, "feats": {key: f[key] for key in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
 
 

@@ -404,17 +404,17 @@ def no_schedule_reason(p: Problem) -> str:
     """One line naming the constraints that leave no (AGRP, BGRP, CGRP)."""
     if p.error:
         return p.error
-    lim = {k: np.asarray([v]) for k, v in _limits(p).items()}
-    return no_schedule_reasons(lim, p.n)[0]
+    return no_schedule_reasons({k: np.asarray([v]) for k, v in _limits(p).items()})[0]
 
 
-def no_schedule_reasons(lim: dict[str, np.ndarray], n: int) -> list[str]:
+def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
     """:func:`no_schedule_reason` of configurations without a build error (``lim``: arrays of
     :func:`broken`'s names): the constraints AGRP = 1 breaks (4.4.2, 4.4.3) and those some BGRP = CGRP in
     1..b_top breaks. 4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any
     BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
     every BGRP."""
-    b_top = np.where(lim["simd"], lim["W"] * 2, max(1, min(n, 4096)))
+    n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
+    b_top = np.where(lim["simd"], lim["W"] * 2, np.clip(n, 1, 4096))
     at_a = broken(lim, 1, 1, 1)
     at_b = broken(lim, 1, b_top, b_top)
     flags = np.stack([at_a[c] if c in ("4.4.2", "4.4.3") else
@@ -423,9 +423,9 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], n: int) -> list[str]:
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
     text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in np.unique(pattern)}
     return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {text[code]} "
-            f"for a {r}x{c} tile, n={n}, nchip={N}, lmm_kb={L // 1024}"
-            for code, r, c, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
-                                        lim["N"].tolist(), lim["L"].tolist())]
+            f"for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"
+            for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
+                                            n.tolist(), lim["N"].tolist(), lim["L"].tolist())]
 
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
