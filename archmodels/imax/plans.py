@@ -204,6 +204,8 @@ def _margins(nz_sorted: np.ndarray, r: int, H: np.ndarray, nb: np.ndarray) -> np
 
 def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
     """Plans of groups of configurations (their indices among G) in configuration order."""
+    if len(parts) == 1 and len(parts[0][0]) == G:  # one part covering every configuration in order
+        return parts[0][1]
     count = np.zeros(G, np.int64)
     owner, per = [], {}
     for idx, d in parts:
@@ -226,7 +228,13 @@ PROBLEM_NUMBERS = ("jds", "tile_rows", "urb", "half", "util_unopt", "blocks", "r
 
 
 def from_schedule(sch: S.Schedule) -> dict:
-    """The plans of one scalar schedule (see :func:`merge`)."""
+    """The plans of one scalar schedule (see :func:`merge`), kept on the (cached) schedule."""
+    if sch.plan is None:
+        sch.plan = _plan_of(sch)
+    return sch.plan
+
+
+def _plan_of(sch: S.Schedule) -> dict:
     p = sch.problem
     half = p.lmm_bytes / 2
     first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)

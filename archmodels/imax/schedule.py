@@ -686,6 +686,7 @@ class Schedule:
     agrp: np.ndarray
     bgrp: np.ndarray
     feats: dict[str, np.ndarray] = field(default_factory=dict)
+    plan: dict | None = None  # the same as ``plans.from_schedule`` uses, made on first use
 
     @property
     def feasible(self) -> bool:
