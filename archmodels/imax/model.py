@@ -341,11 +341,14 @@ class _Batch:
             cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
                             + [pts["lmm_opt"].astype(np.int64)], axis=1)
             # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique
-            code = np.zeros(len(cols), np.int64)
-            for col in cols.T:
-                code = code * (int(col.max()) + 1) + col
-            _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-            uniq = cols[first]
+            if self.n == 1:
+                uniq, inv = cols, np.zeros(1, np.int64)
+            else:
+                code = np.zeros(len(cols), np.int64)
+                for col in cols.T:
+                    code = code * (int(col.max()) + 1) + col
+                _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+                uniq = cols[first]
             self._groups[sparse] = _Groups(fmt, mapping, uniq, np.asarray(inv).reshape(-1),
                                            np.array(C.MAPPINGS)[uniq[:, 1]])
         return self._groups[sparse]

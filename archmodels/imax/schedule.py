@@ -449,8 +449,10 @@ def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarra
     units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
     H, urb = np.zeros(len(units), np.int64), np.ones(len(units), np.int64)
     simd = np.zeros(len(units), bool)
-    for name in np.unique(mapping):
+    for name in C.MAPPINGS:
         at = mapping == name
+        if not at.any():
+            continue
         H[at] = C.mac_units(units[at], cols[at], name)
         urb[at] = C.a_unit_row_bytes(name, cols[at])
         simd[at] = C.simd_bgrp_limited(name)
