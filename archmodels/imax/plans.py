@@ -1,4 +1,8 @@
-"""Dense-product schedules of many IMAX configurations at once (spec `imax.md` §3, §5; issue 15).
+"""IMAX schedules of many configurations at once (spec `imax.md` §3-§5; issue 15).
+
+Dense products in closed form (:func:`dense_plans`); sparse ones per tiling
+(:func:`sparse_plans`: each tile's sorted row nonzeros give its Margins for
+every chain length H, and the tile sums of ``schedule`` run over arrays).
 
 A dense A cut into ``rt x ct`` equal tiles (``schedule._dense_tiles``) has
 only two row sizes and two column sizes, every block of a tile holds all its
