@@ -213,3 +213,35 @@ def test_ivs_pays_for_its_index_units():
     v = M.evaluate("spmm:n=512,sparsity=0.9", schedule="ivs")["layers"][0]
     assert (j["agrp"], v["agrp"]) == (8, 1)  # 512 rows x 64 B fill an IVS offset unit's half with one block
     assert v["a_groups"] > j["a_groups"] and v["time_s"] > j["time_s"]
+
+
+@pytest.mark.parametrize("wl", ["alexnet-conv", "vgg16", "spmm:n=96,sparsity=0.9"])
+def test_batch_of_random_points_equals_each_point_alone_with_layers_and_reasons(wl):
+    """Shared per-batch groups, the whole-batch screen and the plan caches give every point of a batch
+    (random, mostly infeasible, some repeated structures) the numbers and reasons it gets alone."""
+    rows = M.params.random_rows(40, np.random.default_rng(7))
+    rows += [dict(rows[0], clock_mhz=rows[0]["clock_mhz"] / 2), M.params.defaults()]  # same structure, other clock
+    batch = M.evaluate_batch(wl, M.params.points(rows))
+    assert batch.feasible.any() and not batch.feasible.all()
+    for i, row in enumerate(rows):
+        one = M.evaluate_batch(wl, M.params.points([row]))
+        assert one.reason[0] == batch.reason[i]
+        for lb_one, lb in zip(one.layers, batch.layers):
+            assert lb_one.reason[0] == lb.reason[i]
+            for key, v in lb_one.metrics.items():
+                a, b = v[0], lb.metrics[key][i]
+                assert a == b or (np.isnan(a) and np.isnan(b)), (i, lb.layer.name, key, a, b)
+
+
+def test_clock_costs_kept_per_point_set_equal_the_technology_table():
+    """The model keeps tech.clock_costs for the last few point sets, keyed by the clocks and nodes."""
+    from archmodels import tech
+    from archmodels.imax.model import _CLOCK_COSTS, _clock_costs
+
+    sets = [{"clock_mhz": np.array([100.0, 150.0 + i]), "tech_nm": np.array([28, 14])} for i in range(12)]
+    sets.append({"clock_mhz": np.array([100.0, 150.0]), "tech_nm": np.array([28, 28])})  # same clocks, other nodes
+    for pts in sets + sets[::-1]:
+        got, want = _clock_costs(pts), tech.clock_costs(pts["clock_mhz"], pts["tech_nm"])
+        assert np.array_equal(got.vdd_ratio, want.vdd_ratio, equal_nan=True)
+        assert np.array_equal(got.energy_scale, want.energy_scale, equal_nan=True)
+    assert len(_CLOCK_COSTS) <= 8

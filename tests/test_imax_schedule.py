@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from archmodels.imax import costs as C
 from archmodels.imax import schedule as S
@@ -176,3 +177,83 @@ def test_pipeline_fill_counts_the_chain_stages():
     assert int(C.chain_stages(64, 4, "ivj")) == 58 + 2 + 1
     assert int(C.chain_stages(64, 4, "ivs")) == 3 * (2 + 16) + 1
     assert int(C.fill_cycles(64, 4, "dense")) == 61 * 2 * 4  # 8 cycles per stage with 4 threads
+
+
+# ---- the whole-batch screen (issue 15): what it flags and the reasons it writes equal the full build's
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 300), k=st.integers(1, 300), n=st.integers(1, 96), fmt_map=st.sampled_from(
+    [("dense", "dense"), ("csr", "ivj"), ("jds", "ivj"), ("csr", "ivs"), ("jds", "ivs")]),
+       units=st.integers(1, 80), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 64),
+       nchip=st.integers(1, 12), seed=st.integers(0, 1000))
+def test_unschedulable_screen_and_reasons_equal_the_full_build(m, k, n, fmt_map, units, cols, lmm_kb, nchip, seed):
+    fmt, mapping = fmt_map
+    mat = None if fmt == "dense" else sparse.generate(m, k, 0.9, 1.5, seed)
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, mat)
+    sch = S.schedule(p, True)
+    cfg = S.configurations(m, k, n, np.array([mapping]), [units], [cols], [lmm_kb], [nchip])
+    assert cfg["H"][0] == p.H and bool(cfg["error"][0]) == bool(p.error)
+    flagged = bool(S.unschedulable(cfg)[0])
+    if flagged:  # never a configuration that has a schedule
+        assert not sch.feasible
+    if not p.error:
+        assert (cfg["arow"][0], cfg["acol"][0]) == (p.tile_rows, p.tile_cols)
+        assert cfg["b_hi"][0] == S._bgrp_cap(p)
+        if flagged:  # the reason without tiles is the one of the full problem
+            assert S.no_schedule_reasons(cfg)[0] == S.no_schedule_reason(p)
+    for a, b in [(1, 1), (2, 3), (1, 8)] if not p.error else []:  # violations over arrays == one by one
+        flags = S.broken({key: np.asarray([v]) for key, v in S._limits(p).items()}, a, b, b)
+        assert [c for c in S.CONSTRAINTS if np.ravel(flags[c])[0]] == S.violations(p, a, b, b)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 400), k=st.integers(1, 700), n=st.sampled_from([1, 6, 12, 16, 48, 96, 100]),
+       units=st.integers(5, 90), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 16),
+       nchip=st.sampled_from([1, 2, 3, 4]), lmm_opt=st.booleans())
+def test_dense_closed_form_plans_equal_the_tile_walk(m, k, n, units, cols, lmm_kb, nchip, lmm_opt):
+    """plans.dense_plans (no tiles, many configurations at once) == schedule() of the built tiles, candidate
+    by candidate and count by count, on small LMMs that cut A into row and column tiles."""
+    from archmodels.imax import plans as P
+
+    cfg = S.configurations(m, k, n, np.array(["dense"]), [units], [cols], [lmm_kb], [nchip])
+    if S.unschedulable(cfg)[0]:
+        return
+    sch = S.schedule(S.build(m, k, n, "dense", "dense", units, cols, lmm_kb, nchip), lmm_opt)
+    d = P.dense_plans(m, k, n, cfg, np.array([lmm_opt]))
+    assert sch.feasible and d["count"][0] == len(sch.agrp)
+    assert d["agrp"].tolist() == sch.agrp.tolist() and d["bgrp"].tolist() == sch.bgrp.tolist()
+    for key in S.FEATURES:
+        assert d["feats"][key].tolist() == sch.feats[key].tolist(), key
+    p = sch.problem
+    assert (d["per"]["blocks"][0], d["per"]["slots"][0]) == (sum(t.blocks for t in p.tiles), p.stored_slots)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(8, 200), k=st.integers(8, 300), n=st.sampled_from([1, 8, 12, 16, 48]),
+       fmt_map=st.sampled_from([("csr", "ivj"), ("jds", "ivj"), ("csr", "ivs"), ("jds", "ivs")]),
+       units=st.integers(8, 90), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 16),
+       nchip=st.sampled_from([1, 2, 4]), lmm_opt=st.booleans(), sparsity=st.sampled_from([0.5, 0.9, 0.97]),
+       seed=st.integers(0, 50))
+def test_sparse_plans_over_all_chain_lengths_equal_the_tile_walk(m, k, n, fmt_map, units, cols, lmm_kb, nchip,
+                                                                 lmm_opt, sparsity, seed):
+    """plans.sparse_plans (Margins for all H at once from sorted row counts) == schedule() of the built tiles."""
+    from archmodels.imax import plans as P
+    from workloads.parametric import matrix_of, parse
+
+    fmt, mapping = fmt_map
+    layer = parse(f"spmm:m={m},k={k},cols={n},sparsity={sparsity},bias=1.5,seed={seed}").layers[0]
+    cfg = S.configurations(m, k, n, np.array([mapping]), [units], [cols], [lmm_kb], [nchip])
+    if S.unschedulable(cfg)[0]:
+        return
+    sch = S.schedule(S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, matrix_of(layer)), lmm_opt)
+    d = P.sparse_plans(layer, fmt, mapping, n, cfg, np.array([lmm_opt]))
+    if d["fallback"][0]:  # an empty tile: left to schedule()
+        assert any(t.blocks == 0 for t in sch.problem.tiles)
+        return
+    assert sch.feasible and d["count"][0] == len(sch.agrp)
+    assert d["agrp"].tolist() == sch.agrp.tolist() and d["bgrp"].tolist() == sch.bgrp.tolist()
+    for key in S.FEATURES:
+        assert d["feats"][key].tolist() == sch.feats[key].tolist(), key
+    want = P.from_schedule(sch)["per"]
+    for key, v in d["per"].items():
+        assert v[0] == want[key][0], key

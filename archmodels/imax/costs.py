@@ -141,7 +141,8 @@ def a_unit_row_bytes(mapping, cols):
     if mapping == "ivj":
         return VALUE_BYTES + INDEX_BYTES
     if mapping == "ivs":
-        return int(ivs_offsets_per_set(cols)) * INDEX_BYTES
+        per = ivs_offsets_per_set(cols) * INDEX_BYTES
+        return int(per) if np.ndim(per) == 0 else per
     raise ValueError(f"unknown mapping {mapping}; allowed: {', '.join(MAPPINGS)}")
 
 

@@ -28,14 +28,23 @@ What is modelled (details and every assumption: ``docs/models/imax.md``):
   other parameter equal. Energy from the technology table (28 nm); area
   from it too, anchored on the 13.3 mm^2 die (§2).
 
-Batch evaluation: the discrete part (tiling, layout statistics, the
-candidate schedules and their counts) is computed once per product and
-unique combination of (format, mapping, units, cols, lmm_kb, nchip,
-lmm_opt) and cached; clock and link bandwidth enter only the choice among
-candidates and the times, numpy over all (point, candidate) pairs at once.
+Batch evaluation (issue 15; ``docs/profile/imax.md``): the points are grouped
+once per call by their structure (format, mapping, units, cols, lmm_kb,
+nchip, lmm_opt), and clock, link bandwidth and voltage are computed once and
+shared by all layers. Per product, one numpy pass over the configurations
+finds those without a schedule from the tile counts alone and writes their
+reasons; the others get their candidates and counts for all configurations
+at once (``plans.py``: dense A in closed form, sparse A per tiling from each
+tile's sorted row nonzeros), and clock and link bandwidth enter only the
+choice among candidates and the times, numpy over all (point, candidate)
+pairs. A call with a few configurations (a study asking one point at a time)
+takes the cached scalar schedules of ``schedule.py`` instead; both paths give
+the same numbers bit for bit (tested).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,6 +53,7 @@ from workloads.layers import Conv2D, Layer, SpMM
 from workloads.lowering import as_matmuls
 
 from . import costs as C
+from . import plans as P
 from . import schedule as S
 from .. import tech
 from .. import vector
@@ -114,7 +124,7 @@ class ImaxModel(Model):
         return vector.VectorUnit("CGRA ALUs", pts["units"] * 2 * pts["nchip"] * clock_hz, clock_hz, 4.0,
                                  pts["link_gbps"] * 1e9 * C.LINK_EFFICIENCY,
                                  vector.per_node(lambda nd: tech.mac_energy_pj("fp32", nd), pts["tech_nm"])
-                                 * tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale,
+                                 * _clock_costs(pts).energy_scale,
                                  *tech.dram_pj_per_byte(pts["dram"]))
 
     PARAMS = (
@@ -145,67 +155,82 @@ class ImaxModel(Model):
 
     # ------------------------------------------------------------ layers
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        n = batch_size(pts)
-        return [self._layer(layer, pts, n) for layer in workload.layers]
+        batch = _Batch.of(pts)
+        dense = {}  # the distinct dense products of the workload: all planned and timed in one pass
+        for layer in workload.layers:
+            if not isinstance(layer, SpMM) and (prods := as_matmuls(layer)):
+                dense.setdefault((prods[0].m, prods[0].k, prods[0].n, None), None)
+        runs = dict(zip(dense, self._runs(list(dense), batch, False))) if dense else {}
+        return [self._layer(layer, batch, runs) for layer in workload.layers]
 
-    def _layer(self, layer: Layer, pts: Points, n: int) -> LayerBatch:
-        lb = LayerBatch(layer, n)
-        if isinstance(layer, SpMM):
+    def _layer(self, layer: Layer, batch: _Batch, runs: dict[tuple, dict]) -> LayerBatch:
+        lb = LayerBatch(layer, batch.n)
+        sparse = isinstance(layer, SpMM)
+        if sparse:
             key, reps = (layer.m, layer.k, layer.n, layer), 1
-            fmt = pts["format"].astype(object)
+            r = self._runs([key], batch, True)[0]
+            dense_time = self._runs([key[:3] + (None,)], batch, False, reasons=False)[0]["time"] * reps
         else:
             prods = as_matmuls(layer)
             if not prods:  # pooling: not a matrix product
                 _fill_nan(lb)
                 return lb
             key, reps = (prods[0].m, prods[0].k, prods[0].n, None), len(prods)
-            fmt = np.full(n, "dense", dtype=object)
-        mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
-        r = self._run(key, fmt, mapping, pts)
-        if isinstance(layer, SpMM):
-            dense_key = key[:3] + (None,)
-            d = self._run(dense_key, np.full(n, "dense", dtype=object), np.full(n, "dense", dtype=object), pts)
-            dense_time = d["time"] * reps
-        else:
+            r = runs[key]
             dense_time = r["time"] * reps
         lb.infeasible(~r["ok"], r["reason"])
-        self._fill(lb, layer, r, reps, dense_time, pts)
-        lb.labels["format"] = fmt
-        lb.labels["mapping"] = mapping
+        self._fill(lb, layer, r, reps, dense_time, batch)
+        grp = batch.groups(sparse)
+        lb.labels["format"] = grp.fmt
+        lb.labels["mapping"] = grp.mapping
         return lb
 
-    def _run(self, key: tuple, fmt: np.ndarray, mapping: np.ndarray, pts: Points) -> dict[str, np.ndarray]:
-        """Schedule and time one product for every point (grouped by the structural parameters)."""
-        n = len(fmt)
-        out = {k: np.full(n, np.nan) for k in S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt",
-                                                            "blocks", "row_tiles", "col_tiles", "slots")}
-        out.update({s: np.full(n, np.nan) for s in STATES})
-        fcode = np.array([FORMATS.index(f) for f in fmt])
-        mcode = np.array([C.MAPPINGS.index(m) for m in mapping])
-        cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
-                        + [pts["lmm_opt"].astype(np.int64)], axis=1)
-        uniq, inv = np.unique(cols, axis=0, return_inverse=True)
-        inv = np.asarray(inv).reshape(-1)
-        clock_hz = pts["clock_mhz"] * 1e6
-        bw = C.link_bytes_per_s(pts["link_gbps"])
-        nchip = np.asarray(pts["nchip"], dtype=np.int64)
-        scheds = [S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]], *(int(x) for x in row[2:6]), bool(row[6]))
-                  for row in uniq]
-        out["H"] = np.array([sch.problem.H for sch in scheds], dtype=float)[inv]
-        feasible = np.array([sch.feasible for sch in scheds], dtype=bool)
-        bad = np.flatnonzero(~feasible)
+    def _runs(self, keys: list[tuple], batch: _Batch, sparse: bool, reasons: bool = True) -> list[dict]:
+        """Schedule and time the products ``keys`` (m, k, n, sparse layer or None) for every point, all
+        (product, configuration) pairs at once; ``sparse``: A in the points' format and schedule (one
+        product), else dense; ``reasons``: write why a point has no schedule (off for the dense reference
+        run of a sparse product, whose reasons nobody reads)."""
+        n, nk = batch.n, len(keys)
+        grp = batch.groups(sparse)
+        G = len(grp.uniq)
+        rows = np.tile(grp.uniq, (nk, 1))  # (product, configuration) pairs, product-major
+        prod = np.repeat(np.arange(nk), G)
+        mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
+        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(grp.mapping_names, nk), *rows[:, 2:6].T)
+        none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
+        plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
+        inv = (np.arange(nk)[:, None] * G + grp.inv[None, :]).ravel()  # pair of each (product, point)
+        names = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles",
+                              "col_tiles", "slots") + STATES
+        out = dict(zip(names, np.full((len(names), nk * n), np.nan)))  # rows of one block
+        out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
-        reasons = np.full(len(scheds), "", dtype=object)
-        reasons[bad] = [S.no_schedule_reason(scheds[g].problem) for g in bad]
-        out["reason"] = reasons[inv]
+        out["reason"] = (self._reasons(keys, prod, rows, cfg, none, feasible)[inv] if reasons
+                         else np.full(nk * n, "", dtype=object))
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            _store_choice(out, [sch if ok else None for sch, ok in zip(scheds, feasible)], inv, sel, nchip, clock_hz, bw)
-        return out
+            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (batch.nchip, batch.clock_hz, batch.bw)))
+        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(nk)]
 
-    def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, pts: Points) -> None:
+    @staticmethod
+    def _reasons(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
+                 none: np.ndarray, feasible: np.ndarray) -> np.ndarray:
+        """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``)."""
+        reasons = np.full(len(rows), "", dtype=object)
+        for g in np.flatnonzero(~feasible & ~none):
+            reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
+        for g in np.flatnonzero(cfg["error"]):
+            reasons[g] = S.build(*keys[prod[g]][:3], FORMATS[rows[g, 0]], C.MAPPINGS[rows[g, 1]], *rows[g, 2:6],
+                                 with_tiles=False).error
+        plain = np.flatnonzero(none & ~cfg["error"])
+        if len(plain):
+            reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()})
+        return reasons
+
+    def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
+        pts = batch.pts
         nchip = pts["nchip"].astype(float)
-        clock_hz = pts["clock_mhz"] * 1e6
+        clock_hz = batch.clock_hz
         time_s = r["time"] * reps
         reads = (r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"])) * reps
         writes = nchip * r["c_drain_bytes"] * reps
@@ -213,9 +238,8 @@ class ImaxModel(Model):
         lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
                              + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
         energy = np.full(lb.n, np.nan)
-        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
-        for node in np.unique(pts["tech_nm"]):
-            sel = pts["tech_nm"] == node
+        vscale = batch.vscale
+        for node, sel in batch.nodes:
             energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
         energy = energy + tech.dram_energy_j(reads, writes, pts["dram"])
         cycles = time_s * clock_hz
@@ -242,7 +266,7 @@ class ImaxModel(Model):
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
         area, static = np.zeros(n), np.zeros(n)
-        vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
+        vdd = _clock_costs(pts).vdd_ratio
         for node in np.unique(pts["tech_nm"]):
             sel = pts["tech_nm"] == node
             u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
@@ -272,22 +296,153 @@ class ImaxModel(Model):
         return out
 
 
-def _store_choice(out: dict[str, np.ndarray], scheds: list[S.Schedule | None], inv: np.ndarray, sel: np.ndarray,
+@dataclass
+class _Groups:
+    """Points grouped by their structural parameters for one kind of product (sparse A or dense)."""
+
+    fmt: np.ndarray  # format label per point (object)
+    mapping: np.ndarray  # mapping label per point (object)
+    uniq: np.ndarray  # [groups, 7]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
+    inv: np.ndarray  # group of each point
+    mapping_names: np.ndarray  # mapping name of each group
+
+
+@dataclass
+class _Batch:
+    """What every layer of one ``evaluate_layers`` call shares: the points' per-point numbers (clock, link
+    bandwidth, voltage energy scale, technology nodes) and their structural groups, computed once."""
+
+    pts: Points
+    n: int
+    clock_hz: np.ndarray
+    bw: np.ndarray
+    nchip: np.ndarray
+    vscale: np.ndarray
+    nodes: list[tuple[int, np.ndarray]]
+    _groups: dict[bool, _Groups] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, pts: Points) -> _Batch:
+        nodes = [(node, pts["tech_nm"] == node) for node in np.unique(pts["tech_nm"])]
+        return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
+                   np.asarray(pts["nchip"], dtype=np.int64),
+                   _clock_costs(pts).energy_scale, nodes)
+
+    def groups(self, sparse: bool) -> _Groups:
+        if sparse not in self._groups:
+            pts = self.pts
+            fmt = pts["format"].astype(object) if sparse else np.full(self.n, "dense", dtype=object)
+            mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
+            fcode, mcode = np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)
+            for code, name in enumerate(FORMATS):
+                fcode[fmt == name] = code
+            for code, name in enumerate(C.MAPPINGS):
+                mcode[mapping == name] = code
+            cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
+                            + [pts["lmm_opt"].astype(np.int64)], axis=1)
+            # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique
+            if self.n == 1:
+                uniq, inv = cols, np.zeros(1, np.int64)
+            else:
+                code = np.zeros(len(cols), np.int64)
+                for col in cols.T:
+                    code = code * (int(col.max()) + 1) + col
+                _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+                uniq = cols[first]
+            self._groups[sparse] = _Groups(fmt, mapping, uniq, np.asarray(inv).reshape(-1),
+                                           np.array(C.MAPPINGS)[uniq[:, 1]])
+        return self._groups[sparse]
+
+
+@dataclass
+class _Plans:
+    """The candidates of several configurations, flattened: configuration g owns candidates
+    ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order), with their counts ``feats``, AGRP and
+    BGRP; ``per`` holds each configuration's :data:`plans.PROBLEM_NUMBERS`."""
+
+    count: np.ndarray
+    feats: dict[str, np.ndarray]
+    agrp: np.ndarray
+    bgrp: np.ndarray
+    per: dict[str, np.ndarray]
+
+    @property
+    def first(self) -> np.ndarray:
+        return np.cumsum(self.count) - self.count
+
+    @classmethod
+    def build(cls, keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
+              live: np.ndarray) -> tuple[_Plans, np.ndarray]:
+        """Plans of the (product ``keys[prod[g]]``, configuration ``rows[g]``) pairs where ``live`` (and
+        which of them have a schedule): dense ones in closed form, sparse ones over each tiling, both for
+        all pairs at once (:mod:`.plans`); a sparse configuration with an empty tile, and every pair when
+        there are only a few, by the cached :func:`schedule.schedule`."""
+        parts, later = [], []
+        if live.sum() <= _FEW_CONFIGS:  # a few configurations (one-point studies): cached scalar schedules
+            later = np.flatnonzero(live).tolist()
+            live = np.zeros_like(live)
+        n_of = cfg["n"]
+        for fcode, mcode, n in sorted(set(map(tuple, np.column_stack([rows[live][:, :2], n_of[live]]).tolist()))):
+            at = np.flatnonzero(live & (rows[:, 0] == fcode) & (rows[:, 1] == mcode) & (n_of == n))
+            sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
+            opt = rows[at, 6].astype(bool)
+            m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at]] for i in (0, 1))
+            if FORMATS[fcode] == "dense":
+                parts.append((at, P.dense_plans(m, k, n, sub, opt)))
+                continue
+            d = P.sparse_plans(keys[0][3], FORMATS[fcode], C.MAPPINGS[mcode], n, sub, opt)  # one sparse product
+            parts.append((at, d))
+            later += at[d["fallback"]].tolist()
+        feasible = live.copy()
+        for g in later:
+            sch = _schedule(keys[prod[g]], rows[g])
+            feasible[g] = sch.feasible
+            if sch.feasible:
+                parts.append((np.array([g]), P.from_schedule(sch)))
+        d = P.merge(len(rows), parts)
+        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
+
+
+#: up to this many configurations in a call, plans come from the cached scalar schedules (a study asking
+#: one point at a time revisits configurations; the batched pass's fixed numpy cost is larger than a hit)
+_FEW_CONFIGS = 4
+
+
+def _schedule(key: tuple, row: np.ndarray) -> S.Schedule:
+    """The cached scalar schedule of product ``key`` on the configuration ``row`` of ``_Groups.uniq``."""
+    return S.cached_schedule(key, FORMATS[row[0]], C.MAPPINGS[row[1]], *(int(x) for x in row[2:6]), bool(row[6]))
+
+
+_CLOCK_COSTS: dict[tuple, tech.ClockCosts] = {}
+
+
+def _clock_costs(pts: Points) -> tech.ClockCosts:
+    """``tech.clock_costs`` of the points' clocks and nodes, kept for the last few point sets (one
+    evaluation asks for it per layer batch, vector unit and totals)."""
+    clock, node = np.asarray(pts["clock_mhz"], dtype=float), np.asarray(pts["tech_nm"])
+    key = (clock.tobytes(), node.dtype.str, node.tobytes())
+    if key not in _CLOCK_COSTS:
+        if len(_CLOCK_COSTS) >= 8:
+            _CLOCK_COSTS.pop(next(iter(_CLOCK_COSTS)))
+        _CLOCK_COSTS[key] = tech.clock_costs(clock, node)
+    return _CLOCK_COSTS[key]
+
+
+def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
                   nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray) -> None:
-    """The fastest candidate of schedule ``scheds[inv[k]]`` for each point k of ``sel``, its counts, times and
-    LMM use stored in ``out`` (all points at once)."""
-    n_cand = np.array([len(sch.agrp) if sch else 0 for sch in scheds], dtype=np.int64)
-    first = np.cumsum(n_cand) - n_cand
-    feats = {k: np.concatenate([sch.feats[k] for sch in scheds if sch]) for k in S.FEATURES}
-    agrp = np.concatenate([sch.agrp for sch in scheds if sch])
-    bgrp = np.concatenate([sch.bgrp for sch in scheds if sch])
+    """The fastest candidate of configuration ``inv[k]`` of ``plans`` for each point k of ``sel``, its counts,
+    times and LMM use stored in ``out`` (all points at once)."""
+    n_cand, first, feats = plans.count, plans.first, plans.feats
     g = inv[sel]
     cand = np.empty(len(sel), dtype=np.int64)
-    sizes = np.bincount(g, minlength=len(scheds))
-    big = sizes[g] >= _BIG_GROUP
-    for grp in np.flatnonzero(sizes >= _BIG_GROUP):  # many points on one schedule: candidates x points at once
+    sizes = np.bincount(g, minlength=len(n_cand))
+    alone = sizes >= (_BIG_GROUP if np.count_nonzero(sizes) > _FEW_CONFIGS else 1)
+    big = alone[g]
+    for grp in np.flatnonzero(alone):  # many points on one configuration (or few configurations): one by one
         at = np.flatnonzero(g == grp)
-        cand[at] = first[grp] + S.choose(scheds[grp], int(nchip[sel[at[0]]]), clock_hz[sel[at]], bw[sel[at]])
+        own = {k: v[first[grp]:first[grp] + n_cand[grp]][None, :] for k, v in feats.items()}
+        t = S.timing(own, int(nchip[sel[at[0]]]), clock_hz[sel[at]][:, None], bw[sel[at]][:, None])["time"]
+        cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
     cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]], bw[sel[few]])
     chosen = {k: v[cand] for k, v in feats.items()}
@@ -298,11 +453,10 @@ def _store_choice(out: dict[str, np.ndarray], scheds: list[S.Schedule | None], i
         out[name][sel] = st[name] * clock_hz[sel]
     out["time"][sel] = st["time"]
     out["agrp"][sel] = chosen["a_group_blocks"]
-    out["bgrp"][sel] = bgrp[cand]
-    per = {k: np.array(v)[g] for k, v in zip(_PROBLEM_NUMBERS, zip(*(_problem_numbers(sch.problem) if sch
-                                                                     else (0,) * len(_PROBLEM_NUMBERS)
-                                                                     for sch in scheds)))}
-    reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"], per["tile_rows"] * agrp[cand] * per["urb"])
+    out["bgrp"][sel] = plans.bgrp[cand]
+    per = {k: v[g] for k, v in plans.per.items()}
+    reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
+                        per["tile_rows"] * plans.agrp[cand] * per["urb"])
     out["util"][sel] = reserved / per["half"]
     for name in ("util_unopt", "blocks", "row_tiles", "col_tiles", "slots"):
         out[name][sel] = per[name]
@@ -310,19 +464,6 @@ def _store_choice(out: dict[str, np.ndarray], scheds: list[S.Schedule | None], i
 
 #: points of one schedule from which its candidates are timed for those points alone
 _BIG_GROUP = 16
-_PROBLEM_NUMBERS = ("jds", "tile_rows", "urb", "half", "util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
-
-
-def _problem_numbers(p: S.Problem) -> tuple:
-    """A problem's :data:`_PROBLEM_NUMBERS`: JDS or not, tile rows, A bytes per row and block, half an LMM, the
-    LMM share reserved with AGRP = 1 (JDS: the first block's margin), blocks, tiles, stored slots."""
-    half = p.lmm_bytes / 2
-    first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
-    util_unopt = (first if p.fmt == "jds" else p.tile_rows) * p.unit_row_bytes / half
-    return (p.fmt == "jds", p.tile_rows, p.unit_row_bytes, half, util_unopt, sum(t.blocks for t in p.tiles),
-            p.row_tiles, p.col_tiles, p.stored_slots)
-
-
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
              clock_hz: np.ndarray, bw: np.ndarray, max_pairs: int = 1 << 20) -> np.ndarray:
     """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each

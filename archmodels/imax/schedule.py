@@ -167,11 +167,17 @@ class Problem:
 
 def tiling(m: int, k: int, unit_row_bytes: int, lmm_bytes: int) -> tuple[int, int]:
     """(row tiles, column tiles): the fewest equal tiles AGRP = BGRP = 1 can hold."""
-    rows_max = min((lmm_bytes // 2) // unit_row_bytes, lmm_bytes // C.VALUE_BYTES)  # 4.4.2, 4.4.6
-    cols_max = (lmm_bytes // 2) // C.VALUE_BYTES  # 4.4.4
-    if rows_max < 1 or cols_max < 1:
-        return 0, 0
-    return -(-m // rows_max), -(-k // cols_max)
+    rt, ct = tilings(m, k, unit_row_bytes, lmm_bytes)
+    return int(rt), int(ct)
+
+
+def tilings(m: int, k: int, unit_row_bytes, lmm_bytes) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tiling` over arrays of configurations (0, 0 where one A row-block or B word overflows a half)."""
+    urb, lmm = np.asarray(unit_row_bytes, dtype=np.int64), np.asarray(lmm_bytes, dtype=np.int64)
+    rows_max = np.minimum((lmm // 2) // urb, lmm // C.VALUE_BYTES)  # 4.4.2, 4.4.6
+    cols_max = (lmm // 2) // C.VALUE_BYTES  # 4.4.4
+    ok = (rows_max >= 1) & (cols_max >= 1)
+    return (np.where(ok, -(-m // np.maximum(rows_max, 1)), 0), np.where(ok, -(-k // np.maximum(cols_max, 1)), 0))
 
 
 def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
@@ -192,7 +198,9 @@ def _split(total: int, parts: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
-def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
+def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """The tiles of a sparse A in run order: (row tile, column tile, rows, columns, nonzeros of each of its
+    rows); JDS rows sorted by nonzeros first (the permutation), column tiles ``ceil(k / ct)`` wide."""
     m, k = mat.shape
     counts = formats.row_nnz_by_col_tile(mat, ct)  # (m, ct)
     order = formats.jds_order(counts.sum(axis=1)) if fmt == "jds" else np.arange(m)
@@ -202,19 +210,25 @@ def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tup
     for i, r in enumerate(_split(m, rt)):
         rows = order[start:start + r]
         start += r
-        first = True
-        for j in range(ct):
-            cols = min(w, k - j * w)
-            margins = formats.block_margins(counts[rows, j], H, fmt)
-            out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64),
-                            first and len(margins) > 0, i, j))
-            first = first and len(margins) == 0
+        out.extend((i, j, r, min(w, k - j * w), counts[rows, j]) for j in range(ct))
+    return out
+
+
+def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
+    out = []
+    first = True
+    for i, j, r, cols, nnz in tile_row_nnz(mat, fmt, rt, ct):
+        first = first or j == 0
+        margins = formats.block_margins(nnz, H, fmt)
+        out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64), first and len(margins) > 0, i, j))
+        first = first and len(margins) == 0
     return tuple(out)
 
 
 def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int, lmm_kb: int, nchip: int,
-          matrix: sp.csr_matrix | None = None) -> Problem:
-    """The tiles, blocks and margins of one product on one configuration."""
+          matrix: sp.csr_matrix | None = None, with_tiles: bool = True) -> Problem:
+    """The tiles, blocks and margins of one product on one configuration (``with_tiles`` off: the tile
+    counts only, enough for the constraints and :func:`no_schedule_reason`)."""
     H = int(C.mac_units(units, cols, mapping))
     e = C.VALUE_BYTES if fmt == "dense" else formats.SLOT_BYTES
     urb = C.a_unit_row_bytes(mapping, cols)
@@ -229,6 +243,8 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
     rt, ct = tiling(m, k, urb, lmm)
     if rt == 0:
         return Problem(**base, error=f"lmm_kb={lmm_kb} cannot hold one A row-block and one B word per half")
+    if not with_tiles:
+        return Problem(**base, row_tiles=rt, col_tiles=ct)
     if fmt == "dense":
         tiles = _dense_tiles(m, k, rt, ct, H)
     else:
@@ -274,21 +290,28 @@ def group_counts(p: Problem, tiles: list[Tile], agrp: np.ndarray) -> tuple[np.nd
         rows = np.array([t.rows for t in tiles], dtype=np.int64).reshape(-1, 1)
         return -(-blocks // agrp), np.minimum(agrp, blocks) * rows, np.broadcast_to(agrp, (len(tiles), len(agrp)))
     out = np.zeros((3, len(tiles), len(agrp)), np.int64)
-    budget = p.slot_budget
     for i, t in enumerate(tiles):
-        n, big, most, start, used = (np.zeros(len(agrp), np.int64) for _ in range(5))
-        for b, m in enumerate(t.margins.tolist()):
-            close = (b > start) & ((b - start >= agrp) | (used + m > budget))
-            n += close
-            big = np.where(close, np.maximum(big, used), big)
-            most = np.where(close, np.maximum(most, b - start), most)
-            start = np.where(close, b, start)
-            used = np.where(close, 0, used) + m
-        if t.blocks:
-            n += 1
-            big, most = np.maximum(big, used), np.maximum(most, t.blocks - start)
-        out[:, i] = n, big, most
+        out[:, i] = pack(t.margins.tolist(), t.blocks, p.slot_budget, agrp)
     return out[0], out[1], out[2]
+
+
+def pack(margins, blocks, budget, agrp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """JDS A groups of one tile (:func:`groups_of`) for arrays of configurations at once: (groups, largest
+    group's row-blocks per unit, most blocks in a group). ``margins``: per block, the Margin (a number or an
+    array over configurations, 0 past a configuration's ``blocks``); ``budget``: row-blocks of an A half."""
+    agrp = np.asarray(agrp, dtype=np.int64)
+    n, big, most, start, used = (np.zeros(agrp.shape, np.int64) for _ in range(5))
+    for b, m in enumerate(margins):
+        live = b < blocks
+        close = live & (b > start) & ((b - start >= agrp) | (used + m > budget))
+        n = n + close
+        big = np.where(close, np.maximum(big, used), big)
+        most = np.where(close, np.maximum(most, b - start), most)
+        start = np.where(close, b, start)
+        used = np.where(live, np.where(close, 0, used) + m, used)
+    some = np.asarray(blocks) > 0
+    return (n + some, np.where(some, np.maximum(big, used), big),
+            np.where(some, np.maximum(most, blocks - start), most))
 
 
 # ---------------------------------------------------------------- constraints
@@ -296,56 +319,64 @@ def group_counts(p: Problem, tiles: list[Tile], agrp: np.ndarray) -> tuple[np.nd
 CONSTRAINTS = ("4.4.2", "4.4.3", "4.4.4", "4.4.5", "4.4.6", "4.4.7", "4.4.8", "4.4.9", "4.4.10")
 
 
-def pad_of(acolumn: int, H: int) -> int:
-    """(4.4.1) columns that pad Acolumn up to a multiple of H."""
-    return 0 if acolumn % H == 0 else H - acolumn % H
+def pad_of(acolumn, H):
+    """(4.4.1) columns that pad Acolumn up to a multiple of H (scalars or arrays)."""
+    return (-acolumn) % H
+
+
+def _limits(p: Problem) -> dict:
+    """The names of the constraints for one problem (see :func:`broken`)."""
+    jds_top = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0) if p.fmt == "jds" else -1
+    return dict(arow=p.tile_rows, acol=p.tile_cols, n=p.n, L=p.lmm_bytes, H=p.H, W=p.cols, N=p.nchip,
+                e=p.unit_row_bytes, simd=p.simd_limited, jds_top=jds_top)
+
+
+def broken(lim: dict, agrp, bgrp, cgrp) -> dict[str, object]:
+    """Whether (agrp, bgrp, cgrp) breaks each constraint (4.4.2)-(4.4.10), written as in the spec;
+    scalars or arrays over configurations alike.
+
+    ``lim`` names (from :func:`_limits`): Arow = Crow = tile rows, Acolumn =
+    Brow = tile columns, Bcolumn = Ccolumn = n, LMMSIZE = L bytes, W = cols,
+    N = nchip, e = unit row bytes (4.4.2: 8 IVJ, 4 dense, 64 IVS), simd =
+    4.4.9 binds (sparse mappings), jds_top = the largest first-block Margin
+    of a JDS tile (< 0: not JDS).
+    """
+    arow = crow = lim["arow"]
+    acol = brow = lim["acol"]
+    bcol = ccol = lim["n"]
+    L, H, W, N, e, top = lim["L"], lim["H"], lim["W"], lim["N"], lim["e"], lim["jds_top"]
+    pad = pad_of(acol, H)  # (4.4.1)
+    return {
+        # JDS with the Margin: every packed group fits iff every single block does
+        "4.4.2": np.where(np.asarray(top) >= 0, top * e > L / 2, np.logical_not(arow * agrp * e <= L / 2)),
+        "4.4.3": np.logical_not(arow * agrp * 2 * H <= arow * (acol + pad) * 2),
+        "4.4.4": np.logical_not(brow * bgrp * 4 <= L / 2),
+        "4.4.5": np.logical_not(brow * bgrp * N <= bcol * brow),  # Brow*BGRP <= Bcolumn*Brow/NCHIP
+        "4.4.6": np.logical_not(crow * cgrp * 4 <= L),
+        "4.4.7": np.logical_not(ccol * cgrp * N <= crow * ccol),  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
+        "4.4.8": np.not_equal(bgrp, cgrp),
+        "4.4.9": np.logical_and(lim["simd"], np.logical_not(bgrp <= W * 2)),  # printed "!=", resolved as the text says
+        "4.4.10": bcol % (bgrp * N) != 0,  # printed "!= 0", resolved as the text says
+    }
 
 
 def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
-    """Constraints (4.4.2)-(4.4.10) that (agrp, bgrp, cgrp) breaks, written as in the spec.
-
-    Names: Arow = Crow = tile rows, Acolumn = Brow = tile columns, Bcolumn =
-    Ccolumn = n, LMMSIZE = lmm bytes, W = cols, e = unit row bytes (4.4.2:
-    8 IVJ, 4 dense, 64 IVS). 4.4.9 binds the sparse mappings only.
-    """
-    arow = crow = p.tile_rows
-    acol = brow = p.tile_cols
-    bcol = ccol = p.n
-    L, H, W, N, e = p.lmm_bytes, p.H, p.cols, p.nchip, p.unit_row_bytes
-    pad = pad_of(acol, H)  # (4.4.1)
-    bad = []
-    if p.fmt == "jds":  # with the Margin: every packed group fits iff every single block does
-        if max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0) * e > L / 2:
-            bad.append("4.4.2")
-    elif not arow * agrp * e <= L / 2:
-        bad.append("4.4.2")
-    if not arow * agrp * 2 * H <= arow * (acol + pad) * 2:
-        bad.append("4.4.3")
-    if not brow * bgrp * 4 <= L / 2:
-        bad.append("4.4.4")
-    if not brow * bgrp * N <= bcol * brow:  # Brow*BGRP <= Bcolumn*Brow/NCHIP
-        bad.append("4.4.5")
-    if not crow * cgrp * 4 <= L:
-        bad.append("4.4.6")
-    if not ccol * cgrp * N <= crow * ccol:  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
-        bad.append("4.4.7")
-    if bgrp != cgrp:
-        bad.append("4.4.8")
-    if p.simd_limited and not bgrp <= W * 2:  # printed "!=", resolved as the text says
-        bad.append("4.4.9")
-    if bcol % (bgrp * N) != 0:  # printed "!= 0", resolved as the text says
-        bad.append("4.4.10")
-    return bad
+    """Constraints (4.4.2)-(4.4.10) that (agrp, bgrp, cgrp) breaks (:func:`broken`)."""
+    flags = broken(_limits(p), agrp, bgrp, cgrp)
+    return [c for c in CONSTRAINTS if flags[c]]
 
 
 def _bgrp_cap(p: Problem) -> int:
     """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9)."""
-    L = p.lmm_bytes
-    hi = min(int((L / 2) // (p.tile_cols * 4)), int(L // (p.tile_rows * 4)), p.n // p.nchip,
-             p.tile_rows // p.nchip)
-    if p.simd_limited:
-        hi = min(hi, p.cols * 2)
-    return hi
+    return int(bgrp_caps(p.tile_rows, p.tile_cols, p.n, p.nchip, p.lmm_bytes, p.cols, p.simd_limited))
+
+
+def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
+    """:func:`_bgrp_cap` over arrays of configurations."""
+    L = np.asarray(lmm_bytes, dtype=np.int64)
+    hi = np.minimum.reduce([((L / 2) // (tile_cols * 4)).astype(np.int64), L // (tile_rows * 4), n // nchip,
+                            tile_rows // nchip])
+    return np.where(simd_limited, np.minimum(hi, np.asarray(cols) * 2), hi)
 
 
 def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -373,25 +404,72 @@ def no_schedule_reason(p: Problem) -> str:
     """One line naming the constraints that leave no (AGRP, BGRP, CGRP)."""
     if p.error:
         return p.error
-    bad_a = violations(p, 1, 1, 1)
-    a_part = [c for c in bad_a if c in ("4.4.2", "4.4.3")]
-    b_top = p.cols * 2 if p.simd_limited else max(1, min(p.n, 4096))
-    which = sorted(set(a_part) | _bgrp_failures(p, b_top), key=CONSTRAINTS.index)
-    return (f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {', '.join(which)} "
-            f"for a {p.tile_rows}x{p.tile_cols} tile, n={p.n}, nchip={p.nchip}, lmm_kb={p.lmm_bytes // 1024}")
+    return no_schedule_reasons({k: np.asarray([v]) for k, v in _limits(p).items()})[0]
 
 
-def _bgrp_failures(p: Problem, b_top: int) -> set[str]:
-    """Constraints other than 4.4.2/4.4.3 that some BGRP = CGRP in 1..b_top breaks (with AGRP = 1).
+def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
+    """:func:`no_schedule_reason` of configurations without a build error (``lim``: arrays of
+    :func:`broken`'s names): the constraints AGRP = 1 breaks (4.4.2, 4.4.3) and those some BGRP = CGRP in
+    1..b_top breaks. 4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any
+    BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
+    every BGRP."""
+    n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
+    b_top = np.where(lim["simd"], lim["W"] * 2, np.clip(n, 1, 4096))
+    at_a = broken(lim, 1, 1, 1)
+    at_b = broken(lim, 1, b_top, b_top)
+    flags = np.stack([at_a[c] if c in ("4.4.2", "4.4.3") else
+                      _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
+                      for c in CONSTRAINTS], axis=1)
+    pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
+    text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in np.unique(pattern)}
+    return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {text[code]} "
+            f"for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"
+            for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
+                                            n.tolist(), lim["N"].tolist(), lim["L"].tolist())]
 
-    4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any BGRP breaks
-    one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for every BGRP.
-    """
-    out = {c for c in violations(p, 1, b_top, b_top) if c not in ("4.4.2", "4.4.3", "4.4.10")}
-    b = np.arange(1, b_top + 1, dtype=np.int64)
-    if (p.n % (b * p.nchip) != 0).any():
-        out.add("4.4.10")
-    return out
+
+def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
+    """Whether ``n % (b x nchip) != 0`` for some b in 1..b_top (4.4.10): b = 1 when nchip does not divide
+    n, else the smallest non-divisor of n / nchip (a small number) when it is at most b_top."""
+    out = n % nchip != 0
+    q = n // nchip
+    b = 2
+    while True:
+        open_ = ~out & (b <= b_top)
+        if not open_.any():
+            return out
+        out = out | (open_ & (q % b != 0))
+        b += 1
+
+
+def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
+                   lmm_kb: np.ndarray, nchip: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`build`'s scalar numbers for arrays of configurations (``mapping`` holds names), no tiles:
+    ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``."""
+    units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
+    H, urb = np.zeros(len(units), np.int64), np.ones(len(units), np.int64)
+    simd = np.zeros(len(units), bool)
+    for name in C.MAPPINGS:
+        at = mapping == name
+        if not at.any():
+            continue
+        H[at] = C.mac_units(units[at], cols[at], name)
+        urb[at] = C.a_unit_row_bytes(name, cols[at])
+        simd[at] = C.simd_bgrp_limited(name)
+    lmm = np.asarray(lmm_kb, dtype=np.int64) * 1024
+    rt, ct = tilings(m, k, urb, lmm)
+    tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
+    return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
+                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
+                b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
+
+
+def unschedulable(cfg: dict[str, np.ndarray]) -> np.ndarray:
+    """Configurations (:func:`configurations`) for which :func:`candidates` is surely empty, from the tile
+    counts alone (no tiles, no matrix): too few units or LMM for one row-block (``build``'s errors), no
+    BGRP with ``n % (BGRP x nchip) == 0`` (4.4.10: none when ``nchip`` does not divide ``n``) or a BGRP
+    bound below 1 (4.4.4-4.4.7, 4.4.9). The others may still have none."""
+    return cfg["error"] | (cfg["n"] % cfg["N"] != 0) | (cfg["b_hi"] < 1)
 
 
 # ---------------------------------------------------------------- features and time
@@ -447,15 +525,34 @@ def _tile_blocks(n_tiles: int, n_cand: int, budget: int = 1 << 18):
     return [slice(lo, lo + step) for lo in range(0, n_tiles, step)]
 
 
-def _exec_counts(p: Problem, t: dict[str, np.ndarray], GB: np.ndarray, BG: np.ndarray,
+@dataclass(frozen=True)
+class Chain:
+    """The numbers of a problem the counts use besides its tiles: scalars for one problem, or arrays over
+    candidates of many (``plans``)."""
+
+    n: object  # B columns
+    nchip: object
+    cols: object  # W
+    units: object
+    fill: object  # pipeline fill of a block pass [cycles]
+    entry_bytes: object  # bytes sent per stored slot
+    a_arrays: object  # DMA transfers per A group
+    perm: object  # JDS: the permutation is sent (bool)
+
+    @classmethod
+    def of(cls, p: Problem) -> Chain:
+        return cls(p.n, p.nchip, p.cols, p.units, p.fill, p.entry_bytes, p.a_arrays, p.perm)
+
+
+def _exec_counts(ch: Chain, t: dict[str, np.ndarray], GB: np.ndarray, BG: np.ndarray,
                  f: dict[str, np.ndarray]) -> None:
     """EXEC of every block pass of tiles ``t`` (columns), for each B group (the same in both orders)."""
-    W = p.cols
+    W = ch.cols
     iters = -(-BG // (W * C.SIMD))  # LOOP0 iterations over the B columns of a stored row
     rows_stored, slots = t["stored"], t["slots"]
-    _add_rows(f, "exec_cycles", GB * (rows_stored * iters * W + t["blocks"] * p.fill))
+    _add_rows(f, "exec_cycles", GB * (rows_stored * iters * W + t["blocks"] * ch.fill))
     _add_rows(f, "issued_macs", GB * slots * BG)
-    _add_rows(f, "lmm_exec_bytes", GB * (slots * (p.entry_bytes + BG * C.VALUE_BYTES)
+    _add_rows(f, "lmm_exec_bytes", GB * (slots * (ch.entry_bytes + BG * C.VALUE_BYTES)
                                          + rows_stored * 2 * BG * C.VALUE_BYTES))
 
 
@@ -484,61 +581,71 @@ def features(p: Problem, agrp: np.ndarray, bgrp: np.ndarray) -> dict[str, np.nda
     after another (numpy over tiles x candidates).
     """
     AG = np.asarray(agrp, dtype=np.int64)
-    BG = np.asarray(bgrp, dtype=np.int64)
-    GB = p.n // (BG * p.nchip)
-    multi = GB > 1
-    z = np.zeros(AG.shape, dtype=np.float64)
-    f = {k: z.copy() for k in FEATURES}
     tiles, tc = _tile_columns(p)
+    f = {k: np.zeros(AG.shape, dtype=np.float64) for k in FEATURES}
     for part in _tile_blocks(len(tiles), len(AG)):
-        t = {k: v[part] for k, v in tc.items()}
-        GA, big, most = group_counts(p, tiles[part], AG)
-        if len(GA):
-            f["a_group_slots"] = np.maximum(f["a_group_slots"], big.max(axis=0))
-            f["a_group_blocks"] = np.maximum(f["a_group_blocks"], most.max(axis=0))
-        starts = GA * GB
-        _add_rows(f, "starts", starts)
-        _add_rows(f, "a_groups", GA)
-        _add_rows(f, "pauses", GB * (t["blocks"] - GA))
-        _bc_counts(t, GB, BG, multi, starts, f)
-        _add_rows(f, "a_desc_words", (GA * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS)
-        _exec_counts(p, t, GB, BG, f)
-    a_bytes = tc["slots"][:, 0] * p.entry_bytes + (tc["rows"][:, 0] * C.INDEX_BYTES if p.perm else 0)
-    f["a_bytes"] += np.cumsum(np.concatenate(([0.0], a_bytes.astype(np.float64))))[-1]
-    f["b_groups"] += GB
-    f["conf_words"] += float(C.conf_words(p.units, p.cols))
-    # full REGV at the first start of each A group; later starts of the group change only the B group
-    f["regv_words"] = (f["a_groups"] * float(C.regv_words(p.units, p.cols))
-                       + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS + f["pauses"] * C.PAUSE_WORDS)
-    f["range_words"] = f["starts"] * float(C.range_words(p.units, p.cols))
+        tile_sums(f, Chain.of(p), {k: v[part] for k, v in tc.items()}, *group_counts(p, tiles[part], AG), bgrp)
+    return finish(f, Chain.of(p), tc, bgrp, True)
+
+
+def tile_sums(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.ndarray], GA, big, most, bgrp) -> None:
+    """Add the counts of tiles ``t`` (columns [tiles, 1 or candidates]) with A groups ``GA`` ([tiles,
+    candidates], their largest ``big`` and ``most``) to ``f`` (the optimised order)."""
+    BG = np.asarray(bgrp, dtype=np.int64)
+    GB = ch.n // (BG * ch.nchip)
+    if len(GA):
+        f["a_group_slots"] = np.maximum(f["a_group_slots"], big.max(axis=0))
+        f["a_group_blocks"] = np.maximum(f["a_group_blocks"], most.max(axis=0))
+    starts = GA * GB
+    _add_rows(f, "starts", starts)
+    _add_rows(f, "a_groups", GA)
+    _add_rows(f, "pauses", GB * (t["blocks"] - GA))
+    _bc_counts(t, GB, BG, GB > 1, starts, f)
+    _add_rows(f, "a_desc_words", (GA * ch.a_arrays + np.where(ch.perm, 1, 0)) * C.DMA_DESC_WORDS)
+    _exec_counts(ch, t, GB, BG, f)
+
+
+def finish(f: dict[str, np.ndarray], ch: Chain, tc: dict[str, np.ndarray], bgrp, lmm_opt: bool) -> dict:
+    """The counts that follow from the tile sums of ``f``: A bytes (optimised order), B groups, CONF,
+    REGV (optimised: full at the first start of each A group, later starts of the group change only the
+    B group; unoptimised: full every start) and RANGE words."""
+    if lmm_opt:
+        a_bytes = tc["slots"] * ch.entry_bytes + tc["rows"] * np.where(ch.perm, C.INDEX_BYTES, 0)
+        f["a_bytes"] += np.cumsum(np.concatenate((np.zeros((1,) + a_bytes.shape[1:]), a_bytes.astype(np.float64))),
+                                  axis=0)[-1]
+    f["b_groups"] += ch.n // (np.asarray(bgrp, dtype=np.int64) * ch.nchip)
+    f["conf_words"] += np.asarray(C.conf_words(ch.units, ch.cols), dtype=np.float64)
+    regv = np.asarray(C.regv_words(ch.units, ch.cols), dtype=np.float64)
+    f["regv_words"] = (f["a_groups"] * regv + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS
+                       + f["pauses"] * C.PAUSE_WORDS) if lmm_opt else f["starts"] * regv
+    f["range_words"] = f["starts"] * np.asarray(C.range_words(ch.units, ch.cols), dtype=np.float64)
     return f
 
 
 def features_swapped_a(p: Problem, bgrp: np.ndarray) -> dict[str, np.ndarray]:
     """Counts of the unoptimised order (one block per start, A swapped, B slab and C group kept)."""
-    BG = np.asarray(bgrp, dtype=np.int64)
-    GB = p.n // (BG * p.nchip)
-    multi = GB > 1
-    z = np.zeros(BG.shape, dtype=np.float64)
-    f = {k: z.copy() for k in FEATURES}
     tiles, tc = _tile_columns(p)
-    for part in _tile_blocks(len(tiles), len(BG)):
-        t = {k: v[part] for k, v in tc.items()}
-        sends = np.where(t["blocks"] > 1, GB, np.ones_like(GB))  # a single block stays in LMM
-        if len(tiles[part]):
-            f["a_group_slots"] = np.maximum(f["a_group_slots"], t["top"].max())
-            f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
-        _add_rows(f, "starts", GB * t["blocks"])
-        _add_rows(f, "a_groups", GB * t["blocks"])
-        _add_rows(f, "a_bytes", sends * t["slots"] * p.entry_bytes + (t["rows"] * C.INDEX_BYTES if p.perm else 0))
-        _add_rows(f, "a_desc_words", (sends * t["blocks"] * p.a_arrays + (1 if p.perm else 0)) * C.DMA_DESC_WORDS)
-        _bc_counts(t, GB, BG, multi, GB, f)
-        _exec_counts(p, t, GB, BG, f)
-    f["b_groups"] += GB
-    f["conf_words"] += float(C.conf_words(p.units, p.cols))
-    f["regv_words"] = f["starts"] * float(C.regv_words(p.units, p.cols))
-    f["range_words"] = f["starts"] * float(C.range_words(p.units, p.cols))
-    return f
+    f = {k: np.zeros(np.shape(bgrp), dtype=np.float64) for k in FEATURES}
+    for part in _tile_blocks(len(tiles), len(f["starts"])):
+        tile_sums_swapped_a(f, Chain.of(p), {k: v[part] for k, v in tc.items()}, bgrp)
+    return finish(f, Chain.of(p), tc, bgrp, False)
+
+
+def tile_sums_swapped_a(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.ndarray], bgrp) -> None:
+    """:func:`tile_sums` of the unoptimised order."""
+    BG = np.asarray(bgrp, dtype=np.int64)
+    GB = ch.n // (BG * ch.nchip)
+    sends = np.where(t["blocks"] > 1, GB, np.ones_like(GB))  # a single block stays in LMM
+    if len(t["top"]):
+        f["a_group_slots"] = np.maximum(f["a_group_slots"], t["top"].max(axis=0))
+        f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
+    perm = np.where(ch.perm, 1, 0)
+    _add_rows(f, "starts", GB * t["blocks"])
+    _add_rows(f, "a_groups", GB * t["blocks"])
+    _add_rows(f, "a_bytes", sends * t["slots"] * ch.entry_bytes + t["rows"] * C.INDEX_BYTES * perm)
+    _add_rows(f, "a_desc_words", (sends * t["blocks"] * ch.a_arrays + perm) * C.DMA_DESC_WORDS)
+    _bc_counts(t, GB, BG, GB > 1, GB, f)
+    _exec_counts(ch, t, GB, BG, f)
 
 
 def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s) -> dict[str, np.ndarray]:
@@ -581,6 +688,7 @@ class Schedule:
     agrp: np.ndarray
     bgrp: np.ndarray
     feats: dict[str, np.ndarray] = field(default_factory=dict)
+    plan: dict | None = None  # the same as ``plans.from_schedule`` uses, made on first use
 
     @property
     def feasible(self) -> bool:
@@ -588,10 +696,29 @@ class Schedule:
 
 
 def schedule(p: Problem, lmm_opt: bool) -> Schedule:
+    """The candidates worth timing and their features: for each BGRP only the largest AGRP (dominance,
+    :func:`dominant`)."""
     A, B = candidates(p, lmm_opt) if not p.error else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if not len(A):
         return Schedule(p, lmm_opt, A, B)
+    keep = dominant(A)
+    A, B = A[keep], B[keep]
     return Schedule(p, lmm_opt, A, B, features(p, A, B) if lmm_opt else features_swapped_a(p, B))
+
+
+def dominant(agrp: np.ndarray) -> np.ndarray:
+    """Candidates with the largest AGRP: for a fixed BGRP they are never slower than a smaller AGRP and
+    win its ties, so the search needs no other.
+
+    Every count the time depends on grows with the A groups per tile GA (starts, A and B/C range loads,
+    descriptors, REGV: ``GA x (REGV words - 2) + 2 x GB x blocks`` with the pauses, RANGE) or does not
+    depend on it (EXEC, CONF), and GA never grows with AGRP: ``ceil(blocks / AGRP)`` for CSR/dense; for
+    JDS the greedy packing with a larger cap closes each group no earlier, its Margins falling block by
+    block. Equal GA gives equal counts and a bitwise-equal time, and the search keeps the larger AGRP
+    among equal times; a smaller GA costs at least one RANGE write per start more. (Checked against
+    the brute force in the tests.)
+    """
+    return agrp == agrp.max()
 
 
 def choose(s: Schedule, nchip, clock_hz: np.ndarray, link_bytes_per_s: np.ndarray) -> np.ndarray:

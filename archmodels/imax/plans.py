@@ -1,0 +1,249 @@
+"""IMAX schedules of many configurations at once (spec `imax.md` §3-§5; issue 15).
+
+Dense products in closed form (:func:`dense_plans`); sparse ones per tiling
+(:func:`sparse_plans`: each tile's sorted row nonzeros give its Margins for
+every chain length H, and the tile sums of ``schedule`` run over arrays).
+
+A dense A cut into ``rt x ct`` equal tiles (``schedule._dense_tiles``) has
+only two row sizes and two column sizes, every block of a tile holds all its
+rows, and every tile is non-empty. The sums over tiles that
+:func:`schedule.features` and :func:`schedule.features_swapped_a` walk tile
+by tile are then products of a row sum and a column sum, written here in
+closed form for arrays of configurations x candidates: no tile is built.
+All counts are integers (exact in float64 at these sizes), so the numbers are
+those of the walk, bit for bit (tested against it, and the golden outputs).
+
+The candidates are those :func:`schedule.schedule` times: BGRP over the
+divisors of ``n / nchip`` up to the constraints' bound (largest first) with
+the largest AGRP (:func:`schedule.dominant`); AGRP = 1 and the largest BGRP
+without the LMM optimisation.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from workloads import formats
+
+from . import costs as C
+from . import schedule as S
+
+
+@lru_cache(maxsize=256)
+def _divisors(n: int) -> np.ndarray:
+    d = np.arange(1, int(np.sqrt(n)) + 1)
+    d = d[n % d == 0]
+    return np.unique(np.concatenate([d, n // d]))
+
+
+def _a_max(cfg: dict[str, np.ndarray], lmm_bound: np.ndarray) -> np.ndarray:
+    """The largest AGRP: 4.4.3, and 4.4.2 where ``lmm_bound`` (CSR/dense; JDS: when even one block's
+    Margin overflows, as :func:`schedule.candidates`)."""
+    acol, H, L = cfg["acol"], cfg["H"], cfg["L"]
+    a43 = (acol + S.pad_of(acol, H)) // H
+    return np.where(lmm_bound, np.minimum(a43, ((L / 2) // (cfg["arow"] * cfg["e"])).astype(np.int64)), a43)
+
+
+def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray, a_max: np.ndarray):
+    """The candidates :func:`schedule.schedule` times, flattened: (count per configuration, owner, AGRP,
+    BGRP per candidate). BGRP: divisors b of n / nchip up to the bound, largest first (4.4.10), with the
+    largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only."""
+    N = cfg["N"]
+    divs = _divisors(n)[::-1]
+    b = divs[None, :] // N[:, None]
+    ok = (divs[None, :] % N[:, None] == 0) & (b <= cfg["b_hi"][:, None]) & (b >= 1)
+    ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)
+    count = ok.sum(axis=1)
+    g = np.repeat(np.arange(len(N)), count)
+    return count, g, np.where(lmm_opt[g], a_max[g], 1), b[ok]
+
+
+def _col_sum(ec, ct, c0, h) -> np.ndarray:
+    """Sum over the column tiles of ``h(width)``: ``ec`` tiles of ``c0 + 1`` columns, the rest of ``c0``."""
+    return ec * h(c0 + 1) + (ct - ec) * h(c0)
+
+
+def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """The candidates and their counts (``schedule.FEATURES``) of the dense products m x k x n (``m``, ``k``
+    one number or one per configuration) for each schedulable configuration of ``cfg``
+    (:func:`schedule.configurations`, all rows dense), flattened: ``count`` per configuration, then
+    ``feats``, ``agrp``, ``bgrp`` per candidate and the configurations' problem numbers (``per``: tile
+    rows, A bytes per row and block, half an LMM, blocks, tiles, slots)."""
+    H, W, N, L, units = cfg["H"], cfg["W"], cfg["N"], cfg["L"], cfg["units"]
+    rt, ct, arow, acol = cfg["rt"], cfg["ct"], cfg["arow"], cfg["acol"]
+    urb = C.a_unit_row_bytes("dense", 1)
+    e = C.VALUE_BYTES
+    count, g, AG, BG = _candidates(n, cfg, lmm_opt, _a_max(cfg, np.ones(len(H), bool)))
+    opt = lmm_opt[g]
+    m_cfg, k_cfg = np.broadcast_to(m, H.shape), np.broadcast_to(k, H.shape)
+    m, k = m_cfg[g], k_cfg[g]
+    H_, W_, rt_, ct_, units_ = H[g], W[g], rt[g], ct[g], units[g]
+    c0, ec = np.divmod(k, ct_)
+    GB = n // (BG * N[g])
+    multi = GB > 1
+    blocks = lambda c: -(-c // H_)  # noqa: E731 - blocks of a column tile of width c
+    SB = _col_sum(ec, ct_, c0, blocks)
+    # with the optimisation: A groups per column tile GA = ceil(blocks / AGRP); without: one block a start
+    SGA = np.where(opt, _col_sum(ec, ct_, c0, lambda c: -(-blocks(c) // AG)), SB)
+    starts = GB * rt_ * SGA
+    pauses = np.where(opt, GB * rt_ * (SB - SGA), 0)
+    c_groups = np.where(opt, SGA, ct_)  # C ranges a row of tiles visits per B group
+    b_cols = np.where(opt, _col_sum(ec, ct_, c0, lambda c: -(-blocks(c) // AG) * c), k)
+    b_loads_cols = np.where(multi, rt_ * GB * b_cols, np.where(ct_ > 1, rt_, 1) * k)
+    drains = np.where(multi, rt_ * GB * c_groups, rt_)  # tiles' C drains (one per row range with one B group)
+    drain_rows = np.where(multi, GB * m * c_groups, m)
+    partial_rows = np.where(multi, GB * m * (c_groups - 1), 0)
+    b_loads = np.where(multi, rt_ * GB * c_groups, np.where(ct_ > 1, rt_ * ct_, 1))
+    partial = np.where(multi, rt_ * GB * (c_groups - 1), 0)
+    sends = lambda c: np.where(blocks(c) > 1, GB, 1)  # noqa: E731 - unoptimised: A re-sent per B group
+    a_bytes = np.where(opt, m * k * e, e * m * _col_sum(ec, ct_, c0, lambda c: sends(c) * c))
+    a_desc = np.where(opt, rt_ * SGA, rt_ * _col_sum(ec, ct_, c0, lambda c: sends(c) * blocks(c)))
+    iters = -(-BG // (W_ * C.SIMD))
+    fill = C.fill_cycles(units_, W_, "dense")
+    f = {
+        "starts": starts, "a_groups": np.where(opt, rt_ * SGA, starts), "pauses": pauses, "a_bytes": a_bytes,
+        "b_bytes": b_loads_cols * BG * C.VALUE_BYTES, "c_load_bytes": partial_rows * BG * C.VALUE_BYTES,
+        "c_drain_bytes": drain_rows * BG * C.VALUE_BYTES,
+        "exec_cycles": GB * (m * SB * iters * W_ + rt_ * SB * fill),
+        "load_desc_words": (b_loads + partial) * C.DMA_DESC_WORDS, "drain_desc_words": drains * C.DMA_DESC_WORDS,
+        "a_desc_words": a_desc * C.DMA_DESC_WORDS, "issued_macs": GB * m * k * BG,
+        "lmm_exec_bytes": GB * (m * k * (e + BG * C.VALUE_BYTES) + m * SB * 2 * BG * C.VALUE_BYTES),
+        "b_groups": GB, "conf_words": C.conf_words(units_, W_),
+        "a_group_slots": np.where(opt, np.minimum(AG, blocks(-(-k // ct_))), 1) * -(-m // rt_),
+        "a_group_blocks": AG,
+    }
+    f = {key: np.asarray(v, dtype=np.float64) for key, v in f.items()}
+    regv = C.regv_words(units_, W_).astype(np.float64)
+    f["regv_words"] = np.where(opt, f["a_groups"] * regv + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS
+                               + f["pauses"] * C.PAUSE_WORDS, f["starts"] * regv)
+    f["range_words"] = f["starts"] * C.range_words(units_, W_).astype(np.float64)
+    half = L / 2
+    per = {"jds": np.zeros(len(H), bool), "tile_rows": arow, "urb": np.full(len(H), urb), "half": half,
+           "util_unopt": arow * urb / half, "blocks": rt * _col_sum(k_cfg % ct, ct, k_cfg // ct, lambda c: -(-c // H)),
+           "row_tiles": rt, "col_tiles": ct, "slots": m_cfg * k_cfg}
+    return {"count": count, "feats": {key: f[key] for key in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+
+
+# ---------------------------------------------------------------- sparse A
+
+@lru_cache(maxsize=64)  # a few arrays of row counts per (matrix, format, tiling)
+def _tiles_of(layer, fmt: str, rt: int, ct: int) -> tuple:
+    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix, each tile's row nonzeros sorted."""
+    from workloads.parametric import matrix_of
+
+    return tuple((i, j, r, cols, np.sort(nnz)) for i, j, r, cols, nnz in
+                 S.tile_row_nnz(matrix_of(layer), fmt, rt, ct))
+
+
+def sparse_plans(layer, fmt: str, mapping: str, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """:func:`dense_plans` for a sparse A in ``fmt`` on ``mapping`` (every row of ``cfg``), the tiles'
+    Margins computed for all chain lengths H at once from each tile's sorted row nonzeros. Configurations
+    with an empty tile (whose run order skips it) are left to :func:`schedule.schedule`: ``fallback``."""
+    G = len(cfg["H"])
+    jds = fmt == "jds"
+    parts, fallback = [], np.zeros(G, bool)
+    for rt, ct, opt in sorted(set(zip(cfg["rt"].tolist(), cfg["ct"].tolist(), lmm_opt.tolist()))):
+        idx = np.flatnonzero((cfg["rt"] == rt) & (cfg["ct"] == ct) & (lmm_opt == opt))
+        tiles = _tiles_of(layer, fmt, rt, ct)
+        H = cfg["H"][idx]
+        nb = np.array([-(-int(nz[-1] if len(nz) else 0) // H) for *_, nz in tiles])  # [tiles, configs]
+        bad = (nb == 0).any(axis=0) | any(cols < 1 for _, _, _, cols, _ in tiles)
+        fallback[idx[bad]] = True
+        idx, H, nb = idx[~bad], H[~bad], nb[:, ~bad]
+        if len(idx):
+            parts.append((idx, _sparse_group(tiles, fmt, mapping, n, {k: v[idx] if np.ndim(v) else v
+                                                                      for k, v in cfg.items()}, opt, H, nb, jds)))
+    out = merge(G, parts)
+    out["fallback"] = fallback
+    return out
+
+
+def _sparse_group(tiles, fmt, mapping, n, cfg, opt: bool, H, nb, jds: bool) -> dict:
+    """The plans of configurations sharing one tiling and ``lmm_opt`` (no empty tile)."""
+    G = len(H)
+    rows = np.array([r for _, _, r, _, _ in tiles])[:, None]
+    if jds:
+        stored = np.array([(-(-nz[None, :] // H[:, None])).sum(axis=1) for *_, nz in tiles])
+        top = np.array([np.full(G, r - np.searchsorted(nz, 0, side="right")) for _, _, r, _, nz in tiles])
+    else:
+        stored, top = rows * nb, np.broadcast_to(rows, nb.shape)
+    a_max = _a_max(cfg, np.full(G, True) if not jds else top.max(axis=0) * cfg["e"] > cfg["L"] / 2)
+    count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
+    ct = tiles[-1][1] + 1
+    tc = {"rows": rows, "cols": np.array([c for _, _, _, c, _ in tiles])[:, None], "blocks": nb[:, g],
+          "stored": stored[:, g], "slots": (stored * H)[:, g], "top": top[:, g],
+          "first_k": np.array([j == 0 for _, j, *_ in tiles])[:, None],
+          "b_new": np.array([ct > 1 or t == 0 for t in range(len(tiles))])[:, None],
+          "last": np.array([j == ct - 1 for _, j, *_ in tiles])[:, None]}
+    W, units = cfg["W"][g], cfg["units"][g]
+    ch = S.Chain(n, cfg["N"][g], W, units, C.fill_cycles(units, W, mapping), formats.SLOT_BYTES,
+                 2 if mapping == "ivs" else 1, jds)
+    f = {k: np.zeros(len(g), dtype=np.float64) for k in S.FEATURES}
+    if opt:
+        if jds:
+            budget = (cfg["L"] // 2) // cfg["e"]
+            GA, big, most = (np.array(x) for x in zip(*(S.pack(_margins(nz, r, H, nbt)[:, g], nbt[g], budget[g], AG)
+                                                           for (_, _, r, _, nz), nbt in zip(tiles, nb))))
+        else:
+            GA, big, most = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * rows, np.broadcast_to(AG, nb[:, g].shape)
+        S.tile_sums(f, ch, tc, GA, big, most, BG)
+    else:
+        S.tile_sums_swapped_a(f, ch, tc, BG)
+    S.finish(f, ch, tc, BG, opt)
+    half = cfg["L"] / 2
+    per = {"jds": np.full(G, jds), "tile_rows": cfg["arow"], "urb": cfg["e"], "half": half,
+           "util_unopt": (top.max(axis=0) if jds else cfg["arow"]) * cfg["e"] / half, "blocks": nb.sum(axis=0),
+           "row_tiles": cfg["rt"], "col_tiles": cfg["ct"], "slots": (stored * H).sum(axis=0)}
+    return {"count": count, "feats": f, "agrp": AG, "bgrp": BG, "per": per}
+
+
+def _margins(nz_sorted: np.ndarray, r: int, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """[blocks, configurations]: the JDS Margin of each block (rows with more than b x H nonzeros), 0 past
+    a configuration's blocks (``formats.block_margins`` for every H at once)."""
+    b = np.arange(int(nb.max()))[:, None]
+    return np.where(b < nb, r - np.searchsorted(nz_sorted, b * H, side="right"), 0)
+
+
+def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
+    """Plans of groups of configurations (their indices among G) in configuration order."""
+    if len(parts) == 1 and len(parts[0][0]) == G:  # one part covering every configuration in order
+        return parts[0][1]
+    count = np.zeros(G, np.int64)
+    owner, per = [], {}
+    for idx, d in parts:
+        count[idx] = d["count"]
+        owner.append(np.repeat(idx, d["count"]))
+        for k, v in d["per"].items():
+            per.setdefault(k, np.zeros(G, np.asarray(v).dtype))[idx] = v
+    if not parts:
+        return {"count": count, "feats": {k: np.zeros(0) for k in S.FEATURES}, "agrp": np.zeros(0, np.int64),
+                "bgrp": np.zeros(0, np.int64), "per": per}
+    owner = np.concatenate(owner)
+    order = slice(None) if (owner[1:] >= owner[:-1]).all() else np.argsort(owner, kind="stable")
+    cat = lambda key: np.concatenate([d[key] for _, d in parts])[order]  # noqa: E731
+    return {"count": count, "feats": {k: np.concatenate([d["feats"][k] for _, d in parts])[order] for k in S.FEATURES},
+            "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+
+
+#: a configuration's numbers besides its candidates' counts (LMM use, tiles, slots)
+PROBLEM_NUMBERS = ("jds", "tile_rows", "urb", "half", "util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
+
+
+def from_schedule(sch: S.Schedule) -> dict:
+    """The plans of one scalar schedule (see :func:`merge`), kept on the (cached) schedule."""
+    if sch.plan is None:
+        sch.plan = _plan_of(sch)
+    return sch.plan
+
+
+def _plan_of(sch: S.Schedule) -> dict:
+    p = sch.problem
+    half = p.lmm_bytes / 2
+    first = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0)
+    util_unopt = (first if p.fmt == "jds" else p.tile_rows) * p.unit_row_bytes / half
+    numbers = (p.fmt == "jds", p.tile_rows, p.unit_row_bytes, half, util_unopt, sum(t.blocks for t in p.tiles),
+               p.row_tiles, p.col_tiles, p.stored_slots)
+    return {"count": np.array([len(sch.agrp)]), "feats": sch.feats, "agrp": sch.agrp, "bgrp": sch.bgrp,
+            "per": {k: np.array([v]) for k, v in zip(PROBLEM_NUMBERS, numbers)}}
