@@ -9,6 +9,8 @@ one code path and give identical numbers.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -84,6 +86,8 @@ class Param:
                 return bool(value)
             raise self._bad(value, where)
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise self._bad(value, where)
+        if not math.isfinite(float(value)):  # NaN and inf: no parameter takes them
             raise self._bad(value, where)
         if self.kind == "int":
             if float(value) != int(value):

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archmodels import get_model, tech
+from archmodels import available, get_model, tech
 from archmodels.result import LayerBatch
 from dse import config
 from dse.objective import evaluate_rows
@@ -170,3 +170,15 @@ def test_gemm_forms_without_context_only_where_it_changes_nothing(arch, monkeypa
     monkeypatch.undo()
     if not cls.GEMM_FORMS_CONTEXT:  # the model's claim: its layers' costs do not depend on their neighbours
         assert json.dumps(results[False]) == json.dumps(results[True])
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_every_numeric_parameter_refuses_non_finite_values_in_one_line(value):
+    """NaN/inf in a study file or --set is bad input (UserError), never a ValueError from int() or a silent NaN."""
+    from workloads.errors import UserError
+
+    for arch in available():
+        for p in get_model(arch).params:
+            if p.kind in ("int", "float"):
+                with pytest.raises(UserError, match=p.name):
+                    p.check(value)
