@@ -3,8 +3,9 @@
 The mapper (:func:`archmodels.emax.model._choose`) picks one plan per layer and design point; these
 functions turn the chosen plan and the runner-up (the best other plan by the same criterion) into the
 per-layer contract keys ``loop_nest``, ``tiles``, ``placement``, ``runner_up`` and ``runner_up_lost``
-(``dse evaluate ... --explain`` prints them) and the ratios :data:`RATIO_KEYS`. Strings are built once per distinct (plan, runner-up,
-verdict), not per design point, so a batch of many points pays for a handful.
+(``dse evaluate ... --explain`` prints them) and the ratios :data:`RATIO_KEYS`. Strings are built when read
+(:class:`LazyText`) and once per distinct plan content (the columns each text function reads), not per
+design point: a batch of many points pays for none until its contract dictionaries are built.
 """
 
 from __future__ import annotations
@@ -142,16 +143,69 @@ def _code(s) -> int:
     return c
 
 
-def explain_labels(tab: PlanTable, rows: np.ndarray, runner: np.ndarray, verdict: np.ndarray) -> dict[str, np.ndarray]:
-    """The explain keys of chosen plans ``rows`` with runner-up plans ``runner`` (-1: none) and verdicts."""
-    out = {"loop_nest": by_content(tab, rows, loop_nest), "tiles": by_content(tab, rows, tiles),
-           "placement": by_content(tab, rows, placement)}
-    ru = np.full(len(rows), "-", dtype=object)
-    has = np.asarray(runner) >= 0
-    ru[has] = by_content(tab, np.asarray(runner)[has], _runner_text)
-    out["runner_up"] = ru
-    out["runner_up_lost"] = np.asarray(verdict, dtype=object)
-    return out
+def text_of(fn, tab: PlanTable, row: int) -> str:
+    """``fn(tab, row)`` of one plan, remembered by content as in :func:`by_content` (the same key)."""
+    nums, labs = _READS[fn]
+    p, lab = tab.plan, tab.label
+    key = tuple(float(p[k][row]) for k in nums) + tuple(float(_code(lab[k][row])) for k in labs)
+    memo = _MEMO.setdefault(fn, {})
+    text = memo.get(key)
+    if text is None:
+        text = memo[key] = fn(tab, row)
+    return text
+
+
+class LazyText:
+    """A label column whose strings are built when read (issue 12's explanation keys cost a batch nothing
+    until a point's contract dictionary asks for them).
+
+    Point i shows ``fn(table, row)`` of the plan it was given with :meth:`put`, or the value set with
+    ``column[at] = value``. Reading one point builds one string; ``np.asarray(column)`` builds them all
+    once per distinct content (:func:`by_content`) and keeps the array.
+    """
+
+    def __init__(self, n: int, fn):
+        self.fn = fn
+        self.fixed = np.full(n, None, dtype=object)
+        self.part = np.full(n, -1, dtype=np.int64)  # which put() a point reads (-1: its fixed value)
+        self.row = np.zeros(n, dtype=np.int64)
+        self.tables: list[PlanTable] = []
+        self._all: np.ndarray | None = None
+
+    def put(self, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
+        """Points ``at`` read plan ``rows`` of ``tab``."""
+        self.part[at] = len(self.tables)
+        self.row[at] = rows
+        self.tables.append(tab)
+        self._all = None
+
+    def __setitem__(self, at, value) -> None:
+        self.fixed[at] = value
+        self.part[at] = -1
+        self._all = None
+
+    def __len__(self) -> int:
+        return len(self.fixed)
+
+    def __getitem__(self, i):
+        if self._all is None and isinstance(i, (int, np.integer)):
+            part = int(self.part[i])
+            return self.fixed[i] if part < 0 else text_of(self.fn, self.tables[part], int(self.row[i]))
+        return np.asarray(self)[i]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if self._all is None:
+            out = self.fixed.copy()
+            for part, tab in enumerate(self.tables):
+                at = np.flatnonzero(self.part == part)
+                if len(at):
+                    out[at] = by_content(tab, self.row[at], self.fn)
+            self._all = out
+        return self._all if dtype is None else self._all.astype(dtype)
+
+
+#: the explanation keys built from the chosen plan (the runner-up's from its own plan), by text function
+PLAN_TEXTS = {"loop_nest": loop_nest, "tiles": tiles, "placement": placement}
 
 
 #: what :func:`~archmodels.emax.traffic.schedule_label` reads
@@ -159,7 +213,7 @@ _SCHEDULE_READS = ("psum_home", "bands", "stage_w")
 
 
 @_reads(_SCHEDULE_READS, ("name", "band_dim"))
-def _runner_text(tab: PlanTable, r: int) -> str:
+def runner_text(tab: PlanTable, r: int) -> str:
     return f"{tab.label['name'][r]} {_schedule(tab, r)}"
 
 

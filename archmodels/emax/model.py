@@ -40,7 +40,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
-from .explain import EXPLAIN_KEYS, RATIO_KEYS, by_content, explain_labels, schedule_text, verdicts
+from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyText, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
@@ -63,6 +63,8 @@ _STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule":
 PIN_KEYS = ("psum_home", "halo", "ic_loop", "band_size")
 DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psum", "write"),
                   ("output", "write"), ("spill", "read"), ("spill", "write"))
+#: label keys whose strings are built when read (:class:`~archmodels.emax.explain.LazyText`), by text function
+LAZY_TEXTS = {"schedule": schedule_text, **PLAN_TEXTS, "runner_up": runner_text}
 #: structural combinations x layers planned together (bounds the size of the plan tables)
 CHUNK = 512
 
@@ -351,15 +353,17 @@ class _LayerArrays:
         self.n = n
         self.metrics: dict[str, np.ndarray] | None = None
         self.states = {s: np.full(n, np.nan) for s in STATES}
-        self.labels = {k: np.full(n, None, dtype=object)
+        self.labels = {k: LazyText(n, LAZY_TEXTS[k]) if k in LAZY_TEXTS else np.full(n, None, dtype=object)
                        for k in ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS}
         self.feasible = np.ones(n, bool)
         self.reason = np.full(n, "", dtype=object)
 
     def add(self, fused_into: list[str | None], reason: list[str], idx: list[np.ndarray], first_ran: bool,
-            at: np.ndarray, res: dict[str, np.ndarray], labels: dict[str, np.ndarray]) -> None:
+            at: np.ndarray, res: dict[str, np.ndarray], labels: dict[str, np.ndarray], tab: PlanTable | None = None,
+            plans: dict[str, np.ndarray] | None = None) -> None:
         """Combination k at points ``idx[k]``: fused, infeasible (``reason``), or ran: points ``at`` got
-        the metrics ``res`` (states as ``state:NAME``) and ``labels`` of their chosen plans."""
+        the metrics ``res`` (states as ``state:NAME``) and ``labels`` of their chosen plans, and the texts
+        of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``tab`` (-1: no such plan, shown as ``-``)."""
         if self.metrics is None:  # metric key order: as the first combination set them
             names = [k for k in res if not k.startswith("state:")] if first_ran else _all_metric_names()
             self.metrics = {k: np.full(self.n, np.nan) for k in names}
@@ -381,6 +385,10 @@ class _LayerArrays:
             (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[at] = v
         for k, v in labels.items():
             self.labels[k][at] = v
+        for k, rows in (plans or {}).items():
+            has = rows >= 0
+            self.labels[k][at[~has]] = "-"
+            self.labels[k].put(at[has], tab, rows[has])
 
     def batch(self, layer) -> LayerBatch:
         lb = LayerBatch(layer, self.n)
@@ -407,6 +415,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     pair_row = np.repeat(np.repeat(p.start[li, ki], n_pts), cand) + local
     res: dict[str, np.ndarray] = {}
     labels: dict[str, np.ndarray] = {}
+    plans: dict[str, np.ndarray] = {}
     if len(pts):
         cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
@@ -436,15 +445,17 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
         verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
                            dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
-        sched = by_content(tab, rows, schedule_text)
-        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows], "schedule": sched}
-        labels.update(explain_labels(tab, rows, np.where(has, pair_row[ru_at], -1), verdict))
+        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
+                  "runner_up_lost": verdict}
+        plans = {k: rows for k in LAZY_TEXTS}
+        plans["runner_up"] = np.where(has, pair_row[ru_at], -1)
     layer_of = np.repeat(li, n_pts)
     bounds = np.searchsorted(layer_of, np.arange(len(out) + 1))
     for i, arrays in enumerate(out):
         part = slice(bounds[i], bounds[i + 1])
         arrays.add(p.fused_into[i], p.reason[i], idx, bool(p.count[i, 0] > 0), pts[part],
-                   {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()})
+                   {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()}, tab,
+                   {k: v[part] for k, v in plans.items()})
 
 
 def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,

@@ -205,8 +205,12 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     named = np.concatenate([rd_on, h_on], axis=1)
     named_kind = np.concatenate([rd_kind, [KINDS.index(k) for k, *_ in hosts]]).astype(np.int64)
     big = named.shape[1]
-    pos = np.stack([np.where(m.any(axis=1), m.argmax(axis=1), big)
-                    for m in (named & (named_kind == k) for k in range(len(KINDS)))], axis=1)
+    pos = np.full((n, len(KINDS)), big, dtype=np.int64)
+    for k in range(len(KINDS)):  # the first column of each kind a plan names
+        at = np.flatnonzero(named_kind == k)
+        if len(at):
+            m = named[:, at]
+            pos[:, k] = np.where(m.any(axis=1), at[m.argmax(axis=1)], big)
     order = np.argsort(pos, axis=1, kind="stable")
     read_order = np.where(np.take_along_axis(pos, order, axis=1) == big, len(KINDS), order)
 
@@ -215,7 +219,7 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     new[keep] = np.arange(len(keep))
     # transfers with a positive count, grouped by plan then phase (stable: the schedule's order within)
     r, j = np.nonzero(on & (count > 0) & ok[:, None])
-    o = np.lexsort((j, phase[r, j], r))
+    o = np.argsort(r * len(PHASES) + phase[r, j], kind="stable")  # nonzero lists (r, j) in row-major order
     r, j = r[o], j[o]
     rounds = bursts[r, j] * np.ceil(per_burst[r, j] / _matrix([s.par for s in slots], n)[r, j] - 1e-9)
     xfer = {"plan": new[r], "phase": phase[r, j], "count": count[r, j], "each": each[r, j], "rounds": rounds,
@@ -378,13 +382,23 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     allowed[:, flags[:, 2]] &= (bands_ok & (x["kh_ext"] > x["stride"]) & ~pins["halo_spm"])[:, None]
     allowed[:, flags[:, 3]] &= (bands_ok & multi & ~pins["ic_outer"])[:, None]
     rep, var = np.nonzero(allowed)
-    v = {k: np.asarray(a)[rep] for k, a in r.items()}
+    # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the rest
+    v = {k: np.asarray(r[k])[rep] for k in _SPM_PLAN_READS if k in r}
     v.update({f"pin_{k}": m[rep] for k, m in pins.items()})
     f = flags[var]
-    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3], src=rep)
+    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
     v.update({k: a[rep] for k, a in x.items()})
     ok = _vr_spm_plan(v)
-    return _vr_traffic(shapes, {k: a[ok] for k, a in v.items()})
+    sel = rep[ok]
+    fit = {k: np.asarray(a)[sel] for k, a in r.items()}
+    fit.update({k: a[ok] for k, a in v.items()})
+    fit["src"] = sel
+    return _vr_traffic(shapes, fit)
+
+
+#: the columns of an :func:`emaxvr_plans` row that :func:`_vr_spm_plan` reads
+_SPM_PLAN_READS = ("elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow", "outer",
+                   "mode", "resident", "keep", "has_pool", "per_band", "band_size")
 
 
 def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
