@@ -204,12 +204,12 @@ class _EmaxBase(Model):
                     pts["dtype_bits"] // 8, pts["cols"])
         pp = _PointConsts(pts, n)
         macs = np.array([float(layer.macs) for layer in workload.layers])
-        out = [_LayerArrays(n) for _ in workload.layers]
+        out = _Results(len(workload.layers), n)
         step = max(1, CHUNK // max(1, len(workload.layers)))
         for lo in range(0, len(keys), step):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, idx[lo:lo + step], link, pp, macs, out)
-        return [arrays.batch(layer) for arrays, layer in zip(out, workload.layers)]
+        return [out.batch(i, layer) for i, layer in enumerate(workload.layers)]
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
@@ -346,62 +346,82 @@ class _PointConsts:
                 cost.sram_energy_j(cols, self.lmm_pj[pts], self.spm_pj[pts], self.spm_kb[pts]))
 
 
-class _LayerArrays:
-    """One layer's arrays over all points, filled chunk by chunk of structural combinations."""
+class _Results:
+    """Every layer's arrays over all points (``[layers, points]``), filled chunk by chunk of structural
+    combinations: one array operation per key and chunk for all layers."""
 
-    def __init__(self, n: int):
-        self.n = n
-        self.metrics: dict[str, np.ndarray] | None = None
-        self.states = {s: np.full(n, np.nan) for s in STATES}
-        self.labels = {k: LazyText(n, LAZY_TEXTS[k]) if k in LAZY_TEXTS else np.full(n, None, dtype=object)
-                       for k in ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS}
-        self.feasible = np.ones(n, bool)
-        self.reason = np.full(n, "", dtype=object)
+    def __init__(self, nl: int, n: int):
+        self.nl, self.n = nl, n
+        self.metrics: dict[str, np.ndarray] = {}
+        self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
+        self.states = {s: np.full((nl, n), np.nan) for s in STATES}
+        self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
+        self.texts = {k: [LazyText(n, fn) for _ in range(nl)] for k, fn in LAZY_TEXTS.items()}
+        self.feasible = np.ones((nl, n), bool)
+        self.reason = np.full((nl, n), "", dtype=object)
 
-    def add(self, fused_into: list[str | None], reason: list[str], idx: list[np.ndarray], first_ran: bool,
-            at: np.ndarray, res: dict[str, np.ndarray], labels: dict[str, np.ndarray], tab: PlanTable | None = None,
-            plans: dict[str, np.ndarray] | None = None) -> None:
-        """Combination k at points ``idx[k]``: fused, infeasible (``reason``), or ran: points ``at`` got
-        the metrics ``res`` (states as ``state:NAME``) and ``labels`` of their chosen plans, and the texts
-        of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``tab`` (-1: no such plan, shown as ``-``)."""
-        if self.metrics is None:  # metric key order: as the first combination set them
-            names = [k for k in res if not k.startswith("state:")] if first_ran else _all_metric_names()
-            self.metrics = {k: np.full(self.n, np.nan) for k in names}
-        fused = [k for k, f in enumerate(fused_into) if f is not None]
-        if fused:
-            pts = np.concatenate([idx[k] for k in fused])
-            into = np.repeat(np.array([fused_into[k] for k in fused], dtype=object), [len(idx[k]) for k in fused])
-            for v in (*self.metrics.values(), *self.states.values()):
-                v[pts] = 0.0
-            self.labels["fused_into"][pts] = into
-            self.labels["mapping"][pts] = np.array([f"fused into {f}" for f in into], dtype=object)
-            for k in ("loop_order", "schedule") + EXPLAIN_KEYS:
-                self.labels[k][pts] = "-"
-        for k, why in enumerate(reason):
-            if why:
-                self.feasible[idx[k]] = False
-                self.reason[idx[k]] = why
+    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, res: dict[str, np.ndarray],
+            labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
+        """Combination k of ``p`` at points ``idx[k]``: per layer fused, infeasible (``p.reason``), or ran:
+        (layer, point) pairs ``(layer_of, at)`` got the metrics ``res`` (states as ``state:NAME``), ``labels``
+        and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1: none, shown as ``-``)."""
+        for i in range(self.nl):
+            if self.names[i] is None:  # metric key order: as the first combination set them
+                self.names[i] = ([k for k in res if not k.startswith("state:")] if p.count[i, 0] > 0
+                                 else list(_all_metric_names()))
+                for k in self.names[i]:
+                    if k not in self.metrics:
+                        self.metrics[k] = np.full((self.nl, self.n), np.nan)
+            if any(f is not None for f in p.fused_into[i]):
+                fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
+                pts = np.concatenate([idx[k] for k in fused])
+                into = np.repeat(np.array([p.fused_into[i][k] for k in fused], dtype=object),
+                                 [len(idx[k]) for k in fused])
+                for v in (*self.metrics.values(), *self.states.values()):
+                    v[i, pts] = 0.0
+                self.labels["fused_into"][i, pts] = into
+                self.labels["mapping"][i, pts] = np.array([f"fused into {f}" for f in into], dtype=object)
+                for k in ("loop_order", "runner_up_lost"):
+                    self.labels[k][i, pts] = "-"
+                for col in self.texts.values():
+                    col[i][pts] = "-"
+            if any(p.reason[i]):
+                for k, why in enumerate(p.reason[i]):
+                    if why:
+                        self.feasible[i, idx[k]] = False
+                        self.reason[i, idx[k]] = why
         for k, v in res.items():
-            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[at] = v
+            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[layer_of, at] = v
         for k, v in labels.items():
-            self.labels[k][at] = v
-        for k, rows in (plans or {}).items():
-            has = rows >= 0
-            self.labels[k][at[~has]] = "-"
-            self.labels[k].put(at[has], tab, rows[has])
+            self.labels[k][layer_of, at] = v
+        if plans:
+            bounds = np.searchsorted(layer_of, np.arange(self.nl + 1))
+            for k, rows in plans.items():
+                has = rows >= 0
+                for i in range(self.nl):
+                    part = slice(bounds[i], bounds[i + 1])
+                    if bounds[i] < bounds[i + 1]:
+                        col, h = self.texts[k][i], has[part]
+                        col[at[part][~h]] = "-"
+                        col.put(at[part][h], p.table, rows[part][h])
 
-    def batch(self, layer) -> LayerBatch:
+    def batch(self, i: int, layer) -> LayerBatch:
         lb = LayerBatch(layer, self.n)
-        lb.set(**self.metrics)
-        lb.states.update(self.states)
-        lb.labels.update(self.labels)
-        if (~self.feasible).any():
-            lb.infeasible(~self.feasible, self.reason)
+        lb.set(**{k: self.metrics[k][i] for k in self.names[i]})
+        lb.states.update({s: v[i].copy() for s, v in self.states.items()})
+        lb.labels.update({k: self.labels[k][i].copy() if k in self.labels else self.texts[k][i] for k in _LABEL_KEYS})
+        if not self.feasible[i].all():
+            lb.infeasible(~self.feasible[i], self.reason[i])
         return lb
 
 
+#: per-layer label keys in the contract's order; the texts of :data:`LAZY_TEXTS` are built when read
+_LABEL_KEYS = ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS
+_EAGER_LABELS = tuple(k for k in _LABEL_KEYS if k not in LAZY_TEXTS)
+
+
 def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs: np.ndarray,
-            out: list[_LayerArrays]) -> None:
+            out: _Results) -> None:
     """Choose a plan per point and layer (points ``idx[k]`` may run combination k's plans) and store
     the chosen plans' metrics and labels in ``out`` (one per layer)."""
     tab = p.table
@@ -449,13 +469,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
                   "runner_up_lost": verdict}
         plans = {k: rows for k in LAZY_TEXTS}
         plans["runner_up"] = np.where(has, pair_row[ru_at], -1)
-    layer_of = np.repeat(li, n_pts)
-    bounds = np.searchsorted(layer_of, np.arange(len(out) + 1))
-    for i, arrays in enumerate(out):
-        part = slice(bounds[i], bounds[i + 1])
-        arrays.add(p.fused_into[i], p.reason[i], idx, bool(p.count[i, 0] > 0), pts[part],
-                   {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()}, tab,
-                   {k: v[part] for k, v in plans.items()})
+    out.add(p, idx, np.repeat(li, n_pts), pts, res, labels, plans)
 
 
 def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,

@@ -155,12 +155,20 @@ def _matrix(values: list, n: int, dtype=float) -> np.ndarray:
 
 def _in_order(m: np.ndarray) -> np.ndarray:
     """Row sums of ``m`` added column by column, left to right (0 for no column)."""
-    return np.cumsum(m, axis=1)[:, -1] if m.shape[1] else np.zeros(len(m))
+    if not m.shape[1]:
+        return np.zeros(len(m))
+    out = m[:, 0].astype(float)
+    for j in range(1, m.shape[1]):
+        out += m[:, j]
+    return out
 
 
-def _per_plan(v, keep: np.ndarray, dtype=float) -> np.ndarray:
+def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float) -> np.ndarray:
+    """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n)."""
     a = np.asarray(v, dtype=dtype)
-    return a[keep] if a.ndim else np.full(len(keep), a, dtype=dtype)
+    if not a.ndim:
+        return np.full(n if keep is None else len(keep), a, dtype=dtype)
+    return a if keep is None else a[keep]
 
 
 def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray], label: dict[str, np.ndarray],
@@ -233,8 +241,9 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     r, j = np.nonzero(h_on & ok[:, None])
     host_t = {"plan": new[r], "kind": named_kind[rd_on.shape[1]:][j],
               "bytes": _matrix([b for _, b, _ in hosts], n)[r, j]}
-    return PlanTable({k: _per_plan(v, keep) for k, v in cols.items()},
-                     {k: _per_plan(v, keep, object) for k, v in label.items()}, src[keep], xfer, stage, read, host_t,
+    every = None if len(keep) == n else keep  # every candidate exists: columns as they are
+    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, object) for k, v in label.items()}, src[keep], xfer, stage, read, host_t,
                      read_order[keep])
 
 
