@@ -390,6 +390,16 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     allowed = np.ones((n0, len(VR_VARIANTS)), bool)
     allowed[:, flags[:, 2]] &= (bands_ok & (x["kh_ext"] > x["stride"]) & ~pins["halo_spm"])[:, None]
     allowed[:, flags[:, 3]] &= (bands_ok & multi & ~pins["ic_outer"])[:, None]
+    # rules of :func:`_vr_spm_plan` a row decides alone (the same plans, fewer rows to plan): weights are
+    # staged only by multiply-accumulate output-row mappings whose weights fit the SPM; partial sums go to
+    # DRAM by choice only with an SPM, several passes, and not when the output stays in the SPM unpooled
+    e, S, icpar, khpar, gpar = _ints(r, "elem", "spm", "icpar", "khpar", "gpar")
+    has_pool, keep = (np.asarray(r.get(k, False), dtype=bool) for k in ("has_pool", "keep"))
+    per_band = np.asarray(r.get("per_band", False), dtype=bool)
+    w_group = np.where(x["mac"], (x["oc"] * x["ic"] * x["kh"] * x["kw"] + x["oc"]) * e, 0)
+    allowed[:, flags[:, 0]] &= (x["mac"] & (np.asarray(r["outer"]) == "OH") & (S > 0) & ~(w_group * gpar > S))[:, None]
+    passes = _cdiv(x["ic"], icpar) * _cdiv(x["kh"], khpar)
+    allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
     rep, var = np.nonzero(allowed)
     # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the rest
     v = {k: np.asarray(r[k])[rep] for k in _SPM_PLAN_READS if k in r}
