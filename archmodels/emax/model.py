@@ -365,6 +365,9 @@ class _Results:
         """Combination k of ``p`` at points ``idx[k]``: per layer fused, infeasible (``p.reason``), or ran:
         (layer, point) pairs ``(layer_of, at)`` got the metrics ``res`` (states as ``state:NAME``), ``labels``
         and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1: none, shown as ``-``)."""
+        f_layer: list[np.ndarray] = []
+        f_pts: list[np.ndarray] = []
+        f_into: list[np.ndarray] = []
         for i in range(self.nl):
             if self.names[i] is None:  # metric key order: as the first combination set them
                 self.names[i] = ([k for k in res if not k.startswith("state:")] if p.count[i, 0] > 0
@@ -375,14 +378,10 @@ class _Results:
             if any(f is not None for f in p.fused_into[i]):
                 fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
                 pts = np.concatenate([idx[k] for k in fused])
-                into = np.repeat(np.array([p.fused_into[i][k] for k in fused], dtype=object),
-                                 [len(idx[k]) for k in fused])
-                for v in (*self.metrics.values(), *self.states.values()):
-                    v[i, pts] = 0.0
-                self.labels["fused_into"][i, pts] = into
-                self.labels["mapping"][i, pts] = np.array([f"fused into {f}" for f in into], dtype=object)
-                for k in ("loop_order", "runner_up_lost"):
-                    self.labels[k][i, pts] = "-"
+                f_layer.append(np.full(len(pts), i))
+                f_pts.append(pts)
+                f_into.append(np.repeat(np.array([p.fused_into[i][k] for k in fused], dtype=object),
+                                        [len(idx[k]) for k in fused]))
                 for col in self.texts.values():
                     col[i][pts] = "-"
             if any(p.reason[i]):
@@ -390,6 +389,14 @@ class _Results:
                     if why:
                         self.feasible[i, idx[k]] = False
                         self.reason[i, idx[k]] = why
+        if f_pts:  # fused into the layer before: zeros, and its name
+            fl, fp, into = np.concatenate(f_layer), np.concatenate(f_pts), np.concatenate(f_into)
+            for v in (*self.metrics.values(), *self.states.values()):
+                v[fl, fp] = 0.0
+            self.labels["fused_into"][fl, fp] = into
+            self.labels["mapping"][fl, fp] = np.array([f"fused into {f}" for f in into], dtype=object)
+            for k in ("loop_order", "runner_up_lost"):
+                self.labels[k][fl, fp] = "-"
         for k, v in res.items():
             (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[layer_of, at] = v
         for k, v in labels.items():
@@ -407,7 +414,7 @@ class _Results:
 
     def batch(self, i: int, layer) -> LayerBatch:
         lb = LayerBatch(layer, self.n)
-        lb.set(**{k: self.metrics[k][i] for k in self.names[i]})
+        lb.metrics.update({k: self.metrics[k][i].copy() for k in self.names[i]})  # float arrays of n: as set() stores
         lb.states.update({s: v[i].copy() for s, v in self.states.items()})
         lb.labels.update({k: self.labels[k][i].copy() if k in self.labels else self.texts[k][i] for k in _LABEL_KEYS})
         if not self.feasible[i].all():
