@@ -146,8 +146,9 @@ def _split_last(kind: str, dram, bursts, per_burst, each, par, on=True) -> list[
 
 
 def _matrix(values: list, n: int, dtype=float) -> np.ndarray:
-    """Columns ``values`` (arrays over the n plans, or scalars) as an [n, len(values)] matrix."""
-    out = np.empty((n, len(values)), dtype=dtype)
+    """Columns ``values`` (arrays over the n plans, or scalars) as an [n, len(values)] matrix (column-major:
+    each column is written and read whole)."""
+    out = np.empty((n, len(values)), dtype=dtype, order="F")
     for j, v in enumerate(values):
         out[:, j] = v
     return out
