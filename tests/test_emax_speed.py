@@ -34,7 +34,8 @@ def test_lmm_fit_shortcut_equals_the_search(sh, pattern, order, mode, lmm, elem,
 
 
 def _clear_caches() -> None:
-    for fn in (model.workload_plans, mapper.conv_candidates, mapper.fc_candidates, mapper._whole_need):
+    for fn in (model.workload_plans, mapper.conv_candidates, mapper.fc_candidates, mapper._whole_need,
+               mapper._reduction_rows, mapper._geometry_cols):
         fn.cache_clear()
     explain._MEMO.clear()
 

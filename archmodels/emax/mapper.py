@@ -224,7 +224,12 @@ def _largest_divisor(n: int, limit: int) -> int:
 
 def _geometry(pattern: str, sh: ConvShape, hw: Hw) -> tuple[int, int, int, int]:
     """(gpar, oc_par, px_par, mac rows per (channel x kernel row)) of a pattern."""
-    c = hw.cols
+    return _geometry_cols(pattern, sh, hw.cols)
+
+
+@lru_cache(maxsize=16384)
+def _geometry_cols(pattern: str, sh: ConvShape, c: int) -> tuple[int, int, int, int]:
+    """:func:`_geometry` on ``c`` columns (all it depends on besides the layer)."""
     if pattern in ("single", "A"):
         return 1, 1, 1, math.ceil(sh.kw / c)
     if pattern == "pairs":
@@ -237,6 +242,12 @@ def _geometry(pattern: str, sh: ConvShape, hw: Hw) -> tuple[int, int, int, int]:
 
 def _reduction(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
     """(icpar, khpar, px_sets, reason) that fit the rows; icpar == 0 means rejected."""
+    return _reduction_rows(pattern, sh, Hw(hw.arch, hw.rows, hw.cols, 0, 0, 0), split_ok)
+
+
+@lru_cache(maxsize=16384)
+def _reduction_rows(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
+    """:func:`_reduction` of an array (``hw``: only its architecture, rows and columns)."""
     gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
     avail = hw.rows - HEADER_ROWS[pattern] - _tail_rows(pattern, hw.cols)
     whole = sh.kh * rows_per_krow

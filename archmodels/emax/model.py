@@ -375,7 +375,7 @@ class _Results:
                 for k in self.names[i]:
                     if k not in self.metrics:
                         self.metrics[k] = np.full((self.nl, self.n), np.nan)
-            if any(f is not None for f in p.fused_into[i]):
+            if p.fused_into[i].count(None) < len(p.fused_into[i]):  # some combination fused this layer
                 fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
                 pts = np.concatenate([idx[k] for k in fused])
                 f_layer.append(np.full(len(pts), i))
