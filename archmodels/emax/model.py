@@ -446,8 +446,10 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     if len(pts):
         cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
-        keep = _within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
-                             pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
+        # (one candidate per point, as on EMAXV: nothing to prune)
+        keep = (_within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
+                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt]) if len(pair_row) > len(start) else
+                np.ones(len(pair_row), bool))
         if not keep.all():
             cnt = np.add.reduceat(keep.astype(np.int64), start)
             start = np.cumsum(cnt) - cnt
