@@ -3,8 +3,9 @@
 The mapper (:func:`archmodels.emax.model._choose`) picks one plan per layer and design point; these
 functions turn the chosen plan and the runner-up (the best other plan by the same criterion) into the
 per-layer contract keys ``loop_nest``, ``tiles``, ``placement``, ``runner_up`` and ``runner_up_lost``
-(``dse evaluate ... --explain`` prints them) and the ratios :data:`RATIO_KEYS`. Strings are built once per distinct (plan, runner-up,
-verdict), not per design point, so a batch of many points pays for a handful.
+(``dse evaluate ... --explain`` prints them) and the ratios :data:`RATIO_KEYS`. Strings are built when read
+(:class:`LazyText`) and once per distinct plan content (the columns each text function reads), not per
+design point: a batch of many points pays for none until its contract dictionaries are built.
 """
 
 from __future__ import annotations
@@ -18,6 +19,20 @@ EXPLAIN_KEYS = ("loop_nest", "tiles", "placement", "runner_up", "runner_up_lost"
 RATIO_KEYS = ("runner_up_time_ratio", "runner_up_dram_ratio", "runner_up_energy_ratio")
 
 
+#: per text function, the plan columns and labels its string reads (plans equal in these read the same,
+#: whatever their row): the content key of :func:`by_content`
+_READS: dict = {}
+
+
+def _reads(nums: tuple[str, ...], labels: tuple[str, ...]):
+    """Declare the plan columns ``nums`` and labels ``labels`` a text function reads."""
+    def deco(fn):
+        _READS[fn] = (nums, labels)
+        return fn
+    return deco
+
+
+@_reads(("bands", "passes", "ic_inner", "band_len", "n_seg"), ("order_name", "band_dim"))
 def loop_nest(tab: PlanTable, r: int) -> str:
     """The whole nest, outermost first: bands, input-channel passes, then the loops of one start."""
     p, lab = tab.plan, tab.label
@@ -36,6 +51,8 @@ def loop_nest(tab: PlanTable, r: int) -> str:
     return " > ".join(outer + [f"start[{','.join(reversed(order))}]" if len(order) > 1 else f"start[{order[0]}]"])
 
 
+@_reads(("band_len", "ic_inner", "bands", "oc_chunk", "ow_seg", "icpar", "oc_par", "gpar", "px_par", "khpar"),
+        ("band_dim",))
 def tiles(tab: PlanTable, r: int) -> str:
     """Tile sizes: what one start (or band) covers along OH/OC/OW/IC, and per iteration."""
     p = tab.plan
@@ -54,6 +71,8 @@ def tiles(tab: PlanTable, r: int) -> str:
     return ", ".join(parts)
 
 
+@_reads(("stage_in", "in_res", "keep", "stage_w", "halo_kept", "halo_dram", "has_pool", "bands", "psum_home"),
+        ("mode", "band_dim"))
 def placement(tab: PlanTable, r: int) -> str:
     """Where inputs, weights, partial sums and outputs live (LMM, SPM, DRAM) and how long."""
     p, mode = tab.plan, str(tab.label["mode"][r])
@@ -85,60 +104,120 @@ def verdicts(criterion: np.ndarray, worse: np.ndarray, more_dram: np.ndarray, no
                      ).astype(object)
 
 
-#: plan columns the strings depend on (plans equal in these read the same, whatever their row)
-_CONTENT = ("bands", "passes", "n_seg", "ic_inner", "band_len", "oc_chunk", "ow_seg", "icpar", "oc_par", "gpar",
-            "px_par", "khpar", "psum_home", "stage_in", "in_res", "keep", "stage_w", "halo_kept", "halo_dram",
-            "has_pool")
-_LABELS = ("name", "order_name", "band_dim", "mode")
-
-
 def by_content(tab: PlanTable, rows: np.ndarray, fn) -> np.ndarray:
-    """``fn(tab, row)`` for each of ``rows``, called once per distinct content (see :data:`_CONTENT`)."""
+    """``fn(tab, row)`` for each of ``rows``, called once per distinct content: the columns ``fn`` reads
+    (:data:`_READS`), remembered across calls (a study meets the same contents again and again)."""
     if not len(rows):
         return np.empty(0, dtype=object)
     rows, at = np.unique(np.asarray(rows, dtype=np.int64), return_inverse=True)  # distinct rows first (cheap)
-    return _by_content_rows(tab, rows, fn)[at.reshape(-1)]
-
-
-def _by_content_rows(tab: PlanTable, rows: np.ndarray, fn) -> np.ndarray:
-    num = np.stack([np.asarray(tab.plan[k][rows], dtype=float) for k in _CONTENT], axis=1)
-    codes = np.stack([np.unique(np.asarray(tab.label[k][rows]).astype(str), return_inverse=True)[1].reshape(-1)
-                      for k in _LABELS], axis=1)
-    _, first, inv = np.unique(np.concatenate([num, codes], axis=1), axis=0, return_index=True, return_inverse=True)
-    labels = [np.asarray(tab.label[k][rows[first]]).astype(str) for k in _LABELS]
+    nums, labs = _READS[fn]
+    key = np.empty((len(rows), len(nums) + len(labs)))
+    for j, k in enumerate(nums):
+        key[:, j] = tab.plan[k][rows]
+    for j, k in enumerate(labs):
+        key[:, len(nums) + j] = [_code(s) for s in tab.label[k][rows].tolist()]
+    _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
     memo = _MEMO.setdefault(fn, {})
     out = []
-    for i, j in enumerate(first):  # the same content recurs across chunks and batches of a study
-        key = (*num[j].tolist(), *(lab[i] for lab in labels))
-        text = memo.get(key)
+    for j in first.tolist():
+        k = tuple(key[j].tolist())
+        text = memo.get(k)
         if text is None:
-            text = memo[key] = fn(tab, int(rows[j]))
+            text = memo[k] = fn(tab, int(rows[j]))
         out.append(text)
     if len(memo) > 100_000:
         memo.clear()
-    return np.array(out, dtype=object)[inv.reshape(-1)]
+    return np.array(out, dtype=object)[inv.reshape(-1)][at.reshape(-1)]
 
 
 #: explanation strings by function and plan content (bounded: cleared past 100,000 entries)
 _MEMO: dict = {}
+#: label strings as numbers for the content keys (few distinct: mapping names, loop orders, modes)
+_CODES: dict[str, int] = {}
 
 
-def explain_labels(tab: PlanTable, rows: np.ndarray, runner: np.ndarray, verdict: np.ndarray) -> dict[str, np.ndarray]:
-    """The explain keys of chosen plans ``rows`` with runner-up plans ``runner`` (-1: none) and verdicts."""
-    out = {"loop_nest": by_content(tab, rows, loop_nest), "tiles": by_content(tab, rows, tiles),
-           "placement": by_content(tab, rows, placement)}
-    ru = np.full(len(rows), "-", dtype=object)
-    has = np.asarray(runner) >= 0
-    ru[has] = by_content(tab, np.asarray(runner)[has], _runner_text)
-    out["runner_up"] = ru
-    out["runner_up_lost"] = np.asarray(verdict, dtype=object)
-    return out
+def _code(s) -> int:
+    c = _CODES.get(s)
+    if c is None:
+        c = _CODES[s] = len(_CODES)
+    return c
 
 
-def _runner_text(tab: PlanTable, r: int) -> str:
+def text_of(fn, tab: PlanTable, row: int) -> str:
+    """``fn(tab, row)`` of one plan, remembered by content as in :func:`by_content` (the same key)."""
+    nums, labs = _READS[fn]
+    p, lab = tab.plan, tab.label
+    key = tuple(float(p[k][row]) for k in nums) + tuple(float(_code(lab[k][row])) for k in labs)
+    memo = _MEMO.setdefault(fn, {})
+    text = memo.get(key)
+    if text is None:
+        text = memo[key] = fn(tab, row)
+    return text
+
+
+class LazyText:
+    """A label column whose strings are built when read (issue 12's explanation keys cost a batch nothing
+    until a point's contract dictionary asks for them).
+
+    Point i shows ``fn(table, row)`` of the plan it was given with :meth:`put`, or the value set with
+    ``column[at] = value``. Reading one point builds one string; ``np.asarray(column)`` builds them all
+    once per distinct content (:func:`by_content`) and keeps the array.
+    """
+
+    def __init__(self, n: int, fn):
+        self.fn = fn
+        self.fixed = np.full(n, None, dtype=object)
+        self.part = np.full(n, -1, dtype=np.int64)  # which put() a point reads (-1: its fixed value)
+        self.row = np.zeros(n, dtype=np.int64)
+        self.tables: list[PlanTable] = []
+        self._all: np.ndarray | None = None
+
+    def put(self, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
+        """Points ``at`` read plan ``rows`` of ``tab``."""
+        self.part[at] = len(self.tables)
+        self.row[at] = rows
+        self.tables.append(tab)
+        self._all = None
+
+    def __setitem__(self, at, value) -> None:
+        self.fixed[at] = value
+        self.part[at] = -1
+        self._all = None
+
+    def __len__(self) -> int:
+        return len(self.fixed)
+
+    def __getitem__(self, i):
+        if self._all is None and isinstance(i, (int, np.integer)):
+            part = int(self.part[i])
+            return self.fixed[i] if part < 0 else text_of(self.fn, self.tables[part], int(self.row[i]))
+        return np.asarray(self)[i]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if self._all is None:
+            out = self.fixed.copy()
+            for part, tab in enumerate(self.tables):
+                at = np.flatnonzero(self.part == part)
+                if len(at):
+                    out[at] = by_content(tab, self.row[at], self.fn)
+            self._all = out
+        return self._all if dtype is None else self._all.astype(dtype)
+
+
+#: the explanation keys built from the chosen plan (the runner-up's from its own plan), by text function
+PLAN_TEXTS = {"loop_nest": loop_nest, "tiles": tiles, "placement": placement}
+
+
+#: what :func:`~archmodels.emax.traffic.schedule_label` reads
+_SCHEDULE_READS = ("psum_home", "bands", "stage_w")
+
+
+@_reads(_SCHEDULE_READS, ("name", "band_dim"))
+def runner_text(tab: PlanTable, r: int) -> str:
     return f"{tab.label['name'][r]} {_schedule(tab, r)}"
 
 
+@_reads(_SCHEDULE_READS, ("band_dim",))
 def schedule_text(tab: PlanTable, r: int) -> str:
     from .traffic import schedule_label
 

@@ -224,7 +224,12 @@ def _largest_divisor(n: int, limit: int) -> int:
 
 def _geometry(pattern: str, sh: ConvShape, hw: Hw) -> tuple[int, int, int, int]:
     """(gpar, oc_par, px_par, mac rows per (channel x kernel row)) of a pattern."""
-    c = hw.cols
+    return _geometry_cols(pattern, sh, hw.cols)
+
+
+@lru_cache(maxsize=16384)
+def _geometry_cols(pattern: str, sh: ConvShape, c: int) -> tuple[int, int, int, int]:
+    """:func:`_geometry` on ``c`` columns (all it depends on besides the layer)."""
     if pattern in ("single", "A"):
         return 1, 1, 1, math.ceil(sh.kw / c)
     if pattern == "pairs":
@@ -237,6 +242,12 @@ def _geometry(pattern: str, sh: ConvShape, hw: Hw) -> tuple[int, int, int, int]:
 
 def _reduction(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
     """(icpar, khpar, px_sets, reason) that fit the rows; icpar == 0 means rejected."""
+    return _reduction_rows(pattern, sh, Hw(hw.arch, hw.rows, hw.cols, 0, 0, 0), split_ok)
+
+
+@lru_cache(maxsize=16384)
+def _reduction_rows(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
+    """:func:`_reduction` of an array (``hw``: only its architecture, rows and columns)."""
     gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
     avail = hw.rows - HEADER_ROWS[pattern] - _tail_rows(pattern, hw.cols)
     whole = sh.kh * rows_per_krow
@@ -261,10 +272,9 @@ def _reduction(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int
     return 1, khpar, 1, ""
 
 
-def _lmm_need(pattern: str, order: tuple[str, ...], mode: str, sh: ConvShape, hw: Hw, ow_seg: int,
+def _lmm_need(pattern: str, order: tuple[str, ...], mode: str, sh: ConvShape, e: int, ow_seg: int,
               oc_chunk: int, ocp: int) -> tuple[int, int]:
-    """(largest LMM need in bytes, kernel-PE need) for a conv-like mapping."""
-    e = hw.elem_bytes
+    """(largest LMM need in bytes, kernel-PE need) for a conv-like mapping of ``e``-byte data."""
     span = min(sh.w + 2 * sh.pad, (ow_seg - 1) * sh.stride + sh.kw_ext)
     if pattern == "single":  # EMAXV: no PLOAD/PDRAIN, nothing double-buffered
         return max(span * e, ow_seg * e), 0
@@ -279,16 +289,28 @@ def _lmm_need(pattern: str, order: tuple[str, ...], mode: str, sh: ConvShape, hw
     return max(inp, psum, ker), ker
 
 
-def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str]:
-    """(n_seg, ow_seg, oc_chunk, reason): the fewest OW segments and most channels per start that fit."""
-    lmm = hw.lmm_bytes
+@lru_cache(maxsize=16384)
+def _whole_need(pattern, order, mode, sh: ConvShape, e: int, ocp: int, pxp: int) -> int:
+    """LMM bytes of the widest tiling (one OW segment, every output channel in one start): any LMM at least
+    this large holds it, so :func:`_fit_lmm` answers without searching (a function of the layer and the
+    data size only: the breakpoint above which the LMM size no longer changes the mapping)."""
+    return _lmm_need(pattern, order, mode, sh, e, sh.ow + sh.ow % 2 if pxp == 2 else sh.ow, sh.oc, ocp)[0]
+
+
+def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str, int]:
+    """(n_seg, ow_seg, oc_chunk, reason, LMM need): the fewest OW segments and most channels per start that fit."""
+    lmm, e = hw.lmm_bytes, hw.elem_bytes
+    whole = _whole_need(pattern, order, mode, sh, e, ocp, pxp)
+    if whole <= lmm:  # the need grows with the segment and the channels per start: the widest fits
+        ow_seg = sh.ow + sh.ow % 2 if pxp == 2 else sh.ow
+        return 1, ow_seg, sh.oc, "", whole
     oc_chunk = sh.oc
-    _, ker = _lmm_need(pattern, order, mode, sh, hw, 1, oc_chunk, ocp)
+    _, ker = _lmm_need(pattern, order, mode, sh, e, 1, oc_chunk, ocp)
     if ker > lmm:
         per_iter = ker / math.ceil(oc_chunk / ocp) if pattern != "A" else ker / oc_chunk
         iters = int(lmm // per_iter)
         if iters < 1:
-            return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {ker} B per start, LMM has {lmm} B"
+            return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {ker} B per start, LMM has {lmm} B", 0
         oc_chunk = iters * (ocp if pattern != "A" else 1)
     step = 2 if pxp == 2 else 1
 
@@ -297,15 +319,15 @@ def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str
         return ow_seg + ow_seg % step if step == 2 else ow_seg
 
     def fits(n_seg: int) -> bool:
-        return _lmm_need(pattern, order, mode, sh, hw, seg(n_seg), oc_chunk, ocp)[0] <= lmm
+        return _lmm_need(pattern, order, mode, sh, e, seg(n_seg), oc_chunk, ocp)[0] <= lmm
 
     # segments shrink as n_seg grows and the need grows with the segment: the first n_seg that fits, up to
     # the first whose segment is a single step (ceil(ow / n) <= step from n = ceil(ow / step) on)
     n_seg = _first(1, -(-sh.ow // step), fits)
     if n_seg:
-        return n_seg, seg(n_seg), oc_chunk, ""
-    need, _ = _lmm_need(pattern, order, mode, sh, hw, step, oc_chunk, ocp)
-    return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), LMM has {lmm} B"
+        return n_seg, seg(n_seg), oc_chunk, "", _lmm_need(pattern, order, mode, sh, e, seg(n_seg), oc_chunk, ocp)[0]
+    need, _ = _lmm_need(pattern, order, mode, sh, e, step, oc_chunk, ocp)
+    return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), LMM has {lmm} B", 0
 
 
 def _first(lo: int, hi: int, ok) -> int:
@@ -371,10 +393,9 @@ def _conv_mapping(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[M
         return None, f"{name}: needs {rows_used} rows, array has {hw.rows}"
     if alus > hw.pes:
         return None, f"{name}: needs {alus} ALUs, array has {hw.pes}"
-    n_seg, ow_seg, oc_chunk, why = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
+    n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
     if not n_seg:
         return None, why
-    need, _ = _lmm_need(pattern, order, mode, sh, hw, ow_seg, oc_chunk, ocp)
     return Mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
                    load_bytes, n_seg, ow_seg, oc_chunk, need, dup, regs, kernel_lmms, pattern != "single"), ""
 

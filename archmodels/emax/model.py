@@ -40,7 +40,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
                           shape_of)
-from .explain import EXPLAIN_KEYS, RATIO_KEYS, by_content, explain_labels, schedule_text, verdicts
+from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyText, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
@@ -63,6 +63,8 @@ _STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule":
 PIN_KEYS = ("psum_home", "halo", "ic_loop", "band_size")
 DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psum", "write"),
                   ("output", "write"), ("spill", "read"), ("spill", "write"))
+#: label keys whose strings are built when read (:class:`~archmodels.emax.explain.LazyText`), by text function
+LAZY_TEXTS = {"schedule": schedule_text, **PLAN_TEXTS, "runner_up": runner_text}
 #: structural combinations x layers planned together (bounds the size of the plan tables)
 CHUNK = 512
 
@@ -202,12 +204,12 @@ class _EmaxBase(Model):
                     pts["dtype_bits"] // 8, pts["cols"])
         pp = _PointConsts(pts, n)
         macs = np.array([float(layer.macs) for layer in workload.layers])
-        out = [_LayerArrays(n) for _ in workload.layers]
+        out = _Results(len(workload.layers), n)
         step = max(1, CHUNK // max(1, len(workload.layers)))
         for lo in range(0, len(keys), step):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, idx[lo:lo + step], link, pp, macs, out)
-        return [arrays.batch(layer) for arrays, layer in zip(out, workload.layers)]
+        return [out.batch(i, layer) for i, layer in enumerate(workload.layers)]
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
@@ -344,56 +346,89 @@ class _PointConsts:
                 cost.sram_energy_j(cols, self.lmm_pj[pts], self.spm_pj[pts], self.spm_kb[pts]))
 
 
-class _LayerArrays:
-    """One layer's arrays over all points, filled chunk by chunk of structural combinations."""
+class _Results:
+    """Every layer's arrays over all points (``[layers, points]``), filled chunk by chunk of structural
+    combinations: one array operation per key and chunk for all layers."""
 
-    def __init__(self, n: int):
-        self.n = n
-        self.metrics: dict[str, np.ndarray] | None = None
-        self.states = {s: np.full(n, np.nan) for s in STATES}
-        self.labels = {k: np.full(n, None, dtype=object)
-                       for k in ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS}
-        self.feasible = np.ones(n, bool)
-        self.reason = np.full(n, "", dtype=object)
+    def __init__(self, nl: int, n: int):
+        self.nl, self.n = nl, n
+        self.metrics: dict[str, np.ndarray] = {}
+        self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
+        self.states = {s: np.full((nl, n), np.nan) for s in STATES}
+        self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
+        self.texts = {k: [LazyText(n, fn) for _ in range(nl)] for k, fn in LAZY_TEXTS.items()}
+        self.feasible = np.ones((nl, n), bool)
+        self.reason = np.full((nl, n), "", dtype=object)
 
-    def add(self, fused_into: list[str | None], reason: list[str], idx: list[np.ndarray], first_ran: bool,
-            at: np.ndarray, res: dict[str, np.ndarray], labels: dict[str, np.ndarray]) -> None:
-        """Combination k at points ``idx[k]``: fused, infeasible (``reason``), or ran: points ``at`` got
-        the metrics ``res`` (states as ``state:NAME``) and ``labels`` of their chosen plans."""
-        if self.metrics is None:  # metric key order: as the first combination set them
-            names = [k for k in res if not k.startswith("state:")] if first_ran else _all_metric_names()
-            self.metrics = {k: np.full(self.n, np.nan) for k in names}
-        fused = [k for k, f in enumerate(fused_into) if f is not None]
-        if fused:
-            pts = np.concatenate([idx[k] for k in fused])
-            into = np.repeat(np.array([fused_into[k] for k in fused], dtype=object), [len(idx[k]) for k in fused])
+    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, res: dict[str, np.ndarray],
+            labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
+        """Combination k of ``p`` at points ``idx[k]``: per layer fused, infeasible (``p.reason``), or ran:
+        (layer, point) pairs ``(layer_of, at)`` got the metrics ``res`` (states as ``state:NAME``), ``labels``
+        and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1: none, shown as ``-``)."""
+        f_layer: list[np.ndarray] = []
+        f_pts: list[np.ndarray] = []
+        f_into: list[np.ndarray] = []
+        for i in range(self.nl):
+            if self.names[i] is None:  # metric key order: as the first combination set them
+                self.names[i] = ([k for k in res if not k.startswith("state:")] if p.count[i, 0] > 0
+                                 else list(_all_metric_names()))
+                for k in self.names[i]:
+                    if k not in self.metrics:
+                        self.metrics[k] = np.full((self.nl, self.n), np.nan)
+            if p.fused_into[i].count(None) < len(p.fused_into[i]):  # some combination fused this layer
+                fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
+                pts = np.concatenate([idx[k] for k in fused])
+                f_layer.append(np.full(len(pts), i))
+                f_pts.append(pts)
+                f_into.append(np.repeat(np.array([p.fused_into[i][k] for k in fused], dtype=object),
+                                        [len(idx[k]) for k in fused]))
+                for col in self.texts.values():
+                    col[i][pts] = "-"
+            if any(p.reason[i]):
+                for k, why in enumerate(p.reason[i]):
+                    if why:
+                        self.feasible[i, idx[k]] = False
+                        self.reason[i, idx[k]] = why
+        if f_pts:  # fused into the layer before: zeros, and its name
+            fl, fp, into = np.concatenate(f_layer), np.concatenate(f_pts), np.concatenate(f_into)
             for v in (*self.metrics.values(), *self.states.values()):
-                v[pts] = 0.0
-            self.labels["fused_into"][pts] = into
-            self.labels["mapping"][pts] = np.array([f"fused into {f}" for f in into], dtype=object)
-            for k in ("loop_order", "schedule") + EXPLAIN_KEYS:
-                self.labels[k][pts] = "-"
-        for k, why in enumerate(reason):
-            if why:
-                self.feasible[idx[k]] = False
-                self.reason[idx[k]] = why
+                v[fl, fp] = 0.0
+            self.labels["fused_into"][fl, fp] = into
+            self.labels["mapping"][fl, fp] = np.array([f"fused into {f}" for f in into], dtype=object)
+            for k in ("loop_order", "runner_up_lost"):
+                self.labels[k][fl, fp] = "-"
         for k, v in res.items():
-            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[at] = v
+            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[layer_of, at] = v
         for k, v in labels.items():
-            self.labels[k][at] = v
+            self.labels[k][layer_of, at] = v
+        if plans:
+            bounds = np.searchsorted(layer_of, np.arange(self.nl + 1))
+            for k, rows in plans.items():
+                has = rows >= 0
+                for i in range(self.nl):
+                    part = slice(bounds[i], bounds[i + 1])
+                    if bounds[i] < bounds[i + 1]:
+                        col, h = self.texts[k][i], has[part]
+                        col[at[part][~h]] = "-"
+                        col.put(at[part][h], p.table, rows[part][h])
 
-    def batch(self, layer) -> LayerBatch:
+    def batch(self, i: int, layer) -> LayerBatch:
         lb = LayerBatch(layer, self.n)
-        lb.set(**self.metrics)
-        lb.states.update(self.states)
-        lb.labels.update(self.labels)
-        if (~self.feasible).any():
-            lb.infeasible(~self.feasible, self.reason)
+        lb.metrics.update({k: self.metrics[k][i].copy() for k in self.names[i]})  # float arrays of n: as set() stores
+        lb.states.update({s: v[i].copy() for s, v in self.states.items()})
+        lb.labels.update({k: self.labels[k][i].copy() if k in self.labels else self.texts[k][i] for k in _LABEL_KEYS})
+        if not self.feasible[i].all():
+            lb.infeasible(~self.feasible[i], self.reason[i])
         return lb
 
 
+#: per-layer label keys in the contract's order; the texts of :data:`LAZY_TEXTS` are built when read
+_LABEL_KEYS = ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS
+_EAGER_LABELS = tuple(k for k in _LABEL_KEYS if k not in LAZY_TEXTS)
+
+
 def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs: np.ndarray,
-            out: list[_LayerArrays]) -> None:
+            out: _Results) -> None:
     """Choose a plan per point and layer (points ``idx[k]`` may run combination k's plans) and store
     the chosen plans' metrics and labels in ``out`` (one per layer)."""
     tab = p.table
@@ -407,11 +442,14 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     pair_row = np.repeat(np.repeat(p.start[li, ki], n_pts), cand) + local
     res: dict[str, np.ndarray] = {}
     labels: dict[str, np.ndarray] = {}
+    plans: dict[str, np.ndarray] = {}
     if len(pts):
         cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
-        keep = _within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
-                             pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
+        # (one candidate per point, as on EMAXV: nothing to prune)
+        keep = (_within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
+                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt]) if len(pair_row) > len(start) else
+                np.ones(len(pair_row), bool))
         if not keep.all():
             cnt = np.add.reduceat(keep.astype(np.int64), start)
             start = np.cumsum(cnt) - cnt
@@ -436,15 +474,11 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
         verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
                            dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
-        sched = by_content(tab, rows, schedule_text)
-        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows], "schedule": sched}
-        labels.update(explain_labels(tab, rows, np.where(has, pair_row[ru_at], -1), verdict))
-    layer_of = np.repeat(li, n_pts)
-    bounds = np.searchsorted(layer_of, np.arange(len(out) + 1))
-    for i, arrays in enumerate(out):
-        part = slice(bounds[i], bounds[i + 1])
-        arrays.add(p.fused_into[i], p.reason[i], idx, bool(p.count[i, 0] > 0), pts[part],
-                   {k: v[part] for k, v in res.items()}, {k: v[part] for k, v in labels.items()})
+        labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
+                  "runner_up_lost": verdict}
+        plans = {k: rows for k in LAZY_TEXTS}
+        plans["runner_up"] = np.where(has, pair_row[ru_at], -1)
+    out.add(p, idx, np.repeat(li, n_pts), pts, res, labels, plans)
 
 
 def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,

@@ -146,8 +146,9 @@ def _split_last(kind: str, dram, bursts, per_burst, each, par, on=True) -> list[
 
 
 def _matrix(values: list, n: int, dtype=float) -> np.ndarray:
-    """Columns ``values`` (arrays over the n plans, or scalars) as an [n, len(values)] matrix."""
-    out = np.empty((n, len(values)), dtype=dtype)
+    """Columns ``values`` (arrays over the n plans, or scalars) as an [n, len(values)] matrix (column-major:
+    each column is written and read whole)."""
+    out = np.empty((n, len(values)), dtype=dtype, order="F")
     for j, v in enumerate(values):
         out[:, j] = v
     return out
@@ -155,12 +156,20 @@ def _matrix(values: list, n: int, dtype=float) -> np.ndarray:
 
 def _in_order(m: np.ndarray) -> np.ndarray:
     """Row sums of ``m`` added column by column, left to right (0 for no column)."""
-    return np.cumsum(m, axis=1)[:, -1] if m.shape[1] else np.zeros(len(m))
+    if not m.shape[1]:
+        return np.zeros(len(m))
+    out = m[:, 0].astype(float)
+    for j in range(1, m.shape[1]):
+        out += m[:, j]
+    return out
 
 
-def _per_plan(v, keep: np.ndarray, dtype=float) -> np.ndarray:
+def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float) -> np.ndarray:
+    """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n)."""
     a = np.asarray(v, dtype=dtype)
-    return a[keep] if a.ndim else np.full(len(keep), a, dtype=dtype)
+    if not a.ndim:
+        return np.full(n if keep is None else len(keep), a, dtype=dtype)
+    return a if keep is None else a[keep]
 
 
 def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray], label: dict[str, np.ndarray],
@@ -205,8 +214,12 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     named = np.concatenate([rd_on, h_on], axis=1)
     named_kind = np.concatenate([rd_kind, [KINDS.index(k) for k, *_ in hosts]]).astype(np.int64)
     big = named.shape[1]
-    pos = np.stack([np.where(m.any(axis=1), m.argmax(axis=1), big)
-                    for m in (named & (named_kind == k) for k in range(len(KINDS)))], axis=1)
+    pos = np.full((n, len(KINDS)), big, dtype=np.int64)
+    for k in range(len(KINDS)):  # the first column of each kind a plan names
+        at = np.flatnonzero(named_kind == k)
+        if len(at):
+            m = named[:, at]
+            pos[:, k] = np.where(m.any(axis=1), at[m.argmax(axis=1)], big)
     order = np.argsort(pos, axis=1, kind="stable")
     read_order = np.where(np.take_along_axis(pos, order, axis=1) == big, len(KINDS), order)
 
@@ -215,7 +228,7 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     new[keep] = np.arange(len(keep))
     # transfers with a positive count, grouped by plan then phase (stable: the schedule's order within)
     r, j = np.nonzero(on & (count > 0) & ok[:, None])
-    o = np.lexsort((j, phase[r, j], r))
+    o = np.argsort(r * len(PHASES) + phase[r, j], kind="stable")  # nonzero lists (r, j) in row-major order
     r, j = r[o], j[o]
     rounds = bursts[r, j] * np.ceil(per_burst[r, j] / _matrix([s.par for s in slots], n)[r, j] - 1e-9)
     xfer = {"plan": new[r], "phase": phase[r, j], "count": count[r, j], "each": each[r, j], "rounds": rounds,
@@ -229,8 +242,9 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     r, j = np.nonzero(h_on & ok[:, None])
     host_t = {"plan": new[r], "kind": named_kind[rd_on.shape[1]:][j],
               "bytes": _matrix([b for _, b, _ in hosts], n)[r, j]}
-    return PlanTable({k: _per_plan(v, keep) for k, v in cols.items()},
-                     {k: _per_plan(v, keep, object) for k, v in label.items()}, src[keep], xfer, stage, read, host_t,
+    every = None if len(keep) == n else keep  # every candidate exists: columns as they are
+    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, object) for k, v in label.items()}, src[keep], xfer, stage, read, host_t,
                      read_order[keep])
 
 
@@ -377,14 +391,34 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     allowed = np.ones((n0, len(VR_VARIANTS)), bool)
     allowed[:, flags[:, 2]] &= (bands_ok & (x["kh_ext"] > x["stride"]) & ~pins["halo_spm"])[:, None]
     allowed[:, flags[:, 3]] &= (bands_ok & multi & ~pins["ic_outer"])[:, None]
+    # rules of :func:`_vr_spm_plan` a row decides alone (the same plans, fewer rows to plan): weights are
+    # staged only by multiply-accumulate output-row mappings whose weights fit the SPM; partial sums go to
+    # DRAM by choice only with an SPM, several passes, and not when the output stays in the SPM unpooled
+    e, S, icpar, khpar, gpar = _ints(r, "elem", "spm", "icpar", "khpar", "gpar")
+    has_pool, keep = (np.asarray(r.get(k, False), dtype=bool) for k in ("has_pool", "keep"))
+    per_band = np.asarray(r.get("per_band", False), dtype=bool)
+    w_group = np.where(x["mac"], (x["oc"] * x["ic"] * x["kh"] * x["kw"] + x["oc"]) * e, 0)
+    allowed[:, flags[:, 0]] &= (x["mac"] & (np.asarray(r["outer"]) == "OH") & (S > 0) & ~(w_group * gpar > S))[:, None]
+    passes = _cdiv(x["ic"], icpar) * _cdiv(x["kh"], khpar)
+    allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
     rep, var = np.nonzero(allowed)
-    v = {k: np.asarray(a)[rep] for k, a in r.items()}
+    # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the rest
+    v = {k: np.asarray(r[k])[rep] for k in _SPM_PLAN_READS if k in r}
     v.update({f"pin_{k}": m[rep] for k, m in pins.items()})
     f = flags[var]
-    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3], src=rep)
+    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
     v.update({k: a[rep] for k, a in x.items()})
     ok = _vr_spm_plan(v)
-    return _vr_traffic(shapes, {k: a[ok] for k, a in v.items()})
+    sel = rep[ok]
+    fit = {k: np.asarray(a)[sel] for k, a in r.items()}
+    fit.update({k: a[ok] for k, a in v.items()})
+    fit["src"] = sel
+    return _vr_traffic(shapes, fit)
+
+
+#: the columns of an :func:`emaxvr_plans` row that :func:`_vr_spm_plan` reads
+_SPM_PLAN_READS = ("elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow", "outer",
+                   "mode", "resident", "keep", "has_pool", "per_band", "band_size")
 
 
 def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:

@@ -1,0 +1,87 @@
+"""EMAXV/EMAXVR speed work (issue 15) must not change a number: the LMM-fit shortcut, the plan caches
+and the texts built when read give what the plain computation gives."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from archmodels import get_model
+from archmodels.emax import explain, mapper, model
+from archmodels.emax.mapper import ORDERS_VR, ConvShape, Hw, shape_of
+from workloads import load_workload
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: every conv and pooling shape of the built-in CNNs
+SHAPES = sorted({sh for wl in ("alexnet", "vgg16", "lenet", "mobilenet_v2", "resnet50")
+                 for sh in map(shape_of, load_workload(wl).layers) if isinstance(sh, ConvShape)}, key=repr)
+
+
+@SETTINGS
+@given(sh=st.sampled_from(SHAPES), pattern=st.sampled_from(["single", "A", "B", "pairs"]),
+       order=st.sampled_from([("OW",)] + list(ORDERS_VR)), mode=st.sampled_from(["rows", "resident", "swap"]),
+       lmm=st.integers(64, 2**21), elem=st.sampled_from([2, 4]), cols=st.sampled_from([2, 4, 8, 16]))
+def test_lmm_fit_shortcut_equals_the_search(sh, pattern, order, mode, lmm, elem, cols):
+    """Above the widest tiling's need the fit answers without searching: the same answer as the search."""
+    hw = Hw("emaxvr", 64, cols, lmm, 0, elem)
+    _, ocp, pxp, _ = mapper._geometry(pattern, sh, hw)
+    fast = mapper._fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
+    with mock.patch.object(mapper, "_whole_need", lambda *a: float("inf")):  # never take the shortcut
+        searched = mapper._fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
+    assert fast == searched
+
+
+def _clear_caches() -> None:
+    for fn in (model.workload_plans, mapper.conv_candidates, mapper.fc_candidates, mapper._whole_need,
+               mapper._reduction_rows, mapper._geometry_cols):
+        fn.cache_clear()
+    explain._MEMO.clear()
+
+
+def test_same_structure_through_other_points_equals_uncached():
+    """A structure planned for one point (cached) gives another point of that structure what a cold
+    evaluation gives it."""
+    m = get_model("emaxvr")
+    rows = m.params.random_rows(6, np.random.default_rng(4))
+    m.evaluate_points("vgg16", rows)  # plans and texts cached
+    again = [dict(r, clock_mhz=r["clock_mhz"] * 0.7, dram_gbps=r["dram_gbps"] * 1.3) for r in rows]
+    warm = m.evaluate_points("vgg16", again)
+    _clear_caches()
+    cold = m.evaluate_points("vgg16", again)
+    for i in range(len(rows)):
+        assert warm.point(i) == cold.point(i)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_texts_read_alone_equal_texts_built_together(seed, arch):
+    """A lazily built text read point by point equals the column built at once, and a point alone
+    (infeasible ones included) equals the same point in a batch."""
+    m = get_model(arch)
+    rows = m.params.random_rows(12, np.random.default_rng(seed))
+    batch = m.evaluate_points("vgg16", rows)
+    for lb in batch.layers:
+        for key in model.LAZY_TEXTS:
+            col = lb.labels[key]
+            alone = [col[i] for i in range(batch.n)]  # before the column is built
+            assert alone == list(np.asarray(col))
+    for i in range(0, len(rows), 3):
+        assert m.evaluate_points("vgg16", [rows[i]]).point(0) == batch.point(i)
+
+
+def test_lazy_text_column_semantics():
+    """Fixed values, plans put on, and a rebuild after a change."""
+    m = get_model("emaxvr")
+    res = m.evaluate_points("alexnet-conv", [m.params.defaults()])
+    col = res.layers[0].labels["tiles"]
+    assert isinstance(col, explain.LazyText) and "OC " in col[0]
+    tab = col.tables[0]
+    text = col[0]
+    fresh = explain.LazyText(3, explain.tiles)
+    fresh[1] = "-"
+    fresh.put(np.array([0, 2]), tab, np.array([col.row[0], col.row[0]]))
+    assert list(np.asarray(fresh)) == [text, "-", text]
+    fresh[2] = "x"  # a change after the column was built
+    assert fresh[2] == "x" and np.asarray(fresh)[2] == "x"
