@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from archmodels import available, get_model
 from archmodels.emax.model import TIE_RTOL
 
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same draws every run, so CI is deterministic; a known counterexample stays pinned below
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = st.integers(0, 2**31 - 1)
 WORKLOAD = {"emaxv": "lenet", "emaxvr": "alexnet-conv", "imax": "spmm:n=128,sparsity=0.9"}
 
@@ -41,6 +42,20 @@ def test_more_memory_never_more_dram_traffic_under_dram_criterion(arch, key, see
     assert r.feasible[1]
     d = r.totals["dram_bytes"]
     assert d[1] <= d[0] * (1 + 1e-9), (p, big[key], d)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (docs/validation/emax.md): the channels per start are the most that fit "
+                   "the LMM, so a larger LMM can force fewer, larger OC chunks whose weight transfers move more bus "
+                   "words; the tiling space has no smaller-chunk alternative yet")
+def test_known_lmm_counterexample_under_dram_criterion():
+    """Random point 435 of emaxvr on AlexNet: doubling the LMM moves C7's weights in 2 chunks of 342
+    channels instead of 3 of 171, and reads 22 KB (0.4 %) more from DRAM."""
+    m = get_model("emaxvr")
+    p = _point("emaxvr", 435, criterion="dram")
+    r = m.evaluate_points("alexnet-conv", [p, dict(p, lmm_kb=p["lmm_kb"] * 2)])
+    assert r.feasible.all()
+    d = r.totals["dram_bytes"]
+    assert d[1] <= d[0] * (1 + 1e-9), d
 
 
 @pytest.mark.parametrize("arch", [a for a in available() if "clock_mhz" in get_model(a).params])
