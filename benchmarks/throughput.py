@@ -172,6 +172,7 @@ class Speed:
             "roofline evals/s": f"{self.roofline_evals_per_s:,.0f}",
             "batched / roofline": ratio_text(self.roofline_batched_point_s / self.batched_point_s),
             "batched point / Optuna trial": ratio_text(self.batched_point_s / self.trial_s),
+            "Optuna trial": ms(self.trial_s),
             "one point (random)": ms(self.one_random_s),
             "one point (defaults, warm)": ms(self.one_default_s),
             "model.evaluate -> dict": ms(self.evaluate_dict_s),
@@ -184,14 +185,16 @@ class Speed:
 
 BATCH_COLUMNS = ("model", "workload", "layers", "batch", "feasible", "batched evals/s", "roofline evals/s",
                  "batched / roofline", "batched point / Optuna trial")
-ONE_COLUMNS = ("model", "one point (random)", "one point (defaults, warm)", "model.evaluate -> dict",
+ONE_COLUMNS = ("model", "Optuna trial", "one point (random)", "one point (defaults, warm)", "model.evaluate -> dict",
                "roofline one point", "one point / roofline", "one point / Optuna trial", "defaults / Optuna trial")
 
 
 def ratio_text(x: float) -> str:
-    """A ratio as '12x' / '1.3x' / '1/250' (below 1 as a fraction, so small ratios stay readable)."""
+    """A ratio as '12x' / '1.30x' / '0.45x' / '1/250' (below 0.1 as a fraction, so small ratios stay readable)."""
+    if not np.isfinite(x) or x <= 0:
+        return "—"
     if x >= 1:
-        return f"{x:,.0f}x" if x >= 10 else f"{x:.2g}x"
+        return f"{x:,.0f}x" if x >= 10 else f"{x:.2f}x"
     return f"1/{1 / x:,.0f}" if x < 0.1 else f"{x:.2f}x"
 
 
@@ -231,7 +234,7 @@ def _median_call_s(fn: Callable[[], object], repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure_speed(arch: str, workload: str, trial_s: float, quick: bool = False, seed: int = 0,
+def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick: bool = False, seed: int = 0,
                   batch: int | None = None) -> Speed:
     """Batched and one-point costs of ``arch`` on ``workload`` next to the roofline and Optuna's trial.
 
@@ -240,7 +243,9 @@ def measure_speed(arch: str, workload: str, trial_s: float, quick: bool = False,
     :func:`measure`. One point (random): ``evaluate_rows(study, [row])`` over
     distinct random rows for about a second (0.2 s quick; at most 500), after
     one warm-up row. Defaults and ``model.evaluate``: the median of repeated
-    warm calls. The roofline runs on arrays of the same lengths.
+    warm calls. The roofline runs on arrays of the same lengths. Optuna's
+    own trial (:func:`benchmarks.optuna_speed.bare_trial_s`) is measured
+    last, in the same process, unless ``trial_s`` is given.
     """
     from dse.objective import evaluate_rows
 
@@ -290,5 +295,9 @@ def measure_speed(arch: str, workload: str, trial_s: float, quick: bool = False,
         one_default = _median_call_s(lambda: evaluate_rows(st, [defaults]), 5 if quick else 20)
     model.evaluate(wl, **defaults)
     as_dict = _median_call_s(lambda: model.evaluate(wl, **defaults), 5 if quick else 20)
+    if trial_s is None:
+        from benchmarks.optuna_speed import bare_trial_s
+
+        trial_s = bare_trial_s(100 if quick else 500)
     return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
                  one_default, as_dict, roof_one, trial_s)

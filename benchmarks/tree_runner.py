@@ -11,8 +11,9 @@ came from, and the caller checks it.
 
 Modes (the result is printed as one JSON line starting ``RESULT``):
 
-* ``speed ARCH WORKLOAD TRIAL_S [--quick] [--batch N]``:
-  :func:`benchmarks.throughput.measure_speed`;
+* ``speed ARCH WORKLOAD [--quick] [--batch N]``:
+  :func:`benchmarks.throughput.measure_speed` (Optuna's own trial measured
+  in the same process);
 * ``run STUDY SAMPLER N_TRIALS BATCH_SIZE``: trials/s of ``dse.study.run``
   (the loop of ``dse run``: ask, evaluate, set constraints, tell, journal
   storage in a temporary results folder), imports and study loading excluded.
@@ -71,7 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     sp = sub.add_parser("speed")
     sp.add_argument("arch")
     sp.add_argument("workload")
-    sp.add_argument("trial_s", type=float)
     sp.add_argument("--quick", action="store_true")
     sp.add_argument("--batch", type=int)
     rp = sub.add_parser("run")
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "speed":
         from benchmarks.throughput import measure_speed
 
-        out = dataclasses.asdict(measure_speed(args.arch, args.workload, args.trial_s, args.quick,
+        out = dataclasses.asdict(measure_speed(args.arch, args.workload, None, args.quick,
                                                batch=args.batch))
     else:
         out = run_rate(args.study, args.sampler, args.n_trials, args.batch_size)
