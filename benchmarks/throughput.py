@@ -152,6 +152,8 @@ class Speed:
     one_default_s: float  # evaluate_rows(study, [defaults]) repeated (warm), median
     evaluate_dict_s: float  # model.evaluate(defaults) -> contract dict (warm), median
     roofline_one_s: float  # the numpy roofline on one point, median
+    stacked_batched_point_s: float  # roofline.evaluate_stacked (layers x points arrays), per point
+    stacked_one_s: float  # roofline.evaluate_stacked on one point, median
     trial_s: float  # Optuna's own trial (ask six, tell two, RandomSampler, in memory)
 
     @property
@@ -170,6 +172,7 @@ class Speed:
             "batch": f"{self.batch:,}", "feasible": f"{self.feasible:.0%}",
             "batched evals/s": f"{self.batched_evals_per_s:,.0f}",
             "roofline evals/s": f"{self.roofline_evals_per_s:,.0f}",
+            "stacked roofline evals/s": f"{self.layers / self.stacked_batched_point_s:,.0f}",
             "batched / roofline": ratio_text(self.roofline_batched_point_s / self.batched_point_s),
             "batched point / Optuna trial": ratio_text(self.batched_point_s / self.trial_s),
             "Optuna trial": ms(self.trial_s),
@@ -177,6 +180,7 @@ class Speed:
             "one point (defaults, warm)": ms(self.one_default_s),
             "model.evaluate -> dict": ms(self.evaluate_dict_s),
             "roofline one point": ms(self.roofline_one_s),
+            "stacked roofline one point": ms(self.stacked_one_s),
             "one point / roofline": ratio_text(self.one_random_s / self.roofline_one_s),
             "one point / Optuna trial": ratio_text(self.one_random_s / self.trial_s),
             "defaults / Optuna trial": ratio_text(self.one_default_s / self.trial_s),
@@ -184,9 +188,10 @@ class Speed:
 
 
 BATCH_COLUMNS = ("model", "workload", "layers", "batch", "feasible", "batched evals/s", "roofline evals/s",
-                 "batched / roofline", "batched point / Optuna trial")
+                 "stacked roofline evals/s", "batched / roofline", "batched point / Optuna trial")
 ONE_COLUMNS = ("model", "Optuna trial", "one point (random)", "one point (defaults, warm)", "model.evaluate -> dict",
-               "roofline one point", "one point / roofline", "one point / Optuna trial", "defaults / Optuna trial")
+               "roofline one point", "stacked roofline one point", "one point / roofline", "one point / Optuna trial",
+               "defaults / Optuna trial")
 
 
 def ratio_text(x: float) -> str:
@@ -243,7 +248,9 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     :func:`measure`. One point (random): ``evaluate_rows(study, [row])`` over
     distinct random rows for about a second (0.2 s quick; at most 500), after
     one warm-up row. Defaults and ``model.evaluate``: the median of repeated
-    warm calls. The roofline runs on arrays of the same lengths. Optuna's
+    warm calls. The rooflines (per layer and layers stacked) run on arrays
+    of the same lengths: median of as many calls as the model's batched
+    loop made (batched), of 200 calls (one point; 50 quick). Optuna's
     own trial (:func:`benchmarks.optuna_speed.bare_trial_s`) is measured
     last, in the same process, unless ``trial_s`` is given.
     """
@@ -272,11 +279,10 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     sizes = roofline.LayerSizes.of(list(wl.layers))
     big, one = roofline.random_params(batch, rng), roofline.random_params(1, rng)
     reps = max(1, round(done / batch))
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        roofline.evaluate(sizes, big)
-    roof_batch = (time.perf_counter() - t0) / (reps * batch)
-    roof_one = _median_call_s(lambda: roofline.evaluate(sizes, one), 50 if quick else 200)
+    roof_batch, stacked_batch = (_median_call_s(lambda f=f: f(sizes, big), reps) / batch
+                                 for f in (roofline.evaluate, roofline.evaluate_stacked))
+    roof_one, stacked_one = (_median_call_s(lambda f=f: f(sizes, one), 50 if quick else 200)
+                             for f in (roofline.evaluate, roofline.evaluate_stacked))
 
     with tempfile.TemporaryDirectory(prefix="dse-bench-") as tmp:
         st = point_study(arch, workload, Path(tmp))
@@ -300,4 +306,4 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
 
         trial_s = bare_trial_s(100 if quick else 500)
     return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
-                 one_default, as_dict, roof_one, trial_s)
+                 one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s)

@@ -20,7 +20,7 @@ from workloads import load_workload  # noqa: E402
 def fake_speed(arch: str = "m", evals_per_s: float = 2e6, one_s: float = 1e-4, trial_s: float = 3e-4) -> Speed:
     layers = 10
     return Speed(arch, "vgg16", layers, 512, 0.5, layers / evals_per_s, layers / 4e7, one_s, one_s / 2, one_s * 1.5,
-                 2e-5, trial_s)
+                 2e-5, layers / 8e7, 2e-6, trial_s)
 
 
 def test_roofline_matches_its_formula_point_by_point():
@@ -46,6 +46,9 @@ def test_roofline_matches_its_formula_point_by_point():
     assert out["energy_j"][i] == pytest.approx(e, rel=1e-12)
     assert bool(out["feasible"][i]) == ok
     assert np.all((out["utilization"] > 0) & (out["utilization"] <= 1))
+    stacked = roofline.evaluate_stacked(sizes, p)  # the same totals from (layers x points) arrays
+    for k, v in out.items():
+        np.testing.assert_allclose(stacked[k], v, rtol=1e-12, err_msg=k)
 
 
 def test_measure_speed_fills_every_column_quick():
@@ -106,7 +109,8 @@ def test_quick_bench_end_to_end_with_baseline(tmp_path):
                      "--out", str(out)]) == 0
     md = out.read_text()
     assert "*Before* = `HEAD`" in md and "### Before and after" in md
-    row = next(l for l in md.splitlines() if l.startswith("| atomswitch | ") and "ms |" in l and l.count("|") == 11)
-    assert "—" not in row  # before and after both measured
+    after_part = md.split("### Before and after", 1)[1]
+    row = next(l for l in after_part.splitlines() if l.startswith("| atomswitch | "))
+    assert row.count("|") == 11 and "—" not in row  # before and after both measured
     assert "## Profile" in md and "_Section times: throughput" in md
     assert before_after._git("worktree", "list") == before  # the temporary worktree is gone
