@@ -57,7 +57,11 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
              "leakage x time, a buffer fit check, running totals), plus 6 for area, leakage and the network "
              "totals. Its parameter arrays are random (PEs, clock, bandwidth, word width, buffer): numpy's cost "
              "depends on the array length, not on the values. It models no architecture; it is the floor of "
-             "\"about 20 array operations per layer\".", "",
+             "\"about 20 array operations per layer\". The ratios use it. *Stacked roofline*: the same totals "
+             "computed over (layers x points) arrays, about 25 operations for the whole network "
+             "(`roofline.evaluate_stacked`): what vectorising across layers buys where numpy's per-call overhead "
+             "dominates (one point, small batches); at large batches it can be slower, its arrays leave the cache.",
+             "",
              "### Batched: one `evaluate_batch` call over random points of the model's whole declared space", "",
              "*batch*: points per call, sized by a probe so that one call takes about a second (128-4,096; quick "
              "mode: 0.2 s, at most 1,024); calls on fresh points repeat for about a second. *feasible*: share of "

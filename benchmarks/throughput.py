@@ -278,7 +278,7 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
 
     sizes = roofline.LayerSizes.of(list(wl.layers))
     big, one = roofline.random_params(batch, rng), roofline.random_params(1, rng)
-    reps = max(1, round(done / batch))
+    reps = max(5, round(done / batch))
     roof_batch, stacked_batch = (_median_call_s(lambda f=f: f(sizes, big), reps) / batch
                                  for f in (roofline.evaluate, roofline.evaluate_stacked))
     roof_one, stacked_one = (_median_call_s(lambda f=f: f(sizes, one), 50 if quick else 200)
