@@ -8,7 +8,9 @@ Sections (``--only`` takes a comma-separated subset, in this order):
   worktree) and after, plus a cold grid-sample rate;
 * ``runs``: ``dse run`` trials/s with TPE and NSGA-II on the quickstart and
   ``emaxvr_dse_vgg16`` studies, before and after;
-* ``optuna``: trials/s of the other samplers (random, NSGA-III, GP) and storages on the quickstart study;
+* ``optuna`` (only when named in ``--only``: it does not fit the 10 minutes):
+  trials/s of the other samplers (random, NSGA-III, GP) and storages on the
+  quickstart study;
 * ``sweep``: the joblib sweep speed-up from 1 to 2 workers;
 * ``search``: hypervolume vs the exact Pareto front per sampler;
 * ``peers``: ZigZag in its own venv, MAESTRO's published rate;
@@ -231,11 +233,12 @@ def section_peers(lines: list[str], o: Options) -> None:
 SECTIONS = {"throughput": section_throughput, "runs": section_runs, "optuna": section_optuna,
             "sweep": section_sweep, "search": section_search, "peers": section_peers, "profile": section_profile}
 NEEDS_BASELINE = ("throughput", "runs")
+DEFAULT = [name for name in SECTIONS if name != "optuna"]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", help="comma-separated sections: " + ",".join(SECTIONS))
+    ap.add_argument("--only", help="comma-separated sections: " + ",".join(SECTIONS) + " (default: all but optuna)")
     ap.add_argument("--quick", action="store_true", help="smaller samples (a smoke run)")
     ap.add_argument("--models", help="comma-separated models for the throughput section (default: all)")
     ap.add_argument("--baseline", default=before_after.DEFAULT_BASELINE,
@@ -243,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                          "speed round); 'none' to skip")
     ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = ap.parse_args(argv)
-    chosen = args.only.split(",") if args.only else list(SECTIONS)
+    chosen = args.only.split(",") if args.only else DEFAULT
     unknown = [c for c in chosen if c not in SECTIONS]
     if unknown:
         ap.error(f"--only: unknown section(s) {', '.join(unknown)}; allowed: {', '.join(SECTIONS)}")
