@@ -27,9 +27,11 @@ demo: $(STAMP)
 test: $(DEVSTAMP)
 	$(BIN)/python -m pytest
 
+# BENCH_ARGS: e.g. "--quick", "--only throughput,runs", "--baseline REF" (see benchmarks/run.py --help)
+BENCH_ARGS ?=
 bench: $(DEVSTAMP)
 	$(BIN)/pip install --quiet -e '.[dev,gp]'
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 docs: $(DEVSTAMP)
 	$(BIN)/python docs/tools/build_technology.py

@@ -41,3 +41,35 @@ def measure(study_file: str | Path, sampler: str, n_trials: int, batch_size: int
         return TrialRate(st.name, sampler, storage, batch_size, n_jobs, n_trials, el)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bare_trial_s(n_trials: int = 500, seed: int = 0) -> float:
+    """Seconds of Optuna's own cost per trial: the yardstick of issue 15.
+
+    An in-memory study with two minimised objectives and the RandomSampler;
+    each trial asks six parameters (two ints, one of them log-scaled, two
+    floats, one log-scaled, two categoricals) and tells two objective values
+    computed from them by two arithmetic expressions. Mean over ``n_trials``
+    after 20 warm-up trials (imports, first-trial set-up).
+    """
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    st = optuna.create_study(directions=["minimize", "minimize"], sampler=optuna.samplers.RandomSampler(seed=seed))
+
+    def one() -> None:
+        t = st.ask()
+        cores = t.suggest_int("cores", 1, 64, log=True)
+        rows = t.suggest_int("rows", 4, 128, step=4)
+        clock = t.suggest_float("clock_mhz", 100.0, 1000.0)
+        kb = t.suggest_float("buffer_kb", 0.5, 1024.0, log=True)
+        bits = t.suggest_categorical("bits", [8, 16, 32])
+        order = t.suggest_categorical("order", ["A", "B", "pairs"])
+        st.tell(t, [bits / (cores * rows * clock), cores * rows + kb * (2 if order == "A" else 1)])
+
+    for _ in range(20):
+        one()
+    t0 = time.perf_counter()
+    for _ in range(n_trials):
+        one()
+    return (time.perf_counter() - t0) / n_trials

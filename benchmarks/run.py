@@ -1,15 +1,30 @@
 """`make bench`: measure, then write docs/benchmarks.md (machine and date included).
 
-Sections: model throughput (scalar vs batched, per model), Optuna trials per
-second for the quickstart study per sampler and storage, and the joblib
-sweep speed-up from 1 to 2 workers, and peers (ZigZag in its own venv, MAESTRO's
-published rate). Every ratio compares numbers measured in this same run. Run a
-subset with ``--only throughput,optuna,sweep,peers``.
+Sections (``--only`` takes a comma-separated subset, in this order):
+
+* ``throughput``: issue 15's evaluation speed per model -- batched evals/s
+  and the one-point study path, as ratios to a bare numpy roofline and to
+  Optuna's own trial cost, before (``--baseline REF`` in a temporary git
+  worktree) and after, plus a cold grid-sample rate;
+* ``runs``: ``dse run`` trials/s with TPE and NSGA-II on the quickstart and
+  ``emaxvr_dse_vgg16`` studies, before and after;
+* ``optuna`` (only when named in ``--only``: it does not fit the 10 minutes):
+  trials/s of the other samplers (random, NSGA-III, GP) and storages on the
+  quickstart study;
+* ``sweep``: the joblib sweep speed-up from 1 to 2 workers;
+* ``search``: hypervolume vs the exact Pareto front per sampler;
+* ``peers``: ZigZag in its own venv, MAESTRO's published rate;
+* ``profile``: the profile notes ``docs/profile/*.md``, verbatim.
+
+Every ratio compares numbers measured in this same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
+import signal
 import sys
 import tempfile
 import time
@@ -19,43 +34,101 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from archmodels import available  # noqa: E402
-from benchmarks import machine, optuna_speed, peers, peers_report, throughput  # noqa: E402
+from benchmarks import before_after, machine, optuna_speed, peers, peers_report, speed_report  # noqa: E402
+from benchmarks.throughput import Speed  # noqa: E402
 
 # Each model on VGG16 or its natural workload.
 NATURAL = {"emaxv": "vgg16-conv", "emaxvr": "vgg16", "imax": "spmm:n=512,sparsity=0.9", "rena": "vgg16",
            "atomswitch": "lenet", "multicore": "vgg16"}
-# throughput measured in this invocation, by (model, workload): reused by the peer section
-MEASURED: dict[tuple[str, str], throughput.Throughput] = {}
+# `dse run` before/after: (study file, sampler, trials full, trials quick)
+RUNS = (("studies/quickstart.yaml", "nsga2", 200, 40), ("studies/quickstart.yaml", "tpe", 100, 20),
+        ("studies/emaxvr_dse_vgg16.yaml", "nsga2", 200, 40), ("studies/emaxvr_dse_vgg16.yaml", "tpe", 100, 20))
+RUN_BATCH_SIZES = (40, 1)
 
 
-def section_throughput(lines: list[str], quick: bool) -> None:
-    lines += ["## Model evaluation throughput", "",
-              "Design-point x layer evaluations per second. *Random*: points drawn uniformly from each model's "
-              "whole declared space (infeasible corners included; continuous parameters make every point a new "
-              "hardware structure, the worst case for models that plan per structure). *Scalar*: "
-              "`model.evaluate`, one point per call (a study with batch_size 1). *Batched*: one "
-              "`evaluate_batch` call over as many points as it evaluates in about a second (128-4,096, the "
-              "*batch* column). Same points, same run. *Grid*: one cold batched call on 4,096 points drawn from "
-              "the model's search-quality space (`benchmarks/spaces/`), where hardware structures repeat as "
-              "in a real study.", "",
-              "| model | workload | layers | scalar evals/s | batched evals/s | batch | batched / scalar "
-              "| one full-network evaluation | grid sample evals/s (workload) |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    from benchmarks import search_quality
+@dataclasses.dataclass
+class Options:
+    quick: bool
+    models: list[str]
+    baseline: str | None  # git ref, or None for no before/after
+    baseline_tree: Path | None = None
+    baseline_line: str = ""
 
-    for arch in available():
+
+def section_throughput(lines: list[str], o: Options) -> None:
+    after: list[Speed] = []
+    before: dict[str, Speed | str] = {}
+    errors: dict[str, str] = {}
+    quick = ["--quick"] if o.quick else []
+    for arch in o.models:
         wl = NATURAL.get(arch, "vgg16")
-        t, _ = throughput.measure_adaptive(arch, wl, quick)
-        MEASURED[arch, wl] = t
+        try:
+            a = Speed(**_speed_fields(before_after.run_in(ROOT, ["speed", arch, wl, *quick])))
+        except (RuntimeError, OSError) as exc:
+            errors[arch] = str(exc)
+            print(f"throughput {arch}: {exc}", flush=True)
+            continue
+        if o.baseline_tree is not None:
+            try:
+                before[arch] = Speed(**_speed_fields(before_after.run_in(
+                    o.baseline_tree, ["speed", arch, wl, "--batch", str(a.batch), *quick])))
+            except (RuntimeError, OSError) as exc:
+                before[arch] = f"failed: {exc}"
+        after.append(a)
+        b = before.get(arch)
+        print(f"throughput {arch}: {a.batched_evals_per_s:,.0f} evals/s batched, one point {a.one_random_s * 1e3:.2f} ms"
+              + (f" (before: {b.batched_evals_per_s:,.0f}, {b.one_random_s * 1e3:.2f} ms)" if isinstance(b, Speed) else ""),
+              flush=True)
+    lines += speed_report.speed_section(after, before, o.baseline_line, errors, 100 if o.quick else 500)
+    _grid_table(lines, o)
+
+
+def _speed_fields(d: dict) -> dict:
+    names = {f.name for f in dataclasses.fields(Speed)}
+    return {k: v for k, v in d.items() if k in names}
+
+
+def _grid_table(lines: list[str], o: Options) -> None:
+    from benchmarks import search_quality, throughput
+
+    lines += ["### Grid sample (structures repeat, as in a real study)", "",
+              "One cold batched call (in this process) on 4,096 points (1,024 quick) drawn from the model's "
+              "search-quality space (`benchmarks/spaces/<model>.yaml`), through `dse.objective.evaluate_columns` "
+              "as `dse sweep` calls it.", "",
+              "| model | workload | distinct points | evals/s |", "|---|---|---|---|"]
+    for arch in o.models:
         space = search_quality.SPACES / f"{arch}.yaml"
-        grid = ""
         if space.exists():
-            rate, _, distinct = throughput.measure_grid(str(space), 1024 if quick else 4096)
-            grid = f"{rate:,.0f} (`{config_workloads(space)}`, {distinct} distinct points)"
-        lines.append(f"| {arch} | `{wl}` | {t.layers} | {t.scalar_evals_per_s:,.0f} | {t.batch_evals_per_s:,.0f} "
-                     f"| {t.batch_size} | {t.ratio:,.1f}x | {t.one_point_s * 1e3:.2f} ms | {grid} |")
-        print(f"throughput {arch}: {t.batch_evals_per_s:,.0f} evals/s batched, {t.ratio:.1f}x scalar", flush=True)
+            rate, _, distinct = throughput.measure_grid(str(space), 1024 if o.quick else 4096)
+            lines.append(f"| {arch} | `{config_workloads(space)}` | {distinct} | {rate:,.0f} |")
     lines.append("")
+
+
+def section_runs(lines: list[str], o: Options) -> None:
+    rows = []
+    for study, sampler, full, quick in RUNS:
+        n = quick if o.quick else full
+        for batch in RUN_BATCH_SIZES:
+            args = ["run", str(ROOT / study), sampler, str(n), str(batch)]
+            b = _run_rate(o.baseline_tree, args, study, sampler, batch, n) if o.baseline_tree else None
+            a = _run_rate(ROOT, args, study, sampler, batch, n)
+            rows.append((b, a))
+            print(f"dse run {Path(study).stem} {sampler} b{batch}: " + " -> ".join(
+                f"{r.per_s:,.1f}" if r.per_s else str(r.error) for r in (b, a) if r is not None) + " trials/s", flush=True)
+    trials = ", ".join(f"{Path(s).stem} {smp}: {q if o.quick else f} trials" for s, smp, f, q in RUNS)
+    lines += speed_report.runs_section(rows, o.baseline_line, trials)
+
+
+def _run_rate(tree: Path, args: list[str], study: str, sampler: str, batch: int, n: int) -> speed_report.RunRate:
+    try:
+        r = before_after.run_in(tree, args)
+        return speed_report.RunRate(Path(study).name, sampler, batch, r["trials"], r["seconds"])
+    except (RuntimeError, OSError) as exc:
+        return speed_report.RunRate(Path(study).name, sampler, batch, n, None, str(exc)[:200])
+
+
+def section_profile(lines: list[str], o: Options) -> None:
+    lines += speed_report.profile_section(ROOT / "docs" / "profile")
 
 
 def config_workloads(space: Path) -> str:
@@ -64,14 +137,15 @@ def config_workloads(space: Path) -> str:
     return ", ".join(config.load(space).workloads)
 
 
-def section_optuna(lines: list[str], quick: bool) -> None:
-    n = 100 if quick else 400
-    lines += ["## Optuna trials per second (quickstart study)", "",
+def section_optuna(lines: list[str], o: Options) -> None:
+    quick = o.quick
+    n = 100 if quick else 200
+    lines += ["## Optuna trials per second, other samplers and storage (quickstart study)", "",
               f"`studies/quickstart.yaml` ({n} trials; GP: 40, its cost grows with the trials; 6 searched "
               "parameters, 2 objectives, 1 constraint), run exactly as `dse run` runs it (ask/tell loop, "
-              "constraints and metrics stored per trial).", "",
+              "constraints and metrics stored per trial). TPE and NSGA-II are in the `dse run` section above.", "",
               "| sampler | storage | batch_size | trials/s |", "|---|---|---|---|"]
-    for sampler in ("random", "nsga2", "nsga3", "tpe", "gp"):
+    for sampler in ("random", "nsga3", "gp"):
         for storage, batch in (("journal", 1), ("journal", 40), ("sqlite", 1)):
             if (storage == "sqlite" and sampler != "random") or (sampler == "gp" and batch > 1):
                 continue
@@ -82,7 +156,8 @@ def section_optuna(lines: list[str], quick: bool) -> None:
     lines.append("")
 
 
-def section_sweep(lines: list[str], quick: bool) -> None:
+def section_sweep(lines: list[str], o: Options) -> None:
+    quick = o.quick
     from dse import config
     from dse.sweep import Grid, run_sweep
 
@@ -111,11 +186,12 @@ def section_sweep(lines: list[str], quick: bool) -> None:
     print(f"sweep: evaluation 1 worker {evals[1]:.2f} s, 2 workers {evals[2]:.2f} s", flush=True)
 
 
-def section_search(lines: list[str], quick: bool) -> None:
+def section_search(lines: list[str], o: Options) -> None:
+    quick = o.quick
     from benchmarks import search_quality as sq
 
     archs = [a for a in available() if (sq.SPACES / f"{a}.yaml").exists()]
-    seeds = sq.SEEDS[:2] if quick else sq.SEEDS
+    seeds = sq.SEEDS[:2] if quick else sq.SEEDS[:3]  # 3 of 5 seeds: GP dominates the section's time
     results = []
     for arch in archs:
         t0 = time.perf_counter()
@@ -149,30 +225,64 @@ def section_search(lines: list[str], quick: bool) -> None:
     lines.append("")
 
 
-def section_peers(lines: list[str], quick: bool) -> None:
-    lines += peers_report.markdown(peers.compare(quick, MEASURED.get(("emaxvr", "vgg16"))))
+def section_peers(lines: list[str], o: Options) -> None:
+    quick = o.quick
+    lines += peers_report.markdown(peers.compare(quick))
 
 
-SECTIONS = {"throughput": section_throughput, "optuna": section_optuna, "sweep": section_sweep,
-            "search": section_search, "peers": section_peers}
+SECTIONS = {"throughput": section_throughput, "runs": section_runs, "optuna": section_optuna,
+            "sweep": section_sweep, "search": section_search, "peers": section_peers, "profile": section_profile}
+NEEDS_BASELINE = ("throughput", "runs")
+DEFAULT = [name for name in SECTIONS if name != "optuna"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--only", help="comma-separated sections: " + ",".join(SECTIONS))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", help="comma-separated sections: " + ",".join(SECTIONS) + " (default: all but optuna)")
     ap.add_argument("--quick", action="store_true", help="smaller samples (a smoke run)")
+    ap.add_argument("--models", help="comma-separated models for the throughput section (default: all)")
+    ap.add_argument("--baseline", default=before_after.DEFAULT_BASELINE,
+                    help="git ref measured as 'before' (default %(default)s, main at the start of issue 15's "
+                         "speed round); 'none' to skip")
     ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = ap.parse_args(argv)
-    chosen = args.only.split(",") if args.only else list(SECTIONS)
+    chosen = args.only.split(",") if args.only else DEFAULT
+    unknown = [c for c in chosen if c not in SECTIONS]
+    if unknown:
+        ap.error(f"--only: unknown section(s) {', '.join(unknown)}; allowed: {', '.join(SECTIONS)}")
+    models = args.models.split(",") if args.models else available()
+    bad = [a for a in models if a not in available()]
+    if bad:
+        ap.error(f"--models: unknown model(s) {', '.join(bad)}; allowed: {', '.join(available())}")
+    o = Options(args.quick, models, None if args.baseline.lower() == "none" else args.baseline)
+    # a terminated run still removes its temporary worktree (ExitStack below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     m = machine.describe()
     lines = ["# Benchmarks", "",
              f"Measured by `make bench` on {m['date']}: {m['cpu']}, {m['cores']} cores, {m['os']}, "
              f"Python {m['python']}, numpy {m['numpy']}, optuna {m['optuna']}."
              + (" Quick mode (smaller samples)." if args.quick else ""), ""]
     t0 = time.time()
-    for name in chosen:
-        SECTIONS[name](lines, args.quick)
-    lines.append(f"_Total benchmark time: {time.time() - t0:.0f} s._")
+    spent = {}
+    with contextlib.ExitStack() as stack:
+        if o.baseline is None:
+            o.baseline_line = "No baseline: run with `--baseline REF` for before/after columns."
+        elif any(c in NEEDS_BASELINE for c in chosen):
+            try:
+                o.baseline_tree, commit = stack.enter_context(before_after.worktree(o.baseline))
+                o.baseline_line = (f"*Before* = `{o.baseline}` (commit {commit[:10]}), checked out in a temporary git "
+                                   f"worktree and run from the same venv with PYTHONPATH pointing there; *after* = this "
+                                   "working tree.")
+            except before_after.Unavailable as exc:
+                o.baseline_line = f"Baseline `{o.baseline}` skipped: {exc}."
+            print(o.baseline_line, flush=True)
+        for name in chosen:
+            t1 = time.time()
+            SECTIONS[name](lines, o)
+            spent[name] = time.time() - t1
+            print(f"section {name}: {spent[name]:.0f} s", flush=True)
+    lines.append("_Section times: " + ", ".join(f"{k} {v:.0f} s" for k, v in spent.items())
+                 + f". Total benchmark time: {time.time() - t0:.0f} s._")
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
     return 0

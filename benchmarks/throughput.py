@@ -1,18 +1,27 @@
 """Model evaluation throughput: design-point x layer evaluations per second.
 
-Scalar = ``model.evaluate`` one point at a time (the path of a study with
-batch_size 1); batched = one ``evaluate_batch`` call over many random points
-of the model's declared space. Both on the same random points, same run.
+Scalar = ``model.evaluate`` one point at a time; batched = one
+``evaluate_batch`` call over many random points of the model's declared
+space. Both on the same random points, same run. :func:`measure_speed` adds
+the study paths and yardsticks of issue 15: one point through
+``dse.objective.evaluate_rows`` (what ``dse run`` with batch_size 1 does),
+the bare numpy roofline (:mod:`benchmarks.roofline`) on the same batch and
+layers, and Optuna's own trial cost (:func:`benchmarks.optuna_speed.bare_trial_s`).
 """
 
 from __future__ import annotations
 
+import statistics
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from archmodels import get_model
+from benchmarks import roofline
 from workloads import load_workload
 
 
@@ -126,3 +135,175 @@ def measure(arch: str, workload: str, batch: int = 4096, scalar_s: float = 2.0, 
     model.evaluate(wl, **model.params.defaults())
     one = time.perf_counter() - t0
     return Throughput(arch, workload, len(wl.layers), scalar, batched, batch, one)
+
+
+@dataclass
+class Speed:
+    """Issue 15's measurements of one model on one workload, all from the same run (seconds)."""
+
+    arch: str
+    workload: str
+    layers: int
+    batch: int  # points in each batched call
+    feasible: float  # feasible share of the batched points
+    batched_point_s: float  # evaluate_batch time per point
+    roofline_batched_point_s: float  # the numpy roofline on the same batch size and layers, per point
+    one_random_s: float  # evaluate_rows(study, [row]) on distinct random rows, mean
+    one_default_s: float  # evaluate_rows(study, [defaults]) repeated (warm), median
+    evaluate_dict_s: float  # model.evaluate(defaults) -> contract dict (warm), median
+    roofline_one_s: float  # the numpy roofline on one point, median
+    stacked_batched_point_s: float  # roofline.evaluate_stacked (layers x points arrays), per point
+    stacked_one_s: float  # roofline.evaluate_stacked on one point, median
+    trial_s: float  # Optuna's own trial (ask six, tell two, RandomSampler, in memory)
+
+    @property
+    def batched_evals_per_s(self) -> float:
+        return self.layers / self.batched_point_s
+
+    @property
+    def roofline_evals_per_s(self) -> float:
+        return self.layers / self.roofline_batched_point_s
+
+    def columns(self) -> dict[str, str]:
+        """The table cells, by column name (the order of :data:`BATCH_COLUMNS` then :data:`ONE_COLUMNS`)."""
+        ms = lambda s: f"{s * 1e3:.3g} ms"  # noqa: E731
+        return {
+            "model": self.arch, "workload": f"`{self.workload}`", "layers": str(self.layers),
+            "batch": f"{self.batch:,}", "feasible": f"{self.feasible:.0%}",
+            "batched evals/s": f"{self.batched_evals_per_s:,.0f}",
+            "roofline evals/s": f"{self.roofline_evals_per_s:,.0f}",
+            "stacked roofline evals/s": f"{self.layers / self.stacked_batched_point_s:,.0f}",
+            "batched / roofline": ratio_text(self.roofline_batched_point_s / self.batched_point_s),
+            "batched point / Optuna trial": ratio_text(self.batched_point_s / self.trial_s),
+            "Optuna trial": ms(self.trial_s),
+            "one point (random)": ms(self.one_random_s),
+            "one point (defaults, warm)": ms(self.one_default_s),
+            "model.evaluate -> dict": ms(self.evaluate_dict_s),
+            "roofline one point": ms(self.roofline_one_s),
+            "stacked roofline one point": ms(self.stacked_one_s),
+            "one point / roofline": ratio_text(self.one_random_s / self.roofline_one_s),
+            "one point / Optuna trial": ratio_text(self.one_random_s / self.trial_s),
+            "defaults / Optuna trial": ratio_text(self.one_default_s / self.trial_s),
+        }
+
+
+BATCH_COLUMNS = ("model", "workload", "layers", "batch", "feasible", "batched evals/s", "roofline evals/s",
+                 "stacked roofline evals/s", "batched / roofline", "batched point / Optuna trial")
+ONE_COLUMNS = ("model", "Optuna trial", "one point (random)", "one point (defaults, warm)", "model.evaluate -> dict",
+               "roofline one point", "stacked roofline one point", "one point / roofline", "one point / Optuna trial",
+               "defaults / Optuna trial")
+
+
+def ratio_text(x: float) -> str:
+    """A ratio as '12x' / '1.30x' / '0.45x' / '1/250' (below 0.1 as a fraction, so small ratios stay readable)."""
+    if not np.isfinite(x) or x <= 0:
+        return "—"
+    if x >= 1:
+        return f"{x:,.0f}x" if x >= 10 else f"{x:.2f}x"
+    return f"1/{1 / x:,.0f}" if x < 0.1 else f"{x:.2f}x"
+
+
+def point_study(arch: str, workload: str, tmp: Path):
+    """A one-workload study over the model's whole declared space (every parameter searched).
+
+    Written as a study file and loaded by :func:`dse.config.load`, as
+    ``dse run`` loads one; objectives time and energy. Its rows are whole
+    parameter dicts from ``params.random_rows``.
+    """
+    import yaml
+
+    from dse import config
+
+    model = get_model(arch)
+    space: dict = {}
+    for p in model.params:
+        if p.kind == "choice":
+            space[p.name] = list(p.choices)
+        elif p.kind == "bool":
+            space[p.name] = [False, True]
+        else:
+            space[p.name] = {"low": p.low, "high": p.high}
+    doc = {"name": f"bench_{arch}", "arch": arch, "workload": workload, "space": space,
+           "objectives": ["total.time_s", "total.energy_j"], "n_trials": 1, "results_dir": str(tmp)}
+    path = tmp / f"bench_{arch}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return config.load(path)
+
+
+def _median_call_s(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick: bool = False, seed: int = 0,
+                  batch: int | None = None) -> Speed:
+    """Batched and one-point costs of ``arch`` on ``workload`` next to the roofline and Optuna's trial.
+
+    Batched: :func:`adaptive_batch` sizes the batch (or ``batch``); calls on
+    fresh random points repeat for about a second (0.2 s quick), as in
+    :func:`measure`. One point (random): ``evaluate_rows(study, [row])`` over
+    distinct random rows for about a second (0.2 s quick; at most 500), after
+    one warm-up row. Defaults and ``model.evaluate``: the median of repeated
+    warm calls. The rooflines (per layer and layers stacked) run on arrays
+    of the same lengths: median of as many calls as the model's batched
+    loop made (batched), of 200 calls (one point; 50 quick). Optuna's
+    own trial (:func:`benchmarks.optuna_speed.bare_trial_s`) is measured
+    last, in the same process, unless ``trial_s`` is given.
+    """
+    from dse.objective import evaluate_rows
+
+    model, wl = get_model(arch), load_workload(workload)
+    budget = 0.2 if quick else 1.0
+    feasible = float("nan")
+    if batch is None:
+        batch, feasible = adaptive_batch(arch, workload, quick, budget)
+    rng = np.random.default_rng(seed)
+    warm = model.params.random_rows(8, np.random.default_rng(seed + 1000))
+    model.evaluate_batch(wl, model.params.points(warm))  # imports, layer-level caches
+
+    done, t_batch, shares = 0, 0.0, []
+    while t_batch < budget and done < 8 * batch:
+        pts = model.params.points(model.params.random_rows(batch, rng))
+        t0 = time.perf_counter()
+        res = model.evaluate_batch(wl, pts)
+        t_batch += time.perf_counter() - t0
+        shares.append(float(np.mean(res.feasible)))
+        done += batch
+    if np.isnan(feasible):
+        feasible = float(np.mean(shares))
+
+    sizes = roofline.LayerSizes.of(list(wl.layers))
+    big, one = roofline.random_params(batch, rng), roofline.random_params(1, rng)
+    reps = max(5, round(done / batch))
+    roof_batch, stacked_batch = (_median_call_s(lambda f=f: f(sizes, big), reps) / batch
+                                 for f in (roofline.evaluate, roofline.evaluate_stacked))
+    roof_one, stacked_one = (_median_call_s(lambda f=f: f(sizes, one), 50 if quick else 200)
+                             for f in (roofline.evaluate, roofline.evaluate_stacked))
+
+    with tempfile.TemporaryDirectory(prefix="dse-bench-") as tmp:
+        st = point_study(arch, workload, Path(tmp))
+        rows = model.params.random_rows(501 if not quick else 51, rng)
+        evaluate_rows(st, [rows[0]])
+        n, t_one = 0, 0.0
+        for row in rows[1:]:
+            t0 = time.perf_counter()
+            evaluate_rows(st, [row])
+            t_one += time.perf_counter() - t0
+            n += 1
+            if t_one > budget:
+                break
+        defaults = model.params.defaults()
+        evaluate_rows(st, [defaults])
+        one_default = _median_call_s(lambda: evaluate_rows(st, [defaults]), 5 if quick else 20)
+    model.evaluate(wl, **defaults)
+    as_dict = _median_call_s(lambda: model.evaluate(wl, **defaults), 5 if quick else 20)
+    if trial_s is None:
+        from benchmarks.optuna_speed import bare_trial_s
+
+        trial_s = bare_trial_s(100 if quick else 500)
+    return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
+                 one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s)
