@@ -345,7 +345,8 @@ def _first(lo: int, hi: int, ok) -> int:
     return hi
 
 
-def _conv_mapping(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[Mapping | None, str]:
+def _conv_structure(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[tuple | None, str]:
+    """A mapping's fields that do not depend on the LMM size (rows, ALUs, loads), or the reason it cannot run."""
     c = hw.cols
     gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
     if pattern == "B" and sh.op == "max":
@@ -393,6 +394,14 @@ def _conv_mapping(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[M
         return None, f"{name}: needs {rows_used} rows, array has {hw.rows}"
     if alus > hw.pes:
         return None, f"{name}: needs {alus} ALUs, array has {hw.pes}"
+    return (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+            load_bytes, dup, regs, kernel_lmms), ""
+
+
+def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[Mapping | None, str]:
+    """The mapping of structure ``st`` (from :func:`_conv_structure`) fitted to ``hw``'s LMM."""
+    (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
+     regs, kernel_lmms) = st
     n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
     if not n_seg:
         return None, why
@@ -400,43 +409,65 @@ def _conv_mapping(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[M
                    load_bytes, n_seg, ow_seg, oc_chunk, need, dup, regs, kernel_lmms, pattern != "single"), ""
 
 
+
+
 @lru_cache(maxsize=8192)
 def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "auto") -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
-    """Every fitting mapping of a conv/pool layer, and the rejected ones with reasons."""
+    """Every fitting mapping of a conv/pool layer, and the rejected ones with reasons.
+
+    The structure of each (pattern, loop order, input mode) depends on the array alone and is planned once
+    per array (:func:`_conv_structures`); only the LMM fit runs for each LMM size.
+    """
+    out: list[Mapping] = []
+    rejected: list[Rejected] = []
+    for item in _conv_structures(sh, Hw(hw.arch, hw.rows, hw.cols, 0, 0, hw.elem_bytes), pattern, order):
+        if isinstance(item, Rejected):
+            rejected.append(item)
+            continue
+        name, st = item
+        m, why = _with_lmm(st, sh, hw)
+        if m is not None:
+            out.append(m)
+        else:
+            rejected.append(Rejected(name, why))
+    return tuple(out), tuple(rejected)
+
+
+@lru_cache(maxsize=8192)
+def _conv_structures(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple:
+    """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode)
+    (``hw`` without memory sizes: the structure does not depend on them)."""
     pats = PATTERNS_V if hw.arch == "emaxv" else PATTERNS_VR
     if pattern != "auto":
         pats = tuple(p for p in pats if p == pattern)
     orders = [("OW",)] if hw.arch == "emaxv" else [o for o in ORDERS_VR if order in ("auto", ORDER_NAMES[o])]
-    rejected: list[Rejected] = []
+    items: list = []
     allowed: list[str] = []
     every = PATTERNS_V if hw.arch == "emaxv" else PATTERNS_VR
     for p in pats:
         if p == "pairs":
             if sh.op != "mac" or sh.stride != 1 or not hw.lddhr or hw.cols % 2 or sh.oc < 2:
-                rejected.append(Rejected(p, "pairs: needs 16-bit data (LDDHR), stride 1, an even column count "
-                                            "and at least 2 output channels"))
+                items.append(Rejected(p, "pairs: needs 16-bit data (LDDHR), stride 1, an even column count "
+                                         "and at least 2 output channels"))
                 continue
         allowed.append(p)
     # a kernel is split only if no pattern of the architecture (knob or not) holds it whole
     whole_fits = any(_reduction(p, sh, hw, False)[0] for p in every
                      if p != "pairs" or (sh.op == "mac" and sh.stride == 1 and hw.lddhr and not hw.cols % 2 and sh.oc >= 2))
-    out: list[Mapping] = []
     for p in allowed:
         icpar, khpar, pxsets, why = _reduction(p, sh, hw, split_ok=not whole_fits)
         if not icpar:
-            rejected.append(Rejected(p, why))
+            items.append(Rejected(p, why))
             continue
         for o in orders:
             modes = ["rows"] if o[-1] != "OC" else ["resident", "swap"]
             if hw.arch == "emaxv":
                 modes = ["rows"]
             for mode in modes:
-                m, why = _conv_mapping(p, o, mode, sh, hw, icpar, khpar, pxsets)
-                if m is not None:
-                    out.append(m)
-                else:
-                    rejected.append(Rejected(f"{p}[{ORDER_NAMES[o]}/{mode}]", why))
-    return tuple(out), tuple(rejected)
+                st, why = _conv_structure(p, o, mode, sh, hw, icpar, khpar, pxsets)
+                name = f"{p}[{ORDER_NAMES[o]}/{mode}]"
+                items.append(Rejected(name, why) if st is None else (name, st))
+    return tuple(items)
 
 
 @lru_cache(maxsize=4096)
