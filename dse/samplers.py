@@ -67,14 +67,18 @@ def make_sampler(study: Study, worker: int = 0) -> optuna.samplers.BaseSampler:
         if name in ("random", "grid"):
             return optuna.samplers.RandomSampler(seed=seed, **opts)
         if name == "gp":
+            # one thread per process (workers run side by side): set before torch starts its pool, and again
+            # on the pool in case torch was imported earlier
+            os.environ.setdefault("OMP_NUM_THREADS", "1")
             try:
-                import torch  # noqa: F401  (GPSampler needs it)
+                import torch  # GPSampler needs it
             except ImportError:
                 raise UserError(
                     f"{study.path}: sampler: 'gp' needs PyTorch; install it with "
                     "`.venv/bin/pip install -e '.[gp]'` (CPU wheel torch==2.13.0)"
                 ) from None
-            os.environ.setdefault("OMP_NUM_THREADS", "1")
+            threads = os.environ["OMP_NUM_THREADS"]
+            torch.set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else 1)
             opts.setdefault("deterministic_objective", True)
             return optuna.samplers.GPSampler(seed=seed, **opts)
     except TypeError as exc:
