@@ -105,6 +105,9 @@ class ImaxModel(Model):
     name = "imax"
     title = "IMAX linear-array CGRA: dense/sparse matrix products, LMM scheduling, multi-chip"
     spec = "imax.md"
+    #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
+    #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
+    GEMM_FORMS_CONTEXT = False
     SUPPORTS = ("conv", "pool", "fc", "matmul", "spmm", "spmv", "vector")
     VECTOR_KINDS = ("vector", "pool")
     AREA_ANCHOR = "the IMAX die in 28 nm: 13.3 mm^2 with 64 units x 64 KB LMM (spec imax.md §2) -- fitted, by construction"

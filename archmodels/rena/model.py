@@ -151,6 +151,9 @@ class RenaModel(Model):
     name = "rena"
     title = "ReNA PB-array CNN accelerator (ASIC and FPGA port)"
     spec = "rena.md"
+    #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
+    #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
+    GEMM_FORMS_CONTEXT = False
     SUPPORTS = ("conv", "pool", "fc", "matmul", "vector")
     AREA_ANCHOR = ("FPGA: the published resource table (spec rena.md §4: DSP, BRAM, ALMs; fitted per PB); ASIC: none "
                    "published -- PE logic from the IMAX 28 nm die's fitted PE overhead, buffers from SRAM bit cells")
