@@ -567,8 +567,12 @@ def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram
     # time_then_dram's job); TIE_RTOL was fitted on the time criterion's calibration cases
     first_rtol = np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, 0.0], TIE_RTOL)
     for metric, rtol in ((by, first_rtol), (second, 1e-3), (third, 0.0)):
-        v = np.where(ok, metric, np.inf)
-        ok &= v <= np.repeat(np.minimum.reduceat(v, start), cnt) * (1 + rtol) + 1e-30
+        # NaN (e.g. energy at a clock above the node's fmax) ranks last; a level where no candidate has a
+        # finite value decides nothing (before, it emptied the set and the first candidate won, which
+        # depended on which candidates the batch's pruning had kept: batch != scalar)
+        v = np.where(ok & ~np.isnan(metric), metric, np.inf)
+        best = np.repeat(np.minimum.reduceat(v, start), cnt)
+        ok &= (v <= best * (1 + rtol) + 1e-30) | ~np.isfinite(best)
     local = np.arange(len(time_s)) - np.repeat(start, cnt)
     first = np.minimum.reduceat(np.where(ok, local, len(time_s)), start)
     return np.where(first == len(time_s), 0, first)  # none left: the first candidate
