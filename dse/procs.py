@@ -55,6 +55,16 @@ def _prctl_pdeathsig(sig: int) -> bool:
 _WATCHED: set[int] = set()
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def die_with_parent(parent_pid: int, clean: bool = True) -> None:
     """End this process when ``parent_pid`` (our parent) dies; see module doc.
 
@@ -63,8 +73,12 @@ def die_with_parent(parent_pid: int, clean: bool = True) -> None:
     chunks are written atomically, nothing to clean). Does nothing if
     ``parent_pid`` is not our parent (e.g. a Dask worker) or already set up.
     """
-    if os.getppid() != parent_pid or parent_pid in _WATCHED:
+    if parent_pid in _WATCHED:
         return
+    if os.getppid() != parent_pid:
+        if not _alive(parent_pid):  # the parent died before this task started: nobody reads our result
+            os._exit(1)
+        return  # not our parent (e.g. a Dask worker)
     _WATCHED.add(parent_pid)
     if clean:  # (a pool's worker may be started from a helper thread: no prctl there, the watchdog only)
         interrupt_on_term()

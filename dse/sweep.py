@@ -66,6 +66,13 @@ class Grid:
         return [{n: cols[n][i] for n in self.names} for i in range(len(indices))]
 
 
+def _watch_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: exit when the sweep's process dies (a kill -9 leaves no idle worker behind)."""
+    from .procs import die_with_parent
+
+    die_with_parent(parent_pid, clean=False)
+
+
 def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None,
                 parent_pid: int | None = None) -> dict[str, Any]:
     if parent_pid is not None and parent_pid != os.getpid():  # a pool worker: no orphan after a kill -9
@@ -125,7 +132,9 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
             with _dask_client(scheduler), parallel_config(backend="dask"):
                 list(_track(Parallel(n_jobs=-1, return_as="generator_unordered")(calls), len(todo), progress))
         else:
-            with parallel_config(backend=backend, n_jobs=n_jobs):
+            # loky workers watch their parent from the moment they start, not only once they run a chunk
+            init = dict(initializer=_watch_parent, initargs=(os.getpid(),)) if backend == "loky" else {}
+            with parallel_config(backend=backend, n_jobs=n_jobs, **init):
                 list(_track(Parallel(return_as="generator_unordered")(calls), len(todo), progress))
     elapsed = time.time() - t0
     parts = [json.loads((cdir / f"chunk_{i:06d}.json").read_text()) for i in range(len(chunks))]

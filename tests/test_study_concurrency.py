@@ -226,3 +226,15 @@ def test_journal_lock_of_a_dead_holder_is_free_at_once(tmp_path):
     assert lock.acquire()
     assert lock_file.read_text().split()[0] == str(os.getpid())
     lock.release()
+
+
+def test_a_pool_task_that_starts_after_its_parent_died_exits():
+    """A queued chunk picked up after a kill -9 of the sweep must not run (its result pipe has no reader:
+    the worker would block on it forever); a live process that is not our parent (a Dask worker's) is left alone."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    code = "import sys; from dse.procs import die_with_parent; die_with_parent(int(sys.argv[1]), clean=False); print('ran')"
+    gone_parent = subprocess.run([sys.executable, "-c", code, str(dead.pid)], cwd=ROOT, capture_output=True, text=True)
+    assert gone_parent.returncode == 1 and "ran" not in gone_parent.stdout
+    other = subprocess.run([sys.executable, "-c", code, "1"], cwd=ROOT, capture_output=True, text=True)
+    assert other.returncode == 0 and "ran" in other.stdout
