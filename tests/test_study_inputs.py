@@ -131,7 +131,7 @@ BAD_VALUES = {  # values that are wrong for the key whatever else the file says
     "arch": st.text(max_size=10).filter(lambda s: s not in ("multicore", "emaxv", "emaxvr", "imax", "rena", "atomswitch")),
     "n_trials": st.one_of(st.integers(max_value=0), st.integers(min_value=10**8 + 1),
                           st.floats().filter(lambda x: not math.isfinite(x) or x != int(x)), st.text(max_size=4)),
-    "seed": st.one_of(st.integers(max_value=-1), st.integers(min_value=2**32), st.floats(allow_nan=True).filter(lambda x: x != x or x != int(x))),
+    "seed": st.one_of(st.integers(max_value=-1), st.integers(min_value=2**32), st.floats(allow_nan=True).filter(lambda x: not math.isfinite(x) or x != int(x))),
     "batch_size": st.one_of(st.integers(max_value=0), st.integers(min_value=4097)),
     "n_jobs": st.integers(max_value=0),
     "timeout": st.one_of(st.floats(max_value=0), st.just(float("nan")), st.just(float("inf"))),
