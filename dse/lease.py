@@ -78,6 +78,11 @@ class Owner:
         return lease_dir / f"{self.host}.{self.pid}"
 
 
+def pid_exists(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (a zombie has exited: it does not)."""
+    return _start_ticks(pid) is not None
+
+
 def me() -> Owner:
     """This process as a trial owner."""
     pid = os.getpid()

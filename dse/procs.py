@@ -21,6 +21,8 @@ import signal
 import sys
 import threading
 
+from .lease import pid_exists
+
 WATCH_S = 0.5
 GRACE_S = 30.0
 PR_SET_PDEATHSIG = 1
@@ -55,16 +57,6 @@ def _prctl_pdeathsig(sig: int) -> bool:
 _WATCHED: set[int] = set()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def die_with_parent(parent_pid: int, clean: bool = True) -> None:
     """End this process when ``parent_pid`` (our parent) dies; see module doc.
 
@@ -76,7 +68,7 @@ def die_with_parent(parent_pid: int, clean: bool = True) -> None:
     if parent_pid in _WATCHED:
         return
     if os.getppid() != parent_pid:
-        if not _alive(parent_pid):  # the parent died before this task started: nobody reads our result
+        if not pid_exists(parent_pid):  # the parent died before this task started: nobody reads our result
             os._exit(1)
         return  # not our parent (e.g. a Dask worker)
     _WATCHED.add(parent_pid)

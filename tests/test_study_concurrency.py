@@ -103,7 +103,7 @@ def children(pid: int) -> set[int]:
 
 
 def gone(pid: int) -> bool:
-    return lease._start_ticks(pid) is None
+    return not lease.pid_exists(pid)
 
 
 @pytest.mark.parametrize("kind", ["journal", "sqlite"])
