@@ -153,11 +153,20 @@ class ParamSet:
         return {p.name: p.default for p in self.params}
 
     def resolve(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
-        """All parameters, defaults filled in, every value checked."""
+        """All parameters, defaults filled in, every value checked, derived values filled (:meth:`derive`)."""
+        return self.derive(self.checked(values, where))
+
+    def checked(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+        """All parameters, defaults filled in, every value checked (no derived values yet)."""
         out = self.defaults()
         for key, value in values.items():
             out[key] = self.get(key, where).check(value, where)
         return out
+
+    def derive(self, row: dict[str, Any]) -> dict[str, Any]:
+        """Fill values a model derives from others in a checked row (e.g. an ``auto`` default that depends on
+        another parameter); here none. Overridden by parameter sets that have such values."""
+        return row
 
     def parse_sets(self, items: Iterable[str], where: str = "--set ") -> dict[str, Any]:
         """Parse ``key=value`` strings from the command line."""

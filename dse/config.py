@@ -219,8 +219,9 @@ class Study:
 
     @cached_property
     def fixed_row(self) -> dict[str, Any]:
-        """Every model parameter at the study's fixed value or its default, checked once per study."""
-        return self.model.params.resolve(self.fixed)
+        """Every model parameter at the study's fixed value or its default, checked once per study (derived
+        values are filled per row, as they may depend on a searched parameter)."""
+        return self.model.params.checked(self.fixed)
 
     @property
     def searched(self) -> tuple[Dim, ...]:

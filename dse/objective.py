@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from archmodels.params import ParamSet
 from archmodels.result import TOTAL_METRICS, BatchResult, Metric, seqsum
 
 from .config import Study
@@ -54,11 +53,8 @@ class Evaluated:
 def evaluate_rows(study: Study, rows: Sequence[Mapping[str, Any]]) -> Evaluated:
     """Evaluate searched-parameter dicts (fixed parameters added) in one batch per workload."""
     params = study.model.params
-    if type(params).resolve is not ParamSet.resolve:
-        # the model fills some values from others (e.g. rena's 'auto' clock from its target): resolve each row whole
-        return _evaluate(study, params.points([{**study.fixed, **r} for r in rows]))
     base = study.fixed_row  # fixed values and defaults: checked once per study
-    full = [{**base, **{k: params.get(k).check(v) for k, v in r.items()}} for r in rows]
+    full = [params.derive({**base, **{k: params.get(k).check(v) for k, v in r.items()}}) for r in rows]
     return _evaluate(study, params.stack(full))
 
 

@@ -30,7 +30,6 @@ parameters left at 0 / ``auto`` and are shown resolved in the results.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -71,12 +70,11 @@ _AUTO = {"clock_mhz": 0.0, "dram_burst_cycles": 0.0, "transfer_bits": 0, "array_
 class _RenaParams(ParamSet):
     """Parameters whose 0 / ``auto`` value means "the target's default"."""
 
-    def resolve(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
-        out = super().resolve(values, where)
+    def derive(self, row: dict[str, Any]) -> dict[str, Any]:
         for key, auto in _AUTO.items():
-            if out[key] == auto:
-                out[key] = TARGET_DEFAULTS[out["target"]][key]
-        return out
+            if row[key] == auto:
+                row[key] = TARGET_DEFAULTS[row["target"]][key]
+        return row
 
 
 #: the ``bound`` label by index (False: the array sets the pace, True: DRAM)
