@@ -76,9 +76,7 @@ def _watch_parent(parent_pid: int) -> None:
 def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None,
                 parent_pid: int | None = None) -> dict[str, Any]:
     if parent_pid is not None and parent_pid != os.getpid():  # a pool worker: no orphan after a kill -9
-        from .procs import die_with_parent
-
-        die_with_parent(parent_pid, clean=False)
+        _watch_parent(parent_pid)  # (a no-op where the pool's initializer already ran it)
     cols = grid.columns(indices)
     ev = evaluate_columns(study, cols)
     out = {
