@@ -116,3 +116,52 @@ def test_traffic_never_below_compulsory_on_builtins():
             d = lb.metrics["dram_read_bytes"] + lb.metrics["dram_write_bytes"]
             ok = lb.feasible & np.isfinite(d)
             assert (d[ok] >= lb.metrics["dram_compulsory_bytes"][ok] * (1 - 1e-9)).all(), (wl, lb.layer.name)
+
+
+# ---------------------------------------------------------------- channels per start (issue 12)
+@pytest.mark.parametrize("pattern, oc, ocp, t_max, elem", [
+    ("A", 384, 1, 171, 2), ("A", 384, 1, 342, 2), ("B", 384, 4, 260, 2), ("B", 512, 16, 96, 4),
+    ("pairs", 256, 2, 30, 2), ("B", 64, 4, 64, 2), ("A", 100, 1, 7, 4)])
+def test_oc_tiles_are_legal_and_include_the_most_that_fit(pattern, oc, ocp, t_max, elem):
+    from archmodels.emax.mapper import BUS_ALIGN_BYTES, TILE_SEARCH_MAX, oc_tiles
+    tiles = oc_tiles(pattern, oc, ocp, t_max, elem)
+    unit = 1 if pattern == "A" else ocp
+    assert tiles[0] == t_max and len(set(tiles)) == len(tiles) <= TILE_SEARCH_MAX
+    assert all(0 < t <= t_max and t % unit == 0 for t in tiles[1:])
+    if t_max >= oc:
+        assert tiles == (t_max,)
+    per_lmm = (lambda t: 2 * t * elem) if pattern == "A" else (lambda t: 2 * (t // ocp) * elem)
+    aligned = [t for t in range(unit, t_max + 1, unit) if per_lmm(t) % BUS_ALIGN_BYTES == 0]
+    if aligned and t_max < oc:  # the largest tile whose transfers fill whole words of every bus width
+        assert max(aligned) in tiles
+
+
+def test_oc_tile_knob_caps_the_channels_per_start():
+    r = _run("alexnet-conv", [{"oc_tile": 40}, {}])
+    assert r.feasible.all()
+    tiles = _label(r, "tiles")
+    per_start = {k: int(v.split("OC ")[1].split(" per start")[0]) for k, v in tiles.items() if "OC " in v}
+    assert per_start and all(v <= 40 for v in per_start.values()), tiles
+    # fewer channels per start: more starts, never less DRAM traffic than every channel at once
+    assert r.totals["starts"][0] > r.totals["starts"][1]
+
+
+def test_dram_criterion_searches_tiles_the_time_criterion_does_not():
+    """With an LMM that limits the channels per start, criterion=dram may pick a smaller tile than the most that
+    fit; it never moves more DRAM traffic than the same point planned with the max tile only (oc_tile pinned)."""
+    base = {"lmm_kb": 0.5, "spm_kb": 1024.0, "fsm_bus_bits": 512, "criterion": "dram"}
+    r = _run("alexnet-conv", [base, dict(base, criterion="time")])
+    d = r.totals["dram_bytes"]
+    assert r.feasible.all() and d[0] <= d[1]
+
+
+def test_weights_move_per_chunk_not_averaged():
+    """_by_chunk: the full chunks and the last one carry their own bytes and add up to the total."""
+    import numpy as np
+    from archmodels.emax.traffic import _by_chunk
+    slots = _by_chunk("weight", True, np.array([12.0]), np.array([5.0]), np.array([60.0]), np.array([6000.0]),
+                      np.array([384]), np.array([171]), 4)
+    moved = sum(float(np.where(s.on, s.bursts * s.per_burst * s.each, 0.0)[0]) for s in slots)
+    assert moved == pytest.approx(6000.0)
+    each = sorted({round(float(s.each[0]), 6) for s in slots if np.asarray(s.on).all()})
+    assert each == pytest.approx([6000 * 42 / 384 / 20, 6000 * 171 / 384 / 20])  # 60 transfers, 20 per chunk

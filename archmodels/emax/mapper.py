@@ -153,6 +153,8 @@ class Hw:
     lmm_bytes: int
     spm_bytes: int
     elem_bytes: int
+    oc_cap: int = 0  # at most this many output channels per start (0 = no cap: the most that fit)
+    tile_search: bool = False  # a DRAM-traffic search: also the tiles and schedules that only save bus words
 
     @property
     def pes(self) -> int:
@@ -298,8 +300,18 @@ def _whole_need(pattern, order, mode, sh: ConvShape, e: int, ocp: int, pxp: int)
 
 
 def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str, int]:
-    """(n_seg, ow_seg, oc_chunk, reason, LMM need): the fewest OW segments and most channels per start that fit."""
+    """(n_seg, ow_seg, oc_chunk, reason, LMM need): the fewest OW segments and most channels per start that fit
+    (at most ``hw.oc_cap``, rounded down to whole OC iterations)."""
     lmm, e = hw.lmm_bytes, hw.elem_bytes
+    if hw.oc_cap and hw.oc_cap < sh.oc and sh.op == "mac":
+        unit = 1 if pattern == "A" else ocp
+        capped = Hw(hw.arch, hw.rows, hw.cols, lmm, hw.spm_bytes, e)
+        n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, capped, ocp, pxp)
+        cap = max(unit, hw.oc_cap // unit * unit)
+        if n_seg and oc_chunk > cap:
+            oc_chunk = cap
+            need = _lmm_need(pattern, order, mode, sh, e, ow_seg, oc_chunk, ocp)[0]
+        return n_seg, ow_seg, oc_chunk, why, need
     whole = _whole_need(pattern, order, mode, sh, e, ocp, pxp)
     if whole <= lmm:  # the need grows with the segment and the channels per start: the widest fits
         ow_seg = sh.ow + sh.ow % 2 if pxp == 2 else sh.ow
@@ -398,15 +410,51 @@ def _conv_structure(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple
             load_bytes, dup, regs, kernel_lmms), ""
 
 
-def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[Mapping | None, str]:
-    """The mapping of structure ``st`` (from :func:`_conv_structure`) fitted to ``hw``'s LMM."""
+#: the widest FSM bus in bytes (512 bit): a weight transfer of a multiple of it fills whole bus words at every width
+BUS_ALIGN_BYTES = 64
+#: at most this many channels-per-start tiles per mapping when the tiles are searched (``Hw.tile_search``)
+TILE_SEARCH_MAX = 8
+
+
+def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int) -> tuple[int, ...]:
+    """Output channels per start to try when the LMM cannot hold every channel (``t_max`` < ``oc``), beyond
+    ``t_max`` itself (issue 12). A kernel LMM receives 2 values per OC iteration (pattern A: 2 taps per channel)
+    of each chunk, and DRAM reads move whole bus words per transfer, so the most channels that fit can waste a
+    bus word per transfer that a smaller tile does not. Tried: the balanced tiles (``oc`` split evenly into 1,
+    2, ... more chunks than the fewest) up to the largest tile whose transfers fill whole words of the widest bus
+    (:data:`BUS_ALIGN_BYTES`), and that tile: it moves the fewest weight words of all tiles, and input re-reads
+    and starts only grow with the chunk count, so smaller tiles cannot move less."""
+    unit = 1 if pattern == "A" else ocp
+    if t_max >= oc or t_max < unit:
+        return (t_max,)
+    step = max(1, BUS_ALIGN_BYTES // (2 * elem))  # OC iterations (pattern A: channels) per aligned transfer
+    aligned = t_max // unit // step * step * unit
+    out = [t_max]
+    z, z_stop = -(-oc // t_max) - 1, (-(-oc // aligned) if aligned else oc)
+    while z < z_stop and len(out) < TILE_SEARCH_MAX - (1 if aligned else 0):
+        z += 1
+        t = -(-(-(-oc // z)) // unit) * unit  # ceil(oc / z), rounded up to whole OC iterations
+        if t <= t_max and t not in out:
+            out.append(t)
+    if aligned and aligned not in out:
+        out.append(aligned)
+    return tuple(out)
+
+
+def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], str]:
+    """The mappings of structure ``st`` (from :func:`_conv_structure`) fitted to ``hw``'s LMM: the most output
+    channels per start that fit and, with ``hw.tile_search``, the other tiles of :func:`oc_tiles`."""
     (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
      regs, kernel_lmms) = st
     n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
     if not n_seg:
-        return None, why
-    return Mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-                   load_bytes, n_seg, ow_seg, oc_chunk, need, dup, regs, kernel_lmms, pattern != "single"), ""
+        return (), why
+    tiles = (oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes) if hw.tile_search and sh.op == "mac"
+             else (oc_chunk,))
+    return tuple(Mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+                         load_bytes, n_seg, ow_seg, t, need if t == oc_chunk else
+                         _lmm_need(pattern, order, mode, sh, hw.elem_bytes, ow_seg, t, ocp)[0],
+                         dup, regs, kernel_lmms, pattern != "single") for t in tiles), ""
 
 
 
@@ -425,9 +473,9 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
             rejected.append(item)
             continue
         name, st = item
-        m, why = _with_lmm(st, sh, hw)
-        if m is not None:
-            out.append(m)
+        maps, why = _with_lmm(st, sh, hw)
+        if maps:
+            out.extend(maps)
         else:
             rejected.append(Rejected(name, why))
     return tuple(out), tuple(rejected)
@@ -486,7 +534,7 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
         if per < 1:
             rejected.append(Rejected(name, f"{name}: LMM {hw.lmm_bytes} B holds no weight"))
             continue
-        oc_chunk = min(sh.outputs, per)
+        oc_chunk = min(sh.outputs, per, hw.oc_cap or sh.outputs)
         alus = icpar + 1 + (min(c, icpar) - 1) + 1
         out.append(Mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
                            icpar * e, 1, 1, oc_chunk, oc_chunk * e * (2 if pload else 1), 1,

@@ -56,9 +56,12 @@ TIME_THEN_DRAM_RTOL = 0.10
 CRITERIA = ("time", "energy", "dram", "edp", "time_then_dram")
 #: parameters that decide mappings and schedules (planned once per unique combination)
 STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "pattern", "loop_order", "pool_fusion", "pool_schedule",
-          "psum_home", "halo", "ic_loop", "band_size")
+          "psum_home", "halo", "ic_loop", "band_size", "oc_tile", "criterion")
 _STRUCT_DEFAULTS = {"loop_order": "auto", "pool_fusion": False, "pool_schedule": "after_conv", "psum_home": "auto",
-                    "halo": "auto", "ic_loop": "auto", "band_size": 0}
+                    "halo": "auto", "ic_loop": "auto", "band_size": 0, "oc_tile": 0}
+#: criteria under which the mapper also tries the smaller channels-per-start tiles (mapper.oc_tiles): those that
+#: rank plans by DRAM traffic first; the others take the most channels that fit (fewest starts)
+TILE_SEARCH_CRITERIA = ("dram",)
 #: the schedule pins of :data:`STRUCT` (``auto`` / 0 = searched), passed to the EMAXVR plan builder
 PIN_KEYS = ("psum_home", "halo", "ic_loop", "band_size")
 DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psum", "write"),
@@ -89,6 +92,13 @@ def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
                   "dram, edp (energy x time), time_then_dram (within 10 % of the fastest, the least DRAM traffic)",
               knob=True),
     ]
+
+
+def _oc_tile_param() -> Param:
+    return Param("oc_tile", "int", 0, 0, 4096, unit="", knob=True,
+                 doc="at most this many output channels per start (rounded down to whole OC iterations); 0 = "
+                     "searched: the most that fit the LMM, and under criterion=dram also the smaller tiles that can "
+                     "move fewer DRAM bus words")
 
 
 def _metrics() -> tuple[Metric, ...]:
@@ -194,7 +204,8 @@ class _EmaxBase(Model):
     # ---------------------------------------------------------------- evaluation
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         n = batch_size(pts)
-        cols = [pts[k] if k in pts else np.full(n, _STRUCT_DEFAULTS[k], dtype=object) for k in STRUCT]
+        cols = [pts[k] if k in pts else np.full(n, _STRUCT_DEFAULTS[k], dtype=object) for k in STRUCT[:-1]]
+        cols.append(np.isin(np.asarray(pts["criterion"], dtype=object), TILE_SEARCH_CRITERIA))  # the tile search
         groups: dict[tuple, list[int]] = {}
         for i, key in enumerate(zip(*[c.tolist() for c in cols])):
             groups.setdefault(key, []).append(i)
@@ -285,6 +296,7 @@ class EmaxvModel(_EmaxBase):
         Param("spm_kb", "float", 0.0, 0, 0, unit="KB", doc="EMAXV has no scratchpad (only 0)"),
         Param("pattern", "choice", "auto", choices=("auto", "single"), doc="mapping pattern (EMAXV: single loop)",
               knob=True),
+        _oc_tile_param(),
     ])
 
 
@@ -314,6 +326,7 @@ class EmaxvrModel(_EmaxBase):
                   "output row (auto = searched)", knob=True),
         Param("band_size", "int", 0, 0, 4096, unit="", doc="at most this many output rows (or channels) per SPM "
               "band; 0 = the largest that fits", knob=True),
+        _oc_tile_param(),
     ])
 
 
@@ -646,7 +659,8 @@ CONTEXTS = ((False, False), (False, True), (True, False), (True, True))
 
 def _hw(arch: str, key: tuple) -> Hw:
     rows, cols, lmm_kb, spm_kb, bits = key[:5]
-    return Hw(arch, int(rows), int(cols), int(round(lmm_kb * 1024)), int(round(spm_kb * 1024)), int(bits) // 8)
+    return Hw(arch, int(rows), int(cols), int(round(lmm_kb * 1024)), int(round(spm_kb * 1024)), int(bits) // 8,
+              int(key[13]), bool(key[14]))
 
 
 def _fusable(conv, pool) -> bool:
@@ -700,7 +714,8 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
         if vr_spm[k]:
-            _chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+            _chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k],
+                   hws[k].tile_search)
     return _final_plans(planned, cands, shapes, fused, resident, keep)
 
 
@@ -752,7 +767,8 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
              elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
              resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
              has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki],
-             band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki])
+             band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki],
+             dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
         r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=object)[ki]
     passes = _pool_passes(shapes, pooled, hws)
@@ -819,7 +835,7 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw]) -> dict[str, np.ndar
 
 
 def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned, resident: np.ndarray,
-           keep: np.ndarray) -> None:
+           keep: np.ndarray, dram_search: bool = False) -> None:
     """Decide which layers of combination ``k`` leave their output in the SPM for the next (see
     :func:`workload_plans`): sets ``keep[a]`` and ``resident[b]`` of the next layer b run."""
     p = planned
@@ -834,9 +850,10 @@ def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Pl
         kept = (p.n_chain, p.macs_chain, p.dram_chain) if resident[a] else (p.n_all, p.macs_all, p.dram_all)
         if not kept[0][ka] or not p.n_chain[cb]:
             continue
-        # ... and only if neither layer must fall back to a narrower mapping for it
-        if (kept[1][ka] < (p.macs_all[fa] if p.n_all[fa] else 0)
-                or p.macs_chain[cb] < (p.macs_all[fb] if p.n_all[fb] else 0)):
+        # ... and only if neither layer must fall back to a narrower mapping for it (a time rule: a DRAM-traffic
+        # search, ``dram_search``, chains whenever it saves traffic)
+        if not dram_search and (kept[1][ka] < (p.macs_all[fa] if p.n_all[fa] else 0)
+                                or p.macs_chain[cb] < (p.macs_all[fb] if p.n_all[fb] else 0)):
             continue
         # chain only if it saves DRAM traffic over producing to DRAM and reading back
         if not p.n_all[fa]:

@@ -136,6 +136,23 @@ def _split_first(kind: str, dram, bursts, per_burst, each, par, on=True) -> list
             _Slot(kind, False, _PLOAD, dram, bursts - first, per_burst, each, par, ok & (bursts > first))]
 
 
+def _by_chunk(kind: str, dram, bursts, per_burst, count, total, oc, chunk, par, on=True) -> list[_Slot]:
+    """``bursts`` bursts of ``per_burst`` transfers (``count`` in all) moving ``total`` bytes, one output-channel
+    chunk's data per burst: ``oc // chunk`` full chunks of ``chunk`` channels come first (the first burst loads
+    before EXEC, the rest overlap it), then the last chunk of the ``oc % chunk`` channels left (PLOAD). Each
+    transfer carries its own chunk's bytes, so bus words are rounded per chunk, not over an average chunk."""
+    oc, chunk = np.asarray(oc, dtype=np.int64), np.asarray(chunk, dtype=np.int64)
+    z, full = _cdiv(oc, np.maximum(chunk, 1)), oc // np.maximum(chunk, 1)
+    rest = oc - full * chunk
+    bursts = np.asarray(bursts, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_chunk = count / z  # transfers of each chunk
+        each_full = np.where(z > 1, total * chunk / oc / per_chunk, total / count)
+        each_rest = total * rest / oc / per_chunk
+    return _split_first(kind, dram, np.where(z > 1, bursts / z * full, bursts), per_burst, each_full, par, on) + [
+        _Slot(kind, False, _PLOAD, dram, bursts / z, per_burst, each_rest, par, on & (rest > 0) & (bursts > 0))]
+
+
 def _split_last(kind: str, dram, bursts, per_burst, each, par, on=True) -> list[_Slot]:
     """Results drain during EXEC (PDRAIN) except the last burst (DRAIN)."""
     bursts = np.asarray(bursts, dtype=float)
@@ -418,7 +435,7 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
 
 #: the columns of an :func:`emaxvr_plans` row that :func:`_vr_spm_plan` reads
 _SPM_PLAN_READS = ("elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow", "outer",
-                   "mode", "resident", "keep", "has_pool", "per_band", "band_size")
+                   "mode", "resident", "keep", "has_pool", "per_band", "band_size", "dram_search")
 
 
 def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
@@ -492,7 +509,9 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     bands = np.where(banded, t, 1)
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
     spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need(t)], fixed)
-    bad |= stage_w & (bands == 1) & (n_seg == 1)  # staging weights only pays off when they would be re-read
+    # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
+    # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
+    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~np.asarray(v.get("dram_search", False), dtype=bool)
     bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
     bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
     v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, stage_in=stage_in, halo_keep=halo_keep, passes=passes,
@@ -585,11 +604,12 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
         stages.append(("weight", n_chunks, g * w_group / n_chunks, stage_w))
     spm_w = spm_w + np.where(stage_w, g * w_group, 0.0)
     spm_r = spm_r + np.where(stage_w, w_deliv, 0.0)
-    slots += _split_first("weight", ~stage_w, runs, w_count / runs, w_deliv / w_count,
-                          np.where(pat_a, in_par, c), mac)
+    # each output-channel chunk moves its own weights: the full chunks, then the last, smaller one
+    slots += _by_chunk("weight", ~stage_w, runs, w_count / runs, w_count, w_deliv, oc, oc_chunk,
+                       np.where(pat_a, in_par, c), mac)
     # bias: to the bottom PEs with the first pass of every accumulation unit
     units_act = g2 * z * n_seg * bands
-    slots += _split_first("weight", ~stage_w, units_act, 1, g * bias_g * t_oh * n_seg / units_act, 1, mac)
+    slots += _by_chunk("weight", ~stage_w, units_act, 1, units_act, g * bias_g * t_oh * n_seg, oc, oc_chunk, 1, mac)
 
     # partial sums between passes, and the final output rows: they move at each end of the OW loop (a row per
     # channel) when OH is the outer loop, or as the whole OH x OW block of a channel at each OH-loop end when
@@ -686,9 +706,17 @@ def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
     w_bytes = (inputs * outputs + outputs) * e
     w_count = inputs * chunks  # one transfer per MAC PE's LMM per (pass, chunk): no broadcast
     pc = passes * chunks
-    # with PLOAD the first chunk cannot overlap anything
-    slots = [_Slot("weight", False, _LOAD, True, np.where(pload, 1, pc), w_count / pc, w_bytes / w_count, c),
-             _Slot("weight", False, _PLOAD, True, pc - 1, w_count / pc, w_bytes / w_count, c, pload)]
+    # with PLOAD the first chunk cannot overlap anything; each chunk moves its own weights (the full chunks of
+    # every pass, then the last, smaller chunk), so bus words are rounded per chunk
+    full = outputs // oc_chunk
+    rest = outputs - full * oc_chunk
+    with np.errstate(divide="ignore", invalid="ignore"):
+        each_full = np.where(chunks > 1, w_bytes * oc_chunk / outputs / inputs, w_bytes / w_count)
+        each_rest = w_bytes * rest / outputs / inputs
+    n_full = np.where(chunks > 1, passes * full, pc)
+    slots = [_Slot("weight", False, _LOAD, True, np.where(pload, 1, n_full), w_count / pc, each_full, c),
+             _Slot("weight", False, _PLOAD, True, n_full - 1, w_count / pc, each_full, c, pload),
+             _Slot("weight", False, np.where(pload, _PLOAD, _LOAD), True, passes, w_count / pc, each_rest, c, rest > 0)]
     psum_vec = outputs * nb * e
     res_in = np.where(in_res, inputs * nb * e, 0)
     psum_home = np.where(passes == 1, _NONE, np.where((0 < psum_vec) & (psum_vec <= S - res_in), _SPM, _DRAM))
