@@ -26,7 +26,7 @@ from workloads.layers import MatMul
 from . import gemm, vector
 
 from .params import Param, ParamSet, Points, batch_size
-from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric
+from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric, stacked
 
 
 _ROUTING_MAX = 64  # workloads whose routing a model remembers
@@ -227,8 +227,22 @@ def _fused_into(layers: list[LayerBatch], names: set[str]) -> dict[str, np.ndarr
 
 
 def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
-    """Charge each layer its leakage: ``static_energy_j`` = static power x layer time, added to ``energy_j``."""
-    for lb in layers:
-        static = np.asarray(static_power_w, dtype=float) * lb.metrics["time_s"]
+    """Charge each layer its leakage: ``static_energy_j`` = static power x layer time, added to ``energy_j``.
+
+    One product and one sum over (layers x points) when the layers' arrays stack (the same element-wise
+    operations as layer by layer; each layer keeps its row), else layer by layer."""
+    power = np.asarray(static_power_w, dtype=float)
+    times = [lb.metrics["time_s"] for lb in layers]
+    t = stacked(times) if layers else None
+    e = stacked([lb.metrics["energy_j"] for lb in layers]) if t is not None else None
+    if e is not None and e.shape == t.shape and power.shape in ((), t.shape[1:]):
+        static = power * t
+        energy = e + static
+        for lb, s_row, e_row in zip(layers, static, energy):
+            lb.metrics["static_energy_j"] = s_row
+            lb.metrics["energy_j"] = e_row
+        return
+    for lb, time_s in zip(layers, times):
+        static = power * time_s
         lb.metrics["static_energy_j"] = static
         lb.metrics["energy_j"] = lb.metrics["energy_j"] + static

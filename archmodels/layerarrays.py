@@ -73,17 +73,21 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
     rows, as :meth:`LayerBatch.infeasible` updates them in place)."""
     rows = max(row, default=-1) + 1
-    fused = np.full((rows, n), None, dtype=object)
-    feasible = np.ones((rows, n), dtype=bool) if feasible is None else feasible
-    reason = np.full((rows, n), "", dtype=object) if reason is None else reason
+    fused = list(np.full((rows, n), None, dtype=object))
+    feasible = list(np.ones((rows, n), dtype=bool) if feasible is None else feasible)
+    reason = list(np.full((rows, n), "", dtype=object) if reason is None else reason)
+    # every array's rows as views, made once (iterating an array): a layer then only picks its row from lists
+    metric_rows = [(k, list(a)) for k, a in metrics.items()]
+    state_rows = [(k, list(a)) for k, a in states.items()]
+    label_rows = [(k, list(a)) for k, a in (labels or {}).items()]
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
         if r < 0:
             out.append(None)
             continue
         lab = {"fused_into": fused[r]}
-        lab.update({k: v[r] for k, v in (labels or {}).items()})
-        out.append(LayerBatch(layer, n, metrics={k: a[r] for k, a in metrics.items()},
-                              states={k: a[r] for k, a in states.items()}, labels=lab,
+        lab.update({k: v[r] for k, v in label_rows})
+        out.append(LayerBatch(layer, n, metrics={k: v[r] for k, v in metric_rows},
+                              states={k: v[r] for k, v in state_rows}, labels=lab,
                               feasible=feasible[r], reason=reason[r]))
     return out
