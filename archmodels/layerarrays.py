@@ -9,7 +9,7 @@ expression keeps the loop's order of operations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -64,6 +64,43 @@ def per_node(fn, values, nodes) -> np.ndarray:
     for (node,), sel in groups(nodes):
         out[sel] = fn(values[sel], int(node))
     return out
+
+
+def _content(a: np.ndarray) -> tuple:
+    """An array's values as a hashable key (object arrays by their values, not their pointers)."""
+    a = np.asarray(a)
+    return (a.dtype.str, a.shape, tuple(a.tolist()) if a.dtype == object else a.tobytes())
+
+
+class PointsMemo:
+    """``fn(pts)`` for the last few distinct point sets, keyed by the values of the parameters ``names``.
+
+    One evaluation asks a model for the same per-point numbers several times (feasibility, layers, totals:
+    e.g. ReNA's FPGA resources); the memo answers the repeats. The key is the parameters' values, so a point
+    set changed in place is a new key; the arrays handed out are read-only (shared by the repeats). ``fn``
+    must depend on ``names`` only and return a dict of arrays. Batches above ``max_points`` are not kept.
+    """
+
+    def __init__(self, fn: Callable[[dict], dict[str, np.ndarray]], names: Sequence[str], size: int = 8,
+                 max_points: int = 1 << 16) -> None:
+        self.fn, self.names, self.size, self.max_points = fn, tuple(names), size, max_points
+        self.memo: dict[tuple, dict[str, np.ndarray]] = {}
+
+    def __call__(self, pts: dict) -> dict[str, np.ndarray]:
+        first = pts[self.names[0]]
+        if np.size(first) > self.max_points:
+            return self.fn(pts)
+        key = tuple(_content(pts[k]) for k in self.names)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = dict(self.fn(pts))
+            for k, v in hit.items():
+                hit[k] = v = np.asarray(v)
+                v.flags.writeable = False
+            if len(self.memo) >= self.size:
+                del self.memo[next(iter(self.memo))]  # the oldest entry
+            self.memo[key] = hit
+        return hit
 
 
 def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],

@@ -207,7 +207,8 @@ class LayerBatch:
             self.feasible = np.ones(self.n, dtype=bool)
         if self.reason is None:
             self.reason = np.full(self.n, "", dtype=object)
-        self.labels.setdefault("fused_into", np.full(self.n, None, dtype=object))
+        if "fused_into" not in self.labels:  # not setdefault: its default would be built for every layer
+            self.labels["fused_into"] = np.full(self.n, None, dtype=object)
 
     @property
     def name(self) -> str:
