@@ -166,7 +166,7 @@ class Model(ABC):
         """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
         other forms (FC, 1x1 conv, MatMul) and the fastest kept per point (:mod:`archmodels.gemm`)."""
         out = self.evaluate_layers(wl, pts)
-        alts = [gemm.forms(layer) if self.GEMM_FORMS else {} for layer in wl.layers]
+        alts = [dict(a) for a in self._gemm_forms(wl)]  # filled with LayerBatches below: this call's own dicts
         for form in gemm.FORMS:
             if not any(form in a for a in alts):
                 continue
@@ -185,6 +185,19 @@ class Model(ABC):
             if a:
                 gemm.pick(out[i], a, fused.get(wl.layers[i].name, np.zeros(out[i].n, dtype=bool)))
         return out
+
+    def _gemm_forms(self, wl: Workload) -> list[dict[str, Any]]:
+        """``gemm.forms`` of each layer of ``wl`` (empty dicts when GEMM_FORMS is off); remembered per workload
+        object, as :meth:`_routing` (the forms depend on the layer shapes only)."""
+        memo = self.__dict__.setdefault("_forms_memo", {})
+        hit = memo.get(id(wl))
+        if hit is not None and hit[0] is wl:
+            return hit[1]
+        forms = [gemm.forms(layer) if self.GEMM_FORMS else {} for layer in wl.layers]
+        if len(memo) >= _ROUTING_MAX:
+            memo.clear()
+        memo[id(wl)] = (wl, forms)
+        return forms
 
     def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:
         """One design point -> the contract dictionary (a batch of one)."""
