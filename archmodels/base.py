@@ -26,7 +26,7 @@ from workloads.layers import MatMul
 from . import gemm, vector
 
 from .params import Param, ParamSet, Points, batch_size
-from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric
+from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric, stacked
 
 
 _ROUTING_MAX = 64  # workloads whose routing a model remembers
@@ -166,7 +166,7 @@ class Model(ABC):
         """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
         other forms (FC, 1x1 conv, MatMul) and the fastest kept per point (:mod:`archmodels.gemm`)."""
         out = self.evaluate_layers(wl, pts)
-        alts = [gemm.forms(layer) if self.GEMM_FORMS else {} for layer in wl.layers]
+        alts = [dict(a) for a in self._gemm_forms(wl)]  # filled with LayerBatches below: this call's own dicts
         for form in gemm.FORMS:
             if not any(form in a for a in alts):
                 continue
@@ -185,6 +185,19 @@ class Model(ABC):
             if a:
                 gemm.pick(out[i], a, fused.get(wl.layers[i].name, np.zeros(out[i].n, dtype=bool)))
         return out
+
+    def _gemm_forms(self, wl: Workload) -> list[dict[str, Any]]:
+        """``gemm.forms`` of each layer of ``wl`` (empty dicts when GEMM_FORMS is off); remembered per workload
+        object, as :meth:`_routing` (the forms depend on the layer shapes only)."""
+        memo = self.__dict__.setdefault("_forms_memo", {})
+        hit = memo.get(id(wl))
+        if hit is not None and hit[0] is wl:
+            return hit[1]
+        forms = [gemm.forms(layer) if self.GEMM_FORMS else {} for layer in wl.layers]
+        if len(memo) >= _ROUTING_MAX:
+            memo.clear()
+        memo[id(wl)] = (wl, forms)
+        return forms
 
     def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:
         """One design point -> the contract dictionary (a batch of one)."""
@@ -227,8 +240,22 @@ def _fused_into(layers: list[LayerBatch], names: set[str]) -> dict[str, np.ndarr
 
 
 def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
-    """Charge each layer its leakage: ``static_energy_j`` = static power x layer time, added to ``energy_j``."""
-    for lb in layers:
-        static = np.asarray(static_power_w, dtype=float) * lb.metrics["time_s"]
+    """Charge each layer its leakage: ``static_energy_j`` = static power x layer time, added to ``energy_j``.
+
+    One product and one sum over (layers x points) when the layers' arrays stack (the same element-wise
+    operations as layer by layer; each layer keeps its row), else layer by layer."""
+    power = np.asarray(static_power_w, dtype=float)
+    times = [lb.metrics["time_s"] for lb in layers]
+    t = stacked(times) if layers else None
+    e = stacked([lb.metrics["energy_j"] for lb in layers]) if t is not None else None
+    if e is not None and e.shape == t.shape and power.shape in ((), t.shape[1:]):
+        static = power * t
+        energy = e + static
+        for lb, s_row, e_row in zip(layers, static, energy):
+            lb.metrics["static_energy_j"] = s_row
+            lb.metrics["energy_j"] = e_row
+        return
+    for lb, time_s in zip(layers, times):
+        static = power * time_s
         lb.metrics["static_energy_j"] = static
         lb.metrics["energy_j"] = lb.metrics["energy_j"] + static

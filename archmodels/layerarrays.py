@@ -9,7 +9,7 @@ expression keeps the loop's order of operations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -66,6 +66,43 @@ def per_node(fn, values, nodes) -> np.ndarray:
     return out
 
 
+def _content(a: np.ndarray) -> tuple:
+    """An array's values as a hashable key (object arrays by their values, not their pointers)."""
+    a = np.asarray(a)
+    return (a.dtype.str, a.shape, tuple(a.tolist()) if a.dtype == object else a.tobytes())
+
+
+class PointsMemo:
+    """``fn(pts)`` for the last few distinct point sets, keyed by the values of the parameters ``names``.
+
+    One evaluation asks a model for the same per-point numbers several times (feasibility, layers, totals:
+    e.g. ReNA's FPGA resources); the memo answers the repeats. The key is the parameters' values, so a point
+    set changed in place is a new key; the arrays handed out are read-only (shared by the repeats). ``fn``
+    must depend on ``names`` only and return a dict of arrays. Batches above ``max_points`` are not kept.
+    """
+
+    def __init__(self, fn: Callable[[dict], dict[str, np.ndarray]], names: Sequence[str], size: int = 8,
+                 max_points: int = 1 << 16) -> None:
+        self.fn, self.names, self.size, self.max_points = fn, tuple(names), size, max_points
+        self.memo: dict[tuple, dict[str, np.ndarray]] = {}
+
+    def __call__(self, pts: dict) -> dict[str, np.ndarray]:
+        first = pts[self.names[0]]
+        if np.size(first) > self.max_points:
+            return self.fn(pts)
+        key = tuple(_content(pts[k]) for k in self.names)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = dict(self.fn(pts))
+            for k, v in hit.items():
+                hit[k] = v = np.asarray(v)
+                v.flags.writeable = False
+            if len(self.memo) >= self.size:
+                del self.memo[next(iter(self.memo))]  # the oldest entry
+            self.memo[key] = hit
+        return hit
+
+
 def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],
                   states: dict[str, np.ndarray], labels: dict[str, np.ndarray] | None = None,
                   feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:
@@ -73,17 +110,21 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
     rows, as :meth:`LayerBatch.infeasible` updates them in place)."""
     rows = max(row, default=-1) + 1
-    fused = np.full((rows, n), None, dtype=object)
-    feasible = np.ones((rows, n), dtype=bool) if feasible is None else feasible
-    reason = np.full((rows, n), "", dtype=object) if reason is None else reason
+    fused = list(np.full((rows, n), None, dtype=object))
+    feasible = list(np.ones((rows, n), dtype=bool) if feasible is None else feasible)
+    reason = list(np.full((rows, n), "", dtype=object) if reason is None else reason)
+    # every array's rows as views, made once (iterating an array): a layer then only picks its row from lists
+    metric_rows = [(k, list(a)) for k, a in metrics.items()]
+    state_rows = [(k, list(a)) for k, a in states.items()]
+    label_rows = [(k, list(a)) for k, a in (labels or {}).items()]
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
         if r < 0:
             out.append(None)
             continue
         lab = {"fused_into": fused[r]}
-        lab.update({k: v[r] for k, v in (labels or {}).items()})
-        out.append(LayerBatch(layer, n, metrics={k: a[r] for k, a in metrics.items()},
-                              states={k: a[r] for k, a in states.items()}, labels=lab,
+        lab.update({k: v[r] for k, v in label_rows})
+        out.append(LayerBatch(layer, n, metrics={k: v[r] for k, v in metric_rows},
+                              states={k: v[r] for k, v in state_rows}, labels=lab,
                               feasible=feasible[r], reason=reason[r]))
     return out

@@ -139,14 +139,55 @@ def seqsum(arrays, n: int | None = None) -> np.ndarray:
 
     ``np.sum(stack, axis=0)`` may add in a different order for a batch of one
     than for a batch of many (pairwise summation on contiguous data), which
-    would make the scalar and batch paths differ in the last bit.
+    would make the scalar and batch paths differ in the last bit. Arrays of
+    one shape are stacked and summed by ``np.add.accumulate`` (always one row
+    after the other: the very additions of the loop, in one numpy call
+    instead of one per array; issue 15's one-point path).
     """
-    total = None
-    for a in arrays:
-        total = np.array(a, dtype=float, copy=True) if total is None else total + a
-    if total is None:
+    arrays = list(arrays)
+    if not arrays:
         return np.zeros(n or 0)
+    rows = stacked(arrays)
+    if rows is not None:
+        return row_sum(rows)
+    total = np.array(arrays[0], dtype=float, copy=True)
+    for a in arrays[1:]:
+        total = total + a
     return total
+
+
+def row_sum(rows: np.ndarray) -> np.ndarray:
+    """Sum of the rows of a float array, one row after the other (the order of :func:`seqsum`)."""
+    return np.add.accumulate(rows, axis=0)[-1] if len(rows) > 1 else rows[0].copy()
+
+
+def stacked(arrays: list) -> np.ndarray | None:
+    """``arrays`` (numpy arrays of one shape) as one float array with a leading axis, else None (scalars,
+    shapes that only broadcast): lets per-layer loops become one numpy call over (layers x points)."""
+    first = arrays[0]
+    if type(first) is not np.ndarray:
+        return None
+    try:
+        rows = np.array(arrays, dtype=float)
+    except (ValueError, TypeError):  # shapes differ
+        return None
+    return rows if rows.shape[1:] == first.shape else None
+
+
+_SIZES: dict[tuple[int, ...], tuple[tuple[Layer, ...], float, float]] = {}
+
+
+def layer_sizes(layers: list[Layer]) -> tuple[float, float]:
+    """(MACs, vector operations) of ``layers``, summed once per layer list (the properties recompute shapes;
+    a study sums the same workload every trial). Keyed by the layers' ids, the entry holding the layers
+    (so an id cannot name another object); at most 64 entries."""
+    key = tuple(map(id, layers))
+    hit = _SIZES.get(key)
+    if hit is None:
+        if len(_SIZES) >= 64:
+            _SIZES.clear()
+        hit = _SIZES[key] = (tuple(layers), float(sum(x.macs for x in layers)), float(sum(x.vector_ops for x in layers)))
+    return hit[1], hit[2]
 
 
 @dataclass
@@ -166,7 +207,8 @@ class LayerBatch:
             self.feasible = np.ones(self.n, dtype=bool)
         if self.reason is None:
             self.reason = np.full(self.n, "", dtype=object)
-        self.labels.setdefault("fused_into", np.full(self.n, None, dtype=object))
+        if "fused_into" not in self.labels:  # not setdefault: its default would be built for every layer
+            self.labels["fused_into"] = np.full(self.n, None, dtype=object)
 
     @property
     def name(self) -> str:
@@ -221,16 +263,35 @@ class BatchResult:
     @cached_property
     def feasible(self) -> np.ndarray:
         ok = self.feasible_config.copy()
-        for lb in self.layers:
-            ok &= lb.feasible
+        rows = self._layer_feasible
+        if type(rows) is np.ndarray:
+            if len(rows):
+                ok &= np.logical_and.reduce(rows, axis=0)  # one call for all layers
+            return ok
+        for r in rows:
+            ok &= r
         return ok
+
+    @cached_property
+    def _layer_feasible(self) -> np.ndarray | list[np.ndarray]:
+        """The layers' ``feasible`` arrays: one (layers x points) array when they stack, else the list."""
+        rows = [lb.feasible for lb in self.layers]
+        try:
+            out = np.array(rows, dtype=bool)
+        except (ValueError, TypeError):
+            return rows
+        return out if out.shape == (len(rows), self.n) else rows
 
     @cached_property
     def reason(self) -> np.ndarray:
         out = self.reason_config.copy()
-        for lb in self.layers:
-            if lb.feasible.all():
-                continue  # nothing to say (the common case)
+        if self.feasible.all():
+            return out  # no layer has anything to say (the common case)
+        rows = self._layer_feasible
+        bad = (np.flatnonzero(~rows.all(axis=1)).tolist() if type(rows) is np.ndarray
+               else [i for i, r in enumerate(rows) if not r.all()])
+        for i in bad:
+            lb = self.layers[i]
             fill = (out == "") & ~lb.feasible
             out[fill] = np.array([f"layer {lb.name}: {r}" for r in lb.reason[fill]], dtype=object)
         return out
@@ -239,13 +300,13 @@ class BatchResult:
     def totals(self) -> dict[str, np.ndarray]:
         """Contract totals (arrays over points), then model-specific totals."""
         n = self.n
-        tot: dict[str, np.ndarray] = {"macs": np.full(n, float(sum(lb.layer.macs for lb in self.layers))),
-                                      "vector_ops": np.full(n, float(sum(lb.layer.vector_ops for lb in self.layers)))}
+        macs, vector_ops = layer_sizes([lb.layer for lb in self.layers])
+        tot: dict[str, np.ndarray] = {"macs": np.full(n, macs), "vector_ops": np.full(n, vector_ops)}
         for key in _SUMMED:
-            tot[key] = seqsum((lb.metrics[key] for lb in self.layers), n)
+            tot[key] = seqsum([lb.metrics[key] for lb in self.layers], n)
         tot["energy_j"] = tot["energy_j"] + self.model_totals.get("extra_energy_j", 0.0)
         static = np.asarray(self.model_totals.get("static_power_w", 0.0), dtype=float) * np.ones(n)
-        busy = seqsum((lb.metrics["time_s"] * lb.metrics["utilization"] for lb in self.layers), n)
+        busy = _busy([lb.metrics["time_s"] for lb in self.layers], [lb.metrics["utilization"] for lb in self.layers], n)
         with np.errstate(divide="ignore", invalid="ignore"):
             tot["utilization"] = np.where(tot["time_s"] > 0, busy / tot["time_s"], 0.0)
             tot["dram_bytes"] = tot["dram_read_bytes"] + tot["dram_write_bytes"]
@@ -326,6 +387,16 @@ class BatchResult:
         if v is not None and isinstance(v, float) and key in decl and decl[key].integer:
             return int(round(v))
         return v
+
+
+def _busy(times: list, utils: list, n: int) -> np.ndarray:
+    """Sum over layers of time_s x utilization, layer after layer (as :func:`seqsum`), one product for all layers
+    when the arrays stack."""
+    if times:
+        t, u = stacked(times), stacked(utils)
+        if t is not None and u is not None and t.shape == u.shape:
+            return row_sum(t * u)
+    return seqsum([a * b for a, b in zip(times, utils)], n)
 
 
 def _read_only(value: Any, n: int) -> np.ndarray:

@@ -133,8 +133,9 @@ def dtype_of(bits: int, floating: bool = False) -> str:
 def per_point(fn, bits, nodes) -> np.ndarray:
     """``fn(bits, node_nm)`` for every design point (arrays over points), computed once per distinct pair."""
     bits, nodes = np.asarray(bits), np.asarray(nodes)
-    table = {(b, n): float(fn(b, n)) for b in np.unique(bits).tolist() for n in np.unique(nodes).tolist()}
-    return np.array([table[b, n] for b, n in zip(bits.tolist(), nodes.tolist())], dtype=float)
+    pairs = list(zip(bits.tolist(), nodes.tolist()))
+    table = {pair: float(fn(*pair)) for pair in set(pairs)}  # the pairs present (a Python set: no np.unique)
+    return np.array([table[pair] for pair in pairs], dtype=float)
 
 
 def mac_energy_pj(dtype: str, node_nm: int) -> float:

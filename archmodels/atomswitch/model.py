@@ -36,7 +36,7 @@ from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stag
 from ..base import Model
 from ..layerarrays import column, full, layer_batches, stack_rows
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric
+from ..result import LayerBatch, Metric, seqsum
 
 #: Host fallback for vector layers (no such unit on the array): the spec's CPU reference
 #: (atom_switch.md §3: Caffe on an Intel Core i5-6300U) ran the 500-element ReLU in 0.04 ms,
@@ -227,11 +227,9 @@ class AtomSwitchModel(Model):
         n = batch_size(pts)
 
         def total(key: str) -> np.ndarray:
-            # layer by layer, so that a batch of one sums in the same order as a large batch
-            out = np.zeros(n)
-            for lb in layers:
-                out = out + lb.metrics[key]
-            return out
+            # layer by layer from zero (seqsum: one call when the layers stack), so that a batch of one sums in
+            # the same order as a large batch
+            return seqsum([np.zeros(n)] + [lb.metrics[key] for lb in layers])
 
         need = total("area_mm2")
         chip = pts["chip_area_mm2"]

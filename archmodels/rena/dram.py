@@ -87,10 +87,16 @@ def dram_cycles(x_bytes, w1_bytes, w2_bytes, channels, mults, burst_cyc):
     """
     load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes), np.zeros(np.shape(x_bytes)))
     pairs = groups(channels, mults)
+    busiest = np.zeros(np.shape(x_bytes))
+    if len(pairs) == 1:  # one (channels, mults) pair for every point (one point, fixed sizes): its table's numbers,
+        # each distinct channel once (striped channels repeat a row; the maximum does not depend on repeats or order)
+        (c, m), _ = pairs[0]
+        for chan in dict.fromkeys(map(tuple, share_table(int(c), int(m)).tolist())):
+            busiest = np.maximum(busiest, sum(ld * sh for ld, sh in zip(load, chan) if sh))
+        return busiest * burst_cyc
     shares = np.zeros((max(int(c) for (c, _), _ in pairs), len(STREAMS), np.shape(x_bytes)[-1]))
     for (c, m), sel in pairs:  # shares[channel, stream, point]
         shares[:int(c), :, sel] = share_table(int(c), int(m))[:, :, None]
-    busiest = np.zeros(np.shape(x_bytes))
     for chan in shares:
         busiest = np.maximum(busiest, sum(ld * sh for ld, sh in zip(load, chan) if sh.any()))
     return busiest * burst_cyc

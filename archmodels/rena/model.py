@@ -43,12 +43,12 @@ from . import resources as res
 from .. import tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
+from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, stack_rows
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
 from .flows import ArrayConfig, ceil_div, conv_flow, fc_flow, pool_flow
-from ..result import LayerBatch, Metric
+from ..result import LayerBatch, Metric, seqsum
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
 TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -213,7 +213,13 @@ class RenaModel(Model):
     # ---- effective parameters ----
     @staticmethod
     def _resolved(pts: Points) -> dict[str, np.ndarray]:
-        """Per-target defaults for points built without :meth:`_RenaParams.resolve`."""
+        """Per-target defaults for points built without :meth:`_RenaParams.resolve` (read-only arrays,
+        remembered for the last few point sets: feasibility, layers and totals each ask)."""
+        return _RESOLVED(pts)
+
+    @staticmethod
+    def _resolve_auto(pts: Points) -> dict[str, np.ndarray]:
+        """:meth:`_resolved`, computed."""
         fpga = pts["target"] == "fpga"
         out = {}
         for key, auto in _AUTO.items():
@@ -312,7 +318,13 @@ class RenaModel(Model):
     # ---- configuration: FPGA resources and device limits ----
     @staticmethod
     def resources(pts: Points) -> dict[str, np.ndarray]:
-        """``dsp``, ``bram_mb``, ``logic`` of the FPGA port (NaN for ASIC points)."""
+        """``dsp``, ``bram_mb``, ``logic``, ``fmax_mhz`` of the FPGA port (NaN for ASIC points; read-only
+        arrays, remembered for the last few point sets: feasibility and totals both ask)."""
+        return _RESOURCES(pts)
+
+    @staticmethod
+    def _resources(pts: Points) -> dict[str, np.ndarray]:
+        """:meth:`resources`, computed."""
         pbs = pts["pb_rows"] * pts["pb_cols"]
         fpga = pts["target"] == "fpga"
         dsp = np.full(len(pbs), np.nan)
@@ -380,10 +392,8 @@ class RenaModel(Model):
         static = np.where(asic, static, _device_attr(pts, "static_w"))
 
         def total(key: str) -> np.ndarray:
-            out = np.zeros(n)  # layer by layer: the same rounding for any batch size
-            for lb in layers:
-                out = out + lb.metrics[key]
-            return out
+            # layer by layer from zero (seqsum: one call when the layers stack): the same rounding for any batch
+            return seqsum([np.zeros(n)] + [lb.metrics[key] for lb in layers])
 
         return {
             "area_mm2": area,  # the FPGA is a fixed die: its cost is dsp / bram_mb / logic
@@ -394,3 +404,7 @@ class RenaModel(Model):
             "compute_cycles": total("compute_cycles"),
             "dram_cycles": total("dram_cycles"),
         }
+
+
+_RESOLVED = PointsMemo(RenaModel._resolve_auto, ["target", *_AUTO])
+_RESOURCES = PointsMemo(RenaModel._resources, ["pb_rows", "pb_cols", "mults_per_pb", "bits", "device", "target"])
