@@ -118,7 +118,7 @@ class _Slot:
 
     kind: str
     write: bool
-    phase: int | np.ndarray
+    phase: int  # one of :data:`PHASES` for every plan
     dram: bool | np.ndarray  # else SPM
     bursts: np.ndarray
     per_burst: np.ndarray | float
@@ -154,6 +154,11 @@ def _matrix(values: list, n: int, dtype=float) -> np.ndarray:
     return out
 
 
+def _flat(m: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Entries ``at`` (column-major positions) of the column-major matrix ``m``: one gather, no 2-D indexing."""
+    return m.ravel(order="F")[at]
+
+
 def _in_order(m: np.ndarray) -> np.ndarray:
     """Row sums of ``m`` added column by column, left to right (0 for no column)."""
     if not m.shape[1]:
@@ -185,10 +190,10 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     bursts, per_burst = _matrix([s.bursts for s in slots], n), _matrix([s.per_burst for s in slots], n)
     count = bursts * per_burst
     each = _matrix([s.each for s in slots], n)
-    phase = _matrix([s.phase for s in slots], n, np.int64)
     dram = _matrix([s.dram for s in slots], n, bool)
-    write = np.array([s.write for s in slots])
+    write = np.array([s.write for s in slots], dtype=bool)
     kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
+    phase = np.array([s.phase for s in slots], dtype=np.int64)
     with np.errstate(invalid="ignore", over="ignore"):
         nbytes = np.where(on, count * each, 0.0)
     moved = np.where(phase != _POOL, nbytes, 0.0)
@@ -226,16 +231,20 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     keep = np.flatnonzero(ok)
     new = np.full(n, -1, dtype=np.int64)
     new[keep] = np.arange(len(keep))
-    # transfers with a positive count, grouped by plan then phase (stable: the schedule's order within)
-    r, j = np.nonzero(on & (count > 0) & ok[:, None])
-    o = np.argsort(r * len(PHASES) + phase[r, j], kind="stable")  # nonzero lists (r, j) in row-major order
-    r, j = r[o], j[o]
-    rounds = bursts[r, j] * np.ceil(per_burst[r, j] / _matrix([s.par for s in slots], n)[r, j] - 1e-9)
-    xfer = {"plan": new[r], "phase": phase[r, j], "count": count[r, j], "each": each[r, j], "rounds": rounds,
-            "read": (~write[j]).astype(float), "dram": dram[r, j].astype(float), "weight": (kind[j] == 1).astype(float)}
+    # transfers with a positive count, grouped by plan then phase, the schedule's order within a phase: the
+    # slots taken phase by phase, row by row (np.nonzero lists a row's entries left to right)
+    by_phase = np.argsort(phase, kind="stable")
+    r, jj = np.nonzero((on & (count > 0) & ok[:, None])[:, by_phase])
+    j = by_phase[jj]
+    f = r + j * n  # position in the column-major matrices
+    par = _matrix([s.par for s in slots], n)
+    rounds = _flat(bursts, f) * np.ceil(_flat(per_burst, f) / _flat(par, f) - 1e-9)
+    xfer = {"plan": new[r], "phase": phase[j], "count": _flat(count, f), "each": _flat(each, f), "rounds": rounds,
+            "read": (~write[j]).astype(float), "dram": _flat(dram, f).astype(float), "weight": (kind[j] == 1).astype(float)}
+    ns = len(slots)
     r, j = np.nonzero(s_on & ok[:, None])
-    stage = {"plan": new[r], "count": rd_count[:, len(slots):][r, j], "each": rd_each[:, len(slots):][r, j],
-             "weight": (rd_kind[len(slots):][j] == 1).astype(float)}
+    stage = {"plan": new[r], "count": rd_count[r, ns + j], "each": rd_each[r, ns + j],
+             "weight": (rd_kind[ns + j] == 1).astype(float)}
     r, j = np.nonzero(rd_on & ok[:, None])
     read = {"plan": new[r], "kind": rd_kind[j], "count": rd_count[r, j], "each": rd_each[r, j],
             "weight": (rd_kind[j] == 1).astype(float)}
