@@ -203,11 +203,24 @@ class Mapping:
 
     @property
     def order_name(self) -> str:
-        return ORDER_NAMES.get(self.order, ",".join(self.order))
+        name = ORDER_NAMES.get(self.order)
+        return ",".join(self.order) if name is None else name
 
     @property
     def name(self) -> str:
         return f"{self.pattern}[{self.order_name}]"
+
+
+_MAPPING_FIELDS = tuple(f.name for f in fields(Mapping))
+
+
+def _mapping(*values) -> Mapping:
+    """``Mapping(*values)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per
+    field: 8 us for its 22 fields, paid for every candidate mapping of every structure (the mapper's largest
+    single cost); the instance is the same (fields in ``__dict__``, equal, hashable, picklable)."""
+    m = object.__new__(Mapping)
+    m.__dict__.update(zip(_MAPPING_FIELDS, values, strict=True))
+    return m
 
 
 @dataclass(frozen=True)
@@ -410,7 +423,7 @@ def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[Mapping | None, str]:
     n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
     if not n_seg:
         return None, why
-    return Mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+    return _mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
                    load_bytes, n_seg, ow_seg, oc_chunk, need, dup, regs, kernel_lmms, pattern != "single"), ""
 
 
@@ -494,7 +507,7 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
             continue
         oc_chunk = min(sh.outputs, per)
         alus = icpar + 1 + (min(c, icpar) - 1) + 1
-        out.append(Mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
+        out.append(_mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
                            icpar * e, 1, 1, oc_chunk, oc_chunk * e * (2 if pload else 1), 1,
                            icpar + 4, icpar, pload))
     return tuple(out), tuple(rejected)
