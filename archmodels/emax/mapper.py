@@ -523,4 +523,6 @@ def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     labels = np.array([(m.pattern, m.order[-1], m.input_mode, m.name, m.order_name) for m in maps],
                       dtype=object).reshape(len(maps), 5)
     out.update(zip(("pattern", "outer", "mode", "name", "order_name"), labels.T))
+    for k in ("pattern", "outer", "mode"):  # compared per plan row: fixed-width text compares in C, not per object
+        out[k] = out[k].astype(str)
     return out

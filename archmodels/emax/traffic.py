@@ -574,7 +574,7 @@ def _pin_masks(r: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     for name, values in PINS.items():
         col = r.get(PIN_PREFIX + name)
         for val in values[1:]:
-            out[f"{name}_{val}"] = (np.asarray(col, dtype=object) == val) if col is not None else np.zeros(n, bool)
+            out[f"{name}_{val}"] = (np.asarray(col) == val) if col is not None else np.zeros(n, bool)
     return {k.replace("ic_loop", "ic").replace("psum_home", "psum"): m for k, m in out.items()}
 
 
