@@ -312,7 +312,7 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
                    rd_count, rd_each, rd_kind, _matrix([h for _, _, h in hosts], n, bool),
                    _matrix([b for _, b, _ in hosts], n), np.array([KINDS.index(k) for k, *_ in hosts], dtype=np.int64))
     return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
-                     {k: _per_plan(v, every, n, object) for k, v in label.items()}, src[keep],
+                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
@@ -381,8 +381,9 @@ def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
 
 
 def _label(r: dict[str, np.ndarray], band_dim) -> dict[str, np.ndarray]:
-    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim, dtype=object),
-            "mode": r["mode"]}
+    """Label columns of plans: names (objects, from the mapper) and short fixed-width texts (band dimension,
+    input mode), kept as they are: converting every planned row to objects is paid for plans never used."""
+    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim), "mode": r["mode"]}
 
 
 # ---------------------------------------------------------------- EMAXV (single loop)
@@ -478,7 +479,7 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     v.update({k: a[rep] for k, a in x.items()})
     ok = _vr_spm_plan(v)
     sel = rep[ok]
-    fit = {k: np.asarray(a)[sel] for k, a in r.items()}
+    fit = {k: np.asarray(a)[sel] for k, a in r.items() if k not in v}  # v's columns: taken from v below
     fit.update({k: a[ok] for k, a in v.items()})
     fit["src"] = sel
     return _vr_traffic(shapes, fit)
