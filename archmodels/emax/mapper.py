@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from operator import attrgetter
 
 import numpy as np
@@ -82,6 +82,16 @@ class ConvShape:
     ow: int
     dil: int = 1
     op: str = "mac"
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        """The hash, computed once: shapes key every mapper and traffic cache. Numbers only (``op`` as a
+        flag), so a pickled value stays right in another process (string hashes are per process)."""
+        return hash((self.groups, self.ic, self.oc, self.kh, self.kw, self.stride, self.pad, self.h, self.w, self.oh,
+                     self.ow, self.dil, self.op == "mac"))
 
     @property
     def kh_ext(self) -> int:
@@ -195,11 +205,24 @@ class Mapping:
 
     @property
     def order_name(self) -> str:
-        return ORDER_NAMES.get(self.order, ",".join(self.order))
+        name = ORDER_NAMES.get(self.order)
+        return ",".join(self.order) if name is None else name
 
     @property
     def name(self) -> str:
         return f"{self.pattern}[{self.order_name}]"
+
+
+_MAPPING_FIELDS = tuple(f.name for f in fields(Mapping))
+
+
+def _mapping(*values) -> Mapping:
+    """``Mapping(*values)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per
+    field: 8 us for its 22 fields, paid for every candidate mapping of every structure (the mapper's largest
+    single cost); the instance is the same (fields in ``__dict__``, equal, hashable, picklable)."""
+    m = object.__new__(Mapping)
+    m.__dict__.update(zip(_MAPPING_FIELDS, values, strict=True))
+    return m
 
 
 @dataclass(frozen=True)
@@ -242,14 +265,10 @@ def _geometry_cols(pattern: str, sh: ConvShape, c: int) -> tuple[int, int, int, 
     return gpar, ocp, 1, sh.kw
 
 
-def _reduction(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
-    """(icpar, khpar, px_sets, reason) that fit the rows; icpar == 0 means rejected."""
-    return _reduction_rows(pattern, sh, Hw(hw.arch, hw.rows, hw.cols, 0, 0, 0), split_ok)
-
-
 @lru_cache(maxsize=16384)
 def _reduction_rows(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
-    """:func:`_reduction` of an array (``hw``: only its architecture, rows and columns)."""
+    """(icpar, khpar, px_sets, reason) that fit the rows of array ``hw`` (only its architecture, rows and
+    columns count); icpar == 0 means rejected."""
     gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
     avail = hw.rows - HEADER_ROWS[pattern] - _tail_rows(pattern, hw.cols)
     whole = sh.kh * rows_per_krow
@@ -357,8 +376,9 @@ def _first(lo: int, hi: int, ok) -> int:
     return hi
 
 
-def _conv_structure(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple[tuple | None, str]:
-    """A mapping's fields that do not depend on the LMM size (rows, ALUs, loads), or the reason it cannot run."""
+def _pattern_structure(pattern, sh, hw, icpar, khpar, pxsets) -> tuple[tuple | None, str]:
+    """A mapping's fields after (pattern, loop order, input mode) that depend on neither the LMM size nor the
+    loop order and input mode (rows, ALUs, loads), or why the pattern cannot run: the reason after its name."""
     c = hw.cols
     gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
     if pattern == "B" and sh.op == "max":
@@ -399,15 +419,13 @@ def _conv_structure(pattern, order, mode, sh, hw, icpar, khpar, pxsets) -> tuple
         load_bytes = loads * hw.elem_bytes * (2 if hw.lddhr else 1)
         regs = 2 * LOOP_COUNTERS_VR + 3 * AEX_STREAMS[sh.op]
         kernel_lmms = mac_rows * gpar * math.ceil(ocp / 2) if w else 0  # 2 values per kernel PE
-    name = f"{pattern}[{ORDER_NAMES[order]}]"
     if mem_row > 2 * c:
-        return None, f"{name}: {mem_row} memory instructions in a row, at most {2 * c} (2 per PE)"
+        return None, f": {mem_row} memory instructions in a row, at most {2 * c} (2 per PE)"
     if rows_used > hw.rows:
-        return None, f"{name}: needs {rows_used} rows, array has {hw.rows}"
+        return None, f": needs {rows_used} rows, array has {hw.rows}"
     if alus > hw.pes:
-        return None, f"{name}: needs {alus} ALUs, array has {hw.pes}"
-    return (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-            load_bytes, dup, regs, kernel_lmms), ""
+        return None, f": needs {alus} ALUs, array has {hw.pes}"
+    return (icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup, regs, kernel_lmms), ""
 
 
 #: the widest FSM bus in bytes (512 bit): a weight transfer of a multiple of it fills whole bus words at every width
@@ -451,10 +469,10 @@ def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], st
         return (), why
     tiles = (oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes) if hw.tile_search and sh.op == "mac"
              else (oc_chunk,))
-    return tuple(Mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-                         load_bytes, n_seg, ow_seg, t, need if t == oc_chunk else
-                         _lmm_need(pattern, order, mode, sh, hw.elem_bytes, ow_seg, t, ocp)[0],
-                         dup, regs, kernel_lmms, pattern != "single") for t in tiles), ""
+    return tuple(_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+                          load_bytes, n_seg, ow_seg, t, need if t == oc_chunk else
+                          _lmm_need(pattern, order, mode, sh, hw.elem_bytes, ow_seg, t, ocp)[0],
+                          dup, regs, kernel_lmms, pattern != "single") for t in tiles), ""
 
 
 
@@ -500,21 +518,22 @@ def _conv_structures(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple:
                 continue
         allowed.append(p)
     # a kernel is split only if no pattern of the architecture (knob or not) holds it whole
-    whole_fits = any(_reduction(p, sh, hw, False)[0] for p in every
+    array = Hw(hw.arch, hw.rows, hw.cols, 0, 0, 0)  # what the reduction depends on
+    whole_fits = any(_reduction_rows(p, sh, array, False)[0] for p in every
                      if p != "pairs" or (sh.op == "mac" and sh.stride == 1 and hw.lddhr and not hw.cols % 2 and sh.oc >= 2))
     for p in allowed:
-        icpar, khpar, pxsets, why = _reduction(p, sh, hw, split_ok=not whole_fits)
+        icpar, khpar, pxsets, why = _reduction_rows(p, sh, array, not whole_fits)
         if not icpar:
             items.append(Rejected(p, why))
             continue
+        core, why = _pattern_structure(p, sh, hw, icpar, khpar, pxsets)  # the same for every loop order and mode
         for o in orders:
             modes = ["rows"] if o[-1] != "OC" else ["resident", "swap"]
             if hw.arch == "emaxv":
                 modes = ["rows"]
             for mode in modes:
-                st, why = _conv_structure(p, o, mode, sh, hw, icpar, khpar, pxsets)
                 name = f"{p}[{ORDER_NAMES[o]}/{mode}]"
-                items.append(Rejected(name, why) if st is None else (name, st))
+                items.append(Rejected(name, f"{p}[{ORDER_NAMES[o]}]{why}") if core is None else (name, (p, o, mode) + core))
     return tuple(items)
 
 
@@ -536,7 +555,7 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
             continue
         oc_chunk = min(sh.outputs, per, hw.oc_cap or sh.outputs)
         alus = icpar + 1 + (min(c, icpar) - 1) + 1
-        out.append(Mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
+        out.append(_mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
                            icpar * e, 1, 1, oc_chunk, oc_chunk * e * (2 if pload else 1), 1,
                            icpar + 4, icpar, pload))
     return tuple(out), tuple(rejected)
@@ -552,4 +571,6 @@ def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     labels = np.array([(m.pattern, m.order[-1], m.input_mode, m.name, m.order_name) for m in maps],
                       dtype=object).reshape(len(maps), 5)
     out.update(zip(("pattern", "outer", "mode", "name", "order_name"), labels.T))
+    for k in ("pattern", "outer", "mode"):  # compared per plan row: fixed-width text compares in C, not per object
+        out[k] = out[k].astype(str)
     return out

@@ -748,17 +748,24 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
     """The plans of every layer not fused, for each combination k in its first ``ctxs[k]`` contexts."""
     nl, nk = len(shapes), len(hws)
     maps: list[Mapping] = []
-    row_map, row_seg = [], []
+    first, n_maps, n_ctx, seg0 = [], [], [], []  # per planned (layer, combination)
     for i in range(nl):
         for k in range(nk):
             if shapes[i] is None or fused[i][k] is not None:
                 continue
-            base = len(maps)
+            first.append(len(maps))
             maps.extend(cands[i][k][0])
-            for j in range(ctxs[k]):
-                row_map.extend(range(base, len(maps)))
-                row_seg.extend([(i * nk + k) * len(CONTEXTS) + j] * (len(maps) - base))
-    row_map, row_seg = np.array(row_map, dtype=np.int64), np.array(row_seg, dtype=np.int64)
+            n_maps.append(len(maps) - first[-1])
+            n_ctx.append(ctxs[k])
+            seg0.append((i * nk + k) * len(CONTEXTS))
+    # rows: each (layer, combination)'s mappings once per context, context by context
+    first, n_maps, seg0 = (np.array(a, dtype=np.int64) for a in (first, n_maps, seg0))
+    per = n_maps * np.array(n_ctx, dtype=np.int64)
+    owner = np.repeat(np.arange(len(per)), per)
+    at = np.arange(len(owner)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
+    m_of = np.maximum(n_maps, 1)[owner]
+    row_map = first[owner] + at % m_of
+    row_seg = seg0[owner] + at // m_of
     r = {name: v[row_map] for name, v in mapping_columns(maps).items()}
     ctx = row_seg % len(CONTEXTS)
     ki = row_seg // len(CONTEXTS) % nk
@@ -770,7 +777,7 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
              band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki],
              dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
-        r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=object)[ki]
+        r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
     passes = _pool_passes(shapes, pooled, hws)
     for name, v in passes.items():
         r[name] = v[li, ki]

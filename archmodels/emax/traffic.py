@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -65,29 +65,95 @@ _NONE, _SPM, _DRAM = range(len(PSUM_HOMES))
 
 # ---------------------------------------------------------------- plans as columns
 @dataclass(frozen=True)
+class _Moves:
+    """The data movement of a block of plans (one builder call) as [plans, columns] matrices: what
+    :class:`PlanTable` lists as entry tables, kept unexpanded because most plans are planned in a context
+    that no combination ends up using; a table expands only the plans it keeps (:meth:`PlanTable.take`)."""
+
+    xfer_on: np.ndarray  # [plans, slots]: the transfers with a positive count
+    phase: np.ndarray  # per slot: its :data:`PHASES` index
+    write: np.ndarray  # per slot
+    bursts: np.ndarray  # [plans, slots]
+    per_burst: np.ndarray
+    par: np.ndarray
+    dram: np.ndarray
+    rd_on: np.ndarray  # [plans, slots + stages]: DRAM reads that move bus words (transfers, then staging)
+    rd_count: np.ndarray
+    rd_each: np.ndarray
+    rd_kind: np.ndarray  # per slot, then per stage
+    h_on: np.ndarray  # [plans, hosts]
+    h_bytes: np.ndarray
+    h_kind: np.ndarray  # per host
+
+    def take(self, rows: np.ndarray) -> _Moves:
+        """The plans ``rows``, in that order."""
+        return _Moves(self.xfer_on[rows], self.phase, self.write, self.bursts[rows], self.per_burst[rows],
+                      self.par[rows], self.dram[rows], self.rd_on[rows], self.rd_count[rows], self.rd_each[rows],
+                      self.rd_kind, self.h_on[rows], self.h_bytes[rows], self.h_kind)
+
+    def xfer(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(plan row, columns) of the transfers with a positive count, phase by phase, in slot order within a
+        phase: the slots taken phase by phase, row by row (np.nonzero lists a row's entries left to right)."""
+        by_phase = np.argsort(self.phase, kind="stable")
+        r, jj = np.nonzero(self.xfer_on[:, by_phase])
+        j = by_phase[jj]
+        kind = self.rd_kind[j]
+        rounds = self.bursts[r, j] * np.ceil(self.per_burst[r, j] / self.par[r, j] - 1e-9)
+        return r, {"phase": self.phase[j], "count": self.rd_count[r, j], "each": self.rd_each[r, j], "rounds": rounds,
+                   "read": (~self.write[j]).astype(float), "dram": self.dram[r, j].astype(float),
+                   "weight": (kind == 1).astype(float)}
+
+    def stage(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        ns = len(self.phase)
+        r, j = np.nonzero(self.rd_on[:, ns:])
+        return r, {"count": self.rd_count[r, ns + j], "each": self.rd_each[r, ns + j],
+                   "weight": (self.rd_kind[ns + j] == 1).astype(float)}
+
+    def read(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        r, j = np.nonzero(self.rd_on)
+        return r, {"kind": self.rd_kind[j], "count": self.rd_count[r, j], "each": self.rd_each[r, j],
+                   "weight": (self.rd_kind[j] == 1).astype(float)}
+
+    def host(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        r, j = np.nonzero(self.h_on)
+        return r, {"kind": self.h_kind[j], "bytes": self.h_bytes[r, j]}
+
+    def read_order(self) -> np.ndarray:
+        """Per plan, the kinds its reads (then host reads) name, in first-named order, padded with len(KINDS)."""
+        named = np.concatenate([self.rd_on, self.h_on], axis=1)
+        named_kind = np.concatenate([self.rd_kind, self.h_kind]).astype(np.int64)
+        big = named.shape[1]
+        pos = np.full((len(named), len(KINDS)), big, dtype=np.int64)
+        for k in range(len(KINDS)):  # the first column of each kind a plan names
+            at = np.flatnonzero(named_kind == k)
+            if len(at):
+                m = named[:, at]
+                pos[:, k] = np.where(m.any(axis=1), at[m.argmax(axis=1)], big)
+        order = np.argsort(pos, axis=1, kind="stable")
+        return np.where(np.take_along_axis(pos, order, axis=1) == big, len(KINDS), order)
+
+
+@dataclass(frozen=True)
 class PlanTable:
     """Plans (a mapping plus its schedule and data movement) as numpy columns, one row per plan.
 
     ``plan``: numbers of each plan (``write_kind``: DRAM bytes written per :data:`KINDS` entry;
     ``dram_exact``: DRAM bytes before bus-word rounding, for structural decisions). ``label``:
     mapping name, loop order, where partial sums live, band dimension, staged weights. ``src``: the
-    input row (mapping x context) a plan was built from. Sub-tables list their plan in ``plan``, their
-    data kind as an index into :data:`KINDS`, entries of one plan together and plans in order:
-    ``xfer``: transfers with a positive count, phase by phase (:data:`PHASES`), each phase in the
-    plan's order; ``stage``: DRAM -> SPM staging reads with a positive count; ``read``: every DRAM read
-    that moves bus words, bus transfers first, then staging; ``host``: the host's own reads.
-    ``read_order``: per plan, the kinds its reads (then host reads) name, in first-named order, padded
-    with ``len(KINDS)``.
+    input row (mapping x context) a plan was built from. ``moves``: the data movement, per block of
+    plans (a :class:`_Moves` and which plan each of its rows is, increasing). Sub-tables, built when
+    first read, list their plan in ``plan``, their data kind as an index into :data:`KINDS`, entries of
+    one plan together and plans in order: ``xfer``: transfers with a positive count, phase by phase
+    (:data:`PHASES`), each phase in the plan's order; ``stage``: DRAM -> SPM staging reads with a
+    positive count; ``read``: every DRAM read that moves bus words, bus transfers first, then staging;
+    ``host``: the host's own reads. ``read_order``: per plan, the kinds its reads (then host reads)
+    name, in first-named order, padded with ``len(KINDS)``.
     """
 
     plan: dict[str, np.ndarray]
     label: dict[str, np.ndarray]
     src: np.ndarray
-    xfer: dict[str, np.ndarray]
-    stage: dict[str, np.ndarray]
-    read: dict[str, np.ndarray]
-    host: dict[str, np.ndarray]
-    read_order: np.ndarray
+    moves: tuple[tuple[_Moves, np.ndarray], ...]
 
     def __len__(self) -> int:
         return len(self.src)
@@ -97,19 +163,50 @@ class PlanTable:
         rows = np.asarray(rows, dtype=np.int64)
         new = np.full(len(self), -1, dtype=np.int64)
         new[rows] = np.arange(len(rows))
-
-        def sub(d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-            at = new[d["plan"]]
-            keep = np.flatnonzero(at >= 0)
-            if (np.diff(at[keep]) < 0).any():
-                keep = keep[np.argsort(at[keep], kind="stable")]
-            out = {k: v[keep] for k, v in d.items()}
-            out["plan"] = at[keep]
-            return out
-
+        moves = []
+        for block, at in self.moves:
+            to = new[at]
+            keep = np.flatnonzero(to >= 0)
+            keep = keep[np.argsort(to[keep], kind="stable")]
+            moves.append((block.take(keep), to[keep]))
         return PlanTable({k: v[rows] for k, v in self.plan.items()}, {k: v[rows] for k, v in self.label.items()},
-                         self.src[rows], sub(self.xfer), sub(self.stage), sub(self.read), sub(self.host),
-                         self.read_order[rows])
+                         self.src[rows], tuple(moves))
+
+    def _entries(self, part: str) -> dict[str, np.ndarray]:
+        """Sub-table ``part`` of every block, plans in order."""
+        got = []
+        for block, at in self.moves:
+            r, cols = getattr(block, part)()
+            got.append((at[r], cols))
+        plan = np.concatenate([p for p, _ in got]) if got else np.zeros(0, np.int64)
+        out = {k: np.concatenate([c[k] for _, c in got]) for k in got[0][1]} if got else {}
+        if len(got) > 1 and (np.diff(plan) < 0).any():  # blocks interleave: plans in order, entries of a plan kept
+            o = np.argsort(plan, kind="stable")
+            plan, out = plan[o], {k: v[o] for k, v in out.items()}
+        return {"plan": plan, **out}
+
+    @cached_property
+    def xfer(self) -> dict[str, np.ndarray]:
+        return self._entries("xfer")
+
+    @cached_property
+    def stage(self) -> dict[str, np.ndarray]:
+        return self._entries("stage")
+
+    @cached_property
+    def read(self) -> dict[str, np.ndarray]:
+        return self._entries("read")
+
+    @cached_property
+    def host(self) -> dict[str, np.ndarray]:
+        return self._entries("host")
+
+    @cached_property
+    def read_order(self) -> np.ndarray:
+        out = np.empty((len(self), len(KINDS)), dtype=np.int64)
+        for block, at in self.moves:
+            out[at] = block.read_order()
+        return out
 
 
 @dataclass
@@ -118,7 +215,7 @@ class _Slot:
 
     kind: str
     write: bool
-    phase: int | np.ndarray
+    phase: int  # one of :data:`PHASES` for every plan
     dram: bool | np.ndarray  # else SPM
     bursts: np.ndarray
     per_burst: np.ndarray | float
@@ -202,10 +299,10 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     bursts, per_burst = _matrix([s.bursts for s in slots], n), _matrix([s.per_burst for s in slots], n)
     count = bursts * per_burst
     each = _matrix([s.each for s in slots], n)
-    phase = _matrix([s.phase for s in slots], n, np.int64)
     dram = _matrix([s.dram for s in slots], n, bool)
-    write = np.array([s.write for s in slots])
+    write = np.array([s.write for s in slots], dtype=bool)
     kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
+    phase = np.array([s.phase for s in slots], dtype=np.int64)
     with np.errstate(invalid="ignore", over="ignore"):
         nbytes = np.where(on, count * each, 0.0)
     moved = np.where(phase != _POOL, nbytes, 0.0)
@@ -226,43 +323,14 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
     cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
                 dram_write=_in_order(write_kind), write_kind=write_kind)
     cols["dram_exact"] = cols["dram_write"] + host + read_sum
-    # first-named order of the kinds read (reads, then host reads)
-    h_on = _matrix([h for _, _, h in hosts], n, bool)
-    named = np.concatenate([rd_on, h_on], axis=1)
-    named_kind = np.concatenate([rd_kind, [KINDS.index(k) for k, *_ in hosts]]).astype(np.int64)
-    big = named.shape[1]
-    pos = np.full((n, len(KINDS)), big, dtype=np.int64)
-    for k in range(len(KINDS)):  # the first column of each kind a plan names
-        at = np.flatnonzero(named_kind == k)
-        if len(at):
-            m = named[:, at]
-            pos[:, k] = np.where(m.any(axis=1), at[m.argmax(axis=1)], big)
-    order = np.argsort(pos, axis=1, kind="stable")
-    read_order = np.where(np.take_along_axis(pos, order, axis=1) == big, len(KINDS), order)
-
     keep = np.flatnonzero(ok)
-    new = np.full(n, -1, dtype=np.int64)
-    new[keep] = np.arange(len(keep))
-    # transfers with a positive count, grouped by plan then phase (stable: the schedule's order within)
-    r, j = np.nonzero(on & (count > 0) & ok[:, None])
-    o = np.argsort(r * len(PHASES) + phase[r, j], kind="stable")  # nonzero lists (r, j) in row-major order
-    r, j = r[o], j[o]
-    rounds = bursts[r, j] * np.ceil(per_burst[r, j] / _matrix([s.par for s in slots], n)[r, j] - 1e-9)
-    xfer = {"plan": new[r], "phase": phase[r, j], "count": count[r, j], "each": each[r, j], "rounds": rounds,
-            "read": (~write[j]).astype(float), "dram": dram[r, j].astype(float), "weight": (kind[j] == 1).astype(float)}
-    r, j = np.nonzero(s_on & ok[:, None])
-    stage = {"plan": new[r], "count": rd_count[:, len(slots):][r, j], "each": rd_each[:, len(slots):][r, j],
-             "weight": (rd_kind[len(slots):][j] == 1).astype(float)}
-    r, j = np.nonzero(rd_on & ok[:, None])
-    read = {"plan": new[r], "kind": rd_kind[j], "count": rd_count[r, j], "each": rd_each[r, j],
-            "weight": (rd_kind[j] == 1).astype(float)}
-    r, j = np.nonzero(h_on & ok[:, None])
-    host_t = {"plan": new[r], "kind": named_kind[rd_on.shape[1]:][j],
-              "bytes": _matrix([b for _, b, _ in hosts], n)[r, j]}
     every = None if len(keep) == n else keep  # every candidate exists: columns as they are
+    moves = _Moves(on & (count > 0), phase, write, bursts, per_burst, _matrix([s.par for s in slots], n), dram, rd_on,
+                   rd_count, rd_each, rd_kind, _matrix([h for _, _, h in hosts], n, bool),
+                   _matrix([b for _, b, _ in hosts], n), np.array([KINDS.index(k) for k, *_ in hosts], dtype=np.int64))
     return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
-                     {k: _per_plan(v, every, n, object) for k, v in label.items()}, src[keep], xfer, stage, read, host_t,
-                     read_order[keep])
+                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
+                     ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
 # ---------------------------------------------------------------- layer shapes as columns
@@ -330,8 +398,9 @@ def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
 
 
 def _label(r: dict[str, np.ndarray], band_dim) -> dict[str, np.ndarray]:
-    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim, dtype=object),
-            "mode": r["mode"]}
+    """Label columns of plans: names (objects, from the mapper) and short fixed-width texts (band dimension,
+    input mode), kept as they are: converting every planned row to objects is paid for plans never used."""
+    return {"name": r["name"], "order_name": r["order_name"], "band_dim": np.asarray(band_dim), "mode": r["mode"]}
 
 
 # ---------------------------------------------------------------- EMAXV (single loop)
@@ -427,7 +496,7 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     v.update({k: a[rep] for k, a in x.items()})
     ok = _vr_spm_plan(v)
     sel = rep[ok]
-    fit = {k: np.asarray(a)[sel] for k, a in r.items()}
+    fit = {k: np.asarray(a)[sel] for k, a in r.items() if k not in v}  # v's columns: taken from v below
     fit.update({k: a[ok] for k, a in v.items()})
     fit["src"] = sel
     return _vr_traffic(shapes, fit)
@@ -525,7 +594,7 @@ def _pin_masks(r: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     for name, values in PINS.items():
         col = r.get(PIN_PREFIX + name)
         for val in values[1:]:
-            out[f"{name}_{val}"] = (np.asarray(col, dtype=object) == val) if col is not None else np.zeros(n, bool)
+            out[f"{name}_{val}"] = (np.asarray(col) == val) if col is not None else np.zeros(n, bool)
     return {k.replace("ic_loop", "ic").replace("psum_home", "psum"): m for k, m in out.items()}
 
 
@@ -716,7 +785,8 @@ def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
     n_full = np.where(chunks > 1, passes * full, pc)
     slots = [_Slot("weight", False, _LOAD, True, np.where(pload, 1, n_full), w_count / pc, each_full, c),
              _Slot("weight", False, _PLOAD, True, n_full - 1, w_count / pc, each_full, c, pload),
-             _Slot("weight", False, np.where(pload, _PLOAD, _LOAD), True, passes, w_count / pc, each_rest, c, rest > 0)]
+             _Slot("weight", False, _LOAD, True, passes, w_count / pc, each_rest, c, (rest > 0) & ~pload),
+             _Slot("weight", False, _PLOAD, True, passes, w_count / pc, each_rest, c, (rest > 0) & pload)]
     psum_vec = outputs * nb * e
     res_in = np.where(in_res, inputs * nb * e, 0)
     psum_home = np.where(passes == 1, _NONE, np.where((0 < psum_vec) & (psum_vec <= S - res_in), _SPM, _DRAM))
@@ -748,14 +818,10 @@ def concat(tables: Sequence[PlanTable]) -> PlanTable:
     offsets = np.cumsum([0] + [len(t) for t in tables])
 
     def cat(get) -> dict[str, np.ndarray]:
-        out = {k: np.concatenate([get(t)[k] for t in tables]) for k in get(tables[0])}
-        if "plan" in out:
-            out["plan"] = np.concatenate([get(t)["plan"] + o for t, o in zip(tables, offsets)])
-        return out
+        return {k: np.concatenate([get(t)[k] for t in tables]) for k in get(tables[0])}
 
     return PlanTable(cat(lambda t: t.plan), cat(lambda t: t.label), np.concatenate([t.src for t in tables]),
-                     cat(lambda t: t.xfer), cat(lambda t: t.stage), cat(lambda t: t.read), cat(lambda t: t.host),
-                     np.concatenate([t.read_order for t in tables]))
+                     tuple((block, at + o) for t, o in zip(tables, offsets) for block, at in t.moves))
 
 
 def schedule_label(tab: PlanTable, rows: np.ndarray) -> np.ndarray:
