@@ -6,7 +6,7 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from archmodels import get_model
 from archmodels.emax import explain, mapper, model
@@ -56,6 +56,9 @@ def test_same_structure_through_other_points_equals_uncached():
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+# found in CI-like runs: a layer whose plans all had NaN bounds (an energy criterion above the node's fmax) took
+# the batch's first pair as its pruning probe, so another point's reference pruned this point's runner-up
+@example(seed=4559, arch="emaxvr")
 def test_texts_read_alone_equal_texts_built_together(seed, arch):
     """A lazily built text read point by point equals the column built at once, and a point alone
     (infeasible ones included) equals the same point in a batch."""

@@ -525,7 +525,7 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     low = np.minimum.reduceat(lb, start)
     first = np.flatnonzero(lb == np.repeat(low, cnt))
     seg = np.searchsorted(start, first, side="right") - 1
-    probe = np.zeros(len(start), dtype=np.int64)
+    probe = start.copy()  # a segment without a finite bound is timed at its own first pair
     probe[seg[::-1]] = first[::-1]
     st = pair_states(tab, rows[probe], pts[probe], link, for_choice=True)
     t = sum(st[s] for s in STATES) / clock[probe]
