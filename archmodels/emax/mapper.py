@@ -164,7 +164,9 @@ class Hw:
     spm_bytes: int
     elem_bytes: int
     oc_cap: int = 0  # at most this many output channels per start (0 = no cap: the most that fit)
-    tile_search: bool = False  # a DRAM-traffic search: also the tiles and schedules that only save bus words
+    #: a DRAM-traffic search (``criterion=dram``): 1 = also the channel tiles that save bus words, 2 = also the
+    #: narrower tiles that only shrink the partial sums of a start (for a layer the SPM cannot hold whole)
+    tile_search: int = 0
 
     @property
     def pes(self) -> int:
@@ -434,18 +436,19 @@ BUS_ALIGN_BYTES = 64
 TILE_SEARCH_MAX = 8
 
 
-def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int) -> tuple[int, ...]:
+def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: int = 2) -> tuple[int, ...]:
     """Output channels per start to try when the LMM cannot hold every channel (``t_max`` < ``oc``), beyond
     ``t_max`` itself (issue 12). A kernel LMM receives 2 values per OC iteration (pattern A: 2 taps per channel)
     of each chunk, and DRAM reads move whole bus words per transfer, so the most channels that fit can waste a
     bus word per transfer that a smaller tile does not. Tried: the balanced tiles (``oc`` split evenly into 1,
     2, ... more chunks than the fewest) up to the largest tile whose transfers fill whole words of the widest bus
     (:data:`BUS_ALIGN_BYTES`), and that tile: it moves the fewest weight words of all tiles, and input re-reads
-    and starts only grow with the chunk count, so smaller tiles cannot move less."""
+    and starts only grow with the chunk count, so smaller tiles cannot move less. ``per_unit``: values a kernel
+    LMM receives per OC iteration (FC: one weight per output)."""
     unit = 1 if pattern == "A" else ocp
     if t_max >= oc or t_max < unit:
         return (t_max,)
-    step = max(1, BUS_ALIGN_BYTES // (2 * elem))  # OC iterations (pattern A: channels) per aligned transfer
+    step = max(1, BUS_ALIGN_BYTES // (per_unit * elem))  # OC iterations (pattern A: channels) per aligned transfer
     aligned = t_max // unit // step * step * unit
     out = [t_max]
     z, z_stop = -(-oc // t_max) - 1, (-(-oc // aligned) if aligned else oc)
@@ -459,22 +462,56 @@ def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int) -> tuple[in
     return tuple(out)
 
 
+#: OW segment counts tried beyond the fewest that fit when the tiles are searched: the next powers of two
+SEGMENT_SEARCH_MAX = 3
+
+
+def ow_segments(ow: int, n_min: int, step: int) -> tuple[int, ...]:
+    """OW segments per output row to try (``n_min``: the fewest that fit the LMM; ``step``: output pixels per
+    iteration): ``n_min`` and the next :data:`SEGMENT_SEARCH_MAX` powers of two above it, while a segment keeps
+    at least one iteration. Narrower segments move more halo columns and weights but shrink the partial sums of
+    a start, which can let a layer run without SPM bands or keep its output in the SPM for the next layer."""
+    top = -(-ow // step)
+    out, n = [n_min], 1
+    while len(out) <= SEGMENT_SEARCH_MAX:
+        n *= 2
+        if n > top:
+            break
+        if n > n_min:
+            out.append(n)
+    return tuple(out)
+
+
 def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], str]:
-    """The mappings of structure ``st`` (from :func:`_conv_structure`) fitted to ``hw``'s LMM: the most output
-    channels per start that fit and, with ``hw.tile_search``, the other tiles of :func:`oc_tiles`."""
+    """The mappings of structure ``st`` (from :func:`_conv_structure`) fitted to ``hw``'s LMM: the fewest OW
+    segments and most output channels per start that fit and, with ``hw.tile_search``, the other segment counts
+    of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
     (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
      regs, kernel_lmms) = st
     n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
     if not n_seg:
         return (), why
-    tiles = (oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes) if hw.tile_search and sh.op == "mac"
-             else (oc_chunk,))
+    if not (hw.tile_search and sh.op == "mac" and hw.arch == "emaxvr"):  # EMAXV: weights are register constants
+        return (_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+                         load_bytes, n_seg, ow_seg, oc_chunk, need, dup, regs, kernel_lmms, pattern != "single"),), ""
+    step = 2 if pxp == 2 else 1
+    segs = {ow_seg: n_seg}
+    for n in ow_segments(sh.ow, n_seg, step)[1:] if hw.tile_search >= 2 else ():
+        w = -(-sh.ow // n)
+        segs.setdefault(w + w % step if step == 2 else w, n)
+    e = hw.elem_bytes
+    tiles = [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, e)]
+    tiles += [(w, oc_chunk) for w in list(segs)[1:]]
+    if oc_chunk >= sh.oc and hw.tile_search >= 2:  # every channel fits: fewer per start only shrink an SPM unit
+        unit = 1 if pattern == "A" else ocp
+        for n in ow_segments(-(-sh.oc // unit), 1, 1)[1:]:
+            t = -(-(-(-sh.oc // n)) // unit) * unit
+            if t < oc_chunk and (ow_seg, t) not in tiles:
+                tiles.append((ow_seg, t))
     return tuple(_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-                          load_bytes, n_seg, ow_seg, t, need if t == oc_chunk else
-                          _lmm_need(pattern, order, mode, sh, hw.elem_bytes, ow_seg, t, ocp)[0],
-                          dup, regs, kernel_lmms, pattern != "single") for t in tiles), ""
-
-
+                          load_bytes, -(-sh.ow // w), w, t, need if (t, w) == (oc_chunk, ow_seg) else
+                          _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0], dup, regs, kernel_lmms,
+                          pattern != "single") for w, t in tiles), ""
 
 
 @lru_cache(maxsize=8192)
@@ -555,9 +592,11 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
             continue
         oc_chunk = min(sh.outputs, per, hw.oc_cap or sh.outputs)
         alus = icpar + 1 + (min(c, icpar) - 1) + 1
-        out.append(_mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
-                           icpar * e, 1, 1, oc_chunk, oc_chunk * e * (2 if pload else 1), 1,
-                           icpar + 4, icpar, pload))
+        # a MAC PE's LMM receives one weight per output of the chunk (criterion=dram: the bus-word tiles too)
+        tiles = oc_tiles("A", sh.outputs, 1, oc_chunk, e, per_unit=1) if hw.tile_search else (oc_chunk,)
+        out.extend(_mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
+                            icpar * e, 1, 1, t, t * e * (2 if pload else 1), 1, icpar + 4, icpar, pload)
+                   for t in tiles)
     return tuple(out), tuple(rejected)
 
 

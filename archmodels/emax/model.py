@@ -660,7 +660,7 @@ CONTEXTS = ((False, False), (False, True), (True, False), (True, True))
 def _hw(arch: str, key: tuple) -> Hw:
     rows, cols, lmm_kb, spm_kb, bits = key[:5]
     return Hw(arch, int(rows), int(cols), int(round(lmm_kb * 1024)), int(round(spm_kb * 1024)), int(bits) // 8,
-              int(key[13]), bool(key[14]))
+              int(key[13]), int(bool(key[14])))
 
 
 def _fusable(conv, pool) -> bool:
@@ -680,6 +680,15 @@ def _candidates(sh, hw: Hw, pattern: str, order: str, kind: str) -> tuple[tuple[
     if isinstance(sh, FCShape):
         return fc_candidates(sh, hw)
     return conv_candidates(sh, hw, pattern if not (sh.op == "max" and pattern == "pairs") else "auto", order)
+
+
+def _spm_tiles(mhw: Hw, hw: Hw, sh) -> Hw:
+    """The mapper's view of a layer under a DRAM-traffic search: the narrower tiles that only shrink an SPM unit
+    (``tile_search`` 2) are tried where the SPM cannot hold the layer's input and output whole."""
+    if not mhw.tile_search or not isinstance(sh, ConvShape) or sh.op != "mac" or not hw.spm_bytes:
+        return mhw
+    whole = sh.groups * (sh.oc * sh.oh * sh.ow + sh.ic * sh.h * sh.w) * hw.elem_bytes
+    return replace(mhw, tile_search=2) if whole > hw.spm_bytes else mhw
 
 
 @lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
@@ -706,16 +715,16 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
                         and conv_candidates(shapes[i + 1], mhws[k])[0]:
                     fused[i + 1][k] = layers[i].name
                     pooled[i, k] = True
-    cands = [[_candidates(shapes[i], mhws[k], pattern[k], order[k], layers[i].kind) if fused[i][k] is None
-              else ((), ()) for k in range(nk)] for i in range(nl)]
+    cands = [[_candidates(shapes[i], _spm_tiles(mhws[k], hws[k], shapes[i]), pattern[k], order[k], layers[i].kind)
+              if fused[i][k] is None else ((), ()) for k in range(nk)] for i in range(nl)]
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
     planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched], pins)
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
         if vr_spm[k]:
-            _chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k],
-                   hws[k].tile_search)
+            chain = _chain_least_dram if hws[k].tile_search else _chain
+            chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
     return _final_plans(planned, cands, shapes, fused, resident, keep)
 
 
@@ -766,7 +775,16 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
     m_of = np.maximum(n_maps, 1)[owner]
     row_map = first[owner] + at % m_of
     row_seg = seg0[owner] + at // m_of
-    r = {name: v[row_map] for name, v in mapping_columns(maps).items()}
+    mc = mapping_columns(maps)
+    # each mapping's structure's first mapping (the fewest OW segments and most channels per start that fit): the
+    # plan builder tells the narrower tiles of a tile search (mapper.ow_segments, oc tiles) from it
+    head = np.ones(len(maps), bool)
+    if len(maps):
+        head[1:] = mc["name"][1:] != mc["name"][:-1]
+        head[first[n_maps > 0]] = True
+    at_head = np.maximum.accumulate(np.where(head, np.arange(len(maps)), 0))
+    mc["head_n_seg"], mc["head_oc_chunk"] = mc["n_seg"][at_head], mc["oc_chunk"][at_head]
+    r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
     ki = row_seg // len(CONTEXTS) % nk
     li = row_seg // len(CONTEXTS) // nk
@@ -841,8 +859,46 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw]) -> dict[str, np.ndar
     return out
 
 
+def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned,
+                      resident: np.ndarray, keep: np.ndarray) -> None:
+    """:func:`_chain` for a DRAM-traffic search (``criterion=dram``): which outputs stay in the SPM is decided
+    for the whole layer chain at once, by dynamic programming over (layer, input in the SPM or not), to minimise
+    the sum of the layers' least exact DRAM bytes, instead of pair by pair from the first layer (a greedy choice
+    a larger memory can turn against the rest of the chain). Ties keep the output in DRAM."""
+    p = planned
+    run = [i for i in range(len(layers)) if fused[i] is None and shapes[i] is not None]
+    if not run:
+        return
+    linked = [shapes[a] is not None and shapes[b] is not None and b == a + 1 + (1 if pooled[a] else 0)
+              and _out_elems(layers[a], shapes[a + 1] if pooled[a] else None) == layers[b].input_elems
+              for a, b in zip(run, run[1:])] + [False]
+
+    inf = np.inf
+    # best[r]: least bytes of the layers so far with the next layer's input in the SPM (r = 1) or not (r = 0)
+    best, back = (0.0, inf), []
+    for j, i in enumerate(run):
+        s = p.seg(i, k)  # contexts (resident, keep) at s + 2 * resident + keep
+        c = [p.dram_all[s + x] if p.n_all[s + x] else inf for x in (0, 1)] + \
+            [p.dram_chain[s + x] if p.n_chain[s + x] else inf for x in (2, 3)]
+        if c == [inf] * 4:
+            c[0] = 0.0  # no plan in any context: the layer is infeasible, the chain goes on around it
+        nxt, arg = [inf, inf], [0, 0]
+        for res in (0, 1):
+            for kept in ((0, 1) if linked[j] else (0,)):
+                v = best[res] + c[2 * res + kept]
+                if v < nxt[kept]:
+                    nxt[kept], arg[kept] = v, res
+        back.append(arg)
+        best = tuple(nxt)
+    r = 0  # the last layer keeps nothing
+    for j in range(len(run) - 1, -1, -1):
+        keep[run[j]] = bool(r)
+        r = back[j][r]
+        resident[run[j]] = bool(r)
+
+
 def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned, resident: np.ndarray,
-           keep: np.ndarray, dram_search: bool = False) -> None:
+           keep: np.ndarray) -> None:
     """Decide which layers of combination ``k`` leave their output in the SPM for the next (see
     :func:`workload_plans`): sets ``keep[a]`` and ``resident[b]`` of the next layer b run."""
     p = planned
@@ -857,10 +913,9 @@ def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Pl
         kept = (p.n_chain, p.macs_chain, p.dram_chain) if resident[a] else (p.n_all, p.macs_all, p.dram_all)
         if not kept[0][ka] or not p.n_chain[cb]:
             continue
-        # ... and only if neither layer must fall back to a narrower mapping for it (a time rule: a DRAM-traffic
-        # search, ``dram_search``, chains whenever it saves traffic)
-        if not dram_search and (kept[1][ka] < (p.macs_all[fa] if p.n_all[fa] else 0)
-                                or p.macs_chain[cb] < (p.macs_all[fb] if p.n_all[fb] else 0)):
+        # ... and only if neither layer must fall back to a narrower mapping for it
+        if (kept[1][ka] < (p.macs_all[fa] if p.n_all[fa] else 0)
+                or p.macs_chain[cb] < (p.macs_all[fb] if p.n_all[fb] else 0)):
             continue
         # chain only if it saves DRAM traffic over producing to DRAM and reading back
         if not p.n_all[fa]:

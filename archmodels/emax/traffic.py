@@ -487,6 +487,17 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     allowed[:, flags[:, 0]] &= (x["mac"] & (np.asarray(r["outer"]) == "OH") & (S > 0) & ~(w_group * gpar > S))[:, None]
     passes = _cdiv(x["ic"], icpar) * _cdiv(x["kh"], khpar)
     allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
+    # narrower OW segments than the fewest that fit (mapper.ow_segments), and fewer channels per start where every
+    # channel fits, only move more halo columns, weights and inputs, unless the SPM cannot hold the layer's
+    # partial sums (beside a resident input) in one band
+    extra = np.zeros(n0, bool)
+    if "head_n_seg" in r:
+        extra = (np.asarray(r["n_seg"]) > r["head_n_seg"]) | (
+            (np.asarray(r["oc_chunk"]) < r["head_oc_chunk"]) & (np.asarray(r["head_oc_chunk"]) >= x["oc"]))
+    if extra.any():
+        whole = x["groups"] * x["oc"] * x["oh"] * x["ow"] * e + np.where(
+            np.asarray(r["resident"], dtype=bool), x["groups"] * x["ic"] * x["h"] * x["w"] * e, 0)
+        allowed &= (~extra | ((S > 0) & (whole > S)))[:, None]
     rep, var = np.nonzero(allowed)
     # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the rest
     v = {k: np.asarray(r[k])[rep] for k in _SPM_PLAN_READS if k in r}
@@ -779,14 +790,22 @@ def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
     # every pass, then the last, smaller chunk), so bus words are rounded per chunk
     full = outputs // oc_chunk
     rest = outputs - full * oc_chunk
+    # (a MAC PE's LMM gets one weight per output of the chunk; the bias of the chunk goes to the bottom PE with
+    # its first pass)
+    ww = inputs * outputs * e
     with np.errstate(divide="ignore", invalid="ignore"):
-        each_full = np.where(chunks > 1, w_bytes * oc_chunk / outputs / inputs, w_bytes / w_count)
-        each_rest = w_bytes * rest / outputs / inputs
+        each_full = np.where(chunks > 1, ww * oc_chunk / outputs / inputs, ww / w_count)
+        each_rest = ww * rest / outputs / inputs
     n_full = np.where(chunks > 1, passes * full, pc)
+    b_full = np.where(chunks > 1, full, 1)
     slots = [_Slot("weight", False, _LOAD, True, np.where(pload, 1, n_full), w_count / pc, each_full, c),
              _Slot("weight", False, _PLOAD, True, n_full - 1, w_count / pc, each_full, c, pload),
              _Slot("weight", False, _LOAD, True, passes, w_count / pc, each_rest, c, (rest > 0) & ~pload),
-             _Slot("weight", False, _PLOAD, True, passes, w_count / pc, each_rest, c, (rest > 0) & pload)]
+             _Slot("weight", False, _PLOAD, True, passes, w_count / pc, each_rest, c, (rest > 0) & pload),
+             _Slot("weight", False, _LOAD, True, np.where(pload, 1, b_full), 1, oc_chunk * e, 1),
+             _Slot("weight", False, _PLOAD, True, b_full - 1, 1, oc_chunk * e, 1, pload),
+             _Slot("weight", False, _LOAD, True, 1, 1, rest * e, 1, (rest > 0) & ~pload),
+             _Slot("weight", False, _PLOAD, True, 1, 1, rest * e, 1, (rest > 0) & pload)]
     psum_vec = outputs * nb * e
     res_in = np.where(in_res, inputs * nb * e, 0)
     psum_home = np.where(passes == 1, _NONE, np.where((0 < psum_vec) & (psum_vec <= S - res_in), _SPM, _DRAM))
