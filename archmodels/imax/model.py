@@ -332,6 +332,8 @@ class _Batch:
                    _clock_costs(pts).energy_scale, nodes)
 
     def groups(self, sparse: bool) -> _Groups:
+        if sparse not in self._groups and self.n == 1:
+            self._groups[sparse] = self._one_group(sparse)
         if sparse not in self._groups:
             pts = self.pts
             fmt = pts["format"].astype(object) if sparse else np.full(self.n, "dense", dtype=object)
@@ -355,6 +357,20 @@ class _Batch:
             self._groups[sparse] = _Groups(fmt, mapping, uniq, np.asarray(inv).reshape(-1),
                                            np.array(C.MAPPINGS)[uniq[:, 1]])
         return self._groups[sparse]
+
+
+    def _one_group(self, sparse: bool) -> _Groups:
+        """:meth:`groups` of a batch of one point, from its Python values (the same arrays, without the
+        dozen numpy calls that code a batch: a study asking one point at a time calls this twice per point)."""
+        pts = self.pts
+        fmt = pts["format"][0] if sparse else "dense"
+        mapping = "dense" if fmt == "dense" else pts["schedule"][0]
+        mcode = C.MAPPINGS.index(mapping) if mapping in C.MAPPINGS else 0
+        row = [FORMATS.index(fmt) if fmt in FORMATS else 0, mcode]
+        row += [int(np.asarray(pts[p], dtype=np.int64)[0]) for p in _STRUCT] + [int(pts["lmm_opt"][0])]
+        uniq = np.array([row], dtype=np.int64)
+        return _Groups(np.array([fmt], dtype=object), np.array([mapping], dtype=object), uniq,
+                       np.zeros(1, np.int64), np.array(C.MAPPINGS)[uniq[:, 1]])
 
 
 @dataclass
