@@ -164,6 +164,15 @@ class Hw:
     spm_bytes: int
     elem_bytes: int
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        """The hash, computed once (an array keys the mapper's caches for every layer); numbers only, as for
+        :class:`ConvShape` (equal arrays of the two architectures share a hash, equality tells them apart)."""
+        return hash((self.rows, self.cols, self.lmm_bytes, self.spm_bytes, self.elem_bytes))
+
     @property
     def pes(self) -> int:
         return self.rows * self.cols
@@ -264,11 +273,12 @@ def _geometry_cols(pattern: str, sh: ConvShape, c: int) -> tuple[int, int, int, 
 
 
 @lru_cache(maxsize=16384)
-def _reduction_rows(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
-    """(icpar, khpar, px_sets, reason) that fit the rows of array ``hw`` (only its architecture, rows and
-    columns count); icpar == 0 means rejected."""
-    gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
-    avail = hw.rows - HEADER_ROWS[pattern] - _tail_rows(pattern, hw.cols)
+def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int,
+                    split_ok: bool) -> tuple[int, int, int, str]:
+    """(icpar, khpar, px_sets, reason) that fit the rows of an ``arch`` array of ``rows`` x ``cols`` PEs;
+    icpar == 0 means rejected."""
+    gpar, ocp, pxp, rows_per_krow = _geometry_cols(pattern, sh, cols)
+    avail = rows - HEADER_ROWS[pattern] - _tail_rows(pattern, cols)
     whole = sh.kh * rows_per_krow
     if sh.op == "max" and pattern == "B":  # pooling: stack output pixels instead of channels
         sets = avail // whole
@@ -276,18 +286,18 @@ def _reduction_rows(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tupl
             return 1, sh.kh, min(sets, sh.ow), ""
     elif avail >= whole:
         icpar = min(sh.ic, avail // whole)
-        if hw.arch == "emaxv":
+        if arch == "emaxv":
             icpar = _largest_divisor(sh.ic, icpar)
         return icpar, sh.kh, 1, ""
     if not split_ok:
         return 0, 0, 0, (f"{pattern}: one channel's {sh.kh}x{sh.kw} kernel needs {whole} MAC rows, "
-                         f"{avail} of {hw.rows} rows are free")
+                         f"{avail} of {rows} rows are free")
     if avail < 1:
         return 0, 0, 0, (f"{pattern}: loop/address rows and the chain tail take "
-                         f"{hw.rows - avail} rows, array has {hw.rows}")
+                         f"{rows - avail} rows, array has {rows}")
     khpar = avail // rows_per_krow
     if khpar < 1:
-        return 0, 0, 0, f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {hw.rows} are free"
+        return 0, 0, 0, f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {rows} are free"
     return 1, khpar, 1, ""
 
 
@@ -438,7 +448,7 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     """
     out: list[Mapping] = []
     rejected: list[Rejected] = []
-    for item in _conv_structures(sh, Hw(hw.arch, hw.rows, hw.cols, 0, 0, hw.elem_bytes), pattern, order):
+    for item in _conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order):
         if isinstance(item, Rejected):
             rejected.append(item)
             continue
@@ -452,9 +462,11 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
 
 
 @lru_cache(maxsize=8192)
-def _conv_structures(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple:
-    """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode)
-    (``hw`` without memory sizes: the structure does not depend on them)."""
+def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, pattern: str, order: str) -> tuple:
+    """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode) on an
+    ``arch`` array of ``rows`` x ``cols`` PEs and ``elem``-byte data (the structure does not depend on the
+    memory sizes; plain values as the key: cheaper to hash than an array)."""
+    hw = Hw(arch, rows, cols, 0, 0, elem)
     pats = PATTERNS_V if hw.arch == "emaxv" else PATTERNS_VR
     if pattern != "auto":
         pats = tuple(p for p in pats if p == pattern)
@@ -470,11 +482,10 @@ def _conv_structures(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple:
                 continue
         allowed.append(p)
     # a kernel is split only if no pattern of the architecture (knob or not) holds it whole
-    array = Hw(hw.arch, hw.rows, hw.cols, 0, 0, 0)  # what the reduction depends on
-    whole_fits = any(_reduction_rows(p, sh, array, False)[0] for p in every
+    whole_fits = any(_reduction_rows(p, sh, arch, rows, cols, False)[0] for p in every
                      if p != "pairs" or (sh.op == "mac" and sh.stride == 1 and hw.lddhr and not hw.cols % 2 and sh.oc >= 2))
     for p in allowed:
-        icpar, khpar, pxsets, why = _reduction_rows(p, sh, array, not whole_fits)
+        icpar, khpar, pxsets, why = _reduction_rows(p, sh, arch, rows, cols, not whole_fits)
         if not icpar:
             items.append(Rejected(p, why))
             continue
