@@ -49,7 +49,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -219,8 +219,15 @@ class Mapping:
     def name(self) -> str:
         return f"{self.pattern}[{self.order_name}]"
 
+    @cached_property
+    def numbers(self) -> tuple:
+        """Every number field (:data:`_NUMBERS`), in order: a row of :func:`mapping_columns`."""
+        return attrgetter(*_NUMBERS)(self)
+
 
 _MAPPING_FIELDS = tuple(f.name for f in fields(Mapping))
+_NUMBERS = tuple(f for f in _MAPPING_FIELDS if f not in ("pattern", "order", "input_mode"))
+_NUMBERS_OF = itemgetter(*(_MAPPING_FIELDS.index(f) for f in _NUMBERS))  # a field tuple's numbers
 
 
 def _mapping(*values) -> Mapping:
@@ -229,6 +236,7 @@ def _mapping(*values) -> Mapping:
     single cost); the instance is the same (fields in ``__dict__``, equal, hashable, picklable)."""
     m = object.__new__(Mapping)
     m.__dict__.update(zip(_MAPPING_FIELDS, values, strict=True))
+    m.__dict__["numbers"] = _NUMBERS_OF(values)  # Mapping.numbers, from the values at hand
     return m
 
 
@@ -524,12 +532,9 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
     return tuple(out), tuple(rejected)
 
 
-_NUMBERS = tuple(f.name for f in fields(Mapping) if f.name not in ("pattern", "order", "input_mode"))
-
-
 def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     """``maps`` as columns: every number, the pattern, outer loop, input mode, name and loop order name."""
-    nums = np.array([attrgetter(*_NUMBERS)(m) for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
+    nums = np.array([m.numbers for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
     out = {k: nums[:, j] for j, k in enumerate(_NUMBERS)}
     labels = np.array([(m.pattern, m.order[-1], m.input_mode, m.name, m.order_name) for m in maps],
                       dtype=object).reshape(len(maps), 5)
