@@ -49,7 +49,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -168,6 +168,15 @@ class Hw:
     #: narrower tiles that only shrink the partial sums of a start (for a layer the SPM cannot hold whole)
     tile_search: int = 0
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        """The hash, computed once (an array keys the mapper's caches for every layer); numbers only, as for
+        :class:`ConvShape` (equal arrays of the two architectures share a hash, equality tells them apart)."""
+        return hash((self.rows, self.cols, self.lmm_bytes, self.spm_bytes, self.elem_bytes))
+
     @property
     def pes(self) -> int:
         return self.rows * self.cols
@@ -214,8 +223,15 @@ class Mapping:
     def name(self) -> str:
         return f"{self.pattern}[{self.order_name}]"
 
+    @cached_property
+    def numbers(self) -> tuple:
+        """Every number field (:data:`_NUMBERS`), in order: a row of :func:`mapping_columns`."""
+        return attrgetter(*_NUMBERS)(self)
+
 
 _MAPPING_FIELDS = tuple(f.name for f in fields(Mapping))
+_NUMBERS = tuple(f for f in _MAPPING_FIELDS if f not in ("pattern", "order", "input_mode"))
+_NUMBERS_OF = itemgetter(*(_MAPPING_FIELDS.index(f) for f in _NUMBERS))  # a field tuple's numbers
 
 
 def _mapping(*values) -> Mapping:
@@ -224,6 +240,7 @@ def _mapping(*values) -> Mapping:
     single cost); the instance is the same (fields in ``__dict__``, equal, hashable, picklable)."""
     m = object.__new__(Mapping)
     m.__dict__.update(zip(_MAPPING_FIELDS, values, strict=True))
+    m.__dict__["numbers"] = _NUMBERS_OF(values)  # Mapping.numbers, from the values at hand
     return m
 
 
@@ -268,11 +285,12 @@ def _geometry_cols(pattern: str, sh: ConvShape, c: int) -> tuple[int, int, int, 
 
 
 @lru_cache(maxsize=16384)
-def _reduction_rows(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tuple[int, int, int, str]:
-    """(icpar, khpar, px_sets, reason) that fit the rows of array ``hw`` (only its architecture, rows and
-    columns count); icpar == 0 means rejected."""
-    gpar, ocp, pxp, rows_per_krow = _geometry(pattern, sh, hw)
-    avail = hw.rows - HEADER_ROWS[pattern] - _tail_rows(pattern, hw.cols)
+def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int,
+                    split_ok: bool) -> tuple[int, int, int, str]:
+    """(icpar, khpar, px_sets, reason) that fit the rows of an ``arch`` array of ``rows`` x ``cols`` PEs;
+    icpar == 0 means rejected."""
+    gpar, ocp, pxp, rows_per_krow = _geometry_cols(pattern, sh, cols)
+    avail = rows - HEADER_ROWS[pattern] - _tail_rows(pattern, cols)
     whole = sh.kh * rows_per_krow
     if sh.op == "max" and pattern == "B":  # pooling: stack output pixels instead of channels
         sets = avail // whole
@@ -280,18 +298,18 @@ def _reduction_rows(pattern: str, sh: ConvShape, hw: Hw, split_ok: bool) -> tupl
             return 1, sh.kh, min(sets, sh.ow), ""
     elif avail >= whole:
         icpar = min(sh.ic, avail // whole)
-        if hw.arch == "emaxv":
+        if arch == "emaxv":
             icpar = _largest_divisor(sh.ic, icpar)
         return icpar, sh.kh, 1, ""
     if not split_ok:
         return 0, 0, 0, (f"{pattern}: one channel's {sh.kh}x{sh.kw} kernel needs {whole} MAC rows, "
-                         f"{avail} of {hw.rows} rows are free")
+                         f"{avail} of {rows} rows are free")
     if avail < 1:
         return 0, 0, 0, (f"{pattern}: loop/address rows and the chain tail take "
-                         f"{hw.rows - avail} rows, array has {hw.rows}")
+                         f"{rows - avail} rows, array has {rows}")
     khpar = avail // rows_per_krow
     if khpar < 1:
-        return 0, 0, 0, f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {hw.rows} are free"
+        return 0, 0, 0, f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {rows} are free"
     return 1, khpar, 1, ""
 
 
@@ -523,7 +541,7 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     """
     out: list[Mapping] = []
     rejected: list[Rejected] = []
-    for item in _conv_structures(sh, Hw(hw.arch, hw.rows, hw.cols, 0, 0, hw.elem_bytes), pattern, order):
+    for item in _conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order):
         if isinstance(item, Rejected):
             rejected.append(item)
             continue
@@ -537,9 +555,11 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
 
 
 @lru_cache(maxsize=8192)
-def _conv_structures(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple:
-    """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode)
-    (``hw`` without memory sizes: the structure does not depend on them)."""
+def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, pattern: str, order: str) -> tuple:
+    """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode) on an
+    ``arch`` array of ``rows`` x ``cols`` PEs and ``elem``-byte data (the structure does not depend on the
+    memory sizes; plain values as the key: cheaper to hash than an array)."""
+    hw = Hw(arch, rows, cols, 0, 0, elem)
     pats = PATTERNS_V if hw.arch == "emaxv" else PATTERNS_VR
     if pattern != "auto":
         pats = tuple(p for p in pats if p == pattern)
@@ -555,11 +575,10 @@ def _conv_structures(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple:
                 continue
         allowed.append(p)
     # a kernel is split only if no pattern of the architecture (knob or not) holds it whole
-    array = Hw(hw.arch, hw.rows, hw.cols, 0, 0, 0)  # what the reduction depends on
-    whole_fits = any(_reduction_rows(p, sh, array, False)[0] for p in every
+    whole_fits = any(_reduction_rows(p, sh, arch, rows, cols, False)[0] for p in every
                      if p != "pairs" or (sh.op == "mac" and sh.stride == 1 and hw.lddhr and not hw.cols % 2 and sh.oc >= 2))
     for p in allowed:
-        icpar, khpar, pxsets, why = _reduction_rows(p, sh, array, not whole_fits)
+        icpar, khpar, pxsets, why = _reduction_rows(p, sh, arch, rows, cols, not whole_fits)
         if not icpar:
             items.append(Rejected(p, why))
             continue
@@ -600,12 +619,9 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
     return tuple(out), tuple(rejected)
 
 
-_NUMBERS = tuple(f.name for f in fields(Mapping) if f.name not in ("pattern", "order", "input_mode"))
-
-
 def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     """``maps`` as columns: every number, the pattern, outer loop, input mode, name and loop order name."""
-    nums = np.array([attrgetter(*_NUMBERS)(m) for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
+    nums = np.array([m.numbers for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
     out = {k: nums[:, j] for j, k in enumerate(_NUMBERS)}
     labels = np.array([(m.pattern, m.order[-1], m.input_mode, m.name, m.order_name) for m in maps],
                       dtype=object).reshape(len(maps), 5)

@@ -410,10 +410,11 @@ class _Results:
             self.labels["mapping"][fl, fp] = np.array([f"fused into {f}" for f in into], dtype=object)
             for k in ("loop_order", "runner_up_lost"):
                 self.labels[k][fl, fp] = "-"
+        flat = layer_of * self.n + at  # positions in the [layers, points] arrays: one 1-D scatter per key
         for k, v in res.items():
-            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k])[layer_of, at] = v
+            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
         for k, v in labels.items():
-            self.labels[k][layer_of, at] = v
+            self.labels[k].reshape(-1)[flat] = v
         if plans:
             bounds = np.searchsorted(layer_of, np.arange(self.nl + 1))
             for k, rows in plans.items():
