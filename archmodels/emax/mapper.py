@@ -175,7 +175,7 @@ class Hw:
     def _hash(self) -> int:
         """The hash, computed once (an array keys the mapper's caches for every layer); numbers only, as for
         :class:`ConvShape` (equal arrays of the two architectures share a hash, equality tells them apart)."""
-        return hash((self.rows, self.cols, self.lmm_bytes, self.spm_bytes, self.elem_bytes))
+        return hash((self.rows, self.cols, self.lmm_bytes, self.spm_bytes, self.elem_bytes, self.oc_cap, self.tile_search))
 
     @property
     def pes(self) -> int:
