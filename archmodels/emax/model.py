@@ -95,6 +95,7 @@ def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
 
 
 def _oc_tile_param() -> Param:
+    """EMAXVR's channels-per-start knob (EMAXV runs one output channel per start: nothing to tile)."""
     return Param("oc_tile", "int", 0, 0, 4096, unit="", knob=True,
                  doc="at most this many output channels per start (rounded down to whole OC iterations); 0 = "
                      "searched: the most that fit the LMM, and under criterion=dram also the smaller tiles that can "
@@ -296,7 +297,6 @@ class EmaxvModel(_EmaxBase):
         Param("spm_kb", "float", 0.0, 0, 0, unit="KB", doc="EMAXV has no scratchpad (only 0)"),
         Param("pattern", "choice", "auto", choices=("auto", "single"), doc="mapping pattern (EMAXV: single loop)",
               knob=True),
-        _oc_tile_param(),
     ])
 
 
