@@ -87,8 +87,9 @@ def test_vgg16_lmm_counterexample_fixed_by_searched_segments():
     assert d[1] <= d[0] * (1 + 1e-9), d
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (docs/validation/emax.md): the channel tiles tried stop at the "
-                   "largest bus-aligned one, and a smaller aligned tile that the smaller LMM offered moves 0.03 % less")
+@pytest.mark.xfail(strict=True, reason="known gap (docs/validation/emax.md): a kernel LMM's weight transfer is "
+                   "averaged over the partial last input-channel pass, so its bus-word rounding varies irregularly with "
+                   "the channel tile, and a tile the smaller LMM offered (112) moves 0.03 % less than the larger one's")
 def test_known_vgg16_lmm_counterexample_under_dram_criterion():
     d = _lmm_doubled(VGG_COUNTEREXAMPLE, "vgg16-conv")
     assert d[1] <= d[0] * (1 + 1e-9), d
