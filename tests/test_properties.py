@@ -28,15 +28,16 @@ def _workload(arch: str) -> str:
     return WORKLOAD.get(arch, "lenet")
 
 
-@pytest.mark.parametrize("arch, key", [("emaxvr", "spm_kb"), ("emaxvr", "lmm_kb")])
+@pytest.mark.parametrize("arch, key, wl", [("emaxvr", "spm_kb", None), ("emaxvr", "lmm_kb", None),
+                                           ("emaxvr", "lmm_kb", "vgg16-conv")])
 @SETTINGS
 @given(seed=SEEDS, factor=st.sampled_from([2.0, 4.0]))
-def test_more_memory_never_more_dram_traffic_under_dram_criterion(arch, key, seed, factor):
+def test_more_memory_never_more_dram_traffic_under_dram_criterion(arch, key, wl, seed, factor):
     m = get_model(arch)
     p = _point(arch, seed, criterion="dram")
     hi = m.params.get(key).high
     big = dict(p, **{key: min(p[key] * factor if p[key] > 0 else 64.0, hi)})
-    r = m.evaluate_points(_workload(arch), [p, big])
+    r = m.evaluate_points(wl or _workload(arch), [p, big])
     if not r.feasible[0]:
         return  # a larger memory may make an infeasible point feasible, never the reverse
     assert r.feasible[1]
@@ -66,7 +67,7 @@ VGG_FIXED = {"rows": 375, "cols": 2, "lmm_kb": 0.8878778026589048, "clock_mhz": 
              "spm_latency_ns": 3756.421429624064, "pattern": "A", "loop_order": "auto", "pool_fusion": True,
              "pool_schedule": "after_conv", "psum_home": "spm", "halo": "spm", "ic_loop": "outer",
              "band_size": 1290}
-#: the one VGG16 pair of 856 (docs/tools/dram_monotonicity.py) that still moves more traffic at twice the LMM
+#: the last VGG16 pair of 856 (docs/tools/dram_monotonicity.py) that moved more traffic at twice the LMM
 VGG_COUNTEREXAMPLE = {"rows": 253, "cols": 4, "lmm_kb": 0.9417476169432689, "clock_mhz": 253.57440249495485,
                       "dtype_bits": 16, "dram_gbps": 947.7570247790527, "dram_latency_ns": 601.1250913155596,
                       "fsm_bus_bits": 64, "tech_nm": 28, "dram": "ddr3l", "criterion": "dram",
@@ -87,10 +88,27 @@ def test_vgg16_lmm_counterexample_fixed_by_searched_segments():
     assert d[1] <= d[0] * (1 + 1e-9), d
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (docs/validation/emax.md): a kernel LMM's weight transfer is "
-                   "averaged over the partial last input-channel pass, so its bus-word rounding varies irregularly with "
-                   "the channel tile, and a tile the smaller LMM offered (112) moves 0.03 % less than the larger one's")
+#: a VGG16 point (seed 777, point 824 of docs/tools/dram_monotonicity.py) still +36 % at twice the LMM
+VGG_COUNTEREXAMPLE_2 = {"rows": 25, "cols": 8, "lmm_kb": 1.3871761524634016, "clock_mhz": 517.4949824967526,
+                        "dtype_bits": 32, "dram_gbps": 250.36962723634954, "dram_latency_ns": 2669.6367411607434,
+                        "fsm_bus_bits": 256, "tech_nm": 14, "dram": "hbm2", "criterion": "dram",
+                        "spm_kb": 13509.052755558114, "spm_gbps": 8.87713997894662,
+                        "spm_latency_ns": 6067.267288383301, "pattern": "auto", "loop_order": "OW,OC,OH",
+                        "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "spm", "halo": "dram",
+                        "ic_loop": "auto", "band_size": 1214}
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (docs/validation/emax.md): the tile search tries narrower OW "
+                   "segments and fewer channels per start one at a time, not together; the smaller LMM's C2 tile "
+                   "(8 channels x 112 pixels) lets C1's output stay in the SPM, and the larger LMM's list lacks it")
 def test_known_vgg16_lmm_counterexample_under_dram_criterion():
+    d = _lmm_doubled(VGG_COUNTEREXAMPLE_2, "vgg16-conv")
+    assert d[1] <= d[0] * (1 + 1e-9), d
+
+
+def test_vgg16_lmm_counterexample_fixed_by_per_pass_transfers():
+    """Once the last VGG16 counterexample (+0.03 %): a kernel LMM's weight transfer was averaged over a partial
+    last input-channel pass, so its bus-word rounding varied irregularly with the channel tile."""
     d = _lmm_doubled(VGG_COUNTEREXAMPLE, "vgg16-conv")
     assert d[1] <= d[0] * (1 + 1e-9), d
 

@@ -678,7 +678,12 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     # weights (one transfer per kernel LMM per start; re-read per output-row band and per segment)
     bias_g = oc * e
     w_deliv = g * (w_group - bias_g) * t_oh * n_seg
-    w_count = np.maximum(runs * klmm, 1)
+    # kernel LMMs per run: a partial last input-channel pass fills fewer of them (each still gets its taps' share)
+    ic_passes = _cdiv(ic, icpar)
+    ic_last = ic - (ic_passes - 1) * icpar
+    with np.errstate(divide="ignore", invalid="ignore"):
+        klmm_runs = np.where(ic_passes > 1, (klmm * (ic_passes - 1) + _cdiv(klmm * ic_last, icpar)) / ic_passes, klmm)
+    w_count = np.maximum(runs * klmm_runs, 1)
     n_chunks = np.ceil(g * w_group / 4096)
     with np.errstate(divide="ignore", invalid="ignore"):
         stages.append(("weight", n_chunks, g * w_group / n_chunks, stage_w))
