@@ -454,6 +454,12 @@ BUS_ALIGN_BYTES = 64
 TILE_SEARCH_MAX = 8
 
 
+def _balanced(oc: int, z: int, unit: int) -> int:
+    """Channels per start of ``oc`` split evenly into ``z`` chunks: ceil(oc / z), rounded up to whole OC
+    iterations of ``unit`` channels."""
+    return -(-(-(-oc // z)) // unit) * unit
+
+
 def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: int = 2) -> tuple[int, ...]:
     """Output channels per start to try when the LMM cannot hold every channel (``t_max`` < ``oc``), beyond
     ``t_max`` itself (issue 12). A kernel LMM receives 2 values per OC iteration (pattern A: 2 taps per channel)
@@ -472,7 +478,7 @@ def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: i
     z, z_stop = -(-oc // t_max) - 1, (-(-oc // aligned) if aligned else oc)
     while z < z_stop and len(out) < TILE_SEARCH_MAX - (1 if aligned else 0):
         z += 1
-        t = -(-(-(-oc // z)) // unit) * unit  # ceil(oc / z), rounded up to whole OC iterations
+        t = _balanced(oc, z, unit)
         if t <= t_max and t not in out:
             out.append(t)
     if aligned and aligned not in out:
@@ -501,7 +507,7 @@ def ow_segments(ow: int, n_min: int, step: int) -> tuple[int, ...]:
 
 
 def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], str]:
-    """The mappings of structure ``st`` (from :func:`_conv_structure`) fitted to ``hw``'s LMM: the fewest OW
+    """The mappings of structure ``st`` (from :func:`_conv_structures`) fitted to ``hw``'s LMM: the fewest OW
     segments and most output channels per start that fit and, with ``hw.tile_search``, the other segment counts
     of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
     (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
@@ -509,27 +515,27 @@ def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], st
     n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
     if not n_seg:
         return (), why
-    if not (hw.tile_search and sh.op == "mac" and hw.arch == "emaxvr"):  # EMAXV: weights are register constants
-        return (_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-                         load_bytes, n_seg, ow_seg, oc_chunk, need, dup, regs, kernel_lmms, pattern != "single"),), ""
-    step = 2 if pxp == 2 else 1
-    segs = {ow_seg: n_seg}
-    for n in ow_segments(sh.ow, n_seg, step)[1:] if hw.tile_search >= 2 else ():
-        w = -(-sh.ow // n)
-        segs.setdefault(w + w % step if step == 2 else w, n)
     e = hw.elem_bytes
-    tiles = [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, e)]
-    tiles += [(w, oc_chunk) for w in list(segs)[1:]]
-    if oc_chunk >= sh.oc and hw.tile_search >= 2:  # every channel fits: fewer per start only shrink an SPM unit
-        unit = 1 if pattern == "A" else ocp
-        for n in ow_segments(-(-sh.oc // unit), 1, 1)[1:]:
-            t = -(-(-(-sh.oc // n)) // unit) * unit
-            if t < oc_chunk and (ow_seg, t) not in tiles:
-                tiles.append((ow_seg, t))
+    tiles = [(ow_seg, oc_chunk)]
+    if hw.tile_search and sh.op == "mac" and hw.arch == "emaxvr":  # EMAXV: weights are register constants
+        tiles += [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, e)[1:]]
+        if hw.tile_search >= 2:
+            step = 2 if pxp == 2 else 1
+            segs = {ow_seg: n_seg}
+            for n in ow_segments(sh.ow, n_seg, step)[1:]:
+                w = -(-sh.ow // n)
+                segs.setdefault(w + w % step if step == 2 else w, n)
+            tiles += [(w, oc_chunk) for w in list(segs)[1:]]
+            if oc_chunk >= sh.oc:  # every channel fits: fewer per start only shrink an SPM unit
+                unit = 1 if pattern == "A" else ocp
+                for n in ow_segments(-(-sh.oc // unit), 1, 1)[1:]:
+                    t = _balanced(sh.oc, n, unit)
+                    if t < oc_chunk and (ow_seg, t) not in tiles:
+                        tiles.append((ow_seg, t))
     return tuple(_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-                          load_bytes, -(-sh.ow // w), w, t, need if (t, w) == (oc_chunk, ow_seg) else
-                          _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0], dup, regs, kernel_lmms,
-                          pattern != "single") for w, t in tiles), ""
+                          load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
+                          need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
+                          dup, regs, kernel_lmms, pattern != "single") for w, t in tiles), ""
 
 
 @lru_cache(maxsize=8192)

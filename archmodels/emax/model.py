@@ -870,7 +870,7 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
     run = [i for i in range(len(layers)) if fused[i] is None and shapes[i] is not None]
     if not run:
         return
-    linked = [shapes[a] is not None and shapes[b] is not None and b == a + 1 + (1 if pooled[a] else 0)
+    linked = [b == a + 1 + (1 if pooled[a] else 0)
               and _out_elems(layers[a], shapes[a + 1] if pooled[a] else None) == layers[b].input_elems
               for a, b in zip(run, run[1:])] + [False]
 

@@ -233,19 +233,27 @@ def _split_first(kind: str, dram, bursts, per_burst, each, par, on=True) -> list
             _Slot(kind, False, _PLOAD, dram, bursts - first, per_burst, each, par, ok & (bursts > first))]
 
 
+def _chunk_split(total, count, oc, chunk):
+    """(chunks, full chunks, channels of the last chunk, bytes per transfer of a full chunk and of the last one)
+    for ``count`` transfers moving ``total`` bytes of ``oc`` output channels in chunks of ``chunk`` channels, each
+    chunk with the same number of transfers (``count`` / chunks) carrying its own channels' bytes."""
+    oc, chunk = np.asarray(oc, dtype=np.int64), np.asarray(chunk, dtype=np.int64)
+    z, full = _cdiv(oc, np.maximum(chunk, 1)), oc // np.maximum(chunk, 1)
+    rest = oc - full * chunk
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_chunk = count / z  # transfers of each chunk
+        each_full = np.where(z > 1, total * chunk / oc / per_chunk, total / count)
+        each_rest = total * rest / oc / per_chunk
+    return z, full, rest, each_full, each_rest
+
+
 def _by_chunk(kind: str, dram, bursts, per_burst, count, total, oc, chunk, par, on=True) -> list[_Slot]:
     """``bursts`` bursts of ``per_burst`` transfers (``count`` in all) moving ``total`` bytes, one output-channel
     chunk's data per burst: ``oc // chunk`` full chunks of ``chunk`` channels come first (the first burst loads
     before EXEC, the rest overlap it), then the last chunk of the ``oc % chunk`` channels left (PLOAD). Each
     transfer carries its own chunk's bytes, so bus words are rounded per chunk, not over an average chunk."""
-    oc, chunk = np.asarray(oc, dtype=np.int64), np.asarray(chunk, dtype=np.int64)
-    z, full = _cdiv(oc, np.maximum(chunk, 1)), oc // np.maximum(chunk, 1)
-    rest = oc - full * chunk
+    z, full, rest, each_full, each_rest = _chunk_split(total, count, oc, chunk)
     bursts = np.asarray(bursts, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_chunk = count / z  # transfers of each chunk
-        each_full = np.where(z > 1, total * chunk / oc / per_chunk, total / count)
-        each_rest = total * rest / oc / per_chunk
     return _split_first(kind, dram, np.where(z > 1, bursts / z * full, bursts), per_burst, each_full, par, on) + [
         _Slot(kind, False, _PLOAD, dram, bursts / z, per_burst, each_rest, par, on & (rest > 0) & (bursts > 0))]
 
@@ -793,14 +801,9 @@ def fc_plans(shapes: Sequence[FCShape], r: dict[str, np.ndarray]) -> PlanTable:
     pc = passes * chunks
     # with PLOAD the first chunk cannot overlap anything; each chunk moves its own weights (the full chunks of
     # every pass, then the last, smaller chunk), so bus words are rounded per chunk
-    full = outputs // oc_chunk
-    rest = outputs - full * oc_chunk
     # (a MAC PE's LMM gets one weight per output of the chunk; the bias of the chunk goes to the bottom PE with
     # its first pass)
-    ww = inputs * outputs * e
-    with np.errstate(divide="ignore", invalid="ignore"):
-        each_full = np.where(chunks > 1, ww * oc_chunk / outputs / inputs, ww / w_count)
-        each_rest = ww * rest / outputs / inputs
+    _, full, rest, each_full, each_rest = _chunk_split(inputs * outputs * e, w_count, outputs, oc_chunk)
     n_full = np.where(chunks > 1, passes * full, pc)
     b_full = np.where(chunks > 1, full, 1)
     slots = [_Slot("weight", False, _LOAD, True, np.where(pload, 1, n_full), w_count / pc, each_full, c),
