@@ -14,13 +14,16 @@ their exit or by polling a condition with a generous limit (a hang guard).
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import optuna
 import pytest
 from optuna.trial import TrialState
 
@@ -102,6 +105,45 @@ def children(pid: int) -> set[int]:
     return out
 
 
+def _stopped(pid: int) -> bool:
+    return (Path("/proc") / str(pid) / "stat").read_text().rpartition(")")[2].split()[0] == "T"
+
+
+def _free(lock_files, db) -> bool:
+    """No process holds any of the flock files or a lock on the SQLite database ``db``."""
+    for path in lock_files:
+        if not Path(path).exists():
+            continue
+        with open(path) as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            fcntl.flock(fh, fcntl.LOCK_UN)
+    if db is not None:
+        con = sqlite3.connect(db, timeout=0, isolation_level=None)
+        try:
+            con.execute("BEGIN EXCLUSIVE")
+            con.execute("ROLLBACK")
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            con.close()
+    return True
+
+
+def pause_unlocked(proc: subprocess.Popen, lock_files, db=None) -> bool:
+    """Stop ``proc`` (SIGSTOP) at a moment it holds none of the locks; False if it ended first."""
+    while proc.poll() is None:
+        proc.send_signal(signal.SIGSTOP)
+        wait_for(lambda: proc.poll() is not None or _stopped(proc.pid), "the process to stop")
+        if proc.poll() is None and _free(lock_files, db):
+            return True
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(0.01)
+    return False
+
+
 def gone(pid: int) -> bool:
     return not lease.pid_exists(pid)
 
@@ -112,7 +154,18 @@ def test_runs_and_workers_share_one_study_to_the_exact_budget(tmp_path, kind):
     path = make(tmp_path, n=150, storage_url=url)
     first = start("run", path, "--no-progress")
     wait_for(lambda: by_state(trials(path)).get(TrialState.COMPLETE, 0) >= 5, "the first run to make progress")
+    # the first run is paused (outside every lock) until the others have done work: however fast it is, the
+    # work is shared, and a stopped live process's trials must not be taken for dead
+    out_dir = tmp_path / "results" / "c"
+    paused = pause_unlocked(first, [out_dir / ".ask.lock", out_dir / "study.journal.flock"],
+                            tmp_path / "c.db" if kind == "sqlite" else None)
     others = [start("run", path, "--no-progress"), start("worker", path, "--worker-id", 2)]
+    if paused:
+        mine = str(first.pid)
+        wait_for(lambda: sum(t.state == TrialState.COMPLETE and t.user_attrs[lease.OWNER_ATTR].split(":")[1] != mine
+                             for t in trials(path)) >= 5 or any(p.poll() is not None for p in others),
+                 "the other processes to make progress")
+        first.send_signal(signal.SIGCONT)
     outs = [p.communicate(timeout=HANG_S) for p in [first, *others]]
     for p, (out, err) in zip([first, *others], outs):
         assert p.returncode == 0 and "Traceback" not in err, err
@@ -226,6 +279,53 @@ def test_journal_lock_of_a_dead_holder_is_free_at_once(tmp_path):
     assert lock.acquire()
     assert lock_file.read_text().split()[0] == str(os.getpid())
     lock.release()
+
+
+def test_journal_is_synced_once_per_told_trial_and_every_told_trial_is_synced(tmp_path, run_cli, monkeypatch):
+    """TellSyncBackend: a trial's parameters and attributes are written without a sync, its tell with one that
+    covers them; the journal holds every record (readable by a plain Optuna journal)."""
+    synced: list[int] = []  # the journal's size at each sync of it
+    real = os.fsync
+
+    def counting(fd):
+        synced.append(os.fstat(fd).st_size)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    path = make(tmp_path, n=30, batch=5)
+    assert run_cli("run", path, "--no-progress")[0] == 0
+    journal = tmp_path / "results" / "c" / "study.journal"
+    raw = journal.read_bytes()
+    ends, told, logs = 0, [], []
+    for line in raw.splitlines(keepends=True):
+        ends += len(line)
+        logs.append(json.loads(line))
+        if logs[-1]["op_code"] == 6 and TrialState(logs[-1]["state"]).is_finished():
+            told.append(ends)
+    assert len(told) >= 30
+    assert all(any(s >= end for s in synced) for end in told)  # each tell is on disk once told ...
+    assert len(synced) == sum(storage.needs_sync(log) for log in logs)  # ... one sync per record that needs one
+    assert len(synced) < len(logs) / 5  # (a trial writes ~15 records: params, attributes, the tell)
+    ost = optuna.load_study(study_name="c", storage=optuna.storages.JournalStorage(
+        optuna.storages.journal.JournalFileBackend(str(journal))))
+    done = [t for t in ost.trials if t.state == TrialState.COMPLETE and "repeat_of" not in t.user_attrs]
+    assert len(done) == 30 and all(len(t.params) == 4 and "dse" in t.user_attrs for t in done)
+
+
+def test_journal_details_are_visible_to_other_processes_before_the_tell(tmp_path):
+    journal = str(tmp_path / "s.journal")
+    mine = storage.open_storage(journal, tmp_path)
+    study = optuna.create_study(study_name="v", storage=mine)
+    trial = study.ask()
+    trial.suggest_int("x", 0, 9)
+    trial.set_user_attr("note", "running")
+    assert not storage.needs_sync({"op_code": 5}) and storage.needs_sync({"op_code": 6, "state": TrialState.COMPLETE})
+    other = subprocess.run([sys.executable, "-c", (
+        "import sys, optuna; from optuna.storages.journal import JournalFileBackend; "
+        "t = optuna.load_study(study_name='v', storage=optuna.storages.JournalStorage(JournalFileBackend(sys.argv[1])))"
+        ".trials[0]; print(t.state.name, t.params['x'], t.user_attrs['note'])"), journal],
+        cwd=ROOT, capture_output=True, text=True, check=True)
+    assert other.stdout.split() == ["RUNNING", str(trial.params["x"]), "running"]
 
 
 def test_a_pool_task_that_starts_after_its_parent_died_exits():
