@@ -64,7 +64,7 @@ def open_storage(url: str | None, out_dir: Path, heartbeat: bool = True,
         path = Path(url.removeprefix("journal:")) if url else out_dir / "study.journal"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            return JournalStorage(TellSyncBackend(str(path), lock_obj=FlockLock(str(path) + ".flock")))
+            return _journal(path)
         except OSError as exc:
             raise UserError(f"storage {path}: cannot open: {exc.strerror or exc}") from None
     if url.startswith(("sqlite://", "postgresql", "mysql")):
@@ -112,6 +112,38 @@ def needs_sync(log: dict) -> bool:
     if op in (JournalOperation.CREATE_TRIAL, JournalOperation.SET_TRIAL_STATE_VALUES):
         return log.get("state", TrialState.RUNNING) != TrialState.RUNNING
     return True
+
+
+#: journal storages opened by this process: {path: (pid, identity of the file when opened, storage)}
+_OPEN_JOURNALS: dict[str, tuple[int, tuple, JournalStorage]] = {}
+
+
+def _identity(path: str) -> tuple:
+    """(device, inode, size, first record) of a journal file: its first record names the worker that wrote it
+    (a random id), so a journal deleted and written anew differs even where the inode is reused."""
+    st = os.stat(path)
+    with open(path, "rb") as fh:
+        first = fh.readline(4096)
+    return st.st_dev, st.st_ino, st.st_size, first
+
+
+def _journal(path: Path) -> JournalStorage:
+    """The journal storage of ``path``, opened once per process: opening replays the whole journal (seconds
+    for a study of thousands of trials), and ``dse run`` opens its study again for the outputs and the report.
+    A storage reads what other processes appended at its next access, so one per process serves every open.
+    Opened anew when the file was replaced or shortened (its records would not be the ones replayed)."""
+    key = str(path.resolve())
+    hit = _OPEN_JOURNALS.get(key)
+    if hit is not None and hit[0] == os.getpid() and path.exists():
+        dev, ino, size, first = _identity(key)
+        was = hit[1]
+        if (dev, ino) == was[:2] and size >= was[2] and (first == was[3] or not was[3]):
+            if not was[3]:  # empty when opened: its first record is the one this storage replays from now on
+                _OPEN_JOURNALS[key] = (hit[0], (dev, ino, was[2], first), hit[2])
+            return hit[2]
+    storage = JournalStorage(TellSyncBackend(key, lock_obj=FlockLock(key + ".flock")))
+    _OPEN_JOURNALS[key] = (os.getpid(), _identity(key), storage)
+    return storage
 
 
 class TellSyncBackend(JournalFileBackend):

@@ -328,6 +328,21 @@ def test_journal_details_are_visible_to_other_processes_before_the_tell(tmp_path
     assert other.stdout.split() == ["RUNNING", str(trial.params["x"]), "running"]
 
 
+def test_a_journal_is_replayed_once_per_process_unless_replaced(tmp_path):
+    """dse run opens its study again for the outputs and the report: the replayed journal is reused, unless the
+    file was replaced (then its records are not the ones replayed)."""
+    path = tmp_path / "s.journal"
+    first = storage.open_storage(str(path), tmp_path)
+    optuna.create_study(study_name="a", storage=first).optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    again = storage.open_storage(str(path), tmp_path)
+    assert again is first and len(optuna.load_study(study_name="a", storage=again).trials) == 3
+    path.unlink()
+    optuna.create_study(study_name="b", storage=optuna.storages.JournalStorage(
+        optuna.storages.journal.JournalFileBackend(str(path))))
+    fresh = storage.open_storage(str(path), tmp_path)
+    assert fresh is not first and [s.study_name for s in fresh.get_all_studies()] == ["b"]
+
+
 def test_a_pool_task_that_starts_after_its_parent_died_exits():
     """A queued chunk picked up after a kill -9 of the sweep must not run (its result pipe has no reader:
     the worker would block on it forever); a live process that is not our parent (a Dask worker's) is left alone."""
