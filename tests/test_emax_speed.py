@@ -89,3 +89,29 @@ def test_lazy_text_column_semantics():
     assert list(np.asarray(fresh)) == [text, "-", text]
     fresh[2] = "x"  # a change after the column was built
     assert fresh[2] == "x" and np.asarray(fresh)[2] == "x"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_mapper_over_many_requests_equals_one_by_one(seed, arch):
+    """conv_table (the mapper as numpy over many requests) lists, column by column, what conv_candidates lists
+    request by request: every conv/pool shape of the built-in CNNs on random arrays (small ones, where patterns
+    are rejected; tiny LMMs, where nothing fits), LMM sizes, channel caps, tile searches and knobs."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    shapes = [SHAPES[i] for i in rng.integers(0, len(SHAPES), n)]
+    hws = [Hw(arch, int(rng.integers(4, int(rng.choice([16, 64, 513])))), int(rng.choice([2, 4, 8, 16])),
+              int(round(float(np.exp(rng.uniform(np.log(16), np.log(2**21)))))), 0, int(rng.choice([2, 4])),
+              int(rng.choice([0, int(rng.integers(1, 4097))])), int(rng.choice([0, 0, 1, 2]))) for _ in range(n)]
+    pats = [str(rng.choice(["auto", "single"] if arch == "emaxv" else ["auto", "A", "B", "pairs"])) for _ in range(n)]
+    pats = [p if not (sh.op == "max" and p == "pairs") else "auto" for p, sh in zip(pats, shapes)]
+    orders = [str(rng.choice(["auto"] if arch == "emaxv" else ["auto", "OW,OC,OH", "OW,OH,OC"])) for _ in range(n)]
+    cols, req = mapper.conv_table(arch, shapes, hws, pats, orders)
+    maps = [mapper.conv_candidates(*a)[0] for a in zip(shapes, hws, pats, orders)]
+    ref = mapper.mapping_columns([m for ms in maps for m in ms])
+    assert req.tolist() == np.repeat(np.arange(n), [len(ms) for ms in maps]).tolist()
+    assert cols.keys() == ref.keys()
+    for k, v in ref.items():
+        assert cols[k].dtype.kind == v.dtype.kind and np.array_equal(cols[k], v), k
+    for a, ms in zip(zip(shapes, hws, pats, orders), maps):
+        assert mapper.conv_rejections(*a) == (bool(ms), mapper.conv_candidates(*a)[1])

@@ -93,6 +93,12 @@ class ConvShape:
         return hash((self.groups, self.ic, self.oc, self.kh, self.kw, self.stride, self.pad, self.h, self.w, self.oh,
                      self.ow, self.dil, self.op == "mac"))
 
+    @cached_property
+    def numbers(self) -> tuple[int, ...]:
+        """The fields as numbers, in :data:`_SHAPE_FIELDS` order, then 1 for MAC (0 for MAX): a row of
+        :func:`conv_table`'s request arrays."""
+        return tuple(getattr(self, f) for f in _SHAPE_FIELDS) + (int(self.op == "mac"),)
+
     @property
     def kh_ext(self) -> int:
         return self.dil * (self.kh - 1) + 1
@@ -506,19 +512,14 @@ def ow_segments(ow: int, n_min: int, step: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], str]:
-    """The mappings of structure ``st`` (from :func:`_conv_structures`) fitted to ``hw``'s LMM: the fewest OW
-    segments and most output channels per start that fit and, with ``hw.tile_search``, the other segment counts
-    of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
-    (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
-     regs, kernel_lmms) = st
-    n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
-    if not n_seg:
-        return (), why
-    e = hw.elem_bytes
+def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chunk: int, ocp: int,
+           pxp: int) -> list[tuple[int, int]]:
+    """(ow_seg, oc_chunk) of every tile of a structure whose LMM fit (:func:`_fit_lmm`) gave ``n_seg`` segments of
+    ``ow_seg`` pixels and ``oc_chunk`` channels per start: that one and, with ``hw.tile_search``, the other segment
+    counts of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
     tiles = [(ow_seg, oc_chunk)]
     if hw.tile_search and sh.op == "mac" and hw.arch == "emaxvr":  # EMAXV: weights are register constants
-        tiles += [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, e)[1:]]
+        tiles += [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes)[1:]]
         if hw.tile_search >= 2:
             step = 2 if pxp == 2 else 1
             segs = {ow_seg: n_seg}
@@ -532,10 +533,33 @@ def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], st
                     t = _balanced(sh.oc, n, unit)
                     if t < oc_chunk and (ow_seg, t) not in tiles:
                         tiles.append((ow_seg, t))
+    return tiles
+
+
+def _with_lmm(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> tuple[Mapping, ...]:
+    """The mappings of structure ``st`` (from :func:`_conv_structures`) with its LMM fit ``fit`` (:func:`_fit_lmm`)
+    to ``hw``: one per tile of :func:`_tiles`."""
+    (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
+     regs, kernel_lmms) = st
+    n_seg, ow_seg, oc_chunk, _, need = fit
+    e = hw.elem_bytes
     return tuple(_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
                           load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
                           need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
-                          dup, regs, kernel_lmms, pattern != "single") for w, t in tiles), ""
+                          dup, regs, kernel_lmms, pattern != "single")
+                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp))
+
+
+def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
+    """Per (pattern, loop order, input mode) of :func:`_conv_structures`, in candidate order: a :class:`Rejected`,
+    or (name, structure, LMM fit) for a structure that fits ``hw``'s LMM (:func:`_fit_lmm`)."""
+    for item in _conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        name, st = item
+        fit = _fit_lmm(st[0], st[1], st[2], sh, hw, st[6], st[7])
+        yield (name, st, fit) if fit[0] else Rejected(name, fit[3])
 
 
 @lru_cache(maxsize=8192)
@@ -547,17 +571,19 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     """
     out: list[Mapping] = []
     rejected: list[Rejected] = []
-    for item in _conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order):
+    for item in _fitted(sh, hw, pattern, order):
         if isinstance(item, Rejected):
             rejected.append(item)
-            continue
-        name, st = item
-        maps, why = _with_lmm(st, sh, hw)
-        if maps:
-            out.extend(maps)
         else:
-            rejected.append(Rejected(name, why))
+            out.extend(_with_lmm(item[1], sh, hw, item[2]))
     return tuple(out), tuple(rejected)
+
+
+def conv_rejections(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "auto") -> tuple[bool, tuple[Rejected, ...]]:
+    """Whether any mapping of :func:`conv_candidates` fits, and its rejected ones, without building the mappings
+    (the reasons of a layer without a plan, when :func:`conv_table` planned the mappings)."""
+    rejected = [item for item in _fitted(sh, hw, pattern, order) if isinstance(item, Rejected)]
+    return len(rejected) < len(_conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order)), tuple(rejected)
 
 
 @lru_cache(maxsize=8192)
@@ -635,3 +661,241 @@ def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     for k in ("pattern", "outer", "mode"):  # compared per plan row: fixed-width text compares in C, not per object
         out[k] = out[k].astype(str)
     return out
+
+
+# -------------------------------------------------------------------- the mapper over many requests at once
+#: :class:`ConvShape` fields as the columns of :func:`conv_table` (``op`` as 1 = MAC, 0 = MAX)
+_SHAPE_FIELDS = ("groups", "ic", "oc", "kh", "kw", "stride", "pad", "h", "w", "oh", "ow", "dil")
+
+
+def _tail_rows_np(pattern: str, cols: np.ndarray) -> np.ndarray:
+    """:func:`_tail_rows` of every column count (ceil(log2 c) is exact in floats for these small integers)."""
+    if pattern in ("single", "A", "fc"):
+        return np.where(cols > 1, np.ceil(np.log2(np.maximum(cols, 1))).astype(np.int64) + 2, 2)
+    return np.full(cols.shape, 3 if pattern == "pairs" else 2, dtype=np.int64)
+
+
+class _Req:
+    """The fields of many (layer shape, array) requests as int64 arrays (one element per request)."""
+
+    def __init__(self, shapes: Sequence[ConvShape], hws: Sequence[Hw]):
+        s = np.array([sh.numbers for sh in shapes], dtype=np.int64).reshape(len(shapes), len(_SHAPE_FIELDS) + 1)
+        for j, f in enumerate(_SHAPE_FIELDS):
+            setattr(self, f, s[:, j])
+        self.mac = s[:, -1].astype(bool)
+        h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap) for hw in hws],
+                     dtype=np.int64).reshape(len(hws), 5)
+        self.rows, self.cols, self.lmm, self.e, self.oc_cap = h.T
+        self.lddhr = self.e == 2
+        self.kw_ext = self.dil * (self.kw - 1) + 1
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _geometry_np(pattern: str, q: _Req) -> tuple[np.ndarray, ...]:
+    """:func:`_geometry_cols` of every request (arrays)."""
+    c, one = q.cols, np.ones_like(q.cols)
+    if pattern in ("single", "A"):
+        return one, one, one, _cdiv(q.kw, c)
+    if pattern == "pairs":
+        return one, np.minimum(c // 2, q.oc), 2 * one, q.kw
+    ocp = np.minimum(c, q.oc)
+    gpar = np.where(q.oc < c, np.minimum(q.groups, np.maximum(1, c // ocp)), 1)
+    return gpar, ocp, one, q.kw
+
+
+def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray, arch: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """:func:`_reduction_rows` and :func:`_pattern_structure` of every request: whether the pattern runs, and
+    its structure's fields (named as :class:`Mapping`'s)."""
+    gpar, ocp, pxp, rpk = _geometry_np(pattern, q)
+    c, e, w = q.cols, q.e, q.mac
+    tail = _tail_rows_np(pattern, c)
+    avail = q.rows - HEADER_ROWS[pattern] - tail
+    whole = q.kh * rpk
+    fits = avail >= whole
+    max_b = ~w & (pattern == "B")
+    icpar = np.where(max_b, 1, np.minimum(q.ic, np.maximum(avail, 0) // whole))
+    if arch == "emaxv":
+        pair = np.stack([q.ic, np.maximum(icpar, 1)], axis=1)
+        u, inv = np.unique(pair, axis=0, return_inverse=True)
+        icpar = np.array([_largest_divisor(int(a), int(b)) for a, b in u], dtype=np.int64)[inv.reshape(-1)]
+    pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
+    split_khpar = np.maximum(avail, 0) // rpk
+    ok = fits | (split_ok & (avail >= 1) & (split_khpar >= 1))
+    icpar = np.where(fits, icpar, 1)
+    khpar = np.where(fits, q.kh, split_khpar)
+    pxsets = np.where(fits, pxsets, 1)
+    if pattern == "B":
+        pxp = np.where(max_b, pxsets, pxp)
+    mac_rows = icpar * khpar * rpk * np.where(max_b, pxsets, 1)
+    rows_used = HEADER_ROWS[pattern] + mac_rows + tail
+    taps = icpar * khpar * q.kw
+    zero = np.zeros_like(taps)
+    if pattern == "single":
+        per_krow = np.where(q.lddhr & (q.stride == 1), (q.kw + 1) // 2, q.kw)  # ceil(kw * 0.5) or kw
+        mem_row = np.minimum(2 * c, per_krow)
+        dup = _cdiv(per_krow, 2 * c)
+        macs = taps
+        alus = macs + 1 + (np.minimum(c, q.kw) - 1) + 1
+        loads = icpar * khpar * per_krow
+        load_bytes = taps * e
+        regs = np.where(w, macs + 1, 0) + 2
+        kernel_lmms = zero
+    elif pattern == "A":
+        aex = np.where(w, AEX_STREAMS["mac"], AEX_STREAMS["max"])
+        mem_row = np.where(w, 2, 1) * np.minimum(c, q.kw)
+        dup = zero + 1
+        macs = taps
+        alus = macs + LOOP_COUNTERS_VR + aex + (np.minimum(c, q.kw) - 1) + 1
+        loads = taps * np.where(w, 2, 1)
+        load_bytes = loads * e
+        regs = 2 * LOOP_COUNTERS_VR + 3 * aex
+        kernel_lmms = np.where(w, _cdiv(taps, 2), 0)
+    else:  # B, pairs
+        aex = np.where(w, AEX_STREAMS["mac"], AEX_STREAMS["max"])
+        kern_instr = np.where(w, np.where(q.lddhr, _cdiv(ocp, 2), ocp), 0)
+        mem_row = gpar * (1 + kern_instr)
+        dup = zero + 1
+        macs = taps * gpar * ocp * pxp
+        bottoms = gpar * ocp * pxp
+        alus = macs + LOOP_COUNTERS_VR + aex + bottoms + (ocp if pattern == "pairs" else 0)
+        loads = mac_rows * mem_row
+        load_bytes = loads * e * np.where(q.lddhr, 2, 1)
+        regs = 2 * LOOP_COUNTERS_VR + 3 * aex
+        kernel_lmms = np.where(w, mac_rows * gpar * _cdiv(ocp, 2), 0)
+    ok &= (mem_row <= 2 * c) & (rows_used <= q.rows) & (alus <= q.rows * c)
+    return ok, dict(icpar=icpar, khpar=khpar, gpar=gpar, oc_par=ocp, px_par=pxp, macs=macs, alus=alus,
+                    rows_used=rows_used, mem_per_row=mem_row, loads_per_iter=loads, load_bytes_per_iter=load_bytes,
+                    dup_rows=dup, regs=regs + zero, kernel_lmms=kernel_lmms)
+
+
+def _lmm_need_np(pattern: str, resident: bool, q: _Req, ow_seg: np.ndarray, oc_chunk: np.ndarray,
+                 ocp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_lmm_need` of every request (arrays; ``resident``: the input mode is ``resident``)."""
+    e = q.e
+    span = np.minimum(q.w + 2 * q.pad, (ow_seg - 1) * q.stride + q.kw_ext)
+    if pattern == "single":
+        return np.maximum(span * e, ow_seg * e), np.zeros_like(span)
+    inp = 2 * span * e * (q.oh if resident else 1)
+    psum = 2 * ow_seg * e
+    if pattern == "A":
+        ker = 2 * 2 * oc_chunk * e
+    else:
+        ker = 2 * 2 * _cdiv(oc_chunk, ocp) * e
+    ker = np.where(q.mac, ker, 0)
+    return np.maximum(np.maximum(inp, psum), ker), ker
+
+
+def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.ndarray,
+                live: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit).
+
+    The need grows with the segment and the segment shrinks as n_seg grows, so instead of searching, the
+    widest segment that fits comes from each term of :func:`_lmm_need` and the fewest segments from it."""
+    lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
+    step = np.where(pxp == 2, 2, 1)
+    _, ker = _lmm_need_np(pattern, resident, q, q.ow, q.oc, ocp)  # the kernel need does not depend on ow_seg
+    over = ker > lmm
+    per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
+    iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
+    oc_chunk = np.where(over, iters * unit, q.oc)
+    ker = np.where(over, _lmm_need_np(pattern, resident, q, q.ow, oc_chunk, ocp)[1], ker)
+    # the widest segment whose input span and partial sums fit (span = min(w + 2 pad, (seg - 1) stride + kw_ext))
+    per_span, per_px = (q.e, q.e) if pattern == "single" else (2 * q.e * (q.oh if resident else 1), 2 * q.e)
+    span_max = lmm // per_span
+    seg_max = np.where(q.w + 2 * q.pad <= span_max, lmm // per_px,
+                       np.minimum(lmm // per_px, (span_max - q.kw_ext) // q.stride + 1))
+    seg_max -= np.where(step == 2, seg_max % 2, 0)  # pairs: even segments
+    found = live & (ker <= lmm) & ~(over & (iters < 1)) & (seg_max >= step)
+    n_seg = np.where(found, _cdiv(q.ow, np.maximum(seg_max, 1)), 0)
+    ow_seg = _cdiv(q.ow, np.maximum(n_seg, 1))
+    ow_seg = np.where(step == 2, ow_seg + ow_seg % 2, ow_seg)
+    need = _lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0]
+    # at most oc_cap channels per start, in whole OC iterations
+    cap = np.maximum(unit, q.oc_cap // unit * unit)
+    capped = (n_seg > 0) & (q.oc_cap > 0) & (q.oc_cap < q.oc) & q.mac & (oc_chunk > cap)
+    if capped.any():
+        oc_chunk = np.where(capped, cap, oc_chunk)
+        need = np.where(capped, _lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0], need)
+    return n_seg, ow_seg, oc_chunk, need
+
+
+def _slots(arch: str) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """(pattern, loop order, input mode) of every structure :func:`_conv_structures` may list, in its order."""
+    if arch == "emaxv":
+        return tuple((p, ("OW",), "rows") for p in PATTERNS_V)
+    return tuple((p, o, m) for p in PATTERNS_VR for o in ORDERS_VR for m in (["rows"] if o[-1] != "OC" else ["resident", "swap"]))
+
+
+def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
+               orders: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """:func:`mapping_columns` of ``conv_candidates(shapes[j], hws[j], patterns[j], orders[j])[0]`` for every
+    request j (``arch`` arrays), concatenated in request order, and the request of each row.
+
+    The mapper as numpy over all requests at once (random design points rarely share an array, so the per-call
+    caches of :func:`conv_candidates` seldom hit): :func:`_conv_structures` and :func:`_fit_lmm` on arrays, a tile
+    search's other tiles per fitted structure in Python (:func:`_tiles`). Rejection reasons are not built: ask
+    :func:`conv_candidates` for them."""
+    n = len(shapes)
+    q = _Req(shapes, hws)
+    pat_knob = np.array(patterns, dtype=object)
+    ord_knob = np.array(orders, dtype=object)
+    every = PATTERNS_V if arch == "emaxv" else PATTERNS_VR
+    pairs_ok = q.mac & (q.stride == 1) & q.lddhr & (q.cols % 2 == 0) & (q.oc >= 2)
+    geo = {p: _geometry_np(p, q) for p in every}
+    whole_fits = np.zeros(n, bool)
+    for p in every:
+        whole_fits |= (q.rows - HEADER_ROWS[p] - _tail_rows_np(p, q.cols) >= q.kh * geo[p][3]) & (pairs_ok if p == "pairs" else True)
+    slots = _slots(arch)
+    nums = np.zeros((n, len(slots), len(_NUMBERS)))
+    valid = np.zeros((n, len(slots)), bool)
+    col = {f: j for j, f in enumerate(_NUMBERS)}
+    j = 0
+    for p in every:
+        allowed = (pat_knob == "auto") | (pat_knob == p)
+        if p == "pairs":
+            allowed &= pairs_ok
+        ok, core = _structure_np(p, q, ~whole_fits, arch)
+        ok &= allowed
+        fit = {}
+        for res in (False, True):
+            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok)
+        while j < len(slots) and slots[j][0] == p:
+            _, o, mode = slots[j]
+            o_ok = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
+            n_seg, ow_seg, oc_chunk, need = fit[mode == "resident"]
+            valid[:, j] = ok & o_ok & (n_seg > 0)
+            for f, v in core.items():
+                nums[:, j, col[f]] = v
+            nums[:, j, col["n_seg"]] = n_seg
+            nums[:, j, col["ow_seg"]] = ow_seg
+            nums[:, j, col["oc_chunk"]] = oc_chunk
+            nums[:, j, col["lmm_need"]] = need
+            nums[:, j, col["pload"]] = p != "single"
+            j += 1
+    req, slot = np.nonzero(valid)
+    out = {f: nums[req, slot, k] for f, k in col.items()}
+    lab = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)[slot]
+    # a tile search's other tiles (:func:`_tiles`), each right after its structure's first
+    search = (np.array([hw.tile_search > 0 for hw in hws], dtype=bool) & q.mac)[req] if arch == "emaxvr" else ()
+    if np.any(search):
+        at, extra = [], []
+        f = [out[k] for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par", "lmm_need")]
+        for r in np.flatnonzero(search).tolist():
+            sh, hw, (p, o, mode) = shapes[req[r]], hws[req[r]], slots[slot[r]]
+            n_seg, ow_seg, oc_chunk, ocp, pxp, need = (int(v[r]) for v in f)
+            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp)[1:]:
+                at.append(r)
+                extra.append((n_seg if w == ow_seg else -(-sh.ow // w), w, t,
+                              need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(p, o, mode, sh, hw.elem_bytes, w, t, ocp)[0]))
+        if at:
+            at = np.array(at, dtype=np.int64)
+            rank = np.argsort(np.concatenate([np.arange(len(req)), at]), kind="stable")
+            new = dict(zip(("n_seg", "ow_seg", "oc_chunk", "lmm_need"), np.array(extra, dtype=float).T))
+            out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
+            req, lab = np.concatenate([req, req[at]])[rank], np.concatenate([lab, lab[at]])[rank]
+    for j, k in enumerate(("pattern", "outer", "mode", "name", "order_name")):
+        out[k] = lab[:, j].astype(str) if k in ("pattern", "outer", "mode") else lab[:, j]
+    return out, req

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,8 +39,8 @@ from . import cost
 from .. import tech
 from .. import vector
 from ..base import Model
-from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
-                          shape_of)
+from .mapper import (ConvShape, FCShape, Hw, Rejected, conv_rejections, conv_table, fc_candidates,
+                     mapping_columns, shape_of)
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyText, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
@@ -674,13 +675,20 @@ def _shapes(workload: Workload) -> tuple[ConvShape | FCShape | None, ...]:
     return tuple(shape_of(layer) for layer in workload.layers)
 
 
-def _candidates(sh, hw: Hw, pattern: str, order: str, kind: str) -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
-    """The mapper's candidates of a layer (``hw`` without its SPM: mappings do not depend on it)."""
+def _rejections(sh, hw: Hw, pattern: str, order: str, kind: str) -> tuple[bool, tuple[Rejected, ...]]:
+    """Whether the mapper finds a mapping of a layer, and its rejected mappings with the reasons (``hw`` without
+    its SPM: mappings do not depend on it)."""
     if sh is None:
-        return (), (Rejected("-", f"{hw.arch} does not run {kind} layers"),)
+        return False, (Rejected("-", f"{hw.arch} does not run {kind} layers"),)
     if isinstance(sh, FCShape):
-        return fc_candidates(sh, hw)
-    return conv_candidates(sh, hw, pattern if not (sh.op == "max" and pattern == "pairs") else "auto", order)
+        maps, rej = fc_candidates(sh, hw)
+        return bool(maps), rej
+    return conv_rejections(sh, hw, _conv_pattern(sh, pattern), order)
+
+
+def _conv_pattern(sh: ConvShape, pattern: str) -> str:
+    """The pattern knob as the mapper takes it for a conv or pooling layer (pooling cannot run ``pairs``)."""
+    return pattern if not (sh.op == "max" and pattern == "pairs") else "auto"
 
 
 def _spm_tiles(mhw: Hw, hw: Hw, sh) -> Hw:
@@ -709,24 +717,53 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
     fused: list[list[str | None]] = [[None] * nk for _ in range(nl)]
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
-    for k in range(nk):
-        if vr_spm[k] and fusion[k]:
-            for i in range(nl - 1):
-                if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks \
-                        and conv_candidates(shapes[i + 1], mhws[k])[0]:
-                    fused[i + 1][k] = layers[i].name
-                    pooled[i, k] = True
-    cands = [[_candidates(shapes[i], _spm_tiles(mhws[k], hws[k], shapes[i]), pattern[k], order[k], layers[i].kind)
-              if fused[i][k] is None else ((), ()) for k in range(nk)] for i in range(nl)]
+    # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
+    pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in range(nl - 1)
+             if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks]
+    pool_maps, pool_req = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
+                                     ["auto"] * len(pairs), ["auto"] * len(pairs))
+    for r in np.unique(pool_req).tolist():
+        i, k = pairs[r]
+        fused[i + 1][k] = layers[i].name
+        pooled[i, k] = True
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
-    planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched], pins)
+    run = [(i, k) for i in range(nl) for k in range(nk) if shapes[i] is not None and fused[i][k] is None]
+    maps, owner = _mapping_rows(arch, shapes, run, hws, mhws, pattern, order)
+    planned = _context_plans(arch, shapes, run, maps, owner, hws, ctxs, pooled, [s == "per_band" for s in sched],
+                             pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
         if vr_spm[k]:
             chain = _chain_least_dram if hws[k].tile_search else _chain
             chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
-    return _final_plans(planned, cands, shapes, fused, resident, keep)
+
+    def rejections(i: int, k: int) -> tuple[bool, tuple[Rejected, ...]]:
+        return _rejections(shapes[i], _spm_tiles(mhws[k], hws[k], shapes[i]), pattern[k], order[k], layers[i].kind)
+
+    return _final_plans(planned, rejections, shapes, fused, resident, keep)
+
+
+def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
+                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The candidate mappings of every (layer, combination) of ``run`` as columns (as
+    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in ``run``'s order, and the position in ``run`` of
+    each: conv and pooling layers through the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`),
+    FC layers through :func:`~archmodels.emax.mapper.fc_candidates`."""
+    conv = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], ConvShape)]
+    fc = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], FCShape)]
+    req = [run[j] for j in conv]
+    cols, at = conv_table(arch, [shapes[i] for i, _ in req], [_spm_tiles(mhws[k], hws[k], shapes[i]) for i, k in req],
+                          [_conv_pattern(shapes[i], pattern[k]) for i, k in req],
+                          [order[k] for _, k in req])
+    owner = np.array(conv, dtype=np.int64)[at] if conv else np.zeros(0, np.int64)
+    if not fc:
+        return cols, owner
+    fc_maps = [fc_candidates(shapes[run[j][0]], mhws[run[j][1]])[0] for j in fc]
+    fc_cols = mapping_columns([m for ms in fc_maps for m in ms])
+    both = np.concatenate([owner, np.repeat(np.array(fc, dtype=np.int64), [len(ms) for ms in fc_maps])])
+    rank = np.argsort(both, kind="stable")
+    return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank]
 
 
 @dataclass(frozen=True)
@@ -753,37 +790,32 @@ class _Planned:
         return (i * self.n_comb + k) * len(CONTEXTS)
 
 
-def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fused, pooled: np.ndarray,
-                   per_band: list[bool], pins: list[dict[str, Any]]) -> _Planned:
-    """The plans of every layer not fused, for each combination k in its first ``ctxs[k]`` contexts."""
+def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, np.ndarray], owner: np.ndarray,
+                   hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool], pins: list[dict[str, Any]],
+                   passes: dict[str, np.ndarray]) -> _Planned:
+    """The plans of every (layer, combination) of ``run`` (not fused), for each combination k in its first
+    ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its position in
+    ``run`` (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
     nl, nk = len(shapes), len(hws)
-    maps: list[Mapping] = []
-    first, n_maps, n_ctx, seg0 = [], [], [], []  # per planned (layer, combination)
-    for i in range(nl):
-        for k in range(nk):
-            if shapes[i] is None or fused[i][k] is not None:
-                continue
-            first.append(len(maps))
-            maps.extend(cands[i][k][0])
-            n_maps.append(len(maps) - first[-1])
-            n_ctx.append(ctxs[k])
-            seg0.append((i * nk + k) * len(CONTEXTS))
+    n_maps = np.bincount(owner, minlength=len(run)).astype(np.int64)
+    first = np.cumsum(n_maps) - n_maps
+    n_ctx = [ctxs[k] for _, k in run]
+    seg0 = np.array([(i * nk + k) * len(CONTEXTS) for i, k in run], dtype=np.int64)
     # rows: each (layer, combination)'s mappings once per context, context by context
-    first, n_maps, seg0 = (np.array(a, dtype=np.int64) for a in (first, n_maps, seg0))
     per = n_maps * np.array(n_ctx, dtype=np.int64)
-    owner = np.repeat(np.arange(len(per)), per)
-    at = np.arange(len(owner)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
-    m_of = np.maximum(n_maps, 1)[owner]
-    row_map = first[owner] + at % m_of
-    row_seg = seg0[owner] + at // m_of
-    mc = mapping_columns(maps)
+    owner_row = np.repeat(np.arange(len(per)), per)
+    at = np.arange(len(owner_row)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
+    m_of = np.maximum(n_maps, 1)[owner_row]
+    row_map = first[owner_row] + at % m_of
+    row_seg = seg0[owner_row] + at // m_of
     # each mapping's structure's first mapping (the fewest OW segments and most channels per start that fit): the
     # plan builder tells the narrower tiles of a tile search (mapper.ow_segments, oc tiles) from it
-    head = np.ones(len(maps), bool)
-    if len(maps):
+    n_rows = len(owner)
+    head = np.ones(n_rows, bool)
+    if n_rows:
         head[1:] = mc["name"][1:] != mc["name"][:-1]
         head[first[n_maps > 0]] = True
-    at_head = np.maximum.accumulate(np.where(head, np.arange(len(maps)), 0))
+    at_head = np.maximum.accumulate(np.where(head, np.arange(n_rows), 0))
     mc["head_n_seg"], mc["head_oc_chunk"] = mc["n_seg"][at_head], mc["oc_chunk"][at_head]
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
@@ -797,7 +829,6 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
              dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
         r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    passes = _pool_passes(shapes, pooled, hws)
     for name, v in passes.items():
         r[name] = v[li, ki]
     tables = []
@@ -829,18 +860,27 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
 
 
-def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw]) -> dict[str, np.ndarray]:
+def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.ndarray], req: np.ndarray,
+                 pairs: list[tuple[int, int]]) -> dict[str, np.ndarray]:
     """The fused pooling pass of layer i (of layer i + 1's pooling) per combination ([layers, combinations],
-    0 where none): the widest pooling mapping on the same array, run as one start without an SPM."""
+    0 where none): the widest pooling mapping on the same array, run as one start without an SPM. ``maps``:
+    the pooling mappings (columns) of request ``req`` = position in ``pairs`` of its (layer i, combination)."""
     out = {name: np.zeros(pooled.shape) for name in ("pool_oh", "pool_ow", "pool_ops", "pool_iterations",
                                                      "pool_loop_ends", "pool_rows_used", "pool_regs")}
     li, ki = np.nonzero(pooled)
     if not len(li):
         return out
     pools = [shapes[i + 1] for i in li]
-    best = [max(conv_candidates(pool, replace(hws[k], spm_bytes=0))[0], key=lambda m: m.macs)
-            for pool, k in zip(pools, ki)]
-    r = mapping_columns(best)
+    # each request's first mapping of the most MAC units (a request's rows are contiguous, requests in order)
+    macs = maps["macs"]
+    has, lo = np.unique(req, return_index=True)
+    top = np.repeat(np.maximum.reduceat(macs, lo), np.diff(np.append(lo, len(req))))
+    at_top = np.flatnonzero(macs == top)
+    first = np.full(len(pairs), -1, dtype=np.int64)
+    first[has] = at_top[np.searchsorted(req[at_top], has)]
+    where = {p: j for j, p in enumerate(pairs)}
+    best = first[[where[(int(i), int(k))] for i, k in zip(li, ki)]]
+    r = {k: v[best] for k, v in maps.items()}
     n = len(best)
     r.update(shape=np.arange(n), cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
              elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
@@ -928,12 +968,11 @@ def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Pl
             resident[b] = True
 
 
-def _final_plans(p: _Planned, cands, shapes, fused: list[list[str | None]], resident: np.ndarray,
+def _final_plans(p: _Planned, rejections: Callable[[int, int], tuple], shapes, fused: list[list[str | None]], resident: np.ndarray,
                  keep: np.ndarray) -> Plans:
     """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on)."""
     nl, nk = resident.shape
-    ctx = np.array([[CONTEXTS.index((bool(r), bool(k))) for r, k in zip(rr, kk)] for rr, kk in zip(resident, keep)],
-                   dtype=np.int64).reshape(nl, nk)
+    ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
     start, count = p.start[seg].ravel(), p.count[seg].ravel()
     rows = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
@@ -944,8 +983,8 @@ def _final_plans(p: _Planned, cands, shapes, fused: list[list[str | None]], resi
     reason = [[""] * nk for _ in range(nl)]
     for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)):
         if fused[i][k] is None:
-            maps, rej = cands[i][k]
-            if maps and isinstance(shapes[i], ConvShape):
+            fits, rej = rejections(i, k)
+            if fits and isinstance(shapes[i], ConvShape):
                 rej = tuple(rej) + (Rejected("-", "no schedule fits the SPM"),)
             reason[i][k] = "; ".join(dict.fromkeys(x.reason for x in rej)) or "no mapping fits"
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused, reason)
