@@ -106,12 +106,14 @@ def test_mapper_over_many_requests_equals_one_by_one(seed, arch):
     pats = [str(rng.choice(["auto", "single"] if arch == "emaxv" else ["auto", "A", "B", "pairs"])) for _ in range(n)]
     pats = [p if not (sh.op == "max" and p == "pairs") else "auto" for p, sh in zip(pats, shapes)]
     orders = [str(rng.choice(["auto"] if arch == "emaxv" else ["auto", "OW,OC,OH", "OW,OH,OC"])) for _ in range(n)]
-    cols, req = mapper.conv_table(arch, shapes, hws, pats, orders)
+    tab = mapper.conv_table(arch, shapes, hws, pats, orders)
+    cols, req = tab.cols, tab.req
     maps = [mapper.conv_candidates(*a)[0] for a in zip(shapes, hws, pats, orders)]
     ref = mapper.mapping_columns([m for ms in maps for m in ms])
     assert req.tolist() == np.repeat(np.arange(n), [len(ms) for ms in maps]).tolist()
     assert cols.keys() == ref.keys()
-    for k, v in ref.items():
+    for k, v in ref.items():  # the same numbers and texts, and text columns of the same kind (str or object)
         assert cols[k].dtype.kind == v.dtype.kind and np.array_equal(cols[k], v), k
-    for a, ms in zip(zip(shapes, hws, pats, orders), maps):
-        assert mapper.conv_rejections(*a) == (bool(ms), mapper.conv_candidates(*a)[1])
+    for j, a in enumerate(zip(shapes, hws, pats, orders)):
+        ms, rej = mapper.conv_candidates(*a)
+        assert tab.rejections(j) == (bool(ms), tuple(x.reason for x in rej))

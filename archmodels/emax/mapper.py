@@ -290,6 +290,41 @@ def _geometry_cols(pattern: str, sh: ConvShape, c: int) -> tuple[int, int, int, 
     return gpar, ocp, 1, sh.kw
 
 
+#: why ``pairs`` cannot run a layer
+PAIRS_WHY = "pairs: needs 16-bit data (LDDHR), stride 1, an even column count and at least 2 output channels"
+
+
+def _why_rows(pattern: str, code: int, sh: ConvShape, rows: int, avail: int, whole: int, rows_per_krow: int) -> str:
+    """Why ``pattern`` gets no rows (:func:`_reduction_rows`): ``code`` 1 = the kernel must not be split, 2 = the
+    header and tail take every row, 3 = not even one kernel row fits."""
+    if code == 1:
+        return (f"{pattern}: one channel's {sh.kh}x{sh.kw} kernel needs {whole} MAC rows, "
+                f"{avail} of {rows} rows are free")
+    if code == 2:
+        return f"{pattern}: loop/address rows and the chain tail take {rows - avail} rows, array has {rows}"
+    return f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {rows} are free"
+
+
+def _why_structure(code: int, mem_row: int, cols: int, rows_used: int, rows: int, alus: int) -> str:
+    """Why a structure does not fit the array (after its pattern's name; :func:`_pattern_structure`): ``code``
+    1 = memory instructions per row, 2 = rows, 3 = ALUs."""
+    if code == 1:
+        return f": {mem_row} memory instructions in a row, at most {2 * cols} (2 per PE)"
+    if code == 2:
+        return f": needs {rows_used} rows, array has {rows}"
+    return f": needs {alus} ALUs, array has {rows * cols}"
+
+
+def _why_lmm(pattern: str, order: tuple[str, ...], mode: str, code: int, need: int, step: int, lmm: int) -> str:
+    """Why a structure does not fit the LMM (:func:`_fit_lmm`): ``code`` 1 = one OC iteration's weights do not
+    (``need``: the kernel PE's bytes for every channel), 2 = not even ``step`` output pixels do (``need``: their
+    bytes)."""
+    if code == 1:
+        return f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {need} B per start, LMM has {lmm} B"
+    return (f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), "
+            f"LMM has {lmm} B")
+
+
 @lru_cache(maxsize=16384)
 def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int,
                     split_ok: bool) -> tuple[int, int, int, str]:
@@ -307,15 +342,10 @@ def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int
         if arch == "emaxv":
             icpar = _largest_divisor(sh.ic, icpar)
         return icpar, sh.kh, 1, ""
-    if not split_ok:
-        return 0, 0, 0, (f"{pattern}: one channel's {sh.kh}x{sh.kw} kernel needs {whole} MAC rows, "
-                         f"{avail} of {rows} rows are free")
-    if avail < 1:
-        return 0, 0, 0, (f"{pattern}: loop/address rows and the chain tail take "
-                         f"{rows - avail} rows, array has {rows}")
     khpar = avail // rows_per_krow
-    if khpar < 1:
-        return 0, 0, 0, f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {rows} are free"
+    code = 1 if not split_ok else 2 if avail < 1 else 3 if khpar < 1 else 0
+    if code:
+        return 0, 0, 0, _why_rows(pattern, code, sh, rows, avail, whole, rows_per_krow)
     return 1, khpar, 1, ""
 
 
@@ -367,7 +397,7 @@ def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str
         per_iter = ker / math.ceil(oc_chunk / ocp) if pattern != "A" else ker / oc_chunk
         iters = int(lmm // per_iter)
         if iters < 1:
-            return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {ker} B per start, LMM has {lmm} B", 0
+            return 0, 0, 0, _why_lmm(pattern, order, mode, 1, ker, 0, lmm), 0
         oc_chunk = iters * (ocp if pattern != "A" else 1)
     step = 2 if pxp == 2 else 1
 
@@ -384,7 +414,7 @@ def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str
     if n_seg:
         return n_seg, seg(n_seg), oc_chunk, "", _lmm_need(pattern, order, mode, sh, e, seg(n_seg), oc_chunk, ocp)[0]
     need, _ = _lmm_need(pattern, order, mode, sh, e, step, oc_chunk, ocp)
-    return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), LMM has {lmm} B", 0
+    return 0, 0, 0, _why_lmm(pattern, order, mode, 2, need, step, lmm), 0
 
 
 def _first(lo: int, hi: int, ok) -> int:
@@ -445,12 +475,9 @@ def _pattern_structure(pattern, sh, hw, icpar, khpar, pxsets) -> tuple[tuple | N
         load_bytes = loads * hw.elem_bytes * (2 if hw.lddhr else 1)
         regs = 2 * LOOP_COUNTERS_VR + 3 * AEX_STREAMS[sh.op]
         kernel_lmms = mac_rows * gpar * math.ceil(ocp / 2) if w else 0  # 2 values per kernel PE
-    if mem_row > 2 * c:
-        return None, f": {mem_row} memory instructions in a row, at most {2 * c} (2 per PE)"
-    if rows_used > hw.rows:
-        return None, f": needs {rows_used} rows, array has {hw.rows}"
-    if alus > hw.pes:
-        return None, f": needs {alus} ALUs, array has {hw.pes}"
+    code = 1 if mem_row > 2 * c else 2 if rows_used > hw.rows else 3 if alus > hw.pes else 0
+    if code:
+        return None, _why_structure(code, mem_row, c, rows_used, hw.rows, alus)
     return (icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup, regs, kernel_lmms), ""
 
 
@@ -579,13 +606,6 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     return tuple(out), tuple(rejected)
 
 
-def conv_rejections(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "auto") -> tuple[bool, tuple[Rejected, ...]]:
-    """Whether any mapping of :func:`conv_candidates` fits, and its rejected ones, without building the mappings
-    (the reasons of a layer without a plan, when :func:`conv_table` planned the mappings)."""
-    rejected = [item for item in _fitted(sh, hw, pattern, order) if isinstance(item, Rejected)]
-    return len(rejected) < len(_conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order)), tuple(rejected)
-
-
 @lru_cache(maxsize=8192)
 def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, pattern: str, order: str) -> tuple:
     """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode) on an
@@ -602,8 +622,7 @@ def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, 
     for p in pats:
         if p == "pairs":
             if sh.op != "mac" or sh.stride != 1 or not hw.lddhr or hw.cols % 2 or sh.oc < 2:
-                items.append(Rejected(p, "pairs: needs 16-bit data (LDDHR), stride 1, an even column count "
-                                         "and at least 2 output channels"))
+                items.append(Rejected(p, PAIRS_WHY))
                 continue
         allowed.append(p)
     # a kernel is split only if no pattern of the architecture (knob or not) holds it whole
@@ -706,9 +725,11 @@ def _geometry_np(pattern: str, q: _Req) -> tuple[np.ndarray, ...]:
     return gpar, ocp, one, q.kw
 
 
-def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray, arch: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """:func:`_reduction_rows` and :func:`_pattern_structure` of every request: whether the pattern runs, and
-    its structure's fields (named as :class:`Mapping`'s)."""
+def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
+                  arch: str) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """:func:`_reduction_rows` and :func:`_pattern_structure` of every request: whether the pattern runs, its
+    structure's fields (named as :class:`Mapping`'s), and why not (the arguments of :func:`_why_rows` and
+    :func:`_why_structure`, ``rows_code`` and ``code`` 0 where it runs)."""
     gpar, ocp, pxp, rpk = _geometry_np(pattern, q)
     c, e, w = q.cols, q.e, q.mac
     tail = _tail_rows_np(pattern, c)
@@ -723,7 +744,7 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray, arch: str) -> tup
         icpar = np.array([_largest_divisor(int(a), int(b)) for a, b in u], dtype=np.int64)[inv.reshape(-1)]
     pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
     split_khpar = np.maximum(avail, 0) // rpk
-    ok = fits | (split_ok & (avail >= 1) & (split_khpar >= 1))
+    rows_code = np.select([fits, ~split_ok, avail < 1, split_khpar < 1], [0, 1, 2, 3], 0)
     icpar = np.where(fits, icpar, 1)
     khpar = np.where(fits, q.kh, split_khpar)
     pxsets = np.where(fits, pxsets, 1)
@@ -765,10 +786,13 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray, arch: str) -> tup
         load_bytes = loads * e * np.where(q.lddhr, 2, 1)
         regs = 2 * LOOP_COUNTERS_VR + 3 * aex
         kernel_lmms = np.where(w, mac_rows * gpar * _cdiv(ocp, 2), 0)
-    ok &= (mem_row <= 2 * c) & (rows_used <= q.rows) & (alus <= q.rows * c)
-    return ok, dict(icpar=icpar, khpar=khpar, gpar=gpar, oc_par=ocp, px_par=pxp, macs=macs, alus=alus,
-                    rows_used=rows_used, mem_per_row=mem_row, loads_per_iter=loads, load_bytes_per_iter=load_bytes,
-                    dup_rows=dup, regs=regs + zero, kernel_lmms=kernel_lmms)
+    code = np.select([mem_row > 2 * c, rows_used > q.rows, alus > q.rows * c], [1, 2, 3], 0)
+    core = dict(icpar=icpar, khpar=khpar, gpar=gpar, oc_par=ocp, px_par=pxp, macs=macs, alus=alus,
+                rows_used=rows_used, mem_per_row=mem_row, loads_per_iter=loads, load_bytes_per_iter=load_bytes,
+                dup_rows=dup, regs=regs + zero, kernel_lmms=kernel_lmms)
+    why = dict(rows_code=rows_code, avail=avail, whole=whole, rpk=rpk, code=code, mem_row=mem_row,
+               rows_used=rows_used, alus=alus)
+    return (rows_code == 0) & (code == 0), core, why
 
 
 def _lmm_need_np(pattern: str, resident: bool, q: _Req, ow_seg: np.ndarray, oc_chunk: np.ndarray,
@@ -790,13 +814,15 @@ def _lmm_need_np(pattern: str, resident: bool, q: _Req, ow_seg: np.ndarray, oc_c
 
 def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.ndarray,
                 live: np.ndarray) -> tuple[np.ndarray, ...]:
-    """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit).
+    """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit), and why not
+    (the code and need of :func:`_why_lmm`, 0 where it fits).
 
     The need grows with the segment and the segment shrinks as n_seg grows, so instead of searching, the
     widest segment that fits comes from each term of :func:`_lmm_need` and the fewest segments from it."""
     lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
     step = np.where(pxp == 2, 2, 1)
     _, ker = _lmm_need_np(pattern, resident, q, q.ow, q.oc, ocp)  # the kernel need does not depend on ow_seg
+    ker_all = ker
     over = ker > lmm
     per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
     iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
@@ -819,7 +845,9 @@ def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.
     if capped.any():
         oc_chunk = np.where(capped, cap, oc_chunk)
         need = np.where(capped, _lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0], need)
-    return n_seg, ow_seg, oc_chunk, need
+    code = np.where(live & over & (iters < 1), 1, np.where(live & (n_seg == 0), 2, 0))
+    why_need = np.where(code == 1, ker_all, _lmm_need_np(pattern, resident, q, step, oc_chunk, ocp)[0])
+    return n_seg, ow_seg, oc_chunk, need, code, why_need
 
 
 def _slots(arch: str) -> tuple[tuple[str, tuple[str, ...], str], ...]:
@@ -829,15 +857,61 @@ def _slots(arch: str) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     return tuple((p, o, m) for p in PATTERNS_VR for o in ORDERS_VR for m in (["rows"] if o[-1] != "OC" else ["resident", "swap"]))
 
 
+@dataclass(frozen=True)
+class ConvTable:
+    """:func:`conv_table`'s answer: the mappings of every request as columns, the request of each row, and what
+    :meth:`rejections` needs."""
+
+    cols: dict[str, np.ndarray]
+    req: np.ndarray
+    arch: str
+    shapes: Sequence[ConvShape]
+    hws: Sequence[Hw]
+    pairs_why: np.ndarray  # per request: the pattern knob allows pairs, the layer cannot run them
+    allowed: dict[str, np.ndarray]  # per pattern and request: the knob allows the pattern and it may run
+    why: dict[str, dict[str, np.ndarray]]  # per pattern: _structure_np's reasons
+    slot_ok: np.ndarray  # [request, slot]: the loop-order knob allows the slot
+    fit_code: np.ndarray  # [request, slot]: _why_lmm's code
+    fit_need: np.ndarray  # [request, slot]: _why_lmm's need
+
+    def rejections(self, j: int) -> tuple[bool, tuple[str, ...]]:
+        """Whether request j has a mapping, and the reasons of the rejected ones in :func:`conv_candidates`'s
+        order (the pairs rule first, then per pattern its rows, or per loop order and mode its structure or LMM
+        fit): built only for the requests whose layer gets no plan."""
+        sh, hw = self.shapes[j], self.hws[j]
+        out = [PAIRS_WHY] if self.pairs_why[j] else []
+        fits = False
+        slots = _slots(self.arch)
+        for p in (PATTERNS_V if self.arch == "emaxv" else PATTERNS_VR):
+            if not self.allowed[p][j]:
+                continue
+            w = {k: int(v[j]) for k, v in self.why[p].items()}
+            if w["rows_code"]:
+                out.append(_why_rows(p, w["rows_code"], sh, hw.rows, w["avail"], w["whole"], w["rpk"]))
+                continue
+            for s, (_, o, mode) in ((s, x) for s, x in enumerate(slots) if x[0] == p):
+                if not self.slot_ok[j, s]:
+                    continue
+                if w["code"]:
+                    out.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(w["code"], w["mem_row"], hw.cols, w["rows_used"],
+                                                                          hw.rows, w["alus"]))
+                elif self.fit_code[j, s]:
+                    out.append(_why_lmm(p, o, mode, int(self.fit_code[j, s]), int(self.fit_need[j, s]),
+                                        2 if w["pxp"] == 2 else 1, hw.lmm_bytes))
+                else:
+                    fits = True
+        return fits, tuple(out)
+
+
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
-               orders: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+               orders: Sequence[str]) -> ConvTable:
     """:func:`mapping_columns` of ``conv_candidates(shapes[j], hws[j], patterns[j], orders[j])[0]`` for every
     request j (``arch`` arrays), concatenated in request order, and the request of each row.
 
     The mapper as numpy over all requests at once (random design points rarely share an array, so the per-call
     caches of :func:`conv_candidates` seldom hit): :func:`_conv_structures` and :func:`_fit_lmm` on arrays, a tile
-    search's other tiles per fitted structure in Python (:func:`_tiles`). Rejection reasons are not built: ask
-    :func:`conv_candidates` for them."""
+    search's other tiles per fitted structure in Python (:func:`_tiles`). The reasons of the rejected ones are
+    built when asked for (:meth:`ConvTable.rejections`)."""
     n = len(shapes)
     q = _Req(shapes, hws)
     pat_knob = np.array(patterns, dtype=object)
@@ -851,22 +925,25 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     slots = _slots(arch)
     nums = np.zeros((n, len(slots), len(_NUMBERS)))
     valid = np.zeros((n, len(slots)), bool)
+    slot_ok, fit_code, fit_need = (np.zeros((n, len(slots)), t) for t in (bool, np.int64, np.int64))
+    allowed, why = {}, {}
     col = {f: j for j, f in enumerate(_NUMBERS)}
     j = 0
     for p in every:
-        allowed = (pat_knob == "auto") | (pat_knob == p)
+        allowed[p] = (pat_knob == "auto") | (pat_knob == p)
         if p == "pairs":
-            allowed &= pairs_ok
-        ok, core = _structure_np(p, q, ~whole_fits, arch)
-        ok &= allowed
+            allowed[p] &= pairs_ok
+        ok, core, why[p] = _structure_np(p, q, ~whole_fits, arch)
+        why[p]["pxp"] = core["px_par"]
+        ok &= allowed[p]
         fit = {}
         for res in (False, True):
             fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
-            o_ok = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
-            n_seg, ow_seg, oc_chunk, need = fit[mode == "resident"]
-            valid[:, j] = ok & o_ok & (n_seg > 0)
+            slot_ok[:, j] = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
+            n_seg, ow_seg, oc_chunk, need, fit_code[:, j], fit_need[:, j] = fit[mode == "resident"]
+            valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
             for f, v in core.items():
                 nums[:, j, col[f]] = v
             nums[:, j, col["n_seg"]] = n_seg
@@ -898,4 +975,5 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
             req, lab = np.concatenate([req, req[at]])[rank], np.concatenate([lab, lab[at]])[rank]
     for j, k in enumerate(("pattern", "outer", "mode", "name", "order_name")):
         out[k] = lab[:, j].astype(str) if k in ("pattern", "outer", "mode") else lab[:, j]
-    return out, req
+    pairs_why = (((pat_knob == "auto") | (pat_knob == "pairs")) & ~pairs_ok) if arch == "emaxvr" else np.zeros(n, bool)
+    return ConvTable(out, req, arch, shapes, hws, pairs_why, allowed, why, slot_ok, fit_code, fit_need)

@@ -39,7 +39,7 @@ from . import cost
 from .. import tech
 from .. import vector
 from ..base import Model
-from .mapper import (ConvShape, FCShape, Hw, Rejected, conv_rejections, conv_table, fc_candidates,
+from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates,
                      mapping_columns, shape_of)
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyText, runner_text, schedule_text, verdicts
 from . import timing
@@ -676,17 +676,6 @@ def _shapes(workload: Workload) -> tuple[ConvShape | FCShape | None, ...]:
     return tuple(shape_of(layer) for layer in workload.layers)
 
 
-def _rejections(sh, hw: Hw, pattern: str, order: str, kind: str) -> tuple[bool, tuple[Rejected, ...]]:
-    """Whether the mapper finds a mapping of a layer, and its rejected mappings with the reasons (``hw`` without
-    its SPM: mappings do not depend on it)."""
-    if sh is None:
-        return False, (Rejected("-", f"{hw.arch} does not run {kind} layers"),)
-    if isinstance(sh, FCShape):
-        maps, rej = fc_candidates(sh, hw)
-        return bool(maps), rej
-    return conv_rejections(sh, hw, _conv_pattern(sh, pattern), order)
-
-
 def _conv_pattern(sh: ConvShape, pattern: str) -> str:
     """The pattern knob as the mapper takes it for a conv or pooling layer (pooling cannot run ``pairs``)."""
     return pattern if not (sh.op == "max" and pattern == "pairs") else "auto"
@@ -721,8 +710,9 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
     pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in range(nl - 1)
              if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks]
-    pool_maps, pool_req = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
-                                     ["auto"] * len(pairs), ["auto"] * len(pairs))
+    pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs], ["auto"] * len(pairs),
+                          ["auto"] * len(pairs))
+    pool_maps, pool_req = pool_tab.cols, pool_tab.req
     for r in np.unique(pool_req).tolist():
         i, k = pairs[r]
         fused[i + 1][k] = layers[i].name
@@ -730,7 +720,7 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
     run = [(i, k) for i in range(nl) for k in range(nk) if shapes[i] is not None and fused[i][k] is None]
-    maps, owner = _mapping_rows(arch, shapes, run, hws, mhws, pattern, order)
+    maps, owner, why = _mapping_rows(arch, shapes, run, hws, mhws, pattern, order)
     planned = _context_plans(arch, shapes, run, maps, owner, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
@@ -739,32 +729,43 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
             chain = _chain_least_dram if hws[k].tile_search else _chain
             chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
 
-    def rejections(i: int, k: int) -> tuple[bool, tuple[Rejected, ...]]:
-        return _rejections(shapes[i], _spm_tiles(mhws[k], hws[k], shapes[i]), pattern[k], order[k], layers[i].kind)
+    at = {ik: j for j, ik in enumerate(run)}
+
+    def rejections(i: int, k: int) -> tuple[bool, tuple[str, ...]]:  # a layer without a plan: why
+        return (False, (f"{arch} does not run {layers[i].kind} layers",)) if shapes[i] is None else why(at[i, k])
 
     return _final_plans(planned, rejections, shapes, fused, resident, keep)
 
 
 def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
-                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, Callable[[int], tuple[bool, tuple[str, ...]]]]:
     """The candidate mappings of every (layer, combination) of ``run`` as columns (as
-    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in ``run``'s order, and the position in ``run`` of
-    each: conv and pooling layers through the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`),
-    FC layers through :func:`~archmodels.emax.mapper.fc_candidates`."""
+    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in ``run``'s order, the position in ``run`` of
+    each, and for a position whether the mapper found a mapping and the reasons of the ones it rejected: conv and
+    pooling layers through the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`), FC
+    layers through :func:`~archmodels.emax.mapper.fc_candidates`."""
     conv = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], ConvShape)]
     fc = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], FCShape)]
     req = [run[j] for j in conv]
-    cols, at = conv_table(arch, [shapes[i] for i, _ in req], [_spm_tiles(mhws[k], hws[k], shapes[i]) for i, k in req],
+    tab = conv_table(arch, [shapes[i] for i, _ in req], [_spm_tiles(mhws[k], hws[k], shapes[i]) for i, k in req],
                           [_conv_pattern(shapes[i], pattern[k]) for i, k in req],
                           [order[k] for _, k in req])
-    owner = np.array(conv, dtype=np.int64)[at] if conv else np.zeros(0, np.int64)
+    cols, owner = tab.cols, np.array(conv, dtype=np.int64)[tab.req] if conv else np.zeros(0, np.int64)
+    conv_at = {j: r for r, j in enumerate(conv)}
+
+    def why(j: int) -> tuple[bool, tuple[str, ...]]:
+        if j in conv_at:
+            return tab.rejections(conv_at[j])
+        maps, rej = fc_candidates(shapes[run[j][0]], mhws[run[j][1]])
+        return bool(maps), tuple(x.reason for x in rej)
+
     if not fc:
-        return cols, owner
+        return cols, owner, why
     fc_maps = [fc_candidates(shapes[run[j][0]], mhws[run[j][1]])[0] for j in fc]
     fc_cols = mapping_columns([m for ms in fc_maps for m in ms])
     both = np.concatenate([owner, np.repeat(np.array(fc, dtype=np.int64), [len(ms) for ms in fc_maps])])
     rank = np.argsort(both, kind="stable")
-    return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank]
+    return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank], why
 
 
 @dataclass(frozen=True)
@@ -969,9 +970,11 @@ def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Pl
             resident[b] = True
 
 
-def _final_plans(p: _Planned, rejections: Callable[[int, int], tuple], shapes, fused: list[list[str | None]], resident: np.ndarray,
-                 keep: np.ndarray) -> Plans:
-    """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on)."""
+def _final_plans(p: _Planned, rejections: Callable[[int, int], tuple[bool, tuple[str, ...]]], shapes,
+                 fused: list[list[str | None]], resident: np.ndarray, keep: np.ndarray) -> Plans:
+    """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on);
+    for a (layer, combination) without one, the reasons ``rejections`` gives (whether the mapper found a mapping,
+    the reasons of the ones it rejected)."""
     nl, nk = resident.shape
     ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
@@ -986,8 +989,8 @@ def _final_plans(p: _Planned, rejections: Callable[[int, int], tuple], shapes, f
         if fused[i][k] is None:
             fits, rej = rejections(i, k)
             if fits and isinstance(shapes[i], ConvShape):
-                rej = tuple(rej) + (Rejected("-", "no schedule fits the SPM"),)
-            reason[i][k] = "; ".join(dict.fromkeys(x.reason for x in rej)) or "no mapping fits"
+                rej += ("no schedule fits the SPM",)
+            reason[i][k] = "; ".join(dict.fromkeys(rej)) or "no mapping fits"
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused, reason)
 
 
