@@ -882,10 +882,10 @@ class ConvTable:
         out = [PAIRS_WHY] if self.pairs_why[j] else []
         fits = False
         slots = _slots(self.arch)
-        for p in (PATTERNS_V if self.arch == "emaxv" else PATTERNS_VR):
-            if not self.allowed[p][j]:
+        for p, (allowed, why) in self._lists.items():
+            if not allowed[j]:
                 continue
-            w = {k: int(v[j]) for k, v in self.why[p].items()}
+            w = dict(zip(self.why[p], why[j]))
             if w["rows_code"]:
                 out.append(_why_rows(p, w["rows_code"], sh, hw.rows, w["avail"], w["whole"], w["rpk"]))
                 continue
@@ -901,6 +901,11 @@ class ConvTable:
                 else:
                     fits = True
         return fits, tuple(out)
+
+    @cached_property
+    def _lists(self) -> dict[str, tuple[list, list]]:
+        """Per pattern: :attr:`allowed` and the rows of :attr:`why` as lists (read request by request)."""
+        return {p: (self.allowed[p].tolist(), np.stack(list(w.values()), axis=1).tolist()) for p, w in self.why.items()}
 
 
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],

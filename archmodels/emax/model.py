@@ -26,7 +26,7 @@ clock, bandwidth, latency, bus width or the technology node is numpy over
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -725,9 +725,10 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
-        if vr_spm[k]:
-            chain = _chain_least_dram if hws[k].tile_search else _chain
-            chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+        if vr_spm[k] and hws[k].tile_search:
+            _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+    _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
+           fused, pooled, planned, resident, keep)
 
     at = {ik: j for j, ik in enumerate(run)}
 
@@ -779,13 +780,18 @@ class _Planned:
     start: np.ndarray
     count: np.ndarray
     chainable: np.ndarray  # per plan
-    n_all: list
-    macs_all: list
-    dram_all: list
-    n_chain: list
-    macs_chain: list
-    dram_chain: list
+    n_all: np.ndarray
+    macs_all: np.ndarray
+    dram_all: np.ndarray
+    n_chain: np.ndarray
+    macs_chain: np.ndarray
+    dram_chain: np.ndarray
     n_comb: int
+
+    @cached_property
+    def lists(self) -> tuple[list, list, list, list]:
+        """``n_all``, ``dram_all``, ``n_chain``, ``dram_chain`` as lists (read value by value)."""
+        return self.n_all.tolist(), self.dram_all.tolist(), self.n_chain.tolist(), self.dram_chain.tolist()
 
     def seg(self, i: int, k: int) -> int:
         """The first segment of layer i and combination k."""
@@ -858,7 +864,7 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
         np.maximum.at(macs, seg[sel], tab.plan["macs"][sel])
         dram = np.full(nseg, np.inf)
         np.minimum.at(dram, seg[sel], tab.plan["dram_exact"][sel])
-        stats += [n_sel.tolist(), macs.tolist(), dram.tolist()]
+        stats += [n_sel, macs, dram]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
 
 
@@ -908,7 +914,7 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
     for the whole layer chain at once, by dynamic programming over (layer, input in the SPM or not), to minimise
     the sum of the layers' least exact DRAM bytes, instead of pair by pair from the first layer (a greedy choice
     a larger memory can turn against the rest of the chain). Ties keep the output in DRAM."""
-    p = planned
+    n_all, dram_all, n_chain, dram_chain = planned.lists
     run = [i for i in range(len(layers)) if fused[i] is None and shapes[i] is not None]
     if not run:
         return
@@ -920,9 +926,9 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
     # best[r]: least bytes of the layers so far with the next layer's input in the SPM (r = 1) or not (r = 0)
     best, back = (0.0, inf), []
     for j, i in enumerate(run):
-        s = p.seg(i, k)  # contexts (resident, keep) at s + 2 * resident + keep
-        c = [p.dram_all[s + x] if p.n_all[s + x] else inf for x in (0, 1)] + \
-            [p.dram_chain[s + x] if p.n_chain[s + x] else inf for x in (2, 3)]
+        s = planned.seg(i, k)  # contexts (resident, keep) at s + 2 * resident + keep
+        c = [dram_all[s + x] if n_all[s + x] else inf for x in (0, 1)] + \
+            [dram_chain[s + x] if n_chain[s + x] else inf for x in (2, 3)]
         if c == [inf] * 4:
             c[0] = 0.0  # no plan in any context: the layer is infeasible, the chain goes on around it
         nxt, arg = [inf, inf], [0, 0]
@@ -940,34 +946,48 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
         resident[run[j]] = bool(r)
 
 
-def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned, resident: np.ndarray,
-           keep: np.ndarray) -> None:
-    """Decide which layers of combination ``k`` leave their output in the SPM for the next (see
-    :func:`workload_plans`): sets ``keep[a]`` and ``resident[b]`` of the next layer b run."""
-    p = planned
-    order_idx = [i for i in range(len(layers)) if fused[i] is None]
-    for a, b in zip(order_idx, order_idx[1:]):
-        pool = shapes[a + 1] if pooled[a] else None
-        if shapes[a] is None or shapes[b] is None or _out_elems(layers[a], pool) != layers[b].input_elems:
+def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled: np.ndarray, planned: _Planned,
+           resident: np.ndarray, keep: np.ndarray) -> None:
+    """Decide which layers of combinations ``ks`` leave their output in the SPM for the next (see
+    :func:`workload_plans`): sets ``keep[a, k]`` and ``resident[b, k]`` of the next layer b run, pair by pair from
+    the first layer (numpy over the combinations)."""
+    p, nl = planned, len(layers)
+    if not len(ks):
+        return
+    run = np.array([[f[k] is None for k in ks.tolist()] for f in fused], dtype=bool).reshape(nl, len(ks))
+    ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
+    for a in range(nl - 1):
+        # b: the next layer run (a pooling layer fused into a is skipped; the one after it is never fused)
+        b = np.where(run[a + 1], a + 1, a + 2)
+        on = run[a] & (b < nl) & (shapes[a] is not None)
+        if not on.any():
             continue
-        sa, sb = p.seg(a, k), p.seg(b, k)
-        ka, fa = sa + CONTEXTS.index((bool(resident[a]), True)), sa + CONTEXTS.index((bool(resident[a]), False))
-        cb, fb = sb + CONTEXTS.index((True, False)), sb + CONTEXTS.index((False, False))
-        kept = (p.n_chain, p.macs_chain, p.dram_chain) if resident[a] else (p.n_all, p.macs_all, p.dram_all)
-        if not kept[0][ka] or not p.n_chain[cb]:
+        pool = pooled[a, ks]
+        out = np.where(pool, _out_elems(layers[a], shapes[a + 1]) if isinstance(shapes[a + 1], ConvShape) else -1,
+                       _out_elems(layers[a], None))
+        b = np.minimum(b, nl - 1)
+        on &= np.array([shapes[j] is not None for j in range(nl)])[b] & (out == ins[b])
+        if not on.any():
             continue
+        kk, bb, res_a = ks[on], b[on], resident[a, ks[on]]
+        sa, sb = (a * p.n_comb + kk) * len(CONTEXTS), (bb * p.n_comb + kk) * len(CONTEXTS)
+        ka, fa = sa + 2 * res_a + 1, sa + 2 * res_a  # contexts (resident, keep) at s + 2 * resident + keep
+        cb, fb = sb + 2, sb
+        kept_n = np.where(res_a, p.n_chain[ka], p.n_all[ka])
+        kept_macs = np.where(res_a, p.macs_chain[ka], p.macs_all[ka])
+        kept_dram = np.where(res_a, p.dram_chain[ka], p.dram_all[ka])
+        ok = (kept_n > 0) & (p.n_chain[cb] > 0)
         # ... and only if neither layer must fall back to a narrower mapping for it
-        if (kept[1][ka] < (p.macs_all[fa] if p.n_all[fa] else 0)
-                or p.macs_chain[cb] < (p.macs_all[fb] if p.n_all[fb] else 0)):
-            continue
+        ok &= ~((kept_macs < np.where(p.n_all[fa] > 0, p.macs_all[fa], 0))
+                | (p.macs_chain[cb] < np.where(p.n_all[fb] > 0, p.macs_all[fb], 0)))
         # chain only if it saves DRAM traffic over producing to DRAM and reading back
-        if not p.n_all[fa]:
+        if (ok & (p.n_all[fa] == 0)).any():
             raise ValueError("min() arg is an empty sequence")  # no plan of layer a without keeping its output
-        chained = kept[2][ka] + p.dram_chain[cb]
-        separate = p.dram_all[fa] + (p.dram_all[fb] if p.n_all[fb] else p.dram_chain[cb])
-        if chained < separate:
-            keep[a] = True
-            resident[b] = True
+        chained = kept_dram + p.dram_chain[cb]
+        separate = p.dram_all[fa] + np.where(p.n_all[fb] > 0, p.dram_all[fb], p.dram_chain[cb])
+        ok &= chained < separate
+        keep[a, kk[ok]] = True
+        resident[bb[ok], kk[ok]] = True
 
 
 def _final_plans(p: _Planned, rejections: Callable[[int, int], tuple[bool, tuple[str, ...]]], shapes,
