@@ -874,38 +874,39 @@ class ConvTable:
     fit_code: np.ndarray  # [request, slot]: _why_lmm's code
     fit_need: np.ndarray  # [request, slot]: _why_lmm's need
 
-    def rejections(self, j: int) -> tuple[bool, tuple[str, ...]]:
-        """Whether request j has a mapping, and the reasons of the rejected ones in :func:`conv_candidates`'s
-        order (the pairs rule first, then per pattern its rows, or per loop order and mode its structure or LMM
-        fit): built only for the requests whose layer gets no plan."""
-        sh, hw = self.shapes[j], self.hws[j]
-        out = [PAIRS_WHY] if self.pairs_why[j] else []
-        fits = False
+    def rejections(self, js: Sequence[int]) -> list[tuple[bool, tuple[str, ...]]]:
+        """For each request j of ``js``: whether it has a mapping, and the reasons of the rejected ones in
+        :func:`conv_candidates`'s order (the pairs rule first, then per pattern its rows, or per loop order and
+        mode its structure or LMM fit). Built only for the requests whose layer gets no plan."""
+        js = np.asarray(js, dtype=np.int64)
         slots = _slots(self.arch)
-        for p, (allowed, why) in self._lists.items():
-            if not allowed[j]:
-                continue
-            w = dict(zip(self.why[p], why[j]))
-            if w["rows_code"]:
-                out.append(_why_rows(p, w["rows_code"], sh, hw.rows, w["avail"], w["whole"], w["rpk"]))
-                continue
-            for s, (_, o, mode) in ((s, x) for s, x in enumerate(slots) if x[0] == p):
-                if not self.slot_ok[j, s]:
+        of = {p: [(s, o, mode) for s, (q, o, mode) in enumerate(slots) if q == p] for p in self.why}
+        why = {p: (self.allowed[p][js].tolist(), {k: v[js].tolist() for k, v in w.items()}) for p, w in self.why.items()}
+        slot_ok, code, need = self.slot_ok[js].tolist(), self.fit_code[js].tolist(), self.fit_need[js].tolist()  # [r][s]
+        answers = []
+        for r, j in enumerate(js.tolist()):
+            sh, hw = self.shapes[j], self.hws[j]
+            out = [PAIRS_WHY] if self.pairs_why[j] else []
+            fits = False
+            for p, (allowed, w) in why.items():
+                if not allowed[r]:
                     continue
-                if w["code"]:
-                    out.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(w["code"], w["mem_row"], hw.cols, w["rows_used"],
-                                                                          hw.rows, w["alus"]))
-                elif self.fit_code[j, s]:
-                    out.append(_why_lmm(p, o, mode, int(self.fit_code[j, s]), int(self.fit_need[j, s]),
-                                        2 if w["pxp"] == 2 else 1, hw.lmm_bytes))
-                else:
-                    fits = True
-        return fits, tuple(out)
-
-    @cached_property
-    def _lists(self) -> dict[str, tuple[list, list]]:
-        """Per pattern: :attr:`allowed` and the rows of :attr:`why` as lists (read request by request)."""
-        return {p: (self.allowed[p].tolist(), np.stack(list(w.values()), axis=1).tolist()) for p, w in self.why.items()}
+                if w["rows_code"][r]:
+                    out.append(_why_rows(p, w["rows_code"][r], sh, hw.rows, w["avail"][r], w["whole"][r], w["rpk"][r]))
+                    continue
+                for s, o, mode in of[p]:
+                    if not slot_ok[r][s]:
+                        continue
+                    if w["code"][r]:
+                        out.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(w["code"][r], w["mem_row"][r], hw.cols,
+                                                                              w["rows_used"][r], hw.rows, w["alus"][r]))
+                    elif code[r][s]:
+                        out.append(_why_lmm(p, o, mode, code[r][s], need[r][s], 2 if w["pxp"][r] == 2 else 1,
+                                            hw.lmm_bytes))
+                    else:
+                        fits = True
+            answers.append((fits, tuple(out)))
+        return answers
 
 
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
@@ -982,3 +983,46 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         out[k] = lab[:, j].astype(str) if k in ("pattern", "outer", "mode") else lab[:, j]
     pairs_why = (((pat_knob == "auto") | (pat_knob == "pairs")) & ~pairs_ok) if arch == "emaxvr" else np.zeros(n, bool)
     return ConvTable(out, req, arch, shapes, hws, pairs_why, allowed, why, slot_ok, fit_code, fit_need)
+
+
+def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """:func:`mapping_columns` of ``fc_candidates(shapes[j], hws[j])[0]`` for every request j, concatenated in
+    request order, and the request of each row: the FC mapper as numpy over all requests (the bus-word tiles of a
+    tile search per fitted mapping in Python, :func:`oc_tiles`); the reasons of the rejected ones come from
+    :func:`fc_candidates`."""
+    n = len(shapes)
+    s = np.array([(sh.inputs, sh.outputs) for sh in shapes], dtype=np.int64).reshape(n, 2)
+    h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap, hw.tile_search) for hw in hws],
+                 dtype=np.int64).reshape(n, 6)
+    inputs, outputs = s.T
+    rows, c, lmm, e, oc_cap, search = h.T
+    tail = _tail_rows_np("fc", c)
+    sets = rows - HEADER_ROWS["fc"] - tail
+    icpar = np.minimum(inputs, sets * c)
+    per = np.stack([lmm // e, lmm // (2 * e)], axis=1)  # [request, pload]
+    ok = (sets >= 1)[:, None] & (per >= 1)
+    req, pl = np.nonzero(ok)
+    oc_chunk = np.minimum(np.minimum(outputs[req], per[req, pl]), np.where(oc_cap > 0, oc_cap, outputs)[req])
+    t = oc_chunk
+    if search.any():  # a tile search's bus-word tiles, each after its mapping's first
+        at, tiles = [], []
+        for r in np.flatnonzero(search[req] > 0).tolist():
+            for x in oc_tiles("A", int(outputs[req[r]]), 1, int(oc_chunk[r]), int(e[req[r]]), per_unit=1)[1:]:
+                at.append(r)
+                tiles.append(x)
+        if at:
+            rank = np.argsort(np.concatenate([np.arange(len(req)), at]), kind="stable")
+            req, pl = (np.concatenate([v, v[at]])[rank] for v in (req, pl))
+            t = np.concatenate([t, tiles])[rank]
+    ic, cc, ee, one = icpar[req], c[req], e[req], np.ones(len(req), dtype=np.int64)
+    nums = dict(icpar=ic, khpar=one, gpar=one, oc_par=one, px_par=one, macs=ic, alus=ic + 1 + (np.minimum(cc, ic) - 1) + 1,
+                rows_used=HEADER_ROWS["fc"] + _cdiv(ic, cc) + tail[req], mem_per_row=cc, loads_per_iter=ic,
+                load_bytes_per_iter=ic * ee, n_seg=one, ow_seg=one, oc_chunk=t, lmm_need=t * ee * (1 + pl), dup_rows=one,
+                regs=ic + 4, kernel_lmms=ic, pload=pl)
+    out = {k: np.asarray(nums[k], dtype=float) for k in _NUMBERS}
+    m = len(req)
+    for k, v in (("pattern", "fc"), ("outer", "OC"), ("mode", "regs")):
+        out[k] = np.full(m, v)
+    for k in ("name", "order_name"):
+        out[k] = np.full(m, "fc[OC]" if k == "name" else "OC", dtype=object)
+    return out, req

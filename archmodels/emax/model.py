@@ -39,7 +39,7 @@ from . import cost
 from .. import tech
 from .. import vector
 from ..base import Model
-from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates,
+from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyText, runner_text, schedule_text, verdicts
 from . import timing
@@ -732,19 +732,21 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
 
     at = {ik: j for j, ik in enumerate(run)}
 
-    def rejections(i: int, k: int) -> tuple[bool, tuple[str, ...]]:  # a layer without a plan: why
-        return (False, (f"{arch} does not run {layers[i].kind} layers",)) if shapes[i] is None else why(at[i, k])
+    def rejections(pairs: list[tuple[int, int]]) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
+        known = iter(why([at[ik] for ik in pairs if shapes[ik[0]] is not None]))
+        return [next(known) if shapes[i] is not None else (False, (f"{arch} does not run {layers[i].kind} layers",))
+                for i, _ in pairs]
 
     return _final_plans(planned, rejections, shapes, fused, resident, keep)
 
 
 def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
-                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, Callable[[int], tuple[bool, tuple[str, ...]]]]:
+                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, Callable[[list[int]], list[tuple]]]:
     """The candidate mappings of every (layer, combination) of ``run`` as columns (as
     :func:`~archmodels.emax.mapper.mapping_columns` gives them), in ``run``'s order, the position in ``run`` of
-    each, and for a position whether the mapper found a mapping and the reasons of the ones it rejected: conv and
+    each, and for positions whether the mapper found a mapping and the reasons of the ones it rejected: conv and
     pooling layers through the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`), FC
-    layers through :func:`~archmodels.emax.mapper.fc_candidates`."""
+    layers through :func:`~archmodels.emax.mapper.fc_table`."""
     conv = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], ConvShape)]
     fc = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], FCShape)]
     req = [run[j] for j in conv]
@@ -754,17 +756,21 @@ def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], 
     cols, owner = tab.cols, np.array(conv, dtype=np.int64)[tab.req] if conv else np.zeros(0, np.int64)
     conv_at = {j: r for r, j in enumerate(conv)}
 
-    def why(j: int) -> tuple[bool, tuple[str, ...]]:
-        if j in conv_at:
-            return tab.rejections(conv_at[j])
-        maps, rej = fc_candidates(shapes[run[j][0]], mhws[run[j][1]])
-        return bool(maps), tuple(x.reason for x in rej)
+    def why(js: list[int]) -> list[tuple[bool, tuple[str, ...]]]:
+        convs = iter(tab.rejections([conv_at[j] for j in js if j in conv_at]))
+        out = []
+        for j in js:
+            if j in conv_at:
+                out.append(next(convs))
+            else:
+                maps, rej = fc_candidates(shapes[run[j][0]], mhws[run[j][1]])
+                out.append((bool(maps), tuple(x.reason for x in rej)))
+        return out
 
     if not fc:
         return cols, owner, why
-    fc_maps = [fc_candidates(shapes[run[j][0]], mhws[run[j][1]])[0] for j in fc]
-    fc_cols = mapping_columns([m for ms in fc_maps for m in ms])
-    both = np.concatenate([owner, np.repeat(np.array(fc, dtype=np.int64), [len(ms) for ms in fc_maps])])
+    fc_cols, fc_req = fc_table([shapes[run[j][0]] for j in fc], [mhws[run[j][1]] for j in fc])
+    both = np.concatenate([owner, np.array(fc, dtype=np.int64)[fc_req]])
     rank = np.argsort(both, kind="stable")
     return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank], why
 
@@ -990,11 +996,11 @@ def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled
         resident[bb[ok], kk[ok]] = True
 
 
-def _final_plans(p: _Planned, rejections: Callable[[int, int], tuple[bool, tuple[str, ...]]], shapes,
+def _final_plans(p: _Planned, rejections: Callable[[list[tuple[int, int]]], list[tuple[bool, tuple[str, ...]]]], shapes,
                  fused: list[list[str | None]], resident: np.ndarray, keep: np.ndarray) -> Plans:
     """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on);
-    for a (layer, combination) without one, the reasons ``rejections`` gives (whether the mapper found a mapping,
-    the reasons of the ones it rejected)."""
+    for the (layer, combination) pairs without one, the reasons ``rejections`` gives (per pair: whether the mapper
+    found a mapping, the reasons of the ones it rejected)."""
     nl, nk = resident.shape
     ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
@@ -1005,12 +1011,11 @@ def _final_plans(p: _Planned, rejections: Callable[[int, int], tuple[bool, tuple
     rows, owner = rows[sel], owner[sel]
     count = np.bincount(owner, minlength=nl * nk)
     reason = [[""] * nk for _ in range(nl)]
-    for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)):
-        if fused[i][k] is None:
-            fits, rej = rejections(i, k)
-            if fits and isinstance(shapes[i], ConvShape):
-                rej += ("no schedule fits the SPM",)
-            reason[i][k] = "; ".join(dict.fromkeys(rej)) or "no mapping fits"
+    none = [(i, k) for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)) if fused[i][k] is None]
+    for (i, k), (fits, rej) in zip(none, rejections(none)):
+        if fits and isinstance(shapes[i], ConvShape):
+            rej += ("no schedule fits the SPM",)
+        reason[i][k] = "; ".join(dict.fromkeys(rej)) or "no mapping fits"
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused, reason)
 
 
