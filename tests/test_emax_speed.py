@@ -142,3 +142,18 @@ def test_fc_mapper_over_many_requests_equals_one_by_one(seed, arch):
     assert req.tolist() == np.repeat(np.arange(n), [len(ms) for ms in maps]).tolist()
     for k, v in ref.items():
         assert cols[k].dtype.kind == v.dtype.kind and np.array_equal(cols[k], v), k
+
+
+def test_small_and_large_paths_decide_alike(monkeypatch):
+    """The mapper table and the SPM chaining run one by one for a few requests / combinations and as numpy for
+    many: forced either way, every point of a batch gets the same numbers and texts."""
+    m = get_model("emaxvr")
+    rows = m.params.random_rows(24, np.random.default_rng(11))
+    out = []
+    for numpy_from in (10**9, 0):
+        monkeypatch.setattr(mapper, "TABLE_NUMPY_FROM", numpy_from)
+        monkeypatch.setattr(model, "CHAIN_NUMPY_FROM", numpy_from)
+        _clear_caches()
+        r = m.evaluate_points("vgg16", rows)
+        out.append([repr(r.point(i)) for i in range(r.n)])
+    assert out[0] == out[1]

@@ -867,17 +867,20 @@ class ConvTable:
     arch: str
     shapes: Sequence[ConvShape]
     hws: Sequence[Hw]
-    pairs_why: np.ndarray  # per request: the pattern knob allows pairs, the layer cannot run them
-    allowed: dict[str, np.ndarray]  # per pattern and request: the knob allows the pattern and it may run
-    why: dict[str, dict[str, np.ndarray]]  # per pattern: _structure_np's reasons
-    slot_ok: np.ndarray  # [request, slot]: the loop-order knob allows the slot
-    fit_code: np.ndarray  # [request, slot]: _why_lmm's code
-    fit_need: np.ndarray  # [request, slot]: _why_lmm's need
+    pairs_why: np.ndarray | None = None  # per request: the pattern knob allows pairs, the layer cannot run them
+    allowed: dict[str, np.ndarray] | None = None  # per pattern and request: the knob allows it and it may run
+    why: dict[str, dict[str, np.ndarray]] | None = None  # per pattern: _structure_np's reasons
+    slot_ok: np.ndarray | None = None  # [request, slot]: the loop-order knob allows the slot
+    fit_code: np.ndarray | None = None  # [request, slot]: _why_lmm's code
+    fit_need: np.ndarray | None = None  # [request, slot]: _why_lmm's need
+    known: list[tuple[bool, tuple[str, ...]]] | None = None  # few requests: the answers, from conv_candidates
 
     def rejections(self, js: Sequence[int]) -> list[tuple[bool, tuple[str, ...]]]:
         """For each request j of ``js``: whether it has a mapping, and the reasons of the rejected ones in
         :func:`conv_candidates`'s order (the pairs rule first, then per pattern its rows, or per loop order and
         mode its structure or LMM fit). Built only for the requests whose layer gets no plan."""
+        if self.known is not None:
+            return [self.known[j] for j in js]
         js = np.asarray(js, dtype=np.int64)
         slots = _slots(self.arch)
         of = {p: [(s, o, mode) for s, (q, o, mode) in enumerate(slots) if q == p] for p in self.why}
@@ -909,6 +912,10 @@ class ConvTable:
         return answers
 
 
+#: requests from which :func:`conv_table` runs the mapper as numpy (below: one by one, cached)
+TABLE_NUMPY_FROM = 40
+
+
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
                orders: Sequence[str]) -> ConvTable:
     """:func:`mapping_columns` of ``conv_candidates(shapes[j], hws[j], patterns[j], orders[j])[0]`` for every
@@ -917,8 +924,14 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     The mapper as numpy over all requests at once (random design points rarely share an array, so the per-call
     caches of :func:`conv_candidates` seldom hit): :func:`_conv_structures` and :func:`_fit_lmm` on arrays, a tile
     search's other tiles per fitted structure in Python (:func:`_tiles`). The reasons of the rejected ones are
-    built when asked for (:meth:`ConvTable.rejections`)."""
+    built when asked for (:meth:`ConvTable.rejections`). Fewer than :data:`TABLE_NUMPY_FROM` requests (one design
+    point) go through :func:`conv_candidates` one by one: numpy's cost per call exceeds the scalar mapper's."""
     n = len(shapes)
+    if n < TABLE_NUMPY_FROM:
+        answers = [conv_candidates(*a) for a in zip(shapes, hws, patterns, orders)]
+        return ConvTable(mapping_columns([m for maps, _ in answers for m in maps]),
+                         np.repeat(np.arange(n), [len(maps) for maps, _ in answers]), arch, shapes, hws,
+                         known=[(bool(maps), tuple(x.reason for x in rej)) for maps, rej in answers])
     q = _Req(shapes, hws)
     pat_knob = np.array(patterns, dtype=object)
     ord_knob = np.array(orders, dtype=object)

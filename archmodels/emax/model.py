@@ -795,9 +795,10 @@ class _Planned:
     n_comb: int
 
     @cached_property
-    def lists(self) -> tuple[list, list, list, list]:
-        """``n_all``, ``dram_all``, ``n_chain``, ``dram_chain`` as lists (read value by value)."""
-        return self.n_all.tolist(), self.dram_all.tolist(), self.n_chain.tolist(), self.dram_chain.tolist()
+    def lists(self) -> tuple[list, ...]:
+        """The statistics as lists, in field order (read value by value)."""
+        return tuple(a.tolist() for a in (self.n_all, self.macs_all, self.dram_all, self.n_chain, self.macs_chain,
+                                          self.dram_chain))
 
     def seg(self, i: int, k: int) -> int:
         """The first segment of layer i and combination k."""
@@ -920,7 +921,7 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
     for the whole layer chain at once, by dynamic programming over (layer, input in the SPM or not), to minimise
     the sum of the layers' least exact DRAM bytes, instead of pair by pair from the first layer (a greedy choice
     a larger memory can turn against the rest of the chain). Ties keep the output in DRAM."""
-    n_all, dram_all, n_chain, dram_chain = planned.lists
+    n_all, _, dram_all, n_chain, _, dram_chain = planned.lists
     run = [i for i in range(len(layers)) if fused[i] is None and shapes[i] is not None]
     if not run:
         return
@@ -956,12 +957,15 @@ def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled
            resident: np.ndarray, keep: np.ndarray) -> None:
     """Decide which layers of combinations ``ks`` leave their output in the SPM for the next (see
     :func:`workload_plans`): sets ``keep[a, k]`` and ``resident[b, k]`` of the next layer b run, pair by pair from
-    the first layer (numpy over the combinations)."""
+    the first layer (numpy over the combinations; below :data:`CHAIN_NUMPY_FROM`, one by one: :func:`_chain_one`)."""
     p, nl = planned, len(layers)
-    if not len(ks):
+    if len(ks) < CHAIN_NUMPY_FROM:
+        for k in ks.tolist():
+            _chain_one(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
         return
     run = np.array([[f[k] is None for k in ks.tolist()] for f in fused], dtype=bool).reshape(nl, len(ks))
     ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
+    has_shape = np.array([sh is not None for sh in shapes], dtype=bool)
     for a in range(nl - 1):
         # b: the next layer run (a pooling layer fused into a is skipped; the one after it is never fused)
         b = np.where(run[a + 1], a + 1, a + 2)
@@ -972,7 +976,7 @@ def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled
         out = np.where(pool, _out_elems(layers[a], shapes[a + 1]) if isinstance(shapes[a + 1], ConvShape) else -1,
                        _out_elems(layers[a], None))
         b = np.minimum(b, nl - 1)
-        on &= np.array([shapes[j] is not None for j in range(nl)])[b] & (out == ins[b])
+        on &= has_shape[b] & (out == ins[b])
         if not on.any():
             continue
         kk, bb, res_a = ks[on], b[on], resident[a, ks[on]]
@@ -994,6 +998,39 @@ def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled
         ok &= chained < separate
         keep[a, kk[ok]] = True
         resident[bb[ok], kk[ok]] = True
+
+
+#: combinations from which :func:`_chain` decides as numpy (below: one by one)
+CHAIN_NUMPY_FROM = 8
+
+
+def _chain_one(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned, resident: np.ndarray,
+               keep: np.ndarray) -> None:
+    """:func:`_chain` for combination ``k`` alone (``fused``, ``pooled``, ``resident``, ``keep``: its column), in
+    Python: cheaper than numpy for a few combinations (one design point)."""
+    n_all, macs_all, dram_all, n_chain, macs_chain, dram_chain = planned.lists
+    order_idx = [i for i in range(len(layers)) if fused[i] is None]
+    for a, b in zip(order_idx, order_idx[1:]):
+        pool = shapes[a + 1] if pooled[a] else None
+        if shapes[a] is None or shapes[b] is None or _out_elems(layers[a], pool) != layers[b].input_elems:
+            continue
+        sa, sb = planned.seg(a, k), planned.seg(b, k)
+        ka, fa = sa + CONTEXTS.index((bool(resident[a]), True)), sa + CONTEXTS.index((bool(resident[a]), False))
+        cb, fb = sb + CONTEXTS.index((True, False)), sb + CONTEXTS.index((False, False))
+        kept = (n_chain, macs_chain, dram_chain) if resident[a] else (n_all, macs_all, dram_all)
+        if not kept[0][ka] or not n_chain[cb]:
+            continue
+        # ... and only if neither layer must fall back to a narrower mapping for it
+        if kept[1][ka] < (macs_all[fa] if n_all[fa] else 0) or macs_chain[cb] < (macs_all[fb] if n_all[fb] else 0):
+            continue
+        # chain only if it saves DRAM traffic over producing to DRAM and reading back
+        if not n_all[fa]:
+            raise ValueError("min() arg is an empty sequence")  # no plan of layer a without keeping its output
+        chained = kept[2][ka] + dram_chain[cb]
+        separate = dram_all[fa] + (dram_all[fb] if n_all[fb] else dram_chain[cb])
+        if chained < separate:
+            keep[a] = True
+            resident[b] = True
 
 
 def _final_plans(p: _Planned, rejections: Callable[[list[tuple[int, int]]], list[tuple[bool, tuple[str, ...]]]], shapes,
