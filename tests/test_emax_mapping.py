@@ -197,8 +197,13 @@ def test_dram_chaining_never_costs_more_than_the_greedy_one(wl, monkeypatch):
     dp = em._chain_least_dram
 
     def both(k, layers, shapes, fused, pooled, planned, resident, keep):
-        r0, k0 = resident.copy(), keep.copy()
-        em._chain(k, layers, shapes, fused, pooled, planned, r0, k0)
+        # the greedy decision for combination k alone (it decides for many at once: full-width arrays)
+        nl, nk = len(layers), planned.n_comb
+        r0, k0, pooled_k = (np.zeros((nl, nk), bool) for _ in range(3))
+        r0[:, k], k0[:, k], pooled_k[:, k] = resident, keep, pooled
+        em._chain(np.array([k]), layers, shapes, [[f if j == k else None for j in range(nk)] for f in fused], pooled_k,
+                  planned, r0, k0)
+        r0, k0 = r0[:, k], k0[:, k]
         dp(k, layers, shapes, fused, pooled, planned, resident, keep)
         run = [i for i in range(len(layers)) if fused[i] is None and shapes[i] is not None]
         seen.append((_chain_cost(planned, k, run, resident, keep), _chain_cost(planned, k, run, r0, k0)))

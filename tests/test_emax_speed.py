@@ -89,3 +89,71 @@ def test_lazy_text_column_semantics():
     assert list(np.asarray(fresh)) == [text, "-", text]
     fresh[2] = "x"  # a change after the column was built
     assert fresh[2] == "x" and np.asarray(fresh)[2] == "x"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_mapper_over_many_requests_equals_one_by_one(seed, arch):
+    """conv_table (the mapper as numpy over many requests) lists, column by column, what conv_candidates lists
+    request by request: every conv/pool shape of the built-in CNNs on random arrays (small ones, where patterns
+    are rejected; tiny LMMs, where nothing fits), LMM sizes, channel caps, tile searches and knobs."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    shapes = [SHAPES[i] for i in rng.integers(0, len(SHAPES), n)]
+    hws = [Hw(arch, int(rng.integers(4, int(rng.choice([16, 64, 513])))), int(rng.choice([2, 4, 8, 16])),
+              int(round(float(np.exp(rng.uniform(np.log(16), np.log(2**21)))))), 0, int(rng.choice([2, 4])),
+              int(rng.choice([0, int(rng.integers(1, 4097))])), int(rng.choice([0, 0, 1, 2]))) for _ in range(n)]
+    pats = [str(rng.choice(["auto", "single"] if arch == "emaxv" else ["auto", "A", "B", "pairs"])) for _ in range(n)]
+    pats = [p if not (sh.op == "max" and p == "pairs") else "auto" for p, sh in zip(pats, shapes)]
+    orders = [str(rng.choice(["auto"] if arch == "emaxv" else ["auto", "OW,OC,OH", "OW,OH,OC"])) for _ in range(n)]
+    tab = mapper.conv_table(arch, shapes, hws, pats, orders)
+    cols, req = tab.cols, tab.req
+    maps = [mapper.conv_candidates(*a)[0] for a in zip(shapes, hws, pats, orders)]
+    ref = mapper.mapping_columns([m for ms in maps for m in ms])
+    assert req.tolist() == np.repeat(np.arange(n), [len(ms) for ms in maps]).tolist()
+    assert cols.keys() == ref.keys()
+    for k, v in ref.items():  # the same numbers and texts, and text columns of the same kind (str or object)
+        assert cols[k].dtype.kind == v.dtype.kind and np.array_equal(cols[k], v), k
+    some = rng.permutation(n)[:n // 2].tolist()  # asked for some requests, in any order
+    for j, got in zip(some, tab.rejections(some)):
+        ms, rej = mapper.conv_candidates(shapes[j], hws[j], pats[j], orders[j])
+        assert got == (bool(ms), tuple(x.reason for x in rej))
+
+
+#: every FC and dense-product shape of the built-in workloads
+FC_SHAPES = sorted({sh for wl in ("alexnet", "vgg16", "lenet", "mobilenet_v2", "resnet50")
+                    for sh in map(shape_of, load_workload(wl).layers) if isinstance(sh, mapper.FCShape)}, key=repr)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_fc_mapper_over_many_requests_equals_one_by_one(seed, arch):
+    """fc_table lists, column by column, what fc_candidates lists request by request (tiny arrays and LMMs
+    included, channel caps, tile searches)."""
+    rng = np.random.default_rng(seed)
+    n = 40
+    shapes = [FC_SHAPES[i] for i in rng.integers(0, len(FC_SHAPES), n)]
+    hws = [Hw(arch, int(rng.integers(4, int(rng.choice([12, 513])))), int(rng.choice([2, 4, 8, 16])),
+              int(rng.choice([1, 2, 3, int(rng.integers(4, 2**20))])), 0, int(rng.choice([2, 4])),
+              int(rng.choice([0, int(rng.integers(1, 4097))])), int(rng.choice([0, 1]))) for _ in range(n)]
+    cols, req = mapper.fc_table(shapes, hws)
+    maps = [mapper.fc_candidates(sh, hw)[0] for sh, hw in zip(shapes, hws)]
+    ref = mapper.mapping_columns([m for ms in maps for m in ms])
+    assert req.tolist() == np.repeat(np.arange(n), [len(ms) for ms in maps]).tolist()
+    for k, v in ref.items():
+        assert cols[k].dtype.kind == v.dtype.kind and np.array_equal(cols[k], v), k
+
+
+def test_small_and_large_paths_decide_alike(monkeypatch):
+    """The mapper table and the SPM chaining run one by one for a few requests / combinations and as numpy for
+    many: forced either way, every point of a batch gets the same numbers and texts."""
+    m = get_model("emaxvr")
+    rows = m.params.random_rows(24, np.random.default_rng(11))
+    out = []
+    for numpy_from in (10**9, 0):
+        monkeypatch.setattr(mapper, "TABLE_NUMPY_FROM", numpy_from)
+        monkeypatch.setattr(model, "CHAIN_NUMPY_FROM", numpy_from)
+        _clear_caches()
+        r = m.evaluate_points("vgg16", rows)
+        out.append([repr(r.point(i)) for i in range(r.n)])
+    assert out[0] == out[1]

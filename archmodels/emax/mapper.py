@@ -93,6 +93,12 @@ class ConvShape:
         return hash((self.groups, self.ic, self.oc, self.kh, self.kw, self.stride, self.pad, self.h, self.w, self.oh,
                      self.ow, self.dil, self.op == "mac"))
 
+    @cached_property
+    def numbers(self) -> tuple[int, ...]:
+        """The fields as numbers, in :data:`_SHAPE_FIELDS` order, then 1 for MAC (0 for MAX): a row of
+        :func:`conv_table`'s request arrays."""
+        return tuple(getattr(self, f) for f in _SHAPE_FIELDS) + (int(self.op == "mac"),)
+
     @property
     def kh_ext(self) -> int:
         return self.dil * (self.kh - 1) + 1
@@ -284,6 +290,41 @@ def _geometry_cols(pattern: str, sh: ConvShape, c: int) -> tuple[int, int, int, 
     return gpar, ocp, 1, sh.kw
 
 
+#: why ``pairs`` cannot run a layer
+PAIRS_WHY = "pairs: needs 16-bit data (LDDHR), stride 1, an even column count and at least 2 output channels"
+
+
+def _why_rows(pattern: str, code: int, sh: ConvShape, rows: int, avail: int, whole: int, rows_per_krow: int) -> str:
+    """Why ``pattern`` gets no rows (:func:`_reduction_rows`): ``code`` 1 = the kernel must not be split, 2 = the
+    header and tail take every row, 3 = not even one kernel row fits."""
+    if code == 1:
+        return (f"{pattern}: one channel's {sh.kh}x{sh.kw} kernel needs {whole} MAC rows, "
+                f"{avail} of {rows} rows are free")
+    if code == 2:
+        return f"{pattern}: loop/address rows and the chain tail take {rows - avail} rows, array has {rows}"
+    return f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {rows} are free"
+
+
+def _why_structure(code: int, mem_row: int, cols: int, rows_used: int, rows: int, alus: int) -> str:
+    """Why a structure does not fit the array (after its pattern's name; :func:`_pattern_structure`): ``code``
+    1 = memory instructions per row, 2 = rows, 3 = ALUs."""
+    if code == 1:
+        return f": {mem_row} memory instructions in a row, at most {2 * cols} (2 per PE)"
+    if code == 2:
+        return f": needs {rows_used} rows, array has {rows}"
+    return f": needs {alus} ALUs, array has {rows * cols}"
+
+
+def _why_lmm(pattern: str, order: tuple[str, ...], mode: str, code: int, need: int, step: int, lmm: int) -> str:
+    """Why a structure does not fit the LMM (:func:`_fit_lmm`): ``code`` 1 = one OC iteration's weights do not
+    (``need``: the kernel PE's bytes for every channel), 2 = not even ``step`` output pixels do (``need``: their
+    bytes)."""
+    if code == 1:
+        return f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {need} B per start, LMM has {lmm} B"
+    return (f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), "
+            f"LMM has {lmm} B")
+
+
 @lru_cache(maxsize=16384)
 def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int,
                     split_ok: bool) -> tuple[int, int, int, str]:
@@ -301,15 +342,10 @@ def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int
         if arch == "emaxv":
             icpar = _largest_divisor(sh.ic, icpar)
         return icpar, sh.kh, 1, ""
-    if not split_ok:
-        return 0, 0, 0, (f"{pattern}: one channel's {sh.kh}x{sh.kw} kernel needs {whole} MAC rows, "
-                         f"{avail} of {rows} rows are free")
-    if avail < 1:
-        return 0, 0, 0, (f"{pattern}: loop/address rows and the chain tail take "
-                         f"{rows - avail} rows, array has {rows}")
     khpar = avail // rows_per_krow
-    if khpar < 1:
-        return 0, 0, 0, f"{pattern}: one kernel row needs {rows_per_krow} MAC rows, {avail} of {rows} are free"
+    code = 1 if not split_ok else 2 if avail < 1 else 3 if khpar < 1 else 0
+    if code:
+        return 0, 0, 0, _why_rows(pattern, code, sh, rows, avail, whole, rows_per_krow)
     return 1, khpar, 1, ""
 
 
@@ -361,7 +397,7 @@ def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str
         per_iter = ker / math.ceil(oc_chunk / ocp) if pattern != "A" else ker / oc_chunk
         iters = int(lmm // per_iter)
         if iters < 1:
-            return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}]: kernel PE needs {ker} B per start, LMM has {lmm} B", 0
+            return 0, 0, 0, _why_lmm(pattern, order, mode, 1, ker, 0, lmm), 0
         oc_chunk = iters * (ocp if pattern != "A" else 1)
     step = 2 if pxp == 2 else 1
 
@@ -378,7 +414,7 @@ def _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp) -> tuple[int, int, int, str
     if n_seg:
         return n_seg, seg(n_seg), oc_chunk, "", _lmm_need(pattern, order, mode, sh, e, seg(n_seg), oc_chunk, ocp)[0]
     need, _ = _lmm_need(pattern, order, mode, sh, e, step, oc_chunk, ocp)
-    return 0, 0, 0, f"{pattern}[{ORDER_NAMES[order]}/{mode}]: needs {need} B per LMM even for {step} output pixel(s), LMM has {lmm} B", 0
+    return 0, 0, 0, _why_lmm(pattern, order, mode, 2, need, step, lmm), 0
 
 
 def _first(lo: int, hi: int, ok) -> int:
@@ -439,12 +475,9 @@ def _pattern_structure(pattern, sh, hw, icpar, khpar, pxsets) -> tuple[tuple | N
         load_bytes = loads * hw.elem_bytes * (2 if hw.lddhr else 1)
         regs = 2 * LOOP_COUNTERS_VR + 3 * AEX_STREAMS[sh.op]
         kernel_lmms = mac_rows * gpar * math.ceil(ocp / 2) if w else 0  # 2 values per kernel PE
-    if mem_row > 2 * c:
-        return None, f": {mem_row} memory instructions in a row, at most {2 * c} (2 per PE)"
-    if rows_used > hw.rows:
-        return None, f": needs {rows_used} rows, array has {hw.rows}"
-    if alus > hw.pes:
-        return None, f": needs {alus} ALUs, array has {hw.pes}"
+    code = 1 if mem_row > 2 * c else 2 if rows_used > hw.rows else 3 if alus > hw.pes else 0
+    if code:
+        return None, _why_structure(code, mem_row, c, rows_used, hw.rows, alus)
     return (icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup, regs, kernel_lmms), ""
 
 
@@ -506,19 +539,14 @@ def ow_segments(ow: int, n_min: int, step: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], str]:
-    """The mappings of structure ``st`` (from :func:`_conv_structures`) fitted to ``hw``'s LMM: the fewest OW
-    segments and most output channels per start that fit and, with ``hw.tile_search``, the other segment counts
-    of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
-    (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
-     regs, kernel_lmms) = st
-    n_seg, ow_seg, oc_chunk, why, need = _fit_lmm(pattern, order, mode, sh, hw, ocp, pxp)
-    if not n_seg:
-        return (), why
-    e = hw.elem_bytes
+def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chunk: int, ocp: int,
+           pxp: int) -> list[tuple[int, int]]:
+    """(ow_seg, oc_chunk) of every tile of a structure whose LMM fit (:func:`_fit_lmm`) gave ``n_seg`` segments of
+    ``ow_seg`` pixels and ``oc_chunk`` channels per start: that one and, with ``hw.tile_search``, the other segment
+    counts of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
     tiles = [(ow_seg, oc_chunk)]
     if hw.tile_search and sh.op == "mac" and hw.arch == "emaxvr":  # EMAXV: weights are register constants
-        tiles += [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, e)[1:]]
+        tiles += [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes)[1:]]
         if hw.tile_search >= 2:
             step = 2 if pxp == 2 else 1
             segs = {ow_seg: n_seg}
@@ -532,10 +560,33 @@ def _with_lmm(st: tuple, sh: ConvShape, hw: Hw) -> tuple[tuple[Mapping, ...], st
                     t = _balanced(sh.oc, n, unit)
                     if t < oc_chunk and (ow_seg, t) not in tiles:
                         tiles.append((ow_seg, t))
+    return tiles
+
+
+def _with_lmm(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> tuple[Mapping, ...]:
+    """The mappings of structure ``st`` (from :func:`_conv_structures`) with its LMM fit ``fit`` (:func:`_fit_lmm`)
+    to ``hw``: one per tile of :func:`_tiles`."""
+    (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
+     regs, kernel_lmms) = st
+    n_seg, ow_seg, oc_chunk, _, need = fit
+    e = hw.elem_bytes
     return tuple(_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
                           load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
                           need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
-                          dup, regs, kernel_lmms, pattern != "single") for w, t in tiles), ""
+                          dup, regs, kernel_lmms, pattern != "single")
+                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp))
+
+
+def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
+    """Per (pattern, loop order, input mode) of :func:`_conv_structures`, in candidate order: a :class:`Rejected`,
+    or (name, structure, LMM fit) for a structure that fits ``hw``'s LMM (:func:`_fit_lmm`)."""
+    for item in _conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        name, st = item
+        fit = _fit_lmm(st[0], st[1], st[2], sh, hw, st[6], st[7])
+        yield (name, st, fit) if fit[0] else Rejected(name, fit[3])
 
 
 @lru_cache(maxsize=8192)
@@ -547,16 +598,11 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     """
     out: list[Mapping] = []
     rejected: list[Rejected] = []
-    for item in _conv_structures(sh, hw.arch, hw.rows, hw.cols, hw.elem_bytes, pattern, order):
+    for item in _fitted(sh, hw, pattern, order):
         if isinstance(item, Rejected):
             rejected.append(item)
-            continue
-        name, st = item
-        maps, why = _with_lmm(st, sh, hw)
-        if maps:
-            out.extend(maps)
         else:
-            rejected.append(Rejected(name, why))
+            out.extend(_with_lmm(item[1], sh, hw, item[2]))
     return tuple(out), tuple(rejected)
 
 
@@ -576,8 +622,7 @@ def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, 
     for p in pats:
         if p == "pairs":
             if sh.op != "mac" or sh.stride != 1 or not hw.lddhr or hw.cols % 2 or sh.oc < 2:
-                items.append(Rejected(p, "pairs: needs 16-bit data (LDDHR), stride 1, an even column count "
-                                         "and at least 2 output channels"))
+                items.append(Rejected(p, PAIRS_WHY))
                 continue
         allowed.append(p)
     # a kernel is split only if no pattern of the architecture (knob or not) holds it whole
@@ -635,3 +680,362 @@ def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     for k in ("pattern", "outer", "mode"):  # compared per plan row: fixed-width text compares in C, not per object
         out[k] = out[k].astype(str)
     return out
+
+
+# -------------------------------------------------------------------- the mapper over many requests at once
+#: :class:`ConvShape` fields as the columns of :func:`conv_table` (``op`` as 1 = MAC, 0 = MAX)
+_SHAPE_FIELDS = ("groups", "ic", "oc", "kh", "kw", "stride", "pad", "h", "w", "oh", "ow", "dil")
+
+
+def _tail_rows_np(pattern: str, cols: np.ndarray) -> np.ndarray:
+    """:func:`_tail_rows` of every column count (ceil(log2 c) is exact in floats for these small integers)."""
+    if pattern in ("single", "A", "fc"):
+        return np.where(cols > 1, np.ceil(np.log2(np.maximum(cols, 1))).astype(np.int64) + 2, 2)
+    return np.full(cols.shape, 3 if pattern == "pairs" else 2, dtype=np.int64)
+
+
+class _Req:
+    """The fields of many (layer shape, array) requests as int64 arrays (one element per request)."""
+
+    def __init__(self, shapes: Sequence[ConvShape], hws: Sequence[Hw]):
+        s = np.array([sh.numbers for sh in shapes], dtype=np.int64).reshape(len(shapes), len(_SHAPE_FIELDS) + 1)
+        for j, f in enumerate(_SHAPE_FIELDS):
+            setattr(self, f, s[:, j])
+        self.mac = s[:, -1].astype(bool)
+        h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap) for hw in hws],
+                     dtype=np.int64).reshape(len(hws), 5)
+        self.rows, self.cols, self.lmm, self.e, self.oc_cap = h.T
+        self.lddhr = self.e == 2
+        self.kw_ext = self.dil * (self.kw - 1) + 1
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _geometry_np(pattern: str, q: _Req) -> tuple[np.ndarray, ...]:
+    """:func:`_geometry_cols` of every request (arrays)."""
+    c, one = q.cols, np.ones_like(q.cols)
+    if pattern in ("single", "A"):
+        return one, one, one, _cdiv(q.kw, c)
+    if pattern == "pairs":
+        return one, np.minimum(c // 2, q.oc), 2 * one, q.kw
+    ocp = np.minimum(c, q.oc)
+    gpar = np.where(q.oc < c, np.minimum(q.groups, np.maximum(1, c // ocp)), 1)
+    return gpar, ocp, one, q.kw
+
+
+def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
+                  arch: str) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """:func:`_reduction_rows` and :func:`_pattern_structure` of every request: whether the pattern runs, its
+    structure's fields (named as :class:`Mapping`'s), and why not (the arguments of :func:`_why_rows` and
+    :func:`_why_structure`, ``rows_code`` and ``code`` 0 where it runs)."""
+    gpar, ocp, pxp, rpk = _geometry_np(pattern, q)
+    c, e, w = q.cols, q.e, q.mac
+    tail = _tail_rows_np(pattern, c)
+    avail = q.rows - HEADER_ROWS[pattern] - tail
+    whole = q.kh * rpk
+    fits = avail >= whole
+    max_b = ~w & (pattern == "B")
+    icpar = np.where(max_b, 1, np.minimum(q.ic, np.maximum(avail, 0) // whole))
+    if arch == "emaxv":
+        pair = np.stack([q.ic, np.maximum(icpar, 1)], axis=1)
+        u, inv = np.unique(pair, axis=0, return_inverse=True)
+        icpar = np.array([_largest_divisor(int(a), int(b)) for a, b in u], dtype=np.int64)[inv.reshape(-1)]
+    pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
+    split_khpar = np.maximum(avail, 0) // rpk
+    rows_code = np.select([fits, ~split_ok, avail < 1, split_khpar < 1], [0, 1, 2, 3], 0)
+    icpar = np.where(fits, icpar, 1)
+    khpar = np.where(fits, q.kh, split_khpar)
+    pxsets = np.where(fits, pxsets, 1)
+    if pattern == "B":
+        pxp = np.where(max_b, pxsets, pxp)
+    mac_rows = icpar * khpar * rpk * np.where(max_b, pxsets, 1)
+    rows_used = HEADER_ROWS[pattern] + mac_rows + tail
+    taps = icpar * khpar * q.kw
+    zero = np.zeros_like(taps)
+    if pattern == "single":
+        per_krow = np.where(q.lddhr & (q.stride == 1), (q.kw + 1) // 2, q.kw)  # ceil(kw * 0.5) or kw
+        mem_row = np.minimum(2 * c, per_krow)
+        dup = _cdiv(per_krow, 2 * c)
+        macs = taps
+        alus = macs + 1 + (np.minimum(c, q.kw) - 1) + 1
+        loads = icpar * khpar * per_krow
+        load_bytes = taps * e
+        regs = np.where(w, macs + 1, 0) + 2
+        kernel_lmms = zero
+    elif pattern == "A":
+        aex = np.where(w, AEX_STREAMS["mac"], AEX_STREAMS["max"])
+        mem_row = np.where(w, 2, 1) * np.minimum(c, q.kw)
+        dup = zero + 1
+        macs = taps
+        alus = macs + LOOP_COUNTERS_VR + aex + (np.minimum(c, q.kw) - 1) + 1
+        loads = taps * np.where(w, 2, 1)
+        load_bytes = loads * e
+        regs = 2 * LOOP_COUNTERS_VR + 3 * aex
+        kernel_lmms = np.where(w, _cdiv(taps, 2), 0)
+    else:  # B, pairs
+        aex = np.where(w, AEX_STREAMS["mac"], AEX_STREAMS["max"])
+        kern_instr = np.where(w, np.where(q.lddhr, _cdiv(ocp, 2), ocp), 0)
+        mem_row = gpar * (1 + kern_instr)
+        dup = zero + 1
+        macs = taps * gpar * ocp * pxp
+        bottoms = gpar * ocp * pxp
+        alus = macs + LOOP_COUNTERS_VR + aex + bottoms + (ocp if pattern == "pairs" else 0)
+        loads = mac_rows * mem_row
+        load_bytes = loads * e * np.where(q.lddhr, 2, 1)
+        regs = 2 * LOOP_COUNTERS_VR + 3 * aex
+        kernel_lmms = np.where(w, mac_rows * gpar * _cdiv(ocp, 2), 0)
+    code = np.select([mem_row > 2 * c, rows_used > q.rows, alus > q.rows * c], [1, 2, 3], 0)
+    core = dict(icpar=icpar, khpar=khpar, gpar=gpar, oc_par=ocp, px_par=pxp, macs=macs, alus=alus,
+                rows_used=rows_used, mem_per_row=mem_row, loads_per_iter=loads, load_bytes_per_iter=load_bytes,
+                dup_rows=dup, regs=regs + zero, kernel_lmms=kernel_lmms)
+    why = dict(rows_code=rows_code, avail=avail, whole=whole, rpk=rpk, code=code, mem_row=mem_row,
+               rows_used=rows_used, alus=alus)
+    return (rows_code == 0) & (code == 0), core, why
+
+
+def _lmm_need_np(pattern: str, resident: bool, q: _Req, ow_seg: np.ndarray, oc_chunk: np.ndarray,
+                 ocp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_lmm_need` of every request (arrays; ``resident``: the input mode is ``resident``)."""
+    e = q.e
+    span = np.minimum(q.w + 2 * q.pad, (ow_seg - 1) * q.stride + q.kw_ext)
+    if pattern == "single":
+        return np.maximum(span * e, ow_seg * e), np.zeros_like(span)
+    inp = 2 * span * e * (q.oh if resident else 1)
+    psum = 2 * ow_seg * e
+    if pattern == "A":
+        ker = 2 * 2 * oc_chunk * e
+    else:
+        ker = 2 * 2 * _cdiv(oc_chunk, ocp) * e
+    ker = np.where(q.mac, ker, 0)
+    return np.maximum(np.maximum(inp, psum), ker), ker
+
+
+def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.ndarray,
+                live: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit), and why not
+    (the code and need of :func:`_why_lmm`, 0 where it fits).
+
+    The need grows with the segment and the segment shrinks as n_seg grows, so instead of searching, the
+    widest segment that fits comes from each term of :func:`_lmm_need` and the fewest segments from it."""
+    lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
+    step = np.where(pxp == 2, 2, 1)
+    _, ker = _lmm_need_np(pattern, resident, q, q.ow, q.oc, ocp)  # the kernel need does not depend on ow_seg
+    ker_all = ker
+    over = ker > lmm
+    per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
+    iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
+    oc_chunk = np.where(over, iters * unit, q.oc)
+    ker = np.where(over, _lmm_need_np(pattern, resident, q, q.ow, oc_chunk, ocp)[1], ker)
+    # the widest segment whose input span and partial sums fit (span = min(w + 2 pad, (seg - 1) stride + kw_ext))
+    per_span, per_px = (q.e, q.e) if pattern == "single" else (2 * q.e * (q.oh if resident else 1), 2 * q.e)
+    span_max = lmm // per_span
+    seg_max = np.where(q.w + 2 * q.pad <= span_max, lmm // per_px,
+                       np.minimum(lmm // per_px, (span_max - q.kw_ext) // q.stride + 1))
+    seg_max -= np.where(step == 2, seg_max % 2, 0)  # pairs: even segments
+    found = live & (ker <= lmm) & ~(over & (iters < 1)) & (seg_max >= step)
+    n_seg = np.where(found, _cdiv(q.ow, np.maximum(seg_max, 1)), 0)
+    ow_seg = _cdiv(q.ow, np.maximum(n_seg, 1))
+    ow_seg = np.where(step == 2, ow_seg + ow_seg % 2, ow_seg)
+    need = _lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0]
+    # at most oc_cap channels per start, in whole OC iterations
+    cap = np.maximum(unit, q.oc_cap // unit * unit)
+    capped = (n_seg > 0) & (q.oc_cap > 0) & (q.oc_cap < q.oc) & q.mac & (oc_chunk > cap)
+    if capped.any():
+        oc_chunk = np.where(capped, cap, oc_chunk)
+        need = np.where(capped, _lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0], need)
+    code = np.where(live & over & (iters < 1), 1, np.where(live & (n_seg == 0), 2, 0))
+    why_need = np.where(code == 1, ker_all, _lmm_need_np(pattern, resident, q, step, oc_chunk, ocp)[0])
+    return n_seg, ow_seg, oc_chunk, need, code, why_need
+
+
+def _slots(arch: str) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """(pattern, loop order, input mode) of every structure :func:`_conv_structures` may list, in its order."""
+    if arch == "emaxv":
+        return tuple((p, ("OW",), "rows") for p in PATTERNS_V)
+    return tuple((p, o, m) for p in PATTERNS_VR for o in ORDERS_VR for m in (["rows"] if o[-1] != "OC" else ["resident", "swap"]))
+
+
+@dataclass(frozen=True)
+class ConvTable:
+    """:func:`conv_table`'s answer: the mappings of every request as columns, the request of each row, and what
+    :meth:`rejections` needs."""
+
+    cols: dict[str, np.ndarray]
+    req: np.ndarray
+    arch: str
+    shapes: Sequence[ConvShape]
+    hws: Sequence[Hw]
+    pairs_why: np.ndarray | None = None  # per request: the pattern knob allows pairs, the layer cannot run them
+    allowed: dict[str, np.ndarray] | None = None  # per pattern and request: the knob allows it and it may run
+    why: dict[str, dict[str, np.ndarray]] | None = None  # per pattern: _structure_np's reasons
+    slot_ok: np.ndarray | None = None  # [request, slot]: the loop-order knob allows the slot
+    fit_code: np.ndarray | None = None  # [request, slot]: _why_lmm's code
+    fit_need: np.ndarray | None = None  # [request, slot]: _why_lmm's need
+    known: list[tuple[bool, tuple[str, ...]]] | None = None  # few requests: the answers, from conv_candidates
+
+    def rejections(self, js: Sequence[int]) -> list[tuple[bool, tuple[str, ...]]]:
+        """For each request j of ``js``: whether it has a mapping, and the reasons of the rejected ones in
+        :func:`conv_candidates`'s order (the pairs rule first, then per pattern its rows, or per loop order and
+        mode its structure or LMM fit). Built only for the requests whose layer gets no plan."""
+        if self.known is not None:
+            return [self.known[j] for j in js]
+        js = np.asarray(js, dtype=np.int64)
+        slots = _slots(self.arch)
+        of = {p: [(s, o, mode) for s, (q, o, mode) in enumerate(slots) if q == p] for p in self.why}
+        why = {p: (self.allowed[p][js].tolist(), {k: v[js].tolist() for k, v in w.items()}) for p, w in self.why.items()}
+        slot_ok, code, need = self.slot_ok[js].tolist(), self.fit_code[js].tolist(), self.fit_need[js].tolist()  # [r][s]
+        answers = []
+        for r, j in enumerate(js.tolist()):
+            sh, hw = self.shapes[j], self.hws[j]
+            out = [PAIRS_WHY] if self.pairs_why[j] else []
+            fits = False
+            for p, (allowed, w) in why.items():
+                if not allowed[r]:
+                    continue
+                if w["rows_code"][r]:
+                    out.append(_why_rows(p, w["rows_code"][r], sh, hw.rows, w["avail"][r], w["whole"][r], w["rpk"][r]))
+                    continue
+                for s, o, mode in of[p]:
+                    if not slot_ok[r][s]:
+                        continue
+                    if w["code"][r]:
+                        out.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(w["code"][r], w["mem_row"][r], hw.cols,
+                                                                              w["rows_used"][r], hw.rows, w["alus"][r]))
+                    elif code[r][s]:
+                        out.append(_why_lmm(p, o, mode, code[r][s], need[r][s], 2 if w["pxp"][r] == 2 else 1,
+                                            hw.lmm_bytes))
+                    else:
+                        fits = True
+            answers.append((fits, tuple(out)))
+        return answers
+
+
+#: requests from which :func:`conv_table` runs the mapper as numpy (below: one by one, cached)
+TABLE_NUMPY_FROM = 40
+
+
+def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
+               orders: Sequence[str]) -> ConvTable:
+    """:func:`mapping_columns` of ``conv_candidates(shapes[j], hws[j], patterns[j], orders[j])[0]`` for every
+    request j (``arch`` arrays), concatenated in request order, and the request of each row.
+
+    The mapper as numpy over all requests at once (random design points rarely share an array, so the per-call
+    caches of :func:`conv_candidates` seldom hit): :func:`_conv_structures` and :func:`_fit_lmm` on arrays, a tile
+    search's other tiles per fitted structure in Python (:func:`_tiles`). The reasons of the rejected ones are
+    built when asked for (:meth:`ConvTable.rejections`). Fewer than :data:`TABLE_NUMPY_FROM` requests (one design
+    point) go through :func:`conv_candidates` one by one: numpy's cost per call exceeds the scalar mapper's."""
+    n = len(shapes)
+    if n < TABLE_NUMPY_FROM:
+        answers = [conv_candidates(*a) for a in zip(shapes, hws, patterns, orders)]
+        return ConvTable(mapping_columns([m for maps, _ in answers for m in maps]),
+                         np.repeat(np.arange(n), [len(maps) for maps, _ in answers]), arch, shapes, hws,
+                         known=[(bool(maps), tuple(x.reason for x in rej)) for maps, rej in answers])
+    q = _Req(shapes, hws)
+    pat_knob = np.array(patterns, dtype=object)
+    ord_knob = np.array(orders, dtype=object)
+    every = PATTERNS_V if arch == "emaxv" else PATTERNS_VR
+    pairs_ok = q.mac & (q.stride == 1) & q.lddhr & (q.cols % 2 == 0) & (q.oc >= 2)
+    geo = {p: _geometry_np(p, q) for p in every}
+    whole_fits = np.zeros(n, bool)
+    for p in every:
+        whole_fits |= (q.rows - HEADER_ROWS[p] - _tail_rows_np(p, q.cols) >= q.kh * geo[p][3]) & (pairs_ok if p == "pairs" else True)
+    slots = _slots(arch)
+    nums = np.zeros((n, len(slots), len(_NUMBERS)))
+    valid = np.zeros((n, len(slots)), bool)
+    slot_ok, fit_code, fit_need = (np.zeros((n, len(slots)), t) for t in (bool, np.int64, np.int64))
+    allowed, why = {}, {}
+    col = {f: j for j, f in enumerate(_NUMBERS)}
+    j = 0
+    for p in every:
+        allowed[p] = (pat_knob == "auto") | (pat_knob == p)
+        if p == "pairs":
+            allowed[p] &= pairs_ok
+        ok, core, why[p] = _structure_np(p, q, ~whole_fits, arch)
+        why[p]["pxp"] = core["px_par"]
+        ok &= allowed[p]
+        fit = {}
+        for res in (False, True):
+            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok)
+        while j < len(slots) and slots[j][0] == p:
+            _, o, mode = slots[j]
+            slot_ok[:, j] = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
+            n_seg, ow_seg, oc_chunk, need, fit_code[:, j], fit_need[:, j] = fit[mode == "resident"]
+            valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
+            for f, v in core.items():
+                nums[:, j, col[f]] = v
+            nums[:, j, col["n_seg"]] = n_seg
+            nums[:, j, col["ow_seg"]] = ow_seg
+            nums[:, j, col["oc_chunk"]] = oc_chunk
+            nums[:, j, col["lmm_need"]] = need
+            nums[:, j, col["pload"]] = p != "single"
+            j += 1
+    req, slot = np.nonzero(valid)
+    out = {f: nums[req, slot, k] for f, k in col.items()}
+    lab = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)[slot]
+    # a tile search's other tiles (:func:`_tiles`), each right after its structure's first
+    search = (np.array([hw.tile_search > 0 for hw in hws], dtype=bool) & q.mac)[req] if arch == "emaxvr" else ()
+    if np.any(search):
+        at, extra = [], []
+        f = [out[k] for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par", "lmm_need")]
+        for r in np.flatnonzero(search).tolist():
+            sh, hw, (p, o, mode) = shapes[req[r]], hws[req[r]], slots[slot[r]]
+            n_seg, ow_seg, oc_chunk, ocp, pxp, need = (int(v[r]) for v in f)
+            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp)[1:]:
+                at.append(r)
+                extra.append((n_seg if w == ow_seg else -(-sh.ow // w), w, t,
+                              need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(p, o, mode, sh, hw.elem_bytes, w, t, ocp)[0]))
+        if at:
+            at = np.array(at, dtype=np.int64)
+            rank = np.argsort(np.concatenate([np.arange(len(req)), at]), kind="stable")
+            new = dict(zip(("n_seg", "ow_seg", "oc_chunk", "lmm_need"), np.array(extra, dtype=float).T))
+            out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
+            req, lab = np.concatenate([req, req[at]])[rank], np.concatenate([lab, lab[at]])[rank]
+    for j, k in enumerate(("pattern", "outer", "mode", "name", "order_name")):
+        out[k] = lab[:, j].astype(str) if k in ("pattern", "outer", "mode") else lab[:, j]
+    pairs_why = (((pat_knob == "auto") | (pat_knob == "pairs")) & ~pairs_ok) if arch == "emaxvr" else np.zeros(n, bool)
+    return ConvTable(out, req, arch, shapes, hws, pairs_why, allowed, why, slot_ok, fit_code, fit_need)
+
+
+def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """:func:`mapping_columns` of ``fc_candidates(shapes[j], hws[j])[0]`` for every request j, concatenated in
+    request order, and the request of each row: the FC mapper as numpy over all requests (the bus-word tiles of a
+    tile search per fitted mapping in Python, :func:`oc_tiles`); the reasons of the rejected ones come from
+    :func:`fc_candidates`."""
+    n = len(shapes)
+    s = np.array([(sh.inputs, sh.outputs) for sh in shapes], dtype=np.int64).reshape(n, 2)
+    h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap, hw.tile_search) for hw in hws],
+                 dtype=np.int64).reshape(n, 6)
+    inputs, outputs = s.T
+    rows, c, lmm, e, oc_cap, search = h.T
+    tail = _tail_rows_np("fc", c)
+    sets = rows - HEADER_ROWS["fc"] - tail
+    icpar = np.minimum(inputs, sets * c)
+    per = np.stack([lmm // e, lmm // (2 * e)], axis=1)  # [request, pload]
+    ok = (sets >= 1)[:, None] & (per >= 1)
+    req, pl = np.nonzero(ok)
+    oc_chunk = np.minimum(np.minimum(outputs[req], per[req, pl]), np.where(oc_cap > 0, oc_cap, outputs)[req])
+    t = oc_chunk
+    if search.any():  # a tile search's bus-word tiles, each after its mapping's first
+        at, tiles = [], []
+        for r in np.flatnonzero(search[req] > 0).tolist():
+            for x in oc_tiles("A", int(outputs[req[r]]), 1, int(oc_chunk[r]), int(e[req[r]]), per_unit=1)[1:]:
+                at.append(r)
+                tiles.append(x)
+        if at:
+            rank = np.argsort(np.concatenate([np.arange(len(req)), at]), kind="stable")
+            req, pl = (np.concatenate([v, v[at]])[rank] for v in (req, pl))
+            t = np.concatenate([t, tiles])[rank]
+    ic, cc, ee, one = icpar[req], c[req], e[req], np.ones(len(req), dtype=np.int64)
+    nums = dict(icpar=ic, khpar=one, gpar=one, oc_par=one, px_par=one, macs=ic, alus=ic + 1 + (np.minimum(cc, ic) - 1) + 1,
+                rows_used=HEADER_ROWS["fc"] + _cdiv(ic, cc) + tail[req], mem_per_row=cc, loads_per_iter=ic,
+                load_bytes_per_iter=ic * ee, n_seg=one, ow_seg=one, oc_chunk=t, lmm_need=t * ee * (1 + pl), dup_rows=one,
+                regs=ic + 4, kernel_lmms=ic, pload=pl)
+    out = {k: np.asarray(nums[k], dtype=float) for k in _NUMBERS}
+    m = len(req)
+    for k, v in (("pattern", "fc"), ("outer", "OC"), ("mode", "regs")):
+        out[k] = np.full(m, v)
+    for k in ("name", "order_name"):
+        out[k] = np.full(m, "fc[OC]" if k == "name" else "OC", dtype=object)
+    return out, req

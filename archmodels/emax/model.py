@@ -26,7 +26,8 @@ clock, bandwidth, latency, bus width or the technology node is numpy over
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,8 +39,8 @@ from . import cost
 from .. import tech
 from .. import vector
 from ..base import Model
-from .mapper import (ConvShape, FCShape, Hw, Mapping, Rejected, conv_candidates, fc_candidates, mapping_columns,
-                          shape_of)
+from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
+                     mapping_columns, shape_of)
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyText, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
@@ -68,8 +69,9 @@ DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psu
                   ("output", "write"), ("spill", "read"), ("spill", "write"))
 #: label keys whose strings are built when read (:class:`~archmodels.emax.explain.LazyText`), by text function
 LAZY_TEXTS = {"schedule": schedule_text, **PLAN_TEXTS, "runner_up": runner_text}
-#: structural combinations x layers planned together (bounds the size of the plan tables)
-CHUNK = 512
+#: structural combinations x layers planned together (bounds the size of the plan tables; with the mapper as numpy
+#: over a chunk, 2,048 runs random points ~1.2-1.3x faster than 512, peak memory +40 MB on 400 VGG16 points)
+CHUNK = 2048
 
 
 def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
@@ -674,13 +676,9 @@ def _shapes(workload: Workload) -> tuple[ConvShape | FCShape | None, ...]:
     return tuple(shape_of(layer) for layer in workload.layers)
 
 
-def _candidates(sh, hw: Hw, pattern: str, order: str, kind: str) -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
-    """The mapper's candidates of a layer (``hw`` without its SPM: mappings do not depend on it)."""
-    if sh is None:
-        return (), (Rejected("-", f"{hw.arch} does not run {kind} layers"),)
-    if isinstance(sh, FCShape):
-        return fc_candidates(sh, hw)
-    return conv_candidates(sh, hw, pattern if not (sh.op == "max" and pattern == "pairs") else "auto", order)
+def _conv_pattern(sh: ConvShape, pattern: str) -> str:
+    """The pattern knob as the mapper takes it for a conv or pooling layer (pooling cannot run ``pairs``)."""
+    return pattern if not (sh.op == "max" and pattern == "pairs") else "auto"
 
 
 def _spm_tiles(mhw: Hw, hw: Hw, sh) -> Hw:
@@ -709,24 +707,72 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
     fused: list[list[str | None]] = [[None] * nk for _ in range(nl)]
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
-    for k in range(nk):
-        if vr_spm[k] and fusion[k]:
-            for i in range(nl - 1):
-                if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks \
-                        and conv_candidates(shapes[i + 1], mhws[k])[0]:
-                    fused[i + 1][k] = layers[i].name
-                    pooled[i, k] = True
-    cands = [[_candidates(shapes[i], _spm_tiles(mhws[k], hws[k], shapes[i]), pattern[k], order[k], layers[i].kind)
-              if fused[i][k] is None else ((), ()) for k in range(nk)] for i in range(nl)]
+    # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
+    pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in range(nl - 1)
+             if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks]
+    pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs], ["auto"] * len(pairs),
+                          ["auto"] * len(pairs))
+    pool_maps, pool_req = pool_tab.cols, pool_tab.req
+    for r in np.unique(pool_req).tolist():
+        i, k = pairs[r]
+        fused[i + 1][k] = layers[i].name
+        pooled[i, k] = True
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
-    planned = _context_plans(arch, shapes, cands, hws, ctxs, fused, pooled, [s == "per_band" for s in sched], pins)
+    run = [(i, k) for i in range(nl) for k in range(nk) if shapes[i] is not None and fused[i][k] is None]
+    maps, owner, why = _mapping_rows(arch, shapes, run, hws, mhws, pattern, order)
+    planned = _context_plans(arch, shapes, run, maps, owner, hws, ctxs, pooled, [s == "per_band" for s in sched],
+                             pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
-        if vr_spm[k]:
-            chain = _chain_least_dram if hws[k].tile_search else _chain
-            chain(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
-    return _final_plans(planned, cands, shapes, fused, resident, keep)
+        if vr_spm[k] and hws[k].tile_search:
+            _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+    _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
+           fused, pooled, planned, resident, keep)
+
+    at = {ik: j for j, ik in enumerate(run)}
+
+    def rejections(pairs: list[tuple[int, int]]) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
+        known = iter(why([at[ik] for ik in pairs if shapes[ik[0]] is not None]))
+        return [next(known) if shapes[i] is not None else (False, (f"{arch} does not run {layers[i].kind} layers",))
+                for i, _ in pairs]
+
+    return _final_plans(planned, rejections, shapes, fused, resident, keep)
+
+
+def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
+                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, Callable[[list[int]], list[tuple]]]:
+    """The candidate mappings of every (layer, combination) of ``run`` as columns (as
+    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in ``run``'s order, the position in ``run`` of
+    each, and for positions whether the mapper found a mapping and the reasons of the ones it rejected: conv and
+    pooling layers through the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`), FC
+    layers through :func:`~archmodels.emax.mapper.fc_table`."""
+    conv = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], ConvShape)]
+    fc = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], FCShape)]
+    req = [run[j] for j in conv]
+    tab = conv_table(arch, [shapes[i] for i, _ in req], [_spm_tiles(mhws[k], hws[k], shapes[i]) for i, k in req],
+                          [_conv_pattern(shapes[i], pattern[k]) for i, k in req],
+                          [order[k] for _, k in req])
+    cols, owner = tab.cols, np.array(conv, dtype=np.int64)[tab.req] if conv else np.zeros(0, np.int64)
+    conv_at = {j: r for r, j in enumerate(conv)}
+
+    def why(js: list[int]) -> list[tuple[bool, tuple[str, ...]]]:
+        convs = iter(tab.rejections([conv_at[j] for j in js if j in conv_at]))
+        out = []
+        for j in js:
+            if j in conv_at:
+                out.append(next(convs))
+            else:
+                maps, rej = fc_candidates(shapes[run[j][0]], mhws[run[j][1]])
+                out.append((bool(maps), tuple(x.reason for x in rej)))
+        return out
+
+    if not fc:
+        return cols, owner, why
+    fc_cols, fc_req = fc_table([shapes[run[j][0]] for j in fc], [mhws[run[j][1]] for j in fc])
+    both = np.concatenate([owner, np.array(fc, dtype=np.int64)[fc_req]])
+    rank = np.argsort(both, kind="stable")
+    return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank], why
 
 
 @dataclass(frozen=True)
@@ -740,50 +786,51 @@ class _Planned:
     start: np.ndarray
     count: np.ndarray
     chainable: np.ndarray  # per plan
-    n_all: list
-    macs_all: list
-    dram_all: list
-    n_chain: list
-    macs_chain: list
-    dram_chain: list
+    n_all: np.ndarray
+    macs_all: np.ndarray
+    dram_all: np.ndarray
+    n_chain: np.ndarray
+    macs_chain: np.ndarray
+    dram_chain: np.ndarray
     n_comb: int
+
+    @cached_property
+    def lists(self) -> tuple[list, ...]:
+        """The statistics as lists, in field order (read value by value)."""
+        return tuple(a.tolist() for a in (self.n_all, self.macs_all, self.dram_all, self.n_chain, self.macs_chain,
+                                          self.dram_chain))
 
     def seg(self, i: int, k: int) -> int:
         """The first segment of layer i and combination k."""
         return (i * self.n_comb + k) * len(CONTEXTS)
 
 
-def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fused, pooled: np.ndarray,
-                   per_band: list[bool], pins: list[dict[str, Any]]) -> _Planned:
-    """The plans of every layer not fused, for each combination k in its first ``ctxs[k]`` contexts."""
+def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, np.ndarray], owner: np.ndarray,
+                   hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool], pins: list[dict[str, Any]],
+                   passes: dict[str, np.ndarray]) -> _Planned:
+    """The plans of every (layer, combination) of ``run`` (not fused), for each combination k in its first
+    ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its position in
+    ``run`` (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
     nl, nk = len(shapes), len(hws)
-    maps: list[Mapping] = []
-    first, n_maps, n_ctx, seg0 = [], [], [], []  # per planned (layer, combination)
-    for i in range(nl):
-        for k in range(nk):
-            if shapes[i] is None or fused[i][k] is not None:
-                continue
-            first.append(len(maps))
-            maps.extend(cands[i][k][0])
-            n_maps.append(len(maps) - first[-1])
-            n_ctx.append(ctxs[k])
-            seg0.append((i * nk + k) * len(CONTEXTS))
+    n_maps = np.bincount(owner, minlength=len(run)).astype(np.int64)
+    first = np.cumsum(n_maps) - n_maps
+    n_ctx = [ctxs[k] for _, k in run]
+    seg0 = np.array([(i * nk + k) * len(CONTEXTS) for i, k in run], dtype=np.int64)
     # rows: each (layer, combination)'s mappings once per context, context by context
-    first, n_maps, seg0 = (np.array(a, dtype=np.int64) for a in (first, n_maps, seg0))
     per = n_maps * np.array(n_ctx, dtype=np.int64)
-    owner = np.repeat(np.arange(len(per)), per)
-    at = np.arange(len(owner)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
-    m_of = np.maximum(n_maps, 1)[owner]
-    row_map = first[owner] + at % m_of
-    row_seg = seg0[owner] + at // m_of
-    mc = mapping_columns(maps)
+    owner_row = np.repeat(np.arange(len(per)), per)
+    at = np.arange(len(owner_row)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
+    m_of = np.maximum(n_maps, 1)[owner_row]
+    row_map = first[owner_row] + at % m_of
+    row_seg = seg0[owner_row] + at // m_of
     # each mapping's structure's first mapping (the fewest OW segments and most channels per start that fit): the
     # plan builder tells the narrower tiles of a tile search (mapper.ow_segments, oc tiles) from it
-    head = np.ones(len(maps), bool)
-    if len(maps):
+    n_rows = len(owner)
+    head = np.ones(n_rows, bool)
+    if n_rows:
         head[1:] = mc["name"][1:] != mc["name"][:-1]
         head[first[n_maps > 0]] = True
-    at_head = np.maximum.accumulate(np.where(head, np.arange(len(maps)), 0))
+    at_head = np.maximum.accumulate(np.where(head, np.arange(n_rows), 0))
     mc["head_n_seg"], mc["head_oc_chunk"] = mc["n_seg"][at_head], mc["oc_chunk"][at_head]
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
@@ -797,7 +844,6 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
              dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
         r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    passes = _pool_passes(shapes, pooled, hws)
     for name, v in passes.items():
         r[name] = v[li, ki]
     tables = []
@@ -825,22 +871,31 @@ def _context_plans(arch: str, shapes, cands, hws: list[Hw], ctxs: list[int], fus
         np.maximum.at(macs, seg[sel], tab.plan["macs"][sel])
         dram = np.full(nseg, np.inf)
         np.minimum.at(dram, seg[sel], tab.plan["dram_exact"][sel])
-        stats += [n_sel.tolist(), macs.tolist(), dram.tolist()]
+        stats += [n_sel, macs, dram]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
 
 
-def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw]) -> dict[str, np.ndarray]:
+def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.ndarray], req: np.ndarray,
+                 pairs: list[tuple[int, int]]) -> dict[str, np.ndarray]:
     """The fused pooling pass of layer i (of layer i + 1's pooling) per combination ([layers, combinations],
-    0 where none): the widest pooling mapping on the same array, run as one start without an SPM."""
+    0 where none): the widest pooling mapping on the same array, run as one start without an SPM. ``maps``:
+    the pooling mappings (columns) of request ``req`` = position in ``pairs`` of its (layer i, combination)."""
     out = {name: np.zeros(pooled.shape) for name in ("pool_oh", "pool_ow", "pool_ops", "pool_iterations",
                                                      "pool_loop_ends", "pool_rows_used", "pool_regs")}
     li, ki = np.nonzero(pooled)
     if not len(li):
         return out
     pools = [shapes[i + 1] for i in li]
-    best = [max(conv_candidates(pool, replace(hws[k], spm_bytes=0))[0], key=lambda m: m.macs)
-            for pool, k in zip(pools, ki)]
-    r = mapping_columns(best)
+    # each request's first mapping of the most MAC units (a request's rows are contiguous, requests in order)
+    macs = maps["macs"]
+    has, lo = np.unique(req, return_index=True)
+    top = np.repeat(np.maximum.reduceat(macs, lo), np.diff(np.append(lo, len(req))))
+    at_top = np.flatnonzero(macs == top)
+    first = np.full(len(pairs), -1, dtype=np.int64)
+    first[has] = at_top[np.searchsorted(req[at_top], has)]
+    where = {p: j for j, p in enumerate(pairs)}
+    best = first[[where[(int(i), int(k))] for i, k in zip(li, ki)]]
+    r = {k: v[best] for k, v in maps.items()}
     n = len(best)
     r.update(shape=np.arange(n), cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
              elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
@@ -866,7 +921,7 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
     for the whole layer chain at once, by dynamic programming over (layer, input in the SPM or not), to minimise
     the sum of the layers' least exact DRAM bytes, instead of pair by pair from the first layer (a greedy choice
     a larger memory can turn against the rest of the chain). Ties keep the output in DRAM."""
-    p = planned
+    n_all, _, dram_all, n_chain, _, dram_chain = planned.lists
     run = [i for i in range(len(layers)) if fused[i] is None and shapes[i] is not None]
     if not run:
         return
@@ -878,9 +933,9 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
     # best[r]: least bytes of the layers so far with the next layer's input in the SPM (r = 1) or not (r = 0)
     best, back = (0.0, inf), []
     for j, i in enumerate(run):
-        s = p.seg(i, k)  # contexts (resident, keep) at s + 2 * resident + keep
-        c = [p.dram_all[s + x] if p.n_all[s + x] else inf for x in (0, 1)] + \
-            [p.dram_chain[s + x] if p.n_chain[s + x] else inf for x in (2, 3)]
+        s = planned.seg(i, k)  # contexts (resident, keep) at s + 2 * resident + keep
+        c = [dram_all[s + x] if n_all[s + x] else inf for x in (0, 1)] + \
+            [dram_chain[s + x] if n_chain[s + x] else inf for x in (2, 3)]
         if c == [inf] * 4:
             c[0] = 0.0  # no plan in any context: the layer is infeasible, the chain goes on around it
         nxt, arg = [inf, inf], [0, 0]
@@ -898,42 +953,93 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
         resident[run[j]] = bool(r)
 
 
-def _chain(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned, resident: np.ndarray,
-           keep: np.ndarray) -> None:
-    """Decide which layers of combination ``k`` leave their output in the SPM for the next (see
-    :func:`workload_plans`): sets ``keep[a]`` and ``resident[b]`` of the next layer b run."""
-    p = planned
+def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled: np.ndarray, planned: _Planned,
+           resident: np.ndarray, keep: np.ndarray) -> None:
+    """Decide which layers of combinations ``ks`` leave their output in the SPM for the next (see
+    :func:`workload_plans`): sets ``keep[a, k]`` and ``resident[b, k]`` of the next layer b run, pair by pair from
+    the first layer (numpy over the combinations; below :data:`CHAIN_NUMPY_FROM`, one by one: :func:`_chain_one`)."""
+    p, nl = planned, len(layers)
+    if len(ks) < CHAIN_NUMPY_FROM:
+        for k in ks.tolist():
+            _chain_one(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+        return
+    run = np.array([[f[k] is None for k in ks.tolist()] for f in fused], dtype=bool).reshape(nl, len(ks))
+    ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
+    has_shape = np.array([sh is not None for sh in shapes], dtype=bool)
+    for a in range(nl - 1):
+        # b: the next layer run (a pooling layer fused into a is skipped; the one after it is never fused)
+        b = np.where(run[a + 1], a + 1, a + 2)
+        on = run[a] & (b < nl) & (shapes[a] is not None)
+        if not on.any():
+            continue
+        pool = pooled[a, ks]
+        out = np.where(pool, _out_elems(layers[a], shapes[a + 1]) if isinstance(shapes[a + 1], ConvShape) else -1,
+                       _out_elems(layers[a], None))
+        b = np.minimum(b, nl - 1)
+        on &= has_shape[b] & (out == ins[b])
+        if not on.any():
+            continue
+        kk, bb, res_a = ks[on], b[on], resident[a, ks[on]]
+        sa, sb = (a * p.n_comb + kk) * len(CONTEXTS), (bb * p.n_comb + kk) * len(CONTEXTS)
+        ka, fa = sa + 2 * res_a + 1, sa + 2 * res_a  # contexts (resident, keep) at s + 2 * resident + keep
+        cb, fb = sb + 2, sb
+        kept_n = np.where(res_a, p.n_chain[ka], p.n_all[ka])
+        kept_macs = np.where(res_a, p.macs_chain[ka], p.macs_all[ka])
+        kept_dram = np.where(res_a, p.dram_chain[ka], p.dram_all[ka])
+        ok = (kept_n > 0) & (p.n_chain[cb] > 0)
+        # ... and only if neither layer must fall back to a narrower mapping for it
+        ok &= ~((kept_macs < np.where(p.n_all[fa] > 0, p.macs_all[fa], 0))
+                | (p.macs_chain[cb] < np.where(p.n_all[fb] > 0, p.macs_all[fb], 0)))
+        # chain only if it saves DRAM traffic over producing to DRAM and reading back
+        if (ok & (p.n_all[fa] == 0)).any():
+            raise ValueError("min() arg is an empty sequence")  # no plan of layer a without keeping its output
+        chained = kept_dram + p.dram_chain[cb]
+        separate = p.dram_all[fa] + np.where(p.n_all[fb] > 0, p.dram_all[fb], p.dram_chain[cb])
+        ok &= chained < separate
+        keep[a, kk[ok]] = True
+        resident[bb[ok], kk[ok]] = True
+
+
+#: combinations from which :func:`_chain` decides as numpy (below: one by one)
+CHAIN_NUMPY_FROM = 8
+
+
+def _chain_one(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned, resident: np.ndarray,
+               keep: np.ndarray) -> None:
+    """:func:`_chain` for combination ``k`` alone (``fused``, ``pooled``, ``resident``, ``keep``: its column), in
+    Python: cheaper than numpy for a few combinations (one design point)."""
+    n_all, macs_all, dram_all, n_chain, macs_chain, dram_chain = planned.lists
     order_idx = [i for i in range(len(layers)) if fused[i] is None]
     for a, b in zip(order_idx, order_idx[1:]):
         pool = shapes[a + 1] if pooled[a] else None
         if shapes[a] is None or shapes[b] is None or _out_elems(layers[a], pool) != layers[b].input_elems:
             continue
-        sa, sb = p.seg(a, k), p.seg(b, k)
+        sa, sb = planned.seg(a, k), planned.seg(b, k)
         ka, fa = sa + CONTEXTS.index((bool(resident[a]), True)), sa + CONTEXTS.index((bool(resident[a]), False))
         cb, fb = sb + CONTEXTS.index((True, False)), sb + CONTEXTS.index((False, False))
-        kept = (p.n_chain, p.macs_chain, p.dram_chain) if resident[a] else (p.n_all, p.macs_all, p.dram_all)
-        if not kept[0][ka] or not p.n_chain[cb]:
+        kept = (n_chain, macs_chain, dram_chain) if resident[a] else (n_all, macs_all, dram_all)
+        if not kept[0][ka] or not n_chain[cb]:
             continue
         # ... and only if neither layer must fall back to a narrower mapping for it
-        if (kept[1][ka] < (p.macs_all[fa] if p.n_all[fa] else 0)
-                or p.macs_chain[cb] < (p.macs_all[fb] if p.n_all[fb] else 0)):
+        if kept[1][ka] < (macs_all[fa] if n_all[fa] else 0) or macs_chain[cb] < (macs_all[fb] if n_all[fb] else 0):
             continue
         # chain only if it saves DRAM traffic over producing to DRAM and reading back
-        if not p.n_all[fa]:
+        if not n_all[fa]:
             raise ValueError("min() arg is an empty sequence")  # no plan of layer a without keeping its output
-        chained = kept[2][ka] + p.dram_chain[cb]
-        separate = p.dram_all[fa] + (p.dram_all[fb] if p.n_all[fb] else p.dram_chain[cb])
+        chained = kept[2][ka] + dram_chain[cb]
+        separate = dram_all[fa] + (dram_all[fb] if n_all[fb] else dram_chain[cb])
         if chained < separate:
             keep[a] = True
             resident[b] = True
 
 
-def _final_plans(p: _Planned, cands, shapes, fused: list[list[str | None]], resident: np.ndarray,
-                 keep: np.ndarray) -> Plans:
-    """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on)."""
+def _final_plans(p: _Planned, rejections: Callable[[list[tuple[int, int]]], list[tuple[bool, tuple[str, ...]]]], shapes,
+                 fused: list[list[str | None]], resident: np.ndarray, keep: np.ndarray) -> Plans:
+    """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on);
+    for the (layer, combination) pairs without one, the reasons ``rejections`` gives (per pair: whether the mapper
+    found a mapping, the reasons of the ones it rejected)."""
     nl, nk = resident.shape
-    ctx = np.array([[CONTEXTS.index((bool(r), bool(k))) for r, k in zip(rr, kk)] for rr, kk in zip(resident, keep)],
-                   dtype=np.int64).reshape(nl, nk)
+    ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
     start, count = p.start[seg].ravel(), p.count[seg].ravel()
     rows = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
@@ -942,12 +1048,11 @@ def _final_plans(p: _Planned, cands, shapes, fused: list[list[str | None]], resi
     rows, owner = rows[sel], owner[sel]
     count = np.bincount(owner, minlength=nl * nk)
     reason = [[""] * nk for _ in range(nl)]
-    for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)):
-        if fused[i][k] is None:
-            maps, rej = cands[i][k]
-            if maps and isinstance(shapes[i], ConvShape):
-                rej = tuple(rej) + (Rejected("-", "no schedule fits the SPM"),)
-            reason[i][k] = "; ".join(dict.fromkeys(x.reason for x in rej)) or "no mapping fits"
+    none = [(i, k) for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)) if fused[i][k] is None]
+    for (i, k), (fits, rej) in zip(none, rejections(none)):
+        if fits and isinstance(shapes[i], ConvShape):
+            rej += ("no schedule fits the SPM",)
+        reason[i][k] = "; ".join(dict.fromkeys(rej)) or "no mapping fits"
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused, reason)
 
 
