@@ -546,20 +546,25 @@ def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chun
     counts of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
     tiles = [(ow_seg, oc_chunk)]
     if hw.tile_search and sh.op == "mac" and hw.arch == "emaxvr":  # EMAXV: weights are register constants
-        tiles += [(ow_seg, t) for t in oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes)[1:]]
+        chans = [oc_chunk] + list(oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes)[1:])
+        tiles += [(ow_seg, t) for t in chans[1:]]
         if hw.tile_search >= 2:
             step = 2 if pxp == 2 else 1
             segs = {ow_seg: n_seg}
             for n in ow_segments(sh.ow, n_seg, step)[1:]:
                 w = -(-sh.ow // n)
                 segs.setdefault(w + w % step if step == 2 else w, n)
-            tiles += [(w, oc_chunk) for w in list(segs)[1:]]
             if oc_chunk >= sh.oc:  # every channel fits: fewer per start only shrink an SPM unit
                 unit = 1 if pattern == "A" else ocp
                 for n in ow_segments(-(-sh.oc // unit), 1, 1)[1:]:
                     t = _balanced(sh.oc, n, unit)
-                    if t < oc_chunk and (ow_seg, t) not in tiles:
-                        tiles.append((ow_seg, t))
+                    if t < oc_chunk and t not in chans:
+                        chans.append(t)
+            # every narrower segment with every channel tile (each fits: the LMM need grows with both), after the
+            # one-at-a-time tiles: a start's partial sums shrink with both
+            tiles += [(w, oc_chunk) for w in list(segs)[1:]]
+            tiles += [(ow_seg, t) for t in chans if (ow_seg, t) not in tiles]
+            tiles += [(w, t) for w in list(segs)[1:] for t in chans[1:]]
     return tiles
 
 
