@@ -183,8 +183,14 @@ class Model(ABC):
         fused = _fused_into(out, {wl.layers[i].name for i, a in enumerate(alts) if a})
         for i, a in enumerate(alts):
             if a:
-                gemm.pick(out[i], a, fused.get(wl.layers[i].name, np.zeros(out[i].n, dtype=bool)))
+                gemm.pick(out[i], a, fused.get(wl.layers[i].name, np.zeros(out[i].n, dtype=bool)),
+                          lambda lb: self.gemm_rank(lb, pts))
         return out
+
+    def gemm_rank(self, lb: LayerBatch, pts: Points) -> tuple[np.ndarray, np.ndarray]:
+        """How :meth:`_evaluate_gemms` ranks a product's forms per point: (first value, tie-breaker), smaller
+        is better. Default: the fastest, then the least energy; a model with a mapping criterion ranks by it."""
+        return gemm.fastest(lb)
 
     def _gemm_forms(self, wl: Workload) -> list[dict[str, Any]]:
         """``gemm.forms`` of each layer of ``wl`` (empty dicts when GEMM_FORMS is off); remembered per workload

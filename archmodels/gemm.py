@@ -15,6 +15,7 @@ FC runs there (ReNA's ring, EMAX's FC mapping).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -65,16 +66,26 @@ def own_form(layer: Layer) -> str:
     return {"fc": "fc", "conv": "conv"}.get(layer.kind, "matmul")
 
 
-def pick(base: LayerBatch, alts: dict[str, LayerBatch], keep: np.ndarray) -> LayerBatch:
-    """Per point, the fastest feasible of ``base`` and ``alts`` (not where ``keep``: e.g. a later
-    layer is fused into this one as written). Returns ``base`` updated in place."""
+def fastest(lb: LayerBatch) -> tuple[np.ndarray, np.ndarray]:
+    """The default rank of a form: time, then energy."""
+    return lb.metrics["time_s"], lb.metrics["energy_j"]
+
+
+def pick(base: LayerBatch, alts: dict[str, LayerBatch], keep: np.ndarray,
+         rank: Callable[[LayerBatch], tuple[np.ndarray, np.ndarray]] = fastest) -> LayerBatch:
+    """Per point, the best feasible of ``base`` and ``alts`` by ``rank`` (a first value, ties within 1e-9
+    broken by a second; :func:`fastest` by default; a model whose mapping criterion ranks by something else
+    passes its own), not where ``keep`` (e.g. a later layer is fused into this one as written). Returns ``base``
+    updated in place."""
     n = base.n
     form = np.full(n, own_form(base.layer), dtype=object)
-    best_t = np.where(base.feasible, base.metrics["time_s"], np.inf)
-    best_e = base.metrics["energy_j"].copy()
+    first, second = rank(base)
+    best_t = np.where(base.feasible, first, np.inf)
+    best_e = second.copy()
     for name, alt in alts.items():
-        t = np.where(alt.feasible & ~keep, alt.metrics["time_s"], np.inf)
-        better = (t < best_t * (1 - 1e-9)) | ((t <= best_t * (1 + 1e-9)) & (alt.metrics["energy_j"] < best_e)
+        first, second = rank(alt)
+        t = np.where(alt.feasible & ~keep, first, np.inf)
+        better = (t < best_t * (1 - 1e-9)) | ((t <= best_t * (1 + 1e-9)) & (second < best_e)
                                              & np.isfinite(t))
         if not better.any():
             continue
@@ -91,6 +102,6 @@ def pick(base: LayerBatch, alts: dict[str, LayerBatch], keep: np.ndarray) -> Lay
         base.reason = np.where(better, alt.reason, base.reason)
         form = np.where(better, name, form)
         best_t = np.where(better, t, best_t)
-        best_e = np.where(better, alt.metrics["energy_j"], best_e)
+        best_e = np.where(better, second, best_e)
     base.labels["gemm_form"] = form
     return base

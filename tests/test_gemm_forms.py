@@ -56,3 +56,23 @@ def test_every_form_is_the_same_product(k, m, n):
         assert shape(layer) == (k, m, n)
         for form in forms(layer).values():
             assert shape(form) == (k, m, n) and form.macs == layer.macs and form.name == "g"
+
+
+@pytest.mark.parametrize("arch", ["emaxv", "emaxvr"])
+@pytest.mark.parametrize("criterion,key", [("dram", "dram_bytes"), ("energy", "energy_j"), ("time", "time_s")])
+def test_emax_forms_ranked_by_the_mapping_criterion(arch, criterion, key):
+    """Under criterion=dram (energy) the form moving the least traffic (using the least energy) is taken, as the
+    plans of a layer are chosen; once the fastest was taken whatever the criterion."""
+    import numpy as np
+
+    model = get_model(arch)
+    alone = type(model)()
+    alone.GEMM_FORMS = False  # each form costed on its own
+    rows = [dict(r, criterion=criterion) for r in model.params.random_rows(60, np.random.default_rng(7))]
+    rows.append(dict(model.params.defaults(), criterion=criterion, lmm_kb=model.params.get("lmm_kb").high))
+    three = _three(32, 192, 28, 28)
+    best = model.evaluate_points(three["conv"], rows)
+    each = {f: alone.evaluate_points(wl, rows) for f, wl in three.items()}
+    for i in np.flatnonzero(best.feasible):
+        vals = [r.totals[key][i] for r in each.values() if r.feasible[i]]
+        assert best.totals[key][i] <= min(vals) * (1 + 1e-9), (i, best.totals[key][i], vals)

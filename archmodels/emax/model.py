@@ -204,6 +204,17 @@ class _EmaxBase(Model):
         """The clock must not exceed the node's maximum (technology table)."""
         return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
+    def gemm_rank(self, lb: LayerBatch, pts: Points) -> tuple[np.ndarray, np.ndarray]:
+        """A product's forms (FC, 1x1 conv, MatMul) ranked by the point's ``criterion``, as its plans are: the
+        criterion's value, then time (criteria dram and energy) or energy (the others); energy with leakage."""
+        crit = np.asarray(pts["criterion"], dtype=object)
+        m = lb.metrics
+        energy = m["energy_j"] + _rank_static_w(pts, lb.n) * m["time_s"]  # leakage is added to layers later
+        first = _primary(crit, m["time_s"], energy, m["dram_read_bytes"] + m["dram_write_bytes"])
+        # a point without an energy (a clock above the node's maximum: infeasible) ranks by time, as by default
+        first = np.where(np.isnan(first), m["time_s"], first)
+        return first, np.where((crit == "dram") | (crit == "energy"), m["time_s"], energy)
+
     # ---------------------------------------------------------------- evaluation
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         n = batch_size(pts)
@@ -240,12 +251,7 @@ class _EmaxBase(Model):
         macs = float(sum(lb.layer.macs for lb in layers))
         dram = tot("dram_read_bytes") + tot("dram_write_bytes")
         pes = (pts["rows"] * pts["cols"]).astype(float)
-        sram_kb = pes * pts["lmm_kb"] + pts.get("spm_kb", np.zeros(n))
-        static = np.empty(n)
-        vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
-        for nd in np.unique(pts["tech_nm"]):
-            at = pts["tech_nm"] == nd
-            static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
+        static = _static_power_w(pts, n, area)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
                 "area_mm2": area["area_mm2"],
@@ -333,6 +339,29 @@ class EmaxvrModel(_EmaxBase):
 
 
 # -------------------------------------------------------------------- per-layer evaluation
+def _static_power_w(pts: Points, n: int, area: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Leakage of the PE logic and every LMM and the SPM at the clock's supply [W] (spec emax.md §6 area, the
+    technology table's leakage); ``area``: :func:`cost.area_mm2` of ``pts`` if already at hand."""
+    spm_kb = pts.get("spm_kb", np.zeros(n))
+    if area is None:
+        area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], spm_kb, pts["dtype_bits"], pts["tech_nm"],
+                             pts["clock_mhz"])
+    sram_kb = (pts["rows"] * pts["cols"]).astype(float) * pts["lmm_kb"] + spm_kb
+    static = np.empty(n)
+    vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
+    for nd in np.unique(pts["tech_nm"]):
+        at = pts["tech_nm"] == nd
+        static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
+    return static
+
+
+def _rank_static_w(pts: Points, n: int) -> np.ndarray:
+    """:func:`_static_power_w` as plans and forms are ranked: 0 where it is undefined (a clock above the node's
+    maximum: the point is infeasible, its plans are still ranked, by their dynamic energy)."""
+    static = _static_power_w(pts, n)
+    return np.where(np.isfinite(static), static, 0.0)
+
+
 class _PointConsts:
     """What the cost of a plan needs per design point besides the link: criterion, PEs, energy constants."""
 
@@ -354,6 +383,8 @@ class _PointConsts:
                 self.mac_pj[sel], self.add_pj[sel] = cost.op_energies_pj(int(b), int(nd))
         for arr in (self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj):
             arr *= vscale
+        #: leakage [W]: a plan's energy as its criterion ranks it includes leakage x its time
+        self.static_w = _rank_static_w(pts, n)
 
     def energy_j(self, cols: dict[str, np.ndarray], pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(compute, SRAM) energy of plan columns ``cols`` at points ``pts``."""
@@ -464,7 +495,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
         # (one candidate per point, as on EMAXV: nothing to prune)
         keep = (_within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
-                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt]) if len(pair_row) > len(start) else
+                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt])
+                if len(pair_row) > len(start) else
                 np.ones(len(pair_row), bool))
         if not keep.all():
             cnt = np.add.reduceat(keep.astype(np.int64), start)
@@ -474,7 +506,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         cycles = sum(st[s] for s in STATES)
         t = cycles / link.clock_hz[pair_pt]
         en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
-              + (e_comp + e_sram))
+              + (e_comp + e_sram) + pp.static_w[pair_pt] * t)  # the whole energy: a slower plan leaks longer
         dr = st["_dram_read"] + st["_dram_write"]
         crit = pp.criterion[pair_pt]
         pick = start + select(crit, t, en, dr, start)
@@ -499,7 +531,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
 
 def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,
                   e_other: np.ndarray, start: np.ndarray, dram_rd_pj: np.ndarray,
-                  dram_wr_pj: np.ndarray) -> np.ndarray:
+                  dram_wr_pj: np.ndarray, static_w: np.ndarray) -> np.ndarray:
     """Which (plan, point) pairs may still be chosen: an exact pruning before the per-state timing.
 
     A lower bound of each pair's criterion value comes from what needs no transfer timing: cycles of
@@ -522,7 +554,7 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
               + pool)
     t_lb = cycles / clock
     d_lb = c["dram_exact"]
-    e_lb = cost.dram_energy_j(d_lb - c["dram_write"], c["dram_write"], dram_rd_pj, dram_wr_pj) + e_other
+    e_lb = cost.dram_energy_j(d_lb - c["dram_write"], c["dram_write"], dram_rd_pj, dram_wr_pj) + e_other + static_w * t_lb
     lb = _primary(criterion, t_lb, e_lb, d_lb)
     cnt = np.diff(np.append(start, len(rows)))
     low = np.minimum.reduceat(lb, start)
@@ -533,7 +565,8 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     st = pair_states(tab, rows[probe], pts[probe], link, for_choice=True)
     t = sum(st[s] for s in STATES) / clock[probe]
     dr = st["_dram_read"] + st["_dram_write"]
-    en = cost.dram_energy_j(st["_dram_read"], st["_dram_write"], dram_rd_pj[probe], dram_wr_pj[probe]) + e_other[probe]
+    en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], dram_rd_pj[probe], dram_wr_pj[probe]) + e_other[probe]
+          + static_w[probe] * t)
     crit = criterion[probe]
     ref = _primary(crit, t, en, dr) * (1 + np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL))
     keep = ~(lb > np.repeat(ref * (1 + 1e-9), cnt))  # NaN bounds or references prune nothing
