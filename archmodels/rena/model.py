@@ -48,7 +48,7 @@ from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
 from .flows import ArrayConfig, ceil_div, conv_flow, fc_flow, pool_flow
-from ..result import LayerBatch, Metric, seqsum
+from ..result import LayerBatch, Metric, layer_sums
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
 TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -391,18 +391,15 @@ class RenaModel(Model):
             static[sel] = tech.static_power_w(parts["logic"], sram_kb, int(node), vdd[sel])
         static = np.where(asic, static, _device_attr(pts, "static_w"))
 
-        def total(key: str) -> np.ndarray:
-            # layer by layer from zero (seqsum: one call when the layers stack): the same rounding for any batch
-            return seqsum([np.zeros(n)] + [lb.metrics[key] for lb in layers])
-
+        # layer by layer from zero (one stack for both keys when the layers stack): the same rounding for any batch
+        sums = layer_sums(layers, ("compute_cycles", "dram_cycles"), n, from_zero=True)
         return {
             "area_mm2": area,  # the FPGA is a fixed die: its cost is dsp / bram_mb / logic
             "hw_mac_units": (pbs * pts["mults_per_pb"]).astype(float),
             "static_power_w": static,
             **self.resources(pts),
             "mac_units": (pbs * pts["mults_per_pb"]).astype(float),
-            "compute_cycles": total("compute_cycles"),
-            "dram_cycles": total("dram_cycles"),
+            **sums,
         }
 
 
