@@ -335,9 +335,10 @@ def vdd_ratio(clock_mhz, node_nm: int):
 _FEW = 16
 
 
-def _distinct(a: np.ndarray) -> list:
+def distinct(a) -> list:
     """The distinct values of ``a`` in increasing order, as Python numbers (``np.unique(a).tolist()``; a set for
-    a few elements)."""
+    a few elements: np.unique costs microseconds on a one-point batch)."""
+    a = np.asarray(a)
     return sorted(set(a.tolist())) if a.size <= _FEW else np.unique(a).tolist()
 
 
@@ -392,12 +393,12 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
     hit = _CLOCK_MEMO.get(key) if key is not None else None
     if hit is not None:
         return hit
-    distinct = _distinct(nodes)
-    if len(distinct) == 1:  # one node (a single point, a study at a fixed node): no selection
-        v, a = vdd_ratio(f, int(distinct[0])), logic_area_factor(f, int(distinct[0]))
+    node_list = distinct(nodes)
+    if len(node_list) == 1:  # one node (a single point, a study at a fixed node): no selection
+        v, a = vdd_ratio(f, int(node_list[0])), logic_area_factor(f, int(node_list[0]))
     else:
         v, a = np.empty(f.shape), np.empty(f.shape)
-        for nd in distinct:
+        for nd in node_list:
             sel = nodes == nd
             v[sel] = vdd_ratio(f[sel], int(nd))
             a[sel] = logic_area_factor(f[sel], int(nd))
@@ -418,7 +419,7 @@ def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:
     if c.feasible.all():
         return c.feasible.copy(), reason  # a writable array, as before the memo
     nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape)
-    for nd in _distinct(nodes[~c.feasible]):
+    for nd in distinct(nodes[~c.feasible]):
         sel = (nodes == nd) & ~c.feasible
         reason[sel] = f"clock above the {int(nd)} nm maximum of {fmax_mhz(int(nd)):.0f} MHz (V_max {VDD_MAX[int(nd)]} V)"
     return c.feasible.copy(), reason

@@ -97,7 +97,7 @@ def cyclic_misses(n_chunks, passes, entries, policy="lru"):
     """
     if policy not in ("lru", "fifo"):
         raise ValueError(f"unknown IB policy {policy}")
-    n_chunks, passes, entries = np.broadcast_arrays(n_chunks, passes, entries)
+    n_chunks, passes, entries = np.asarray(n_chunks), np.asarray(passes), np.asarray(entries)  # np.where broadcasts
     return np.where(n_chunks <= entries, n_chunks, n_chunks * passes)
 
 
