@@ -88,7 +88,7 @@ class PointsMemo:
 
     def __call__(self, pts: dict) -> dict[str, np.ndarray]:
         first = pts[self.names[0]]
-        if np.size(first) > self.max_points:
+        if (first.size if type(first) is np.ndarray else np.size(first)) > self.max_points:
             return self.fn(pts)
         key = tuple(_content(pts[k]) for k in self.names)
         hit = self.memo.get(key)

@@ -267,7 +267,8 @@ class LayerBatch:
 
     def infeasible(self, mask: np.ndarray, reason: str | np.ndarray) -> None:
         """Mark points ``mask`` infeasible with ``reason`` (first reason wins)."""
-        mask = np.broadcast_to(np.asarray(mask, dtype=bool), (self.n,))
+        if not (type(mask) is np.ndarray and mask.dtype == np.bool_ and mask.shape == (self.n,)):  # else as it is
+            mask = np.broadcast_to(np.asarray(mask, dtype=bool), (self.n,))
         new = mask & self.feasible
         if not new.any():
             return  # nothing newly infeasible (the common case): no reason to write
