@@ -122,7 +122,10 @@ class Model(ABC):
         :meth:`evaluate_layers`; a batched MatMul is evaluated as one product and repeated."""
         n = batch_size(pts)
         routed, core_wl = self._routing(wl)
-        core_out = iter(self._evaluate_gemms(core_wl, pts) if core_wl.layers else [])
+        core = self._evaluate_gemms(core_wl, pts) if core_wl.layers else []
+        if len(core) == len(wl.layers) and all(lb.layer is layer for lb, layer in zip(core, wl.layers)):
+            return core  # nothing routed, nothing repeated (the loop below would copy the list as it is)
+        core_out = iter(core)
         unit = self.vector_unit(pts) if any(routed) else None
         decl = self._decl("LAYER_METRICS")
         out: list[LayerBatch] = []
@@ -166,7 +169,10 @@ class Model(ABC):
         """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
         other forms (FC, 1x1 conv, MatMul) and the fastest kept per point (:mod:`archmodels.gemm`)."""
         out = self.evaluate_layers(wl, pts)
-        alts = [dict(a) for a in self._gemm_forms(wl)]  # filled with LayerBatches below: this call's own dicts
+        forms = self._gemm_forms(wl)
+        if not any(forms):
+            return out  # no layer has another form (the steps below would leave ``out`` as it is)
+        alts = [dict(a) for a in forms]  # filled with LayerBatches below: this call's own dicts
         for form in gemm.FORMS:
             if not any(form in a for a in alts):
                 continue

@@ -10,6 +10,7 @@ expression keeps the loop's order of operations.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -88,7 +89,7 @@ class PointsMemo:
 
     def __call__(self, pts: dict) -> dict[str, np.ndarray]:
         first = pts[self.names[0]]
-        if np.size(first) > self.max_points:
+        if (first.size if type(first) is np.ndarray else np.size(first)) > self.max_points:
             return self.fn(pts)
         key = tuple(_content(pts[k]) for k in self.names)
         hit = self.memo.get(key)
@@ -108,23 +109,57 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
                   feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:
     """One :class:`LayerBatch` per layer whose ``row`` is >= 0 (None for the others), holding row ``r``
     of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
-    rows, as :meth:`LayerBatch.infeasible` updates them in place)."""
+    rows, as :meth:`LayerBatch.infeasible` updates them in place). The ``states`` and ``labels`` dicts
+    are built on first access (:class:`_RowLayerBatch`): a study's one-point path never reads them."""
     rows = max(row, default=-1) + 1
-    fused = list(np.full((rows, n), None, dtype=object))
     feasible = list(np.ones((rows, n), dtype=bool) if feasible is None else feasible)
     reason = list(np.full((rows, n), "", dtype=object) if reason is None else reason)
     # every array's rows as views, made once (iterating an array): a layer then only picks its row from lists
     metric_rows = [(k, list(a)) for k, a in metrics.items()]
-    state_rows = [(k, list(a)) for k, a in states.items()]
-    label_rows = [(k, list(a)) for k, a in (labels or {}).items()]
+    shared = _SharedRows(n, rows, states, labels or {})
+    new = object.__new__
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
         if r < 0:
             out.append(None)
             continue
-        lab = {"fused_into": fused[r]}
-        lab.update({k: v[r] for k, v in label_rows})
-        out.append(LayerBatch(layer, n, metrics={k: v[r] for k, v in metric_rows},
-                              states={k: v[r] for k, v in state_rows}, labels=lab,
-                              feasible=feasible[r], reason=reason[r]))
+        lb = new(_RowLayerBatch)  # the fields LayerBatch.__init__ would set, but states and labels (lazy)
+        lb.__dict__.update(layer=layer, n=n, metrics={k: v[r] for k, v in metric_rows}, feasible=feasible[r],
+                           reason=reason[r], _row=r, _shared=shared)
+        out.append(lb)
     return out
+
+
+class _SharedRows:
+    """The (rows x points) state and label arrays of one :func:`layer_batches` call, split into row views
+    once, when a layer first asks (its ``fused_into`` labels: one object array, made then)."""
+
+    def __init__(self, n: int, rows: int, states: dict[str, np.ndarray], labels: dict[str, np.ndarray]) -> None:
+        self.n, self.rows, self.states, self.labels = n, rows, states, labels
+
+    @cached_property
+    def state_rows(self) -> list[tuple[str, list[np.ndarray]]]:
+        return [(k, list(a)) for k, a in self.states.items()]
+
+    @cached_property
+    def label_rows(self) -> list[tuple[str, list[np.ndarray]]]:
+        fused = np.full((self.rows, self.n), None, dtype=object)
+        return [("fused_into", list(fused))] + [(k, list(a)) for k, a in self.labels.items()]
+
+
+class _RowLayerBatch(LayerBatch):
+    """A :class:`LayerBatch` made by :func:`layer_batches`: its ``states`` and ``labels`` are its row's views,
+    put into dicts on first access (then ordinary attributes: assignable, mutable)."""
+
+    _row: int
+    _shared: _SharedRows
+
+    @cached_property
+    def states(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        r = self._row
+        return {k: v[r] for k, v in self._shared.state_rows}
+
+    @cached_property
+    def labels(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        r = self._row
+        return {k: v[r] for k, v in self._shared.label_rows}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -132,6 +133,7 @@ _LAYER_KEY_SET = frozenset(_LAYER_KEYS)
 #: model_totals keys the contract totals consume (not repeated as model-specific keys)
 _CONTRACT_TOTALS = ("extra_energy_j", "area_mm2", "hw_mac_units", "static_power_w")
 _SUMMED = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "energy_j")
+_SUMMED_UTIL = (*_SUMMED, "utilization")  # time_s at index 1
 
 
 def seqsum(arrays, n: int | None = None) -> np.ndarray:
@@ -159,6 +161,39 @@ def seqsum(arrays, n: int | None = None) -> np.ndarray:
 def row_sum(rows: np.ndarray) -> np.ndarray:
     """Sum of the rows of a float array, one row after the other (the order of :func:`seqsum`)."""
     return np.add.accumulate(rows, axis=0)[-1] if len(rows) > 1 else rows[0].copy()
+
+
+def layer_sums(layers: list, keys: Sequence[str], n: int, from_zero: bool = False) -> dict[str, np.ndarray]:
+    """``{key: seqsum of the layers' metric key}`` for several keys (``from_zero``: a zero row first, as
+    ``seqsum([np.zeros(n)] + arrays)``): one stack and one ``np.add.accumulate`` for all keys when they stack
+    (:func:`_layer_cube`: the very additions of :func:`seqsum`, row after row), else seqsum per key."""
+    cube = _layer_cube(layers, keys, n, from_zero)
+    if cube is not None:
+        return dict(zip(keys, _cube_sums(cube)))
+    zero = [np.zeros(n)] if from_zero else []
+    return {k: seqsum(zero + [lb.metrics[k] for lb in layers], n) for k in keys}
+
+
+def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = False) -> np.ndarray | None:
+    """The layers' metrics ``keys`` as one float array (keys x layers x points), a zero layer first if
+    ``from_zero``; None when there are no layers or some metric is not an array of ``n`` points."""
+    if not layers:
+        return None
+    rows = [[lb.metrics[k] for lb in layers] for k in keys]
+    if from_zero:
+        zero = np.zeros(n)
+        for r in rows:
+            r.insert(0, zero)
+    try:
+        cube = np.array(rows, dtype=float)
+    except (ValueError, TypeError):  # shapes differ
+        return None
+    return cube if cube.shape == (len(keys), len(rows[0]), n) else None
+
+
+def _cube_sums(cube: np.ndarray) -> np.ndarray:
+    """Sums over the layer axis of a (keys x layers x points) array, one layer after the other (:func:`row_sum`)."""
+    return np.add.accumulate(cube, axis=1)[:, -1] if cube.shape[1] > 1 else cube[:, 0].copy()
 
 
 def stacked(arrays: list) -> np.ndarray | None:
@@ -232,7 +267,8 @@ class LayerBatch:
 
     def infeasible(self, mask: np.ndarray, reason: str | np.ndarray) -> None:
         """Mark points ``mask`` infeasible with ``reason`` (first reason wins)."""
-        mask = np.broadcast_to(np.asarray(mask, dtype=bool), (self.n,))
+        if not (type(mask) is np.ndarray and mask.dtype == np.bool_ and mask.shape == (self.n,)):  # else as it is
+            mask = np.broadcast_to(np.asarray(mask, dtype=bool), (self.n,))
         new = mask & self.feasible
         if not new.any():
             return  # nothing newly infeasible (the common case): no reason to write
@@ -302,19 +338,25 @@ class BatchResult:
         n = self.n
         macs, vector_ops = layer_sizes([lb.layer for lb in self.layers])
         tot: dict[str, np.ndarray] = {"macs": np.full(n, macs), "vector_ops": np.full(n, vector_ops)}
-        for key in _SUMMED:
-            tot[key] = seqsum([lb.metrics[key] for lb in self.layers], n)
+        cube = _layer_cube(self.layers, _SUMMED_UTIL, n)  # one stack for every summed key (the common case)
+        if cube is not None:
+            tot.update(zip(_SUMMED, _cube_sums(cube[:-1])))
+            busy = row_sum(cube[1] * cube[-1])  # time_s x utilization (as _busy)
+        else:
+            for key in _SUMMED:
+                tot[key] = seqsum([lb.metrics[key] for lb in self.layers], n)
+            busy = _busy([lb.metrics["time_s"] for lb in self.layers], [lb.metrics["utilization"] for lb in self.layers],
+                         n)
         tot["energy_j"] = tot["energy_j"] + self.model_totals.get("extra_energy_j", 0.0)
-        static = np.asarray(self.model_totals.get("static_power_w", 0.0), dtype=float) * np.ones(n)
-        busy = _busy([lb.metrics["time_s"] for lb in self.layers], [lb.metrics["utilization"] for lb in self.layers], n)
+        static = _per_point(self.model_totals.get("static_power_w", 0.0), n)
         with np.errstate(divide="ignore", invalid="ignore"):
             tot["utilization"] = np.where(tot["time_s"] > 0, busy / tot["time_s"], 0.0)
             tot["dram_bytes"] = tot["dram_read_bytes"] + tot["dram_write_bytes"]
             tot["power_w"] = np.where(tot["time_s"] > 0, tot["energy_j"] / tot["time_s"], 0.0)
-            tot["area_mm2"] = np.asarray(self.model_totals["area_mm2"], dtype=float) * np.ones(n)
+            tot["area_mm2"] = _per_point(self.model_totals["area_mm2"], n)
             tot["macs_per_s"] = tot["macs"] / tot["time_s"]
             tot["fps"] = 1.0 / tot["time_s"]
-            tot["hw_mac_units"] = np.asarray(self.model_totals["hw_mac_units"], dtype=float) * np.ones(n)
+            tot["hw_mac_units"] = _per_point(self.model_totals["hw_mac_units"], n)
             tot["static_power_w"] = static
             tot["dynamic_power_w"] = tot["power_w"] - static
         order = [m.name for m in TOTAL_METRICS]
@@ -397,6 +439,14 @@ def _busy(times: list, utils: list, n: int) -> np.ndarray:
         if t is not None and u is not None and t.shape == u.shape:
             return row_sum(t * u)
     return seqsum([a * b for a, b in zip(times, utils)], n)
+
+
+def _per_point(value: Any, n: int) -> np.ndarray:
+    """``value`` (a number or an array over points) as a new float array of ``n`` points: the bits of
+    ``np.asarray(value, dtype=float) * np.ones(n)`` (x * 1.0 is x), in one numpy call for an array of n floats."""
+    if type(value) is np.ndarray and value.shape == (n,) and value.dtype == np.float64:
+        return value.copy()
+    return np.asarray(value, dtype=float) * np.ones(n)
 
 
 def _read_only(value: Any, n: int) -> np.ndarray:

@@ -309,16 +309,44 @@ def vdd_ratio(clock_mhz, node_nm: int):
     v[~(f <= fmax_mhz(node_nm) * (1 + 1e-9))] = np.nan  # NaN clocks stay NaN
     need = (f > F_NOM_MHZ[node_nm]) & ~np.isnan(v)
     if need.any():
-        keys, inv = np.unique(f[need], return_inverse=True)
+        above = f[need]
+        if above.size <= _FEW:  # a few clocks (a study's one point): distinct keys by a set, not np.unique
+            clocks = above.tolist()
+            got = {k: _VDD_MEMO.get((node_nm, k)) for k in clocks}
+            miss = [k for k, g in got.items() if g is None]
+            if miss:
+                ratios = _bisect_vdd_ratio(np.array(miss), node_nm)
+                got.update(zip(miss, ratios.tolist()))
+                _remember_vdd(node_nm, miss, ratios)
+            v[need] = [got[k] for k in clocks]
+            return v
+        keys, inv = np.unique(above, return_inverse=True)
         got = np.array([_VDD_MEMO.get((node_nm, k), np.nan) for k in keys.tolist()])
         miss = np.isnan(got)
         if miss.any():
             got[miss] = _bisect_vdd_ratio(keys[miss], node_nm)
-            if len(_VDD_MEMO) + int(miss.sum()) > _VDD_MEMO_MAX:
-                _VDD_MEMO.clear()
-            _VDD_MEMO.update(zip(((node_nm, k) for k in keys[miss].tolist()), got[miss].tolist()))
+            _remember_vdd(node_nm, keys[miss].tolist(), got[miss])
         v[need] = got[inv.reshape(-1)]
     return v
+
+
+#: arrays of at most this many elements take the set-based paths of :func:`vdd_ratio` and :func:`clock_costs`
+#: (cheaper than np.unique on a few elements; the same keys, so the same bits)
+_FEW = 16
+
+
+def distinct(a) -> list:
+    """The distinct values of ``a`` in increasing order, as Python numbers (``np.unique(a).tolist()``; a set for
+    a few elements: np.unique costs microseconds on a one-point batch)."""
+    a = np.asarray(a)
+    return sorted(set(a.tolist())) if a.size <= _FEW else np.unique(a).tolist()
+
+
+def _remember_vdd(node_nm: int, clocks: list[float], ratios: np.ndarray) -> None:
+    """Store bisected V / V_nom of ``clocks`` in :data:`_VDD_MEMO` (cleared first when it would overflow)."""
+    if len(_VDD_MEMO) + len(clocks) > _VDD_MEMO_MAX:
+        _VDD_MEMO.clear()
+    _VDD_MEMO.update(zip(((node_nm, k) for k in clocks), ratios.tolist()))
 
 
 def dynamic_energy_scale(clock_mhz, node_nm: int):
@@ -330,7 +358,9 @@ def logic_area_factor(clock_mhz, node_nm: int):
     """Logic area synthesised for this clock / minimum-size logic (1 .. 1 + AREA_PENALTY_MAX)."""
     _check_node(node_nm)
     x = (np.asarray(clock_mhz, dtype=float) / F_NOM_MHZ[node_nm] - AREA_KNEE) / (1 - AREA_KNEE)
-    return 1.0 + AREA_PENALTY_MAX * np.clip(x, 0.0, 1.0) ** 2
+    # np.minimum(np.maximum(x, 0), 1) is np.clip(x, 0, 1) (NaN stays NaN; the sign of a zero vanishes in the
+    # square), without np.clip's call overhead
+    return 1.0 + AREA_PENALTY_MAX * np.minimum(np.maximum(x, 0.0), 1.0) ** 2
 
 
 @dataclass(frozen=True)
@@ -363,11 +393,15 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
     hit = _CLOCK_MEMO.get(key) if key is not None else None
     if hit is not None:
         return hit
-    v, a = np.empty(f.shape), np.empty(f.shape)
-    for nd in np.unique(nodes):
-        sel = nodes == nd
-        v[sel] = vdd_ratio(f[sel], int(nd))
-        a[sel] = logic_area_factor(f[sel], int(nd))
+    node_list = distinct(nodes)
+    if len(node_list) == 1:  # one node (a single point, a study at a fixed node): no selection
+        v, a = vdd_ratio(f, int(node_list[0])), logic_area_factor(f, int(node_list[0]))
+    else:
+        v, a = np.empty(f.shape), np.empty(f.shape)
+        for nd in node_list:
+            sel = nodes == nd
+            v[sel] = vdd_ratio(f[sel], int(nd))
+            a[sel] = logic_area_factor(f[sel], int(nd))
     out = ClockCosts(v, v ** 2, a, ~np.isnan(v))
     for arr in (out.vdd_ratio, out.energy_scale, out.area_factor, out.feasible):
         arr.flags.writeable = False
@@ -385,7 +419,7 @@ def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:
     if c.feasible.all():
         return c.feasible.copy(), reason  # a writable array, as before the memo
     nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape)
-    for nd in np.unique(nodes[~c.feasible]):
+    for nd in distinct(nodes[~c.feasible]):
         sel = (nodes == nd) & ~c.feasible
         reason[sel] = f"clock above the {int(nd)} nm maximum of {fmax_mhz(int(nd)):.0f} MHz (V_max {VDD_MAX[int(nd)]} V)"
     return c.feasible.copy(), reason

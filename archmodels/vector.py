@@ -65,7 +65,7 @@ def per_node(fn: Callable[[int], float], nodes) -> np.ndarray:
     """``fn(node)`` for an array of technology nodes (tech functions take one node)."""
     nodes = np.asarray(nodes)
     out = np.empty(nodes.shape, dtype=float)
-    for nd in np.unique(nodes):
+    for nd in tech.distinct(nodes):
         out[nodes == nd] = fn(int(nd))
     return out
 

@@ -76,7 +76,7 @@ def _evaluate(study: Study, pts: dict[str, np.ndarray]) -> Evaluated:
     results = [model.evaluate_batch(w, pts) for w in study.workloads]
     directions = _directions(study)
     totals = combine_totals(results, study.combine, directions, model.TOTAL_METRICS)
-    feasible = np.logical_and.reduce([r.feasible for r in results])
+    feasible = results[0].feasible.astype(bool) if len(results) == 1 else np.logical_and.reduce([r.feasible for r in results])
     reason = results[0].reason.copy()
     for r in results[1:]:
         fill = reason == ""

@@ -36,7 +36,7 @@ from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stag
 from ..base import Model
 from ..layerarrays import column, full, layer_batches, stack_rows
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric, seqsum
+from ..result import LayerBatch, Metric, layer_sums
 
 #: Host fallback for vector layers (no such unit on the array): the spec's CPU reference
 #: (atom_switch.md §3: Caffe on an Intel Core i5-6300U) ran the 500-element ReLU in 0.04 ms,
@@ -223,17 +223,18 @@ class AtomSwitchModel(Model):
             _infeasible(layers[i], overflow[i], "the network up to this layer needs", cum[i], chip)
 
     # ---- totals ----
+    #: layer metrics summed into model totals
+    _SUMMED = ("area_mm2", "tiles", "multipliers", "memory_words", "delay_words")
+
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
 
-        def total(key: str) -> np.ndarray:
-            # layer by layer from zero (seqsum: one call when the layers stack), so that a batch of one sums in
-            # the same order as a large batch
-            return seqsum([np.zeros(n)] + [lb.metrics[key] for lb in layers])
-
-        need = total("area_mm2")
+        # layer by layer from zero (one stack for all keys when the layers stack), so that a batch of one sums
+        # in the same order as a large batch
+        total = layer_sums(layers, self._SUMMED, n, from_zero=True)
+        need = total["area_mm2"]
         chip = pts["chip_area_mm2"]
-        mults, words = total("multipliers"), total("memory_words") + total("delay_words")
+        mults, words = total["multipliers"], total["memory_words"] + total["delay_words"]
         return {
             "area_mm2": chip.astype(float),
             "hw_mac_units": mults,
@@ -241,10 +242,7 @@ class AtomSwitchModel(Model):
             "min_chip_area_mm2": need,
             "feasible": (need <= chip).astype(float),
             "tiles_in_area": np.floor(chip * 1e6 / pts["tile_um2"] + 1e-9),
-            "tiles": total("tiles"),
-            "multipliers": total("multipliers"),
-            "memory_words": total("memory_words"),
-            "delay_words": total("delay_words"),
+            **{k: total[k] for k in ("tiles", "multipliers", "memory_words", "delay_words")},
         }
 
 

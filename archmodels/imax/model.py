@@ -270,7 +270,7 @@ class ImaxModel(Model):
         n = batch_size(pts)
         area, static = np.zeros(n), np.zeros(n)
         vdd = _clock_costs(pts).vdd_ratio
-        for node in np.unique(pts["tech_nm"]):
+        for node in tech.distinct(pts["tech_nm"]):
             sel = pts["tech_nm"] == node
             u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
             area[sel] = C.area_mm2(u, kb, nc, int(node), f)
@@ -326,7 +326,7 @@ class _Batch:
 
     @classmethod
     def of(cls, pts: Points) -> _Batch:
-        nodes = [(node, pts["tech_nm"] == node) for node in np.unique(pts["tech_nm"])]
+        nodes = [(node, pts["tech_nm"] == node) for node in tech.distinct(pts["tech_nm"])]
         return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
                    np.asarray(pts["nchip"], dtype=np.int64),
                    _clock_costs(pts).energy_scale, nodes)

@@ -414,14 +414,14 @@ def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
     BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
     every BGRP."""
     n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
-    b_top = np.where(lim["simd"], lim["W"] * 2, np.clip(n, 1, 4096))
+    b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
     at_a = broken(lim, 1, 1, 1)
     at_b = broken(lim, 1, b_top, b_top)
     flags = np.stack([at_a[c] if c in ("4.4.2", "4.4.3") else
                       _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
                       for c in CONSTRAINTS], axis=1)
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
-    text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in np.unique(pattern)}
+    text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in set(pattern.tolist())}
     return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {text[code]} "
             f"for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"
             for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),

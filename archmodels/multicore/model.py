@@ -83,7 +83,7 @@ from .. import vector
 from ..base import Model
 from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
 from ..params import Param, Points, batch_size
-from ..result import LAYER_METRICS, LayerBatch, Metric, seqsum
+from ..result import LAYER_METRICS, LayerBatch, Metric, layer_sums
 
 PLACEMENTS = ("B", "T1", "TR1", "T2", "TR2")
 NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 activation
@@ -97,7 +97,7 @@ def cyclic_misses(n_chunks, passes, entries, policy="lru"):
     """
     if policy not in ("lru", "fifo"):
         raise ValueError(f"unknown IB policy {policy}")
-    n_chunks, passes, entries = np.broadcast_arrays(n_chunks, passes, entries)
+    n_chunks, passes, entries = np.asarray(n_chunks), np.asarray(passes), np.asarray(entries)  # np.where broadcasts
     return np.where(n_chunks <= entries, n_chunks, n_chunks * passes)
 
 
@@ -487,16 +487,11 @@ class MulticoreModel(Model):
             sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
             static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
 
-        def total(key):
-            return seqsum((lb.metrics[key] for lb in layers), len(cores))
-
         return {
             "area_mm2": area,
             "hw_mac_units": (cores * ni * no).astype(float),
             "static_power_w": static,
-            "shm_reads_per_core": total("shm_reads_per_core"),
-            "shm_writes_per_core": total("shm_writes_per_core"),
-            "shm_read_bytes": total("shm_read_bytes"),
-            "shm_write_bytes": total("shm_write_bytes"),
+            **layer_sums(layers, ("shm_reads_per_core", "shm_writes_per_core", "shm_read_bytes", "shm_write_bytes"),
+                         len(cores)),
             "mac_units": (cores * ni * no).astype(float),
         }

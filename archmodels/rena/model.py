@@ -48,7 +48,7 @@ from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
 from .flows import ArrayConfig, ceil_div, conv_flow, fc_flow, pool_flow
-from ..result import LayerBatch, Metric, seqsum
+from ..result import LayerBatch, Metric, layer_sums
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
 TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -238,7 +238,9 @@ class RenaModel(Model):
         )
         burst = burst_cycles(eff["dram_burst_cycles"].astype(float), pts["dram_gbps"], clock_hz)
         # on-chip energy scale of the clock (V^2, technology table); the FPGA's supply is fixed
-        vscale = np.where(pts["target"] == "asic", tech.clock_costs(clock_hz / 1e6, pts["tech_nm"]).energy_scale, 1.0)
+        asic = pts["target"] == "asic"
+        vscale = (np.where(asic, tech.clock_costs(clock_hz / 1e6, pts["tech_nm"]).energy_scale, 1.0) if asic.any()
+                  else np.ones(asic.shape))  # FPGA points only: the scale is 1 (no clock costs to look up)
         return cfg, {"clock_hz": clock_hz, "burst": burst, "vscale": vscale}
 
     # ---- layers ----
@@ -305,8 +307,9 @@ class RenaModel(Model):
         modelled; leakage is the model's static power. Arrays over (layers x points).
         """
         fpga = pts["target"] == "fpga"
-        node = np.where(fpga, _device_attr(pts, "node_nm"), pts["tech_nm"])
-        node = np.where(np.isin(node, tech.NODES_NM), node, max(tech.NODES_NM)).astype(np.int64)
+        node = np.where(fpga, _device_attr(pts, "node_nm"), pts["tech_nm"]) if fpga.any() else pts["tech_nm"]
+        known = np.logical_or.reduce([node == nd for nd in tech.NODES_NM])  # np.isin(node, NODES_NM), fewer calls
+        node = np.where(known, node, max(tech.NODES_NM)).astype(np.int64)
         mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), pts["bits"], node)
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), pts["bits"], node)
         chip = t.macs * mac_pj
@@ -327,6 +330,8 @@ class RenaModel(Model):
         """:meth:`resources`, computed."""
         pbs = pts["pb_rows"] * pts["pb_cols"]
         fpga = pts["target"] == "fpga"
+        if not fpga.any():  # ASIC points only: every resource is NaN (what the np.where below gives them)
+            return {key: _nan(len(pbs)) for key in ("dsp", "bram_mb", "logic", "fmax_mhz")}
         dsp = np.full(len(pbs), np.nan)
         devices = groups(pts["device"])
         for (dev,), sel in devices:
@@ -353,8 +358,9 @@ class RenaModel(Model):
         r = self.resources(pts)
         fpga = pts["target"] == "fpga"
         clock = self._resolved(pts)["clock_mhz"].astype(float)
-        ok_asic, why_asic = tech.clock_check(clock, pts["tech_nm"])
-        reason[~fpga & ~ok_asic] = why_asic[~fpga & ~ok_asic]
+        if not fpga.all():  # the node's clock limit binds ASIC points only
+            ok_asic, why_asic = tech.clock_check(clock, pts["tech_nm"])
+            reason[~fpga & ~ok_asic] = why_asic[~fpga & ~ok_asic]
         fmax = r["fmax_mhz"]
         slow = fpga & (clock > fmax * (1 + 1e-9))
         if slow.any():
@@ -381,28 +387,26 @@ class RenaModel(Model):
         area, static = _nan(n), np.zeros(n)
         asic = pts["target"] == "asic"
         clock = self._resolved(pts)["clock_mhz"].astype(float)
-        vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
         for (node, bits, is_asic), sel in groups(pts["tech_nm"], pts["bits"], asic):
             if not is_asic:
                 continue
+            vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio  # (remembered: one computation per batch)
             parts = res.asic_area_parts_mm2(pbs[sel], pts["mults_per_pb"][sel], int(bits), int(node), clock[sel])
             area[sel] = parts["logic"] + parts["sram"]
             sram_kb = res.buffer_bits(pbs[sel], pts["bits"][sel]) / 8.0 / 1024.0
             static[sel] = tech.static_power_w(parts["logic"], sram_kb, int(node), vdd[sel])
-        static = np.where(asic, static, _device_attr(pts, "static_w"))
+        if not asic.all():  # FPGA points: the device's static power
+            static = np.where(asic, static, _device_attr(pts, "static_w"))
 
-        def total(key: str) -> np.ndarray:
-            # layer by layer from zero (seqsum: one call when the layers stack): the same rounding for any batch
-            return seqsum([np.zeros(n)] + [lb.metrics[key] for lb in layers])
-
+        # layer by layer from zero (one stack for both keys when the layers stack): the same rounding for any batch
+        sums = layer_sums(layers, ("compute_cycles", "dram_cycles"), n, from_zero=True)
         return {
             "area_mm2": area,  # the FPGA is a fixed die: its cost is dsp / bram_mb / logic
             "hw_mac_units": (pbs * pts["mults_per_pb"]).astype(float),
             "static_power_w": static,
             **self.resources(pts),
             "mac_units": (pbs * pts["mults_per_pb"]).astype(float),
-            "compute_cycles": total("compute_cycles"),
-            "dram_cycles": total("dram_cycles"),
+            **sums,
         }
 
 
