@@ -167,7 +167,7 @@ class Model(ABC):
 
     def _evaluate_gemms(self, wl: Workload, pts: Points) -> list[LayerBatch]:
         """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
-        other forms (FC, 1x1 conv, MatMul) and the fastest kept per point (:mod:`archmodels.gemm`)."""
+        other forms (FC, 1x1 conv, MatMul) and the best by :meth:`gemm_rank` kept per point (:mod:`archmodels.gemm`)."""
         out = self.evaluate_layers(wl, pts)
         forms = self._gemm_forms(wl)
         if not any(forms):
