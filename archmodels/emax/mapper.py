@@ -519,18 +519,19 @@ def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: i
     return tuple(out)
 
 
-#: OW segment counts tried beyond the fewest that fit when the tiles are searched: the next powers of two
+#: OW segment counts beyond the fewest that fit combined with every channel tile when the tiles are searched: the
+#: next powers of two (the narrower ones are tried with the fit's channels only)
 SEGMENT_SEARCH_MAX = 3
 
 
-def ow_segments(ow: int, n_min: int, step: int) -> tuple[int, ...]:
+def ow_segments(ow: int, n_min: int, step: int, most: int | None = SEGMENT_SEARCH_MAX) -> tuple[int, ...]:
     """OW segments per output row to try (``n_min``: the fewest that fit the LMM; ``step``: output pixels per
-    iteration): ``n_min`` and the next :data:`SEGMENT_SEARCH_MAX` powers of two above it, while a segment keeps
+    iteration): ``n_min`` and the next ``most`` powers of two above it (None: all), while a segment keeps
     at least one iteration. Narrower segments move more halo columns and weights but shrink the partial sums of
     a start, which can let a layer run without SPM bands or keep its output in the SPM for the next layer."""
     top = -(-ow // step)
     out, n = [n_min], 1
-    while len(out) <= SEGMENT_SEARCH_MAX:
+    while most is None or len(out) <= most:
         n *= 2
         if n > top:
             break
@@ -551,20 +552,24 @@ def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chun
         if hw.tile_search >= 2:
             step = 2 if pxp == 2 else 1
             segs = {ow_seg: n_seg}
-            for n in ow_segments(sh.ow, n_seg, step)[1:]:
-                w = -(-sh.ow // n)
+            for n in ow_segments(sh.ow, n_seg, step, None)[1:]:  # every power of two: the narrowest do not depend
+                w = -(-sh.ow // n)                                # on the LMM size (a smaller LMM's are here too)
                 segs.setdefault(w + w % step if step == 2 else w, n)
-            if oc_chunk >= sh.oc:  # every channel fits: fewer per start only shrink an SPM unit
-                unit = 1 if pattern == "A" else ocp
-                for n in ow_segments(-(-sh.oc // unit), 1, 1)[1:]:
-                    t = _balanced(sh.oc, n, unit)
-                    if t < oc_chunk and t not in chans:
-                        chans.append(t)
+            narrower = list(segs)[1:]
+            near = narrower[:SEGMENT_SEARCH_MAX]  # combined with the channel tiles (the far ones alone: fewer rows)
+            # fewer channels per start than the fit and its bus-word tiles (the balanced splits into 2, 4, 8
+            # chunks): they move more weight words and starts but shrink a start's SPM unit
+            unit = 1 if pattern == "A" else ocp
+            for n in ow_segments(-(-sh.oc // unit), 1, 1)[1:]:
+                t = _balanced(sh.oc, n, unit)
+                if t < oc_chunk and t not in chans:
+                    chans.append(t)
             # every narrower segment with every channel tile (each fits: the LMM need grows with both), after the
             # one-at-a-time tiles: a start's partial sums shrink with both
-            tiles += [(w, oc_chunk) for w in list(segs)[1:]]
+            tiles += [(w, oc_chunk) for w in near]
             tiles += [(ow_seg, t) for t in chans if (ow_seg, t) not in tiles]
-            tiles += [(w, t) for w in list(segs)[1:] for t in chans[1:]]
+            tiles += [(w, t) for w in near for t in chans[1:]]
+            tiles += [(w, oc_chunk) for w in narrower[SEGMENT_SEARCH_MAX:]]
     return tiles
 
 

@@ -856,15 +856,6 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
     m_of = np.maximum(n_maps, 1)[owner_row]
     row_map = first[owner_row] + at % m_of
     row_seg = seg0[owner_row] + at // m_of
-    # each mapping's structure's first mapping (the fewest OW segments and most channels per start that fit): the
-    # plan builder tells the narrower tiles of a tile search (mapper.ow_segments, oc tiles) from it
-    n_rows = len(owner)
-    head = np.ones(n_rows, bool)
-    if n_rows:
-        head[1:] = mc["name"][1:] != mc["name"][:-1]
-        head[first[n_maps > 0]] = True
-    at_head = np.maximum.accumulate(np.where(head, np.arange(n_rows), 0))
-    mc["head_n_seg"], mc["head_oc_chunk"] = mc["n_seg"][at_head], mc["oc_chunk"][at_head]
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
     ki = row_seg // len(CONTEXTS) % nk

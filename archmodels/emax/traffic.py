@@ -495,17 +495,8 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     allowed[:, flags[:, 0]] &= (x["mac"] & (np.asarray(r["outer"]) == "OH") & (S > 0) & ~(w_group * gpar > S))[:, None]
     passes = _cdiv(x["ic"], icpar) * _cdiv(x["kh"], khpar)
     allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
-    # narrower OW segments than the fewest that fit (mapper.ow_segments), and fewer channels per start where every
-    # channel fits, only move more halo columns, weights and inputs, unless the SPM cannot hold the layer's
-    # partial sums (beside a resident input) in one band
-    extra = np.zeros(n0, bool)
-    if "head_n_seg" in r:
-        extra = (np.asarray(r["n_seg"]) > r["head_n_seg"]) | (
-            (np.asarray(r["oc_chunk"]) < r["head_oc_chunk"]) & (np.asarray(r["head_oc_chunk"]) >= x["oc"]))
-    if extra.any():
-        whole = x["groups"] * x["oc"] * x["oh"] * x["ow"] * e + np.where(
-            np.asarray(r["resident"], dtype=bool), x["groups"] * x["ic"] * x["h"] * x["w"] * e, 0)
-        allowed &= (~extra | ((S > 0) & (whole > S)))[:, None]
+    # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
+    # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
     rep, var = np.nonzero(allowed)
     # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the rest
     v = {k: np.asarray(r[k])[rep] for k in _SPM_PLAN_READS if k in r}
