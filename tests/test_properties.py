@@ -57,24 +57,74 @@ def test_lmm_counterexample_fixed_by_searched_oc_tiles():
     assert d[1] <= d[0] * (1 + 1e-9), d
 
 
-#: once a counterexample on VGG16 (+43 % DRAM traffic at twice the LMM): the widest OW segment that fit the larger
-#: LMM made C2's partial sums too large for the SPM beside its resident input, so C1's output could no longer stay
-#: in the SPM; criterion=dram now also tries narrower segments (mapper.ow_segments) and chains by least traffic
-VGG_FIXED = {"rows": 375, "cols": 2, "lmm_kb": 0.8878778026589048, "clock_mhz": 606.4312867368856,
-             "dtype_bits": 32, "dram_gbps": 7.2183681503527355, "dram_latency_ns": 3956.6578816318133,
-             "fsm_bus_bits": 64, "tech_nm": 14, "dram": "hbm2", "criterion": "dram",
-             "spm_kb": 22036.143804777625, "spm_gbps": 0.10662162601669979,
-             "spm_latency_ns": 3756.421429624064, "pattern": "A", "loop_order": "auto", "pool_fusion": True,
-             "pool_schedule": "after_conv", "psum_home": "spm", "halo": "spm", "ic_loop": "outer",
-             "band_size": 1290}
-#: the last VGG16 pair of 856 (docs/tools/dram_monotonicity.py) that moved more traffic at twice the LMM
-VGG_COUNTEREXAMPLE = {"rows": 253, "cols": 4, "lmm_kb": 0.9417476169432689, "clock_mhz": 253.57440249495485,
-                      "dtype_bits": 16, "dram_gbps": 947.7570247790527, "dram_latency_ns": 601.1250913155596,
-                      "fsm_bus_bits": 64, "tech_nm": 28, "dram": "ddr3l", "criterion": "dram",
-                      "spm_kb": 9030.570956254858, "spm_gbps": 6.049466823659535,
-                      "spm_latency_ns": 4498.77761380344, "pattern": "A", "loop_order": "OW,OH,OC",
-                      "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "dram", "halo": "dram",
-                      "ic_loop": "auto", "band_size": 438}
+#: once counterexamples to "more LMM never more DRAM traffic under criterion=dram" (docs/tools/dram_monotonicity.py,
+#: docs/validation/emax.md), each kept as a test: (id, workload, LMM factors, point); the comment says what moved
+LMM_COUNTEREXAMPLES = [
+    # +43 %: the widest OW segment that fit the larger LMM made C2's partial sums too large for the SPM beside its
+    # resident input, so C1's output could no longer stay in the SPM; narrower segments are tried (mapper.ow_segments)
+    # and the SPM chaining takes the least traffic
+    ("searched_segments", "vgg16-conv", (2.0,),
+     {"rows": 375, "cols": 2, "lmm_kb": 0.8878778026589048, "clock_mhz": 606.4312867368856, "dtype_bits": 32,
+      "dram_gbps": 7.2183681503527355, "dram_latency_ns": 3956.6578816318133, "fsm_bus_bits": 64,
+      "tech_nm": 14, "dram": "hbm2", "criterion": "dram", "spm_kb": 22036.143804777625,
+      "spm_gbps": 0.10662162601669979, "spm_latency_ns": 3756.421429624064, "pattern": "A",
+      "loop_order": "auto", "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "spm",
+      "halo": "spm", "ic_loop": "outer", "band_size": 1290}),
+    # +0.03 %: a kernel LMM's weight transfer was averaged over a partial last input-channel pass, so its bus-word
+    # rounding varied irregularly with the channel tile
+    ("per_pass_transfers", "vgg16-conv", (2.0,),
+     {"rows": 253, "cols": 4, "lmm_kb": 0.9417476169432689, "clock_mhz": 253.57440249495485, "dtype_bits": 16,
+      "dram_gbps": 947.7570247790527, "dram_latency_ns": 601.1250913155596, "fsm_bus_bits": 64, "tech_nm": 28,
+      "dram": "ddr3l", "criterion": "dram", "spm_kb": 9030.570956254858, "spm_gbps": 6.049466823659535,
+      "spm_latency_ns": 4498.77761380344, "pattern": "A", "loop_order": "OW,OH,OC", "pool_fusion": True,
+      "pool_schedule": "after_conv", "psum_home": "dram", "halo": "dram", "ic_loop": "auto", "band_size": 438}),
+    # +36 % (seed 777, point 824): narrower OW segments and fewer channels were tried one at a time; the smaller LMM's
+    # C2 tile (8 channels x 112 pixels) let C1's output stay in the SPM, the larger LMM's list lacked it
+    ("combined_tiles", "vgg16-conv", (2.0,),
+     {"rows": 25, "cols": 8, "lmm_kb": 1.3871761524634016, "clock_mhz": 517.4949824967526, "dtype_bits": 32,
+      "dram_gbps": 250.36962723634954, "dram_latency_ns": 2669.6367411607434, "fsm_bus_bits": 256,
+      "tech_nm": 14, "dram": "hbm2", "criterion": "dram", "spm_kb": 13509.052755558114,
+      "spm_gbps": 8.87713997894662, "spm_latency_ns": 6067.267288383301, "pattern": "auto",
+      "loop_order": "OW,OC,OH", "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "spm",
+      "halo": "dram", "ic_loop": "auto", "band_size": 1214}),
+    # +1.9 % (seed 777, point 644): fewer channels per start were tried only where every channel fits; the smaller
+    # LMM's C9 fit (64 of 256 channels, one OW segment) had no counterpart at 2x the LMM (tiles stopped at 128), and at
+    # 4x the plan builder dropped the fewer-channel tiles where the SPM holds the partial sums whole
+    ("fewer_channels_below_the_fit", "vgg16-conv", (2.0, 4.0),
+     {"rows": 477, "cols": 4, "lmm_kb": 0.5368548233441357, "clock_mhz": 526.9322139183474, "dtype_bits": 16,
+      "dram_gbps": 13.22174017077893, "dram_latency_ns": 1610.632636757471, "fsm_bus_bits": 32, "tech_nm": 14,
+      "dram": "ddr3l", "criterion": "dram", "spm_kb": 2443.2567424536537, "spm_gbps": 0.21958843338653594,
+      "spm_latency_ns": 5677.271912239135, "pattern": "A", "loop_order": "OW,OH,OC", "pool_fusion": True,
+      "pool_schedule": "after_conv", "psum_home": "auto", "halo": "dram", "ic_loop": "auto",
+      "band_size": 1409, "oc_tile": 571}),
+    # +14 % (seed 4242, point 752): only the next 3 powers of two above the fewest segments that fit were tried, so
+    # the larger LMM lacked the smaller one's 32 segments of 7 pixels (C1-C2: 4 SPM bands instead of 8)
+    ("every_narrower_segment", "vgg16-conv", (2.0,),
+     {"rows": 23, "cols": 4, "lmm_kb": 33.904189891372226, "clock_mhz": 305.4743691243584, "dtype_bits": 16,
+      "dram_gbps": 814.6965852601218, "dram_latency_ns": 8290.194888496846, "fsm_bus_bits": 512,
+      "tech_nm": 14, "dram": "ddr3l", "criterion": "dram", "spm_kb": 68.40914408375829,
+      "spm_gbps": 15.045623789883269, "spm_latency_ns": 2196.5110171502265, "pattern": "B",
+      "loop_order": "OW,OH,OC", "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "auto",
+      "halo": "auto", "ic_loop": "auto", "band_size": 3651, "oc_tile": 2919}),
+    # +10 % (seed 4242, point 1094): the plan builder dropped narrower segments where the SPM holds the partial sums
+    # whole, not counting a staged input and an output kept for the next layer (C5's output for P6)
+    ("narrower_tiles_in_every_context", "vgg16-conv", (2.0,),
+     {"rows": 12, "cols": 8, "lmm_kb": 0.33668534933107136, "clock_mhz": 688.9239968909571, "dtype_bits": 16,
+      "dram_gbps": 133.43457227296233, "dram_latency_ns": 9384.476183864246, "fsm_bus_bits": 32,
+      "tech_nm": 28, "dram": "ddr4", "criterion": "dram", "spm_kb": 3171.7093347343616,
+      "spm_gbps": 7.5981163232010855, "spm_latency_ns": 8745.904889581789, "pattern": "auto",
+      "loop_order": "OW,OH,OC", "pool_fusion": False, "pool_schedule": "after_conv", "psum_home": "spm",
+      "halo": "spm", "ic_loop": "outer", "band_size": 94, "oc_tile": 1846}),
+    # +0.85 % (seed 12345, point 2): a 1x1 convolution's forms were ranked by time whatever the criterion, so the
+    # larger LMM took the faster conv form (5x the FC form's traffic)
+    ("gemm_forms_by_criterion", "mobilenet_v2", (4.0,),
+     {"rows": 192, "cols": 16, "lmm_kb": 1.454171148992278, "clock_mhz": 308.8523408635299, "dtype_bits": 32,
+      "dram_gbps": 35.94897284973515, "dram_latency_ns": 185.5316199217605, "fsm_bus_bits": 128,
+      "tech_nm": 14, "dram": "ddr4", "criterion": "dram", "spm_kb": 13498.863661045914,
+      "spm_gbps": 11.746283508604952, "spm_latency_ns": 9622.579419598525, "pattern": "A",
+      "loop_order": "OW,OC,OH", "pool_fusion": False, "pool_schedule": "after_conv", "psum_home": "spm",
+      "halo": "spm", "ic_loop": "inner", "band_size": 2063, "oc_tile": 746}),
+]
 
 
 def _lmm_doubled(p: dict, workload: str, factor: float = 2.0) -> np.ndarray:
@@ -83,105 +133,12 @@ def _lmm_doubled(p: dict, workload: str, factor: float = 2.0) -> np.ndarray:
     return r.totals["dram_bytes"]
 
 
-def test_vgg16_lmm_counterexample_fixed_by_searched_segments():
-    d = _lmm_doubled(VGG_FIXED, "vgg16-conv")
-    assert d[1] <= d[0] * (1 + 1e-9), d
-
-
-#: a VGG16 point (seed 777, point 824 of docs/tools/dram_monotonicity.py) still +36 % at twice the LMM
-VGG_COUNTEREXAMPLE_2 = {"rows": 25, "cols": 8, "lmm_kb": 1.3871761524634016, "clock_mhz": 517.4949824967526,
-                        "dtype_bits": 32, "dram_gbps": 250.36962723634954, "dram_latency_ns": 2669.6367411607434,
-                        "fsm_bus_bits": 256, "tech_nm": 14, "dram": "hbm2", "criterion": "dram",
-                        "spm_kb": 13509.052755558114, "spm_gbps": 8.87713997894662,
-                        "spm_latency_ns": 6067.267288383301, "pattern": "auto", "loop_order": "OW,OC,OH",
-                        "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "spm", "halo": "dram",
-                        "ic_loop": "auto", "band_size": 1214}
-
-
-def test_vgg16_lmm_counterexample_fixed_by_combined_tiles():
-    """Once +36 %: the tile search tried narrower OW segments and fewer channels per start one at a time; the
-    smaller LMM's C2 tile (8 channels x 112 pixels) let C1's output stay in the SPM, the larger LMM's list lacked it."""
-    d = _lmm_doubled(VGG_COUNTEREXAMPLE_2, "vgg16-conv")
-    assert d[1] <= d[0] * (1 + 1e-9), d
-
-
-#: a VGG16 point (seed 777, point 644 of docs/tools/dram_monotonicity.py) once +1.9 % at twice the LMM
-VGG_COUNTEREXAMPLE_3 = {"rows": 477, "cols": 4, "lmm_kb": 0.5368548233441357, "clock_mhz": 526.9322139183474,
-                        "dtype_bits": 16, "dram_gbps": 13.22174017077893, "dram_latency_ns": 1610.632636757471,
-                        "fsm_bus_bits": 32, "tech_nm": 14, "dram": "ddr3l", "criterion": "dram",
-                        "spm_kb": 2443.2567424536537, "spm_gbps": 0.21958843338653594,
-                        "spm_latency_ns": 5677.271912239135, "pattern": "A", "loop_order": "OW,OH,OC",
-                        "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "auto", "halo": "dram",
-                        "ic_loop": "auto", "band_size": 1409, "oc_tile": 571}
-
-
-def test_vgg16_lmm_counterexample_fixed_by_fewer_channels_below_the_fit():
-    """Once +1.9 %: fewer channels per start (the balanced splits) were tried only where every channel fits; the
-    smaller LMM's C9 fit (64 of 256 channels, one OW segment) had no counterpart at the larger LMM, whose channel
-    tiles stopped at 128, so C9 took 2 OW segments there and read its weights twice; at 4x the LMM (every channel
-    fits) the plan builder dropped the fewer-channel tiles where the SPM holds the partial sums whole, though they
-    let C9 stage its input and keep its output in the SPM beside them."""
-    for factor in (2.0, 4.0):
-        d = _lmm_doubled(VGG_COUNTEREXAMPLE_3, "vgg16-conv", factor)
+@pytest.mark.parametrize("workload,factors,point", [c[1:] for c in LMM_COUNTEREXAMPLES],
+                         ids=[c[0] for c in LMM_COUNTEREXAMPLES])
+def test_known_lmm_counterexample_stays_fixed(workload, factors, point):
+    for factor in factors:
+        d = _lmm_doubled(point, workload, factor)
         assert d[1] <= d[0] * (1 + 1e-9), (factor, d)
-
-
-#: two VGG16 points (seed 4242, points 752 and 1094 of docs/tools/dram_monotonicity.py) once +14 % and +10 % at
-#: twice the LMM
-VGG_COUNTEREXAMPLE_4 = {"rows": 23, "cols": 4, "lmm_kb": 33.904189891372226, "clock_mhz": 305.4743691243584,
-                        "dtype_bits": 16, "dram_gbps": 814.6965852601218, "dram_latency_ns": 8290.194888496846,
-                        "fsm_bus_bits": 512, "tech_nm": 14, "dram": "ddr3l", "criterion": "dram",
-                        "spm_kb": 68.40914408375829, "spm_gbps": 15.045623789883269,
-                        "spm_latency_ns": 2196.5110171502265, "pattern": "B", "loop_order": "OW,OH,OC",
-                        "pool_fusion": True, "pool_schedule": "after_conv", "psum_home": "auto", "halo": "auto",
-                        "ic_loop": "auto", "band_size": 3651, "oc_tile": 2919}
-VGG_COUNTEREXAMPLE_5 = {"rows": 12, "cols": 8, "lmm_kb": 0.33668534933107136, "clock_mhz": 688.9239968909571,
-                        "dtype_bits": 16, "dram_gbps": 133.43457227296233, "dram_latency_ns": 9384.476183864246,
-                        "fsm_bus_bits": 32, "tech_nm": 28, "dram": "ddr4", "criterion": "dram",
-                        "spm_kb": 3171.7093347343616, "spm_gbps": 7.5981163232010855,
-                        "spm_latency_ns": 8745.904889581789, "pattern": "auto", "loop_order": "OW,OH,OC",
-                        "pool_fusion": False, "pool_schedule": "after_conv", "psum_home": "spm", "halo": "spm",
-                        "ic_loop": "outer", "band_size": 94, "oc_tile": 1846}
-
-
-def test_vgg16_lmm_counterexample_fixed_by_every_narrower_segment():
-    """Once +14 %: the narrower OW segments were the next 3 powers of two above the fewest that fit, so the larger
-    LMM (3 segments at least) lacked the smaller one's 32 segments of 7 pixels, with which C1-C2's partial sums
-    take 4 SPM bands instead of 8."""
-    d = _lmm_doubled(VGG_COUNTEREXAMPLE_4, "vgg16-conv")
-    assert d[1] <= d[0] * (1 + 1e-9), d
-
-
-def test_vgg16_lmm_counterexample_fixed_by_planning_narrower_tiles_in_every_context():
-    """Once +10 %: the plan builder dropped the narrower segments where the SPM holds the layer's partial sums
-    whole, not counting a staged input and an output kept for the next layer; the smaller LMM's C5 (2 segments,
-    its fit) kept its output in the SPM for P6, the larger LMM's (56-pixel segments dropped) could not."""
-    d = _lmm_doubled(VGG_COUNTEREXAMPLE_5, "vgg16-conv")
-    assert d[1] <= d[0] * (1 + 1e-9), d
-
-
-#: a MobileNetV2 point (seed 12345, point 2 of docs/tools/dram_monotonicity.py) once +0.85 % at 4x the LMM
-MOBILENET_COUNTEREXAMPLE = {"rows": 192, "cols": 16, "lmm_kb": 1.454171148992278, "clock_mhz": 308.8523408635299,
-                            "dtype_bits": 32, "dram_gbps": 35.94897284973515, "dram_latency_ns": 185.5316199217605,
-                            "fsm_bus_bits": 128, "tech_nm": 14, "dram": "ddr4", "criterion": "dram",
-                            "spm_kb": 13498.863661045914, "spm_gbps": 11.746283508604952,
-                            "spm_latency_ns": 9622.579419598525, "pattern": "A", "loop_order": "OW,OC,OH",
-                            "pool_fusion": False, "pool_schedule": "after_conv", "psum_home": "spm", "halo": "spm",
-                            "ic_loop": "inner", "band_size": 2063, "oc_tile": 746}
-
-
-def test_mobilenet_lmm_counterexample_fixed_by_the_criterion_ranking_gemm_forms():
-    """Once +0.85 %: a 1x1 convolution's forms (FC, conv, MatMul) were ranked by time whatever the criterion, so
-    at the larger LMM the faster conv form (5x the FC form's traffic) was taken under criterion=dram."""
-    d = _lmm_doubled(MOBILENET_COUNTEREXAMPLE, "mobilenet_v2", 4.0)
-    assert d[1] <= d[0] * (1 + 1e-9), d
-
-
-def test_vgg16_lmm_counterexample_fixed_by_per_pass_transfers():
-    """Once the last VGG16 counterexample (+0.03 %): a kernel LMM's weight transfer was averaged over a partial
-    last input-channel pass, so its bus-word rounding varied irregularly with the channel tile."""
-    d = _lmm_doubled(VGG_COUNTEREXAMPLE, "vgg16-conv")
-    assert d[1] <= d[0] * (1 + 1e-9), d
 
 
 @pytest.mark.parametrize("arch", [a for a in available() if "clock_mhz" in get_model(a).params])
