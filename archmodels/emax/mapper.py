@@ -552,8 +552,10 @@ def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chun
         if hw.tile_search >= 2:
             step = 2 if pxp == 2 else 1
             segs = {ow_seg: n_seg}
-            for n in ow_segments(sh.ow, n_seg, step, None)[1:]:  # every power of two: the narrowest do not depend
-                w = -(-sh.ow // n)                                # on the LMM size (a smaller LMM's are here too)
+            # every power of two above the fewest that fit: the narrowest do not depend on the LMM size (a smaller
+            # LMM's narrow segments are here too)
+            for n in ow_segments(sh.ow, n_seg, step, None)[1:]:
+                w = -(-sh.ow // n)
                 segs.setdefault(w + w % step if step == 2 else w, n)
             narrower = list(segs)[1:]
             near = narrower[:SEGMENT_SEARCH_MAX]  # combined with the channel tiles (the far ones alone: fewer rows)
