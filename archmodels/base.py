@@ -14,7 +14,7 @@ does not depend on a parameter is done once per layer.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -167,7 +167,7 @@ class Model(ABC):
 
     def _evaluate_gemms(self, wl: Workload, pts: Points) -> list[LayerBatch]:
         """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
-        other forms (FC, 1x1 conv, MatMul) and the best by :meth:`gemm_rank` kept per point (:mod:`archmodels.gemm`)."""
+        other forms (FC, 1x1 conv, MatMul) and the best by :meth:`gemm_ranker` kept per point (:mod:`archmodels.gemm`)."""
         out = self.evaluate_layers(wl, pts)
         forms = self._gemm_forms(wl)
         if not any(forms):
@@ -187,16 +187,17 @@ class Model(ABC):
                 if form in alts[i]:
                     alts[i][form] = lb
         fused = _fused_into(out, {wl.layers[i].name for i, a in enumerate(alts) if a})
+        rank = self.gemm_ranker(pts)
         for i, a in enumerate(alts):
             if a:
-                gemm.pick(out[i], a, fused.get(wl.layers[i].name, np.zeros(out[i].n, dtype=bool)),
-                          lambda lb: self.gemm_rank(lb, pts))
+                gemm.pick(out[i], a, fused.get(wl.layers[i].name, np.zeros(out[i].n, dtype=bool)), rank)
         return out
 
-    def gemm_rank(self, lb: LayerBatch, pts: Points) -> tuple[np.ndarray, np.ndarray]:
-        """How :meth:`_evaluate_gemms` ranks a product's forms per point: (first value, tie-breaker), smaller
-        is better. Default: the fastest, then the least energy; a model with a mapping criterion ranks by it."""
-        return gemm.fastest(lb)
+    def gemm_ranker(self, pts: Points) -> Callable[[LayerBatch], tuple[np.ndarray, np.ndarray]]:
+        """How :meth:`_evaluate_gemms` ranks a product's forms at ``pts``: a function of a form's LayerBatch giving
+        (first value, tie-breaker) per point, smaller is better (built once per call: every product's forms share
+        it). Default: the fastest, then the least energy; a model with a mapping criterion ranks by it."""
+        return gemm.fastest
 
     def _gemm_forms(self, wl: Workload) -> list[dict[str, Any]]:
         """``gemm.forms`` of each layer of ``wl`` (empty dicts when GEMM_FORMS is off); remembered per workload

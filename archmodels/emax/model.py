@@ -204,16 +204,22 @@ class _EmaxBase(Model):
         """The clock must not exceed the node's maximum (technology table)."""
         return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
-    def gemm_rank(self, lb: LayerBatch, pts: Points) -> tuple[np.ndarray, np.ndarray]:
+    def gemm_ranker(self, pts: Points) -> Callable[[LayerBatch], tuple[np.ndarray, np.ndarray]]:
         """A product's forms (FC, 1x1 conv, MatMul) ranked by the point's ``criterion``, as its plans are: the
-        criterion's value, then time (criteria dram and energy) or energy (the others); energy with leakage."""
+        criterion's value, then time (criteria dram and energy) or energy (the others); energy with leakage
+        (the points' leakage and criteria taken once for every form of every product)."""
         crit = np.asarray(pts["criterion"], dtype=object)
-        m = lb.metrics
-        energy = m["energy_j"] + _rank_static_w(pts, lb.n) * m["time_s"]  # leakage is added to layers later
-        first = _primary(crit, m["time_s"], energy, m["dram_read_bytes"] + m["dram_write_bytes"])
-        # a point without an energy (a clock above the node's maximum: infeasible) ranks by time, as by default
-        first = np.where(np.isnan(first), m["time_s"], first)
-        return first, np.where((crit == "dram") | (crit == "energy"), m["time_s"], energy)
+        static_w = _rank_static_w(pts, batch_size(pts))
+        by_time = (crit == "dram") | (crit == "energy")
+
+        def rank(lb: LayerBatch) -> tuple[np.ndarray, np.ndarray]:
+            m = lb.metrics
+            energy = m["energy_j"] + static_w * m["time_s"]  # leakage is added to layers later
+            first = _primary(crit, m["time_s"], energy, m["dram_read_bytes"] + m["dram_write_bytes"])
+            # a point without an energy (a clock above the node's maximum: infeasible) ranks by time, as by default
+            return np.where(np.isnan(first), m["time_s"], first), np.where(by_time, m["time_s"], energy)
+
+        return rank
 
     # ---------------------------------------------------------------- evaluation
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
