@@ -44,6 +44,9 @@ NATURAL = {"emaxv": "vgg16-conv", "emaxvr": "vgg16", "imax": "spmm:n=512,sparsit
 RUNS = (("studies/quickstart.yaml", "nsga2", 200, 40), ("studies/quickstart.yaml", "tpe", 100, 20),
         ("studies/emaxvr_dse_vgg16.yaml", "nsga2", 200, 40), ("studies/emaxvr_dse_vgg16.yaml", "tpe", 100, 20))
 RUN_BATCH_SIZES = (40, 1)
+# a large study continued: (study file, sampler, designs stored first (full, quick), designs added (full, quick));
+# NSGA-II on a grid converges and repeats designs, each repeat a trial: Optuna's per-ask cost grows with them
+LARGE_RUN = ("studies/quickstart.yaml", "nsga2", (2000, 400), (100, 40))
 
 
 @dataclasses.dataclass
@@ -115,14 +118,31 @@ def section_runs(lines: list[str], o: Options) -> None:
             rows.append((b, a))
             print(f"dse run {Path(study).stem} {sampler} b{batch}: " + " -> ".join(
                 f"{r.per_s:,.1f}" if r.per_s else str(r.error) for r in (b, a) if r is not None) + " trials/s", flush=True)
+    study, sampler, stored, added = LARGE_RUN
+    stored, added = stored[o.quick], added[o.quick]
+    large = None
+    with tempfile.TemporaryDirectory(prefix="dse-bench-large-") as tmp:
+        try:  # the stored study: written by this tree (both trees store the same trials and attributes)
+            before_after.run_in(ROOT, ["run", str(ROOT / study), sampler, str(stored), "40", "--keep", f"{tmp}/start"])
+        except (RuntimeError, OSError) as exc:
+            print(f"dse run {Path(study).stem}: could not store {stored} designs: {exc}", flush=True)
+        else:
+            args = ["run", str(ROOT / study), sampler, str(stored + added), "40", "--start", f"{tmp}/start"]
+            b = _run_rate(o.baseline_tree, args, study, sampler, 40, added) if o.baseline_tree else None
+            a = _run_rate(ROOT, args, study, sampler, 40, added)
+            rows.append((b, a))
+            large = f"{Path(study).stem} {sampler} continued from {stored:,} designs ({a.stored:,} stored trials)"
+            print(f"dse run {large}: " + " -> ".join(f"{r.per_s:,.1f}" if r.per_s else str(r.error)
+                                                       for r in (b, a) if r is not None) + " trials/s", flush=True)
     trials = ", ".join(f"{Path(s).stem} {smp}: {q if o.quick else f} trials" for s, smp, f, q in RUNS)
-    lines += speed_report.runs_section(rows, o.baseline_line, trials)
+    lines += speed_report.runs_section(rows, o.baseline_line, trials, large)
 
 
 def _run_rate(tree: Path, args: list[str], study: str, sampler: str, batch: int, n: int) -> speed_report.RunRate:
     try:
         r = before_after.run_in(tree, args)
-        return speed_report.RunRate(Path(study).name, sampler, batch, r["trials"], r["seconds"])
+        return speed_report.RunRate(Path(study).name, sampler, batch, r["trials"], r["seconds"],
+                                    stored=r.get("stored", 0))
     except (RuntimeError, OSError) as exc:
         return speed_report.RunRate(Path(study).name, sampler, batch, n, None, str(exc)[:200])
 

@@ -24,6 +24,7 @@ class RunRate:
     trials: int
     seconds: float | None
     error: str | None = None
+    stored: int = 0  # trials in the study before the run (a continued study)
 
     @property
     def per_s(self) -> float | None:
@@ -108,14 +109,19 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
     return lines + [""]
 
 
-def runs_section(rows: list[tuple[RunRate | None, RunRate]], baseline: str, trials_text: str) -> list[str]:
-    """``dse run`` trials/s before (None when no baseline) and after, per study x sampler x batch size."""
+def runs_section(rows: list[tuple[RunRate | None, RunRate]], baseline: str, trials_text: str,
+                 large: str | None = None) -> list[str]:
+    """``dse run`` trials/s before (None when no baseline) and after, per study x sampler x batch size
+    (``large``: what the row of a continued study, ``stored`` > 0, continued)."""
     lines = ["## `dse run` trials per second, before and after", "", baseline, "",
              "Each run: `dse.study.run` exactly as `dse run` calls it (ask, evaluate, constraints, tell; journal "
              "storage in a temporary results folder; no report), sampler overridden with seed 0 (NSGA-II: "
              f"population 40), {trials_text}; imports and study loading excluded; each in its own subprocess, "
              "the baseline's run right before the current tree's. *batch_size 40* is what both study files set; "
-             "*1* is a study that evaluates each trial on its own (TPE's default use).", "",
+             "*1* is a study that evaluates each trial on its own (TPE's default use)."
+             + (f" *continued*: {large}, stored by this tree first, then copied for each tree's run; trials/s "
+                "of the designs added (NSGA-II on a grid repeats designs as it converges, each repeat a trial of "
+                "its own: Optuna's cost per ask grows with every stored trial)." if large else ""), "",
              "| study | sampler | batch_size | trials | before trials/s | after trials/s | after / before |",
              "|---|---|---|---|---|---|---|"]
 
@@ -126,7 +132,8 @@ def runs_section(rows: list[tuple[RunRate | None, RunRate]], baseline: str, tria
 
     for b, a in rows:
         ratio = ratio_text(a.per_s / b.per_s) if b and b.per_s and a.per_s else "—"
-        lines.append(f"| `{a.study}` | {a.sampler} | {a.batch_size} | {a.trials} | {rate(b)} | {rate(a)} | {ratio} |")
+        study = f"`{a.study}` continued" if a.stored else f"`{a.study}`"
+        lines.append(f"| {study} | {a.sampler} | {a.batch_size} | {a.trials} | {rate(b)} | {rate(a)} | {ratio} |")
     return lines + [""]
 
 

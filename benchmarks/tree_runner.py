@@ -46,9 +46,13 @@ def import_tree(tree: Path) -> dict[str, str]:
     return where
 
 
-def run_rate(study_file: str, sampler: str, n_trials: int, batch_size: int) -> dict:
+def run_rate(study_file: str, sampler: str, n_trials: int, batch_size: int, start: Path | None = None,
+             keep: Path | None = None) -> dict:
+    """``dse run``'s trials/s from scratch, or continuing a copy of the stored study in results folder ``start``
+    (trials: those added); ``keep``: where to leave the results folder (e.g. to be a later run's ``start``)."""
     from dse import config
     from dse import study as study_mod
+    from dse import worker as worker_mod
 
     tmp = Path(tempfile.mkdtemp(prefix="dse-bench-run-"))
     try:
@@ -58,9 +62,18 @@ def run_rate(study_file: str, sampler: str, n_trials: int, batch_size: int) -> d
         ov = {"sampler": spec, "n_trials": n_trials, "batch_size": batch_size, "n_jobs": 1,
               "results_dir": str(tmp), "timeout": None}
         st = config.load(study_file, ov)
+        before = stored = 0
+        if start is not None:
+            shutil.copytree(start, st.out_dir)
+            ost = study_mod.open_study(st, load_only=True)
+            before, stored = worker_mod.counts(ost)[0], len(ost.get_trials(deepcopy=False))
         t0 = time.perf_counter()
         study_mod.run(st, ov, progress=False)
-        return {"trials": n_trials, "seconds": time.perf_counter() - t0}
+        seconds = time.perf_counter() - t0
+        if keep is not None:
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(st.out_dir, keep)
+        return {"trials": n_trials - before, "seconds": seconds, "stored": stored}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -79,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("sampler")
     rp.add_argument("n_trials", type=int)
     rp.add_argument("batch_size", type=int)
+    rp.add_argument("--start", type=Path, help="continue a copy of the study stored in this results folder")
+    rp.add_argument("--keep", type=Path, help="copy the results folder here after the run")
     args = ap.parse_args(argv)
     where = import_tree(args.tree.resolve())
     if args.mode == "speed":
@@ -87,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         out = dataclasses.asdict(measure_speed(args.arch, args.workload, None, args.quick,
                                                batch=args.batch))
     else:
-        out = run_rate(args.study, args.sampler, args.n_trials, args.batch_size)
+        out = run_rate(args.study, args.sampler, args.n_trials, args.batch_size, args.start, args.keep)
     out["imported_from"] = where
     mixed = sorted(name for name, mod in list(sys.modules.items())
                    if name.split(".")[0] in where and getattr(mod, "__file__", None)

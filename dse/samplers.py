@@ -20,10 +20,12 @@ keeps Optuna's own default, TPE.
 from __future__ import annotations
 
 import os
+import weakref
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 import optuna
+from optuna.trial import FrozenTrial, TrialState
 
 from workloads.errors import UserError
 
@@ -61,9 +63,9 @@ def make_sampler(study: Study, worker: int = 0) -> optuna.samplers.BaseSampler:
         if name == "tpe":
             return optuna.samplers.TPESampler(seed=seed, **opts)
         if name == "nsga2":
-            return optuna.samplers.NSGAIISampler(seed=seed, **opts)
+            return NSGAIISampler(seed=seed, **opts)
         if name == "nsga3":
-            return optuna.samplers.NSGAIIISampler(seed=seed, **opts)
+            return NSGAIIISampler(seed=seed, **opts)
         if name in ("random", "grid"):
             return optuna.samplers.RandomSampler(seed=seed, **opts)
         if name == "gp":
@@ -84,6 +86,87 @@ def make_sampler(study: Study, worker: int = 0) -> optuna.samplers.BaseSampler:
     except TypeError as exc:
         raise UserError(f"{study.path}: sampler.options: {exc}") from None
     raise UserError(f"{study.path}: sampler: unknown '{name}'")
+
+
+class _Generations:
+    """Optuna's GA samplers (NSGA-II, NSGA-III) with the same generations and parents, found without a walk
+    over every trial at every ask.
+
+    Optuna's ``get_trial_generation`` tallies the generation of every COMPLETE trial at each ask, and
+    ``get_parent_population`` filters every trial of the study for the stored parents' ids: O(trials) per ask,
+    ~25 ms at 9,000 trials (a converged study on a grid repeats designs, and each repeat is a trial). The
+    tally depends only on the set of COMPLETE trials (a trial's generation is stored at its ask, before it
+    completes; a COMPLETE trial never changes or leaves that state), so it is updated with the trials that
+    completed since the last ask; a generation's parents, once stored in the study, are fixed, so their
+    trials are looked up once. Same arguments, same results, same stored attributes as Optuna's
+    (tests/test_samplers.py compares whole studies)."""
+
+    _PARENTS_KEPT = 4  # generations whose parent trials are remembered
+
+    def get_trial_generation(self, study: optuna.Study, trial: FrozenTrial) -> int:
+        generation = trial.system_attrs.get(self._get_generation_key(), None)
+        if generation is not None:
+            return generation
+        complete = study._get_trials(deepcopy=False, states=[TrialState.COMPLETE], use_cache=True)
+        tallies = _per_study(self, "_tallies", study)
+        seen, top, count = tallies.get(study._study_id, (set(), 0, 0))
+        new = len(complete) - len(seen)
+        if new < 0:  # not the trials tallied: start again
+            (seen, top, count), new = (set(), 0, 0), len(complete)
+        key = self._get_generation_key()
+        for t in reversed(complete):  # the newly completed trials are the latest as a rule: stop at the last one
+            if new <= 0:
+                break
+            if t._trial_id in seen:
+                continue
+            seen.add(t._trial_id)
+            new -= 1
+            g = t.system_attrs.get(key, -1)
+            if g > top:
+                top, count = g, 1
+            elif g == top:
+                count += 1
+        tallies[study._study_id] = (seen, top, count)
+        assert self._population_size is not None, "Population size must be set."
+        generation = top if count < self._population_size else top + 1
+        study._storage.set_trial_system_attr(trial._trial_id, key, generation)
+        return generation
+
+    def get_parent_population(self, study: optuna.Study, generation: int) -> list[FrozenTrial]:
+        if generation == 0:
+            return []
+        attrs = study._storage.get_study_system_attrs(study._study_id)
+        ids = attrs.get(self._get_parent_cache_key_prefix() + str(generation), None)
+        if ids is None:  # not selected yet: Optuna selects and stores them
+            return super().get_parent_population(study, generation)  # type: ignore[misc]
+        parents = _per_study(self, "_parents", study)
+        key = (study._study_id, generation, tuple(ids))
+        if key not in parents:
+            wanted = set(ids)
+            parents[key] = [t for t in study._get_trials(deepcopy=False) if t._trial_id in wanted]
+            for old in list(parents)[:-self._PARENTS_KEPT]:
+                del parents[old]
+        return list(parents[key])
+
+
+def _per_study(sampler: object, name: str, study: optuna.Study) -> dict:
+    """The sampler's memo ``name`` for the study's storage (dropped with the storage)."""
+    memo = sampler.__dict__.setdefault(name, weakref.WeakKeyDictionary())
+    return memo.setdefault(study._storage, {})
+
+
+class NSGAIISampler(_Generations, optuna.samplers.NSGAIISampler):
+    """Optuna's NSGA-II (:class:`_Generations`: without its per-ask walk over every trial)."""
+
+
+class NSGAIIISampler(_Generations, optuna.samplers.NSGAIIISampler):
+    """Optuna's NSGA-III (:class:`_Generations`: without its per-ask walk over every trial)."""
+
+
+# the attribute names Optuna's own classes store (a subclass gets its own name's; stored studies keep theirs)
+for _ours, _theirs in ((NSGAIISampler, optuna.samplers.NSGAIISampler), (NSGAIIISampler, optuna.samplers.NSGAIIISampler)):
+    _ours._GENERATION_KEY = _theirs._GENERATION_KEY
+    _ours._PARENT_CACHE_KEY_PREFIX = _theirs._PARENT_CACHE_KEY_PREFIX
 
 
 def suggest(trial: optuna.Trial, dims: tuple[Dim, ...]) -> dict[str, Any]:

@@ -81,6 +81,15 @@ def test_runs_section_before_missing_and_failed():
     md = "\n".join(speed_report.runs_section([(b, a), (None, bad)], "no baseline", "n trials"))
     assert "| `q.yaml` | tpe | 1 | 100 | 25.0 | 50.0 | 2.00x |" in md
     assert "| `e.yaml` | nsga2 | 40 | 40 | — | failed: KeyError: x | — |" in md
+    assert "*continued*" not in md
+
+
+def test_runs_section_continued_study():
+    b = speed_report.RunRate("q.yaml", "nsga2", 40, 100, 4.0, stored=5000)
+    a = speed_report.RunRate("q.yaml", "nsga2", 40, 100, 1.0, stored=5000)
+    md = "\n".join(speed_report.runs_section([(b, a)], "base", "n trials", "q nsga2 continued from 2,000 designs"))
+    assert "| `q.yaml` continued | nsga2 | 40 | 100 | 25.0 | 100.0 | 4.00x |" in md
+    assert "*continued*: q nsga2 continued from 2,000 designs, stored by this tree first" in md
 
 
 def test_profile_section_verbatim(tmp_path):
