@@ -27,7 +27,7 @@ from workloads.errors import UserError
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (argparse prints usage + error)
-        raise UserError(f"{self.prog}: {message}")
+        raise UserError(message if self.prog == "dse" else f"{self.prog}: {message}")  # main adds "dse: error: "
 
 
 def _parser() -> argparse.ArgumentParser:

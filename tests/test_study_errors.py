@@ -73,3 +73,10 @@ def test_not_yaml_and_not_a_mapping(tmp_path):
 def test_missing_study_file(tmp_path):
     proc = dse_process("run", tmp_path / "nope.yaml")
     assert proc.returncode == 2 and "cannot read study file" in proc.stderr
+
+
+def test_unknown_option_is_one_line_without_a_doubled_prefix(run_cli):
+    code, _, err = run_cli("run", "studies/quickstart.yaml", "--out", "x")
+    assert code == 2 and err.strip() == "dse: error: unrecognized arguments: --out x"
+    code, _, err = run_cli("run")
+    assert code == 2 and err.strip() == "dse: error: dse run: the following arguments are required: study"
