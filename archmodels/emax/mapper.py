@@ -519,8 +519,8 @@ def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: i
     return tuple(out)
 
 
-#: OW segment counts beyond the fewest that fit combined with every channel tile when the tiles are searched: the
-#: next powers of two (the narrower ones are tried with the fit's channels only)
+#: OW segment counts beyond the fewest that fit listed first when the tiles are searched (the next powers of two,
+#: alone and with every channel tile; then the narrower powers of two, alone and with every channel tile)
 SEGMENT_SEARCH_MAX = 3
 
 
@@ -552,13 +552,13 @@ def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chun
         if hw.tile_search >= 2:
             step = 2 if pxp == 2 else 1
             segs = {ow_seg: n_seg}
-            # every power of two above the fewest that fit: the narrowest do not depend on the LMM size (a smaller
-            # LMM's narrow segments are here too)
+            # every power of two above the fewest that fit: a smaller LMM fits no fewer segments, so its powers of
+            # two are all here (the list depends on the LMM size only through its first count)
             for n in ow_segments(sh.ow, n_seg, step, None)[1:]:
                 w = -(-sh.ow // n)
                 segs.setdefault(w + w % step if step == 2 else w, n)
             narrower = list(segs)[1:]
-            near = narrower[:SEGMENT_SEARCH_MAX]  # combined with the channel tiles (the far ones alone: fewer rows)
+            near, far = narrower[:SEGMENT_SEARCH_MAX], narrower[SEGMENT_SEARCH_MAX:]
             # fewer channels per start than the fit and its bus-word tiles (the balanced splits into 2, 4, 8
             # chunks): they move more weight words and starts but shrink a start's SPM unit
             unit = 1 if pattern == "A" else ocp
@@ -566,12 +566,16 @@ def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chun
                 t = _balanced(sh.oc, n, unit)
                 if t < oc_chunk and t not in chans:
                     chans.append(t)
-            # every narrower segment with every channel tile (each fits: the LMM need grows with both), after the
-            # one-at-a-time tiles: a start's partial sums shrink with both
+            # every narrower segment with every channel tile (each fits: the LMM need grows with both): a start's
+            # partial sums shrink with both. Every power of two, not only the next ones (issue 12): a smaller LMM
+            # combined its own next powers of two (narrower ones here) with its channel tiles, and a combination
+            # missing at the larger LMM cost it the SPM chaining (VGG16 C2's 32 segments x 8 channels, +2.2 %).
+            # Listed the next ones first, each tile alone before the combinations (the order of ties)
             tiles += [(w, oc_chunk) for w in near]
             tiles += [(ow_seg, t) for t in chans if (ow_seg, t) not in tiles]
             tiles += [(w, t) for w in near for t in chans[1:]]
-            tiles += [(w, oc_chunk) for w in narrower[SEGMENT_SEARCH_MAX:]]
+            tiles += [(w, oc_chunk) for w in far]
+            tiles += [(w, t) for w in far for t in chans[1:]]
     return tiles
 
 
