@@ -168,7 +168,8 @@ def cmd_run(args) -> int:
     if args.fork:
         copied, of = study_mod.fork(st, source)
         print(f"forked: {copied} of the {of} completed trials of '{source}' fit the file and seed '{st.name}'")
-    ost = study_mod.open_study(st)  # storage, sampler and study checks fail before the header
+    # storage, sampler and study checks fail before the header; with n_jobs > 1 the worker processes sample
+    ost = study_mod.open_study(st, worker=0 if st.n_jobs == 1 else None)
     why = "" if st.sampler_explicit else f" ({st.sampler_why})"
     print(f"study {st.name}: {st.arch} on {', '.join(st.workloads)}, sampler {st.sampler}{why}, "
           f"{worker.budget(st) or 'no'} trial budget, storage {_storage_text(st)}")

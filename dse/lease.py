@@ -21,6 +21,7 @@ number of ``dse run`` / ``dse worker`` processes cooperate on one study.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
 import threading
@@ -156,3 +157,35 @@ def lease_for(lease_dir: Path) -> Lease:
             lease = _LEASES[key] = Lease(Path(lease_dir))
             atexit.register(lease.close)
         return lease
+
+
+#: seed slots this process holds: (folder, preferred slot) -> (slot, open locked file)
+_SLOTS: dict[tuple[str, int], tuple[int, int]] = {}
+
+
+def claim_slot(folder: Path, preferred: int, most: int = 1024) -> int:
+    """The seed offset of a process that samples a study: ``preferred``, or the next one that no other live
+    process on this host holds (an ``flock`` on ``folder/slot.N``, held until the process exits, ``kill -9``
+    included). Two ``dse run`` of one study started together would otherwise sample with the same seed and
+    propose the same designs in lockstep. The same (folder, preferred) in one process gives the same slot.
+    Where the file system does not lock, ``preferred``."""
+    key = (str(folder.resolve()), preferred)
+    if key in _SLOTS:
+        return _SLOTS[key][0]
+    folder.mkdir(parents=True, exist_ok=True)
+    mine = {slot for (f, _), (slot, _) in _SLOTS.items() if f == key[0]}
+    for slot in range(preferred, preferred + most):
+        if slot in mine:
+            continue
+        fd = os.open(folder / f"slot.{slot}", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another process holds it
+            os.close(fd)
+            continue
+        except OSError:  # no locks here (some network file systems)
+            os.close(fd)
+            return preferred
+        _SLOTS[key] = (slot, fd)
+        return slot
+    return preferred

@@ -40,10 +40,11 @@ from .samplers import make_sampler, suggest
 from .worker import ATTR, FEASIBLE_KEY, budget, counts, recover_dead, tell_batch, worker_loop
 
 
-def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna.Study:
-    """Create or load the Optuna study named like the study file."""
+def open_study(study: Study, load_only: bool = False, worker: int | None = None) -> optuna.Study:
+    """Create or load the Optuna study named like the study file; ``worker``: the index of a process that
+    samples it (its seed offset, :func:`dse.worker.seed_slot`), None for one that only reads it."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = make_sampler(study, worker)  # bad options fail before anything is written
+    sampler = make_sampler(study, worker or 0)  # bad options fail before anything is written
     try:
         st = storage_mod.open_storage(study.storage, study.out_dir, heartbeat_interval_s=study.heartbeat_interval,
                                       grace_period_s=study.grace_period)
@@ -86,6 +87,10 @@ def open_study(study: Study, load_only: bool = False, worker: int = 0) -> optuna
     names = [o.metric for o in study.objectives]
     if ost.metric_names != names:
         ost.set_metric_names(names)  # optuna-dashboard and Optuna's plots label the objectives
+    if worker is not None:
+        slot = worker_mod.seed_slot(study, worker)
+        if slot != worker:  # another process samples this study with that seed
+            ost.sampler = make_sampler(study, slot)
     return ost
 
 
@@ -136,7 +141,7 @@ def fork(study: Study, source: str) -> tuple[int, int]:
         old = optuna.load_study(study_name=source, storage=st)
     except KeyError:
         raise UserError(f"{study.path}: --fork: no study '{source}' in {where}") from None
-    ost = open_study(study)
+    ost = open_study(study)  # its trials are enqueued: nothing sampled
     if ost.get_trials(deepcopy=False):
         raise UserError(f"{study.path}: --fork {study.name}: that study exists already; pick a new name")
     params = study.model.params
@@ -265,7 +270,7 @@ def run(study: Study, overrides: dict | None = None, progress: bool = True,
         ost: optuna.Study | None = None) -> RunSummary:
     """Run (or resume) a study to its budget; ``n_jobs`` worker processes share the storage."""
     t0 = time.time()
-    ost = ost or open_study(study)
+    ost = ost or open_study(study, worker=0 if study.n_jobs == 1 else None)  # (n_jobs > 1: the workers sample)
     recovered = 0
     if not storage_mod.has_heartbeat(ost._storage):
         recovered = recover_dead(study, ost)

@@ -79,6 +79,15 @@ def lease_dir(study: Study) -> Path:
     return study.out_dir / "leases"
 
 
+def seed_slot(study: Study, worker: int) -> int:
+    """The seed offset of sampling worker ``worker``: on local-file storages, the next one at or above it that
+    no other process of this host holds (:func:`dse.lease.claim_slot`), so that processes started on the same
+    study sample apart; elsewhere (database servers, or no seed) ``worker`` (``dse worker --worker-id``)."""
+    if study.seed is None or _lock_path(study) is None:
+        return worker
+    return lease_mod.claim_slot(lease_dir(study), worker)
+
+
 def recover_dead(study: Study, ost: optuna.Study, lock: _AskLock | None = None) -> int:
     """Fail and re-queue the RUNNING trials whose owner process is dead; return how many.
 
