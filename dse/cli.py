@@ -270,7 +270,7 @@ def cmd_plot(args) -> int:
     study_file = meta.get("study_file")
     if not study_file or not Path(study_file).exists():
         raise UserError(f"plot: the study file {study_file} recorded in {target}/study.json is gone")
-    st = config.load(study_file)
+    st = config.load(study_file, results.folder_overrides(target, meta))
     return _write_study_outputs(st, len(_completed(st)), 0.0)
 
 

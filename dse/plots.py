@@ -107,8 +107,10 @@ def pareto_plot(path: Path, table: Table, front: np.ndarray, title: str | None =
             for j in range(m):
                 ax = axes[i, j]
                 if i == j:
-                    ax.hist(shown[feas, i], bins=30, color=FEASIBLE, alpha=0.7)
-                    ax.hist(shown[front, i], bins=30, color=FRONT, alpha=0.8)
+                    # the front's bars on the feasible ones' bins (the front is feasible), log-spaced on a log axis
+                    bins = _bins(shown[feas, i], 30)
+                    ax.hist(shown[feas, i], bins=bins, color=FEASIBLE, alpha=0.7)
+                    ax.hist(shown[front, i], bins=bins, color=FRONT, alpha=0.8)
                     if _logscale(shown[feas, i]):
                         ax.set_xscale("log")
                 else:
@@ -123,6 +125,18 @@ def pareto_plot(path: Path, table: Table, front: np.ndarray, title: str | None =
         fig.legend(handles, names, loc="upper right", fontsize=8)
     fig.suptitle(head, fontsize=10)
     _save(fig, path)
+
+
+def _bins(v: np.ndarray, n: int) -> np.ndarray | int:
+    """``n`` histogram bins over ``v``: log-spaced where the axis is logarithmic (:func:`_logscale`), so every
+    bar has the same width on the page."""
+    v = v[np.isfinite(v)]
+    if _logscale(v):
+        v = v[v > 0]  # (what a log axis shows)
+        return np.geomspace(v.min(), v.max(), n + 1)
+    if len(v) and v.max() > v.min():
+        return np.linspace(v.min(), v.max(), n + 1)
+    return n
 
 
 def _draw_bounds(ax, bounds: Sequence[Bound], objectives: Sequence[str], scales, axis_of: dict[int, str]) -> None:

@@ -132,8 +132,7 @@ def load_source(out_dir: Path) -> Source:
     study_file = meta.get("study_file")
     if not study_file or not Path(study_file).exists():
         raise UserError(f"report: the study file {study_file} recorded in {out_dir}/study.json is gone")
-    # the study's own name: a run with --new-name/--fork stores the file under another name
-    st = config.load(study_file, {"name": meta["name"]} if meta.get("name") else {})
+    st = config.load(study_file, results.folder_overrides(out_dir, meta))
     objectives = [o.metric for o in st.objectives]
     directions = [o.direction for o in st.objectives]
     if meta.get("kind") == "sweep":

@@ -142,3 +142,13 @@ def write_meta(out_dir: Path, meta: dict[str, Any]) -> None:
 
 def read_meta(out_dir: Path) -> dict[str, Any]:
     return json.loads((out_dir / "study.json").read_text())
+
+
+def folder_overrides(out_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """Overrides that load a results folder's study file as the study in that folder: its own name (a run with
+    --new-name/--fork stores the file under another) and the folder's parent as ``results_dir`` (the folder
+    given on the command line, from any working directory)."""
+    out = {"results_dir": str(Path(out_dir).parent)}
+    if meta.get("name"):
+        out["name"] = meta["name"]
+    return out

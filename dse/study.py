@@ -66,7 +66,7 @@ def open_study(study: Study, load_only: bool = False, worker: int | None = None)
                 if attempt == 4:
                     raise
                 time.sleep(0.2 * (attempt + 1) + random.random() * 0.2)
-    check_fingerprint(study, ost)
+    check_fingerprint(study, ost, reading=load_only and worker is None)
     if [d.name.lower() for d in ost.directions] != directions:  # (a study made before fingerprints)
         raise UserError(
             f"{study.path}: the study '{study.name}' in {storage_mod.describe(study.storage, study.out_dir)} "
@@ -98,8 +98,9 @@ _HOW_TO_PROCEED = ("run it as a new study with `--new-name NAME`, or `--fork NAM
                    "seeded with the trials that fit the file")
 
 
-def check_fingerprint(study: Study, ost: optuna.Study) -> None:
-    """Stop with one line when the study file no longer defines the stored study (see Study.identity)."""
+def check_fingerprint(study: Study, ost: optuna.Study, reading: bool = False) -> None:
+    """Stop with one line when the study file no longer defines the stored study (see Study.identity);
+    ``reading``: for a command that only reads the study (plot, report), which needs the file as it was run."""
     stored = ost.user_attrs.get("fingerprint")
     if not isinstance(stored, dict):
         return  # a new study, or one made before fingerprints: it takes this file's
@@ -118,8 +119,10 @@ def check_fingerprint(study: Study, ost: optuna.Study) -> None:
             diffs.append(f"{key}: the study has {old}, the file {new}")
     if diffs:
         where = storage_mod.describe(study.storage, study.out_dir)
+        how = ("the study is read through the file it was run from: restore that file (or run the file as a new "
+               "study with `--new-name NAME`)" if reading else _HOW_TO_PROCEED)
         raise UserError(f"{study.path}: the file no longer matches the study '{study.name}' in {where} "
-                        f"({'; '.join(diffs)}); {_HOW_TO_PROCEED}")
+                        f"({'; '.join(diffs)}); {how}")
 
 
 def fork(study: Study, source: str) -> tuple[int, int]:

@@ -74,3 +74,25 @@ def test_new_name_and_fork(tmp_path, run_cli):
     assert len(complete(path, "forked")) == 40
     assert study_mod.open_study(st, load_only=True).metric_names == ["total.time_s", "total.energy_j"]
     assert run_cli("run", path, "--no-progress", "--fork", "forked")[0] == 2  # exists already
+
+
+def test_plot_and_report_read_the_folder_given(tmp_path, run_cli, monkeypatch):
+    # `dse plot` of a --new-name folder plotted the file's own study into the file's folder; both commands
+    # looked for the folder under the file's results_dir from the working directory, not where it was given
+    path = make_study(tmp_path, n=8, sampler="random")
+    assert run_cli("run", path, "--no-progress", "--no-report")[0] == 0
+    assert run_cli("run", path, "--no-progress", "--no-report", "--new-name", "other", "--n-trials", "5")[0] == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    folder = tmp_path / "results" / "other"
+    (folder / "pareto.png").unlink()
+    code, out, err = run_cli("plot", folder)
+    assert code == 0 and (folder / "pareto.png").exists() and "5 points" in out, err
+    assert not (elsewhere / "results").exists()
+    code, out, err = run_cli("report", folder)
+    assert code == 0 and (folder / "report.html").exists(), err
+    # a file edited since: a reader is told to restore it (running it as is would start another study)
+    path.write_text(path.read_text().replace("  - total.area_mm2: minimize", "  - total.energy_j: minimize"))
+    code, out, err = run_cli("report", folder)
+    assert code == 2 and "restore that file" in err and len(err.strip().splitlines()) == 1
