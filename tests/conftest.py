@@ -46,3 +46,12 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def sigint_default() -> None:
+    """``preexec_fn`` of a child a test interrupts as a terminal would: a shell starts background jobs (a CI
+    script run with ``&``) with SIGINT ignored, which the child would inherit and keep running."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+

@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 import dse
 from dse import config, samplers, study as study_mod
 
-from .conftest import ROOT, dse_process, write
+from .conftest import ROOT, dse_process, sigint_default, write
 
 STUDY = """
 name: {name}
@@ -132,7 +132,7 @@ def _complete(journal, name):
 
 def _start_and_wait(path, journal, name, at_least):
     proc = subprocess.Popen([sys.executable, "-m", "dse.cli", "run", str(path), "--no-progress"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     deadline = time.time() + 600  # a hang guard only: the run is awaited by its progress
     while time.time() < deadline:
         time.sleep(0.2)

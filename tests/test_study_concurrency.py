@@ -30,7 +30,7 @@ from optuna.trial import TrialState
 from dse import config, lease, storage, study as study_mod, worker
 from workloads.errors import UserError
 
-from .conftest import ROOT, write
+from .conftest import ROOT, sigint_default, write
 
 HANG_S = 600  # only a guard against a hang, never a timing assumption
 
@@ -60,7 +60,8 @@ def make(tmp_path, name="c", n=120, batch=5, storage_url=None, extra=""):
 
 def start(*args, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "dse.cli", *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"), **kw)
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                            preexec_fn=sigint_default, **kw)
 
 
 def trials(path):
