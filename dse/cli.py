@@ -202,7 +202,10 @@ def cmd_worker(args) -> int:
 
     st = config.load(args.study)
     ost = study_mod.open_study(st, worker=args.worker_id)
-    n = worker.worker_loop(st, ost)
+    try:
+        n = worker.worker_loop(st, ost)
+    finally:
+        study_mod.save_replay(ost)
     print(f"worker {args.worker_id}: {n} trials evaluated")
     return 0
 

@@ -30,6 +30,8 @@ from optuna.trial import TrialState
 
 from workloads.errors import UserError
 
+from . import replay
+
 # Optuna marks heartbeats and fail_stale_trials experimental, and warns that heartbeats
 # are meant for Study.optimize; dse records them itself in its ask/tell loop.
 warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -141,12 +143,12 @@ def _journal(path: Path) -> JournalStorage:
             if not was[3]:  # empty when opened: its first record is the one this storage replays from now on
                 _OPEN_JOURNALS[key] = (hit[0], (dev, ino, was[2], first), hit[2])
             return hit[2]
-    storage = JournalStorage(TellSyncBackend(key, lock_obj=FlockLock(key + ".flock")))
+    storage = replay.open_journal(TellSyncBackend(key, lock_obj=FlockLock(key + ".flock")))
     _OPEN_JOURNALS[key] = (os.getpid(), _identity(key), storage)
     return storage
 
 
-class TellSyncBackend(JournalFileBackend):
+class TellSyncBackend(replay.HeldBackend):
     """Optuna's journal file, synced to disk (``fsync``) once per trial, when it is told, instead of once per
     record (~15 per trial: each parameter, attribute and the tell).
 

@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import random
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from optuna.trial import TrialState
 
 from workloads.errors import UserError
 
-from . import storage as storage_mod
+from . import replay, storage as storage_mod
 from .config import Study
 from . import worker as worker_mod
 from .samplers import make_sampler, suggest
@@ -296,8 +297,18 @@ def run(study: Study, overrides: dict | None = None, progress: bool = True,
         stop.set()
         if bar is not None:
             bar.join()
+        save_replay(ost)
     completed, _ = counts(ost)
     return RunSummary(completed, recovered, told, time.time() - t0)
+
+
+def save_replay(ost: optuna.Study) -> None:
+    """Save the journal's replay for the next process that opens the study (:mod:`dse.replay`); a results
+    folder that cannot take it loses nothing but that speed-up."""
+    try:
+        replay.save(ost._storage)
+    except OSError as exc:
+        print(f"dse: warning: could not save the journal's replay: {exc}", file=sys.stderr)
 
 
 def _progress(ost: optuna.Study, total: int | None, stop: threading.Event) -> threading.Thread:
