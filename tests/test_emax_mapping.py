@@ -136,6 +136,21 @@ def test_oc_tiles_are_legal_and_include_the_most_that_fit(pattern, oc, ocp, t_ma
         assert max(aligned) in tiles
 
 
+@pytest.mark.parametrize("oc, t_max, elem, spread", [(256, 90, 4, (3, 2)), (256, 52, 4, (3, 2)), (512, 300, 2, (5, 3)),
+                                                     (128, 56, 4, (3, 2)), (96, 40, 1, (9, 5))])
+def test_oc_tiles_align_spread_transfers_too(oc, t_max, elem, spread):
+    """A pattern-A start whose taps do not come 2 to a kernel LMM (3 taps over 2 LMMs) has its weights spread evenly
+    over them by the plans: the largest tile whose spread bytes fill whole words is tried, beside every 2-value tile."""
+    from archmodels.emax.mapper import BUS_ALIGN_BYTES, oc_tiles
+    plain, tiles = oc_tiles("A", oc, 1, t_max, elem), oc_tiles("A", oc, 1, t_max, elem, spread=spread)
+    assert tiles[:len(plain)] == plain  # nothing lost, the same order (ties resolve as before)
+    values, lmms = spread
+    whole = [t for t in range(1, t_max + 1) if (t * values * elem) % (BUS_ALIGN_BYTES * lmms) == 0]
+    if whole:
+        assert max(whole) in tiles
+    assert len(tiles) <= len(plain) + 1
+
+
 def test_oc_tile_knob_caps_the_channels_per_start():
     r = _run("alexnet-conv", [{"oc_tile": 40}, {}])
     assert r.feasible.all()

@@ -493,15 +493,19 @@ def _balanced(oc: int, z: int, unit: int) -> int:
     return -(-(-(-oc // z)) // unit) * unit
 
 
-def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: int = 2) -> tuple[int, ...]:
+def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: int = 2,
+             spread: tuple[int, int] | None = None) -> tuple[int, ...]:
     """Output channels per start to try when the LMM cannot hold every channel (``t_max`` < ``oc``), beyond
-    ``t_max`` itself (issue 12). A kernel LMM receives 2 values per OC iteration (pattern A: 2 taps per channel)
-    of each chunk, and DRAM reads move whole bus words per transfer, so the most channels that fit can waste a
-    bus word per transfer that a smaller tile does not. Tried: the balanced tiles (``oc`` split evenly into 1,
-    2, ... more chunks than the fewest) up to the largest tile whose transfers fill whole words of the widest bus
-    (:data:`BUS_ALIGN_BYTES`), and that tile: it moves the fewest weight words of all tiles, and input re-reads
-    and starts only grow with the chunk count, so smaller tiles cannot move less. ``per_unit``: values a kernel
-    LMM receives per OC iteration (FC: one weight per output)."""
+    ``t_max`` itself (issue 12). A kernel LMM receives ``per_unit`` values per OC iteration of each chunk (FC:
+    one weight per output), and DRAM reads move whole bus words per transfer, so the most channels that fit can
+    waste a bus word per transfer that a smaller tile does not. Tried: the balanced tiles (``oc`` split evenly
+    into 1, 2, ... more chunks than the fewest) up to the largest tile whose transfers fill whole words of the
+    widest bus (:data:`BUS_ALIGN_BYTES`), and that tile: input re-reads and starts only grow with the chunk count.
+
+    ``spread``: (values, kernel LMMs) of a start whose weights the plans spread evenly over LMMs that do not get
+    ``per_unit`` each (pattern A with an odd tap count: 3 taps over 2 LMMs, 6 bytes per channel at 32 bit); its
+    transfers fill whole words at another step (32 channels there, where the 2-value step gives 8), and that
+    tile is tried too (VGG16 C7 at 256 channels: 64 per start moves the weights + 0.1 %, the 2-value 88 + 8 %)."""
     unit = 1 if pattern == "A" else ocp
     if t_max >= oc or t_max < unit:
         return (t_max,)
@@ -516,6 +520,12 @@ def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: i
             out.append(t)
     if aligned and aligned not in out:
         out.append(aligned)
+    if spread is not None:  # the fewest OC iterations whose spread bytes are whole words
+        values, lmms = spread
+        step = BUS_ALIGN_BYTES * lmms // math.gcd(BUS_ALIGN_BYTES * lmms, values * elem)
+        aligned = t_max // unit // step * step * unit
+        if aligned and aligned not in out:
+            out.append(aligned)
     return tuple(out)
 
 
@@ -541,13 +551,13 @@ def ow_segments(ow: int, n_min: int, step: int, most: int | None = SEGMENT_SEARC
 
 
 def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chunk: int, ocp: int,
-           pxp: int) -> list[tuple[int, int]]:
+           pxp: int, spread: tuple[int, int] | None = None) -> list[tuple[int, int]]:
     """(ow_seg, oc_chunk) of every tile of a structure whose LMM fit (:func:`_fit_lmm`) gave ``n_seg`` segments of
     ``ow_seg`` pixels and ``oc_chunk`` channels per start: that one and, with ``hw.tile_search``, the other segment
     counts of :func:`ow_segments` and channel tiles of :func:`oc_tiles`."""
     tiles = [(ow_seg, oc_chunk)]
     if hw.tile_search and sh.op == "mac" and hw.arch == "emaxvr":  # EMAXV: weights are register constants
-        chans = [oc_chunk] + list(oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes)[1:])
+        chans = [oc_chunk] + list(oc_tiles(pattern, sh.oc, ocp, oc_chunk, hw.elem_bytes, spread=spread)[1:])
         tiles += [(ow_seg, t) for t in chans[1:]]
         if hw.tile_search >= 2:
             step = 2 if pxp == 2 else 1
@@ -579,6 +589,13 @@ def _tiles(pattern: str, sh: ConvShape, hw: Hw, n_seg: int, ow_seg: int, oc_chun
     return tiles
 
 
+def _weights_spread(pattern: str, macs: int, kernel_lmms: int) -> tuple[int, int] | None:
+    """(taps, kernel LMMs) of a pattern-A start whose taps do not come 2 to an LMM: the plans spread a start's
+    weights evenly over its kernel LMMs (:func:`~archmodels.emax.traffic._by_chunk`), so a transfer carries
+    taps / LMMs values per channel (3 taps in 2 LMMs: 1.5) and aligns at another step (:func:`oc_tiles`)."""
+    return (int(macs), int(kernel_lmms)) if pattern == "A" and kernel_lmms and macs != 2 * kernel_lmms else None
+
+
 def _with_lmm(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> tuple[Mapping, ...]:
     """The mappings of structure ``st`` (from :func:`_conv_structures`) with its LMM fit ``fit`` (:func:`_fit_lmm`)
     to ``hw``: one per tile of :func:`_tiles`."""
@@ -590,7 +607,8 @@ def _with_lmm(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> tuple[Mapping, ..
                           load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
                           need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
                           dup, regs, kernel_lmms, pattern != "single")
-                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp))
+                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp,
+                                    _weights_spread(pattern, macs, kernel_lmms)))
 
 
 def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
@@ -998,7 +1016,8 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         for r in np.flatnonzero(search).tolist():
             sh, hw, (p, o, mode) = shapes[req[r]], hws[req[r]], slots[slot[r]]
             n_seg, ow_seg, oc_chunk, ocp, pxp, need = (int(v[r]) for v in f)
-            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp)[1:]:
+            spread = _weights_spread(p, out["macs"][r], out["kernel_lmms"][r])
+            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)[1:]:
                 at.append(r)
                 extra.append((n_seg if w == ow_seg else -(-sh.ow // w), w, t,
                               need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(p, o, mode, sh, hw.elem_bytes, w, t, ocp)[0]))

@@ -54,6 +54,9 @@ TIE_RTOL = 0.015
 #: ``criterion=time_then_dram``: the time a designer gives up for less DRAM traffic (a stated preference, not
 #: fitted: plans within 10 % of the fastest count as ties, then the least DRAM traffic wins)
 TIME_THEN_DRAM_RTOL = 0.10
+#: ``dram``: plans whose DRAM bytes differ by less than this (relative) move the same bytes, summed in another
+#: order (float rounding, ~1e-16 per addition); the faster one wins, not the one with the rounding error
+DRAM_SAME_RTOL = 1e-9
 CRITERIA = ("time", "energy", "dram", "edp", "time_then_dram")
 #: parameters that decide mappings and schedules (planned once per unique combination)
 STRUCT = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "pattern", "loop_order", "pool_fusion", "pool_schedule",
@@ -619,8 +622,9 @@ def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram
     cnt = np.diff(np.append(start, len(time_s)))
     ok = np.ones(len(time_s), bool)
     # criterion=dram asks for the least traffic: no tie tolerance on it (trading traffic for time is
-    # time_then_dram's job); TIE_RTOL was fitted on the time criterion's calibration cases
-    first_rtol = np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, 0.0], TIE_RTOL)
+    # time_then_dram's job) beyond float rounding; TIE_RTOL was fitted on the time criterion's calibration cases
+    first_rtol = np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
+                           TIE_RTOL)
     for metric, rtol in ((by, first_rtol), (second, 1e-3), (third, 0.0)):
         # NaN (e.g. energy at a clock above the node's fmax) ranks last; a level where no candidate has a
         # finite value decides nothing (before, it emptied the set and the first candidate won, which
