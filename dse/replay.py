@@ -42,8 +42,8 @@ def path_of(journal: str | Path) -> Path:
 
 
 class HeldBackend(JournalFileBackend):
-    """A journal file whose records are not read until :meth:`release`: lets :class:`JournalStorage` be made
-    without its replay, so that a snapshot is restored first."""
+    """A journal file whose records are not read while ``held``: lets :class:`JournalStorage` be made without its
+    replay, so that a snapshot is restored first (:func:`open_journal`)."""
 
     held = False
 
