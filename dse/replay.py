@@ -33,8 +33,11 @@ from optuna.study._frozen import FrozenStudy
 from optuna.study._study_direction import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-VERSION = 1
+VERSION = 2  # 2: a header line (what the snapshot is of), then the replay
 TAIL_BYTES = 4096  # the journal bytes before a snapshot's end that must be unchanged
+#: a snapshot is written anew only when the journal grew by more than this share since the one there (writing
+#: it costs about what replaying that share does; a run that adds a few trials to a large study skips it)
+REWRITE_GROWTH = 0.1
 
 
 def path_of(journal: str | Path) -> Path:
@@ -93,32 +96,49 @@ def save(storage: JournalStorage) -> Path | None:
         end = backend._log_number_offset.get(n)
         if end is None:
             return None
+        out = path_of(backend._file_path)
+        old = _header(out)
+        if old is not None and end - old["journal"]["end"] <= REWRITE_GROWTH * end and _fits(old, backend):
+            return out  # the one there is recent enough
         dists: dict[Any, int] = {}  # each distinct distribution once (trials hold equal ones)
         trials = [_trial_dict(t, r._trial_id_to_study_id.get(i), dists) for i, t in r._trials.items()]
-        data = {"version": VERSION, "journal": _fingerprint(backend._file_path, end), "log_number_read": n,
-                "next_study_id": r._next_study_id,
-                "studies": [_study_dict(s) for s in r._studies.values()],
+        head = {"version": VERSION, "journal": _fingerprint(backend._file_path, end), "log_number_read": n}
+        body = {"next_study_id": r._next_study_id, "studies": [_study_dict(s) for s in r._studies.values()],
                 "study_trials": {str(k): v for k, v in r._study_id_to_trial_ids.items()},
                 "distributions": [distribution_to_json(d) for d in dists], "trials": trials}
-        text = json.dumps(data, separators=(",", ":"))
-    out = path_of(backend._file_path)
+        text = json.dumps(head, separators=(",", ":")) + "\n" + json.dumps(body, separators=(",", ":"))
     tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, out)
     return out
 
 
+def _header(snap: Path) -> dict[str, Any] | None:
+    """The first line of snapshot ``snap`` (what it is of), None if there is none of this version."""
+    try:
+        with open(snap, "rb") as fh:
+            head = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return None
+    return head if isinstance(head, dict) and head.get("version") == VERSION else None
+
+
+def _fits(head: dict[str, Any], backend: JournalFileBackend) -> bool:
+    """Whether the snapshot with header ``head`` was taken from this journal (see module doc)."""
+    j = head["journal"]
+    return os.stat(backend._file_path).st_size >= j["end"] and _fingerprint(backend._file_path, j["end"]) == j
+
+
 def restore(storage: JournalStorage, backend: JournalFileBackend) -> bool:
     """Fill ``storage``'s replay from the journal's snapshot if one fits; True if it did."""
     snap = path_of(backend._file_path)
-    if not snap.exists():
+    head = _header(snap)
+    if head is None or not _fits(head, backend):
         return False
-    data = json.loads(snap.read_text())
-    j = data["journal"]
-    if data.get("version") != VERSION or os.stat(backend._file_path).st_size < j["end"]:
-        return False
-    if _fingerprint(backend._file_path, j["end"]) != j:
-        return False
+    with open(snap, "rb") as fh:
+        fh.readline()
+        data = json.loads(fh.read())
+    j = head["journal"]
     r = JournalStorageReplayResult(storage._worker_id_prefix)
     r._next_study_id = data["next_study_id"]
     for s in data["studies"]:
@@ -131,7 +151,7 @@ def restore(storage: JournalStorage, backend: JournalFileBackend) -> bool:
         r._trials[t["id"]] = _trial(t, dists)
         if t["study"] is not None:
             r._trial_id_to_study_id[t["id"]] = t["study"]
-    r.log_number_read = data["log_number_read"]
+    r.log_number_read = head["log_number_read"]
     storage._replay_result = r
     backend._log_number_offset = {0: 0, r.log_number_read: j["end"]}
     return True

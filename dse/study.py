@@ -307,7 +307,7 @@ def save_replay(ost: optuna.Study) -> None:
     folder that cannot take it loses nothing but that speed-up."""
     try:
         replay.save(ost._storage)
-    except OSError as exc:
+    except Exception as exc:  # (also runs on the way out of an interrupt: never a traceback of its own)
         print(f"dse: warning: could not save the journal's replay: {exc}", file=sys.stderr)
 
 

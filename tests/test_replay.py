@@ -41,6 +41,10 @@ def _state(storage: JournalStorage) -> tuple:
             r._study_id_to_trial_ids, r._trial_id_to_study_id, {k: t.__dict__ for k, t in r._trials.items()})
 
 
+def _head(snap: Path) -> dict:
+    return json.loads(snap.read_text().split("\n", 1)[0])
+
+
 def _open(path: Path) -> JournalStorage:
     storage_mod._OPEN_JOURNALS.clear()  # a new process
     return storage_mod._journal(path)
@@ -64,7 +68,8 @@ def journal(tmp_path) -> Path:
 def test_restored_equals_replayed_and_reads_what_came_after(journal):
     full = _replayed(journal)
     out = replay.save(_open(journal))
-    assert out == replay.path_of(journal) and json.loads(out.read_text())["version"] == replay.VERSION  # JSON
+    assert out == replay.path_of(journal) and _head(out)["version"] == replay.VERSION  # JSON
+    json.loads(out.read_text().split("\n", 1)[1])
     restored = _open(journal)
     assert restored._backend._log_number_offset.get(full[0]) is not None  # it started from the snapshot
     assert _state(restored) == full
@@ -93,16 +98,17 @@ def test_a_snapshot_that_does_not_fit_is_not_used(journal, tmp_path, change):
         journal.write_bytes(data[:len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
     elif change == "edited":  # same length, a record before the snapshot's end changed
         data = bytearray(journal.read_bytes())
-        end = json.loads(snap.read_text())["journal"]["end"]
+        end = _head(snap)["journal"]["end"]
         at = data.rindex(b'"worker_id"', 0, end - 10)
         data[at + 14] = ord("0") if data[at + 14] != ord("0") else ord("1")
         journal.write_bytes(bytes(data))
     elif change == "corrupt":
         snap.write_text(snap.read_text()[:1000])
     else:
-        d = json.loads(snap.read_text())
+        head, body = snap.read_text().split("\n", 1)
+        d = json.loads(head)
         d["journal"]["optuna"] = "0.0.1"
-        snap.write_text(json.dumps(d))
+        snap.write_text(json.dumps(d) + "\n" + body)
     restored = _open(journal)
     assert restored._backend._log_number_offset.get(restored._replay_result.log_number_read) is not None
     assert len(restored._backend._log_number_offset) > 2  # every record was read: the full replay
@@ -119,3 +125,16 @@ def test_dse_run_saves_it(tmp_path, run_cli):
     restored = _open(journal)
     assert len(restored._backend._log_number_offset) == 2  # nothing after the snapshot: no record read
     assert _state(restored) == _replayed(journal)
+
+
+def test_a_recent_snapshot_is_not_written_again(journal):
+    snap = replay.save(_open(journal))
+    end = _head(snap)["journal"]["end"]
+    _fill(_open(journal), "few", 1)  # a little more: the snapshot there is recent enough
+    assert journal.stat().st_size - end <= replay.REWRITE_GROWTH * journal.stat().st_size
+    replay.save(_open(journal))
+    assert _head(snap)["journal"]["end"] == end
+    assert _state(_open(journal)) == _replayed(journal)  # restored, then the records after it
+    _fill(_open(journal), "many", 30)
+    replay.save(_open(journal))
+    assert _head(snap)["journal"]["end"] == journal.stat().st_size
