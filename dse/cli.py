@@ -231,7 +231,8 @@ def cmd_sweep(args) -> int:
         backend=args.backend, scheduler=args.scheduler, progress=not args.no_progress,
     )
     results.write_meta(paths["trials"].parent, {
-        "name": st.name, "study_file": st.path, "arch": st.arch, "kind": "sweep",
+        "name": st.name, "study_file": st.path, "study_copy": config.write_copy(st, paths["trials"].parent),
+        "arch": st.arch, "kind": "sweep",
         "objectives": table.objectives, "directions": table.directions,
         "sample": args.sample, "seed": args.seed, "elapsed_s": elapsed,
     })
@@ -270,10 +271,7 @@ def cmd_plot(args) -> int:
         return 0
     from . import config
 
-    study_file = meta.get("study_file")
-    if not study_file or not Path(study_file).exists():
-        raise UserError(f"plot: the study file {study_file} recorded in {target}/study.json is gone")
-    st = config.load(study_file, results.folder_overrides(target, meta))
+    st = config.load_folder(target, meta, "plot")
     return _write_study_outputs(st, len(_completed(st)), 0.0)
 
 

@@ -353,6 +353,51 @@ def _finite_grid_size(study: Study) -> int | None:
     return study.grid_size()
 
 
+#: the study file as run, kept in its results folder (:func:`write_copy`)
+STUDY_COPY = "study.yaml"
+
+
+def write_copy(study: Study, out_dir: Path) -> str:
+    """Write the study file as run into its results folder (``study.yaml``): its keys as written, with the
+    study's name and its workloads as the study resolved them (so the copy defines the same study); return the
+    file name (recorded in ``study.json``). ``dse plot`` and ``dse report`` read the folder through it once
+    the study file is edited, moved or deleted (:func:`load_folder`). A copy read back is not copied again."""
+    path = Path(study.path)
+    if path.resolve() == (Path(out_dir) / STUDY_COPY).resolve():
+        return STUDY_COPY
+    raw = {k: v for k, v in yamlio.load(path.read_text()).items() if k not in ("workload", "workloads")}
+    out = {"name": study.name, **{k: v for k, v in raw.items() if k != "name"}, "workloads": list(study.workloads)}
+    text = (f"# the study file {study.path} as dse last ran it into this folder (read by dse plot and dse report "
+            "once that file is edited or gone)\n" + yaml.safe_dump(out, sort_keys=False))
+    (Path(out_dir) / STUDY_COPY).write_text(text)
+    return STUDY_COPY
+
+
+def load_folder(out_dir: Path, meta: dict[str, Any], command: str) -> Study:
+    """The study of results folder ``out_dir`` (its ``study.json`` is ``meta``): through the study file it
+    records while that file still defines the same study as the copy kept in the folder (relative paths resolve
+    next to it), else through the copy (:func:`write_copy`); a folder written before copies needs its file."""
+    from .results import folder_overrides
+
+    over = folder_overrides(out_dir, meta)
+    original = Path(meta.get("study_file") or "")
+    copy = Path(out_dir) / meta["study_copy"] if meta.get("study_copy") else None
+    if copy is None or not copy.exists():
+        if not original.is_file():
+            raise UserError(f"{command}: the study file {meta.get('study_file')} recorded in {out_dir}/study.json "
+                            "is gone")
+        return load(original, over)
+    kept = load(copy, over)
+    if original.is_file():
+        try:
+            now = load(original, over)
+        except UserError:  # edited into a file that no longer loads: the copy is the study
+            return kept
+        if now.identity() == kept.identity():
+            return now
+    return kept
+
+
 def _relative(workload: str, study_path: Path) -> str:
     """Workload files are looked up next to the study file first (options after the name kept)."""
     path, options = split_file_options(workload)

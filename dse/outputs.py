@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import plots
-from .results import Table, write_csv, write_meta
+from .results import Table, read_meta, write_csv, write_meta
 
 if TYPE_CHECKING:
     from .config import Study
@@ -45,15 +45,19 @@ def write_outputs(out_dir: Path, table: Table, prefix: str = "", title: str | No
 
 def write_study_outputs(st: Study) -> tuple[Table, dict[str, Path]]:
     """Read a study's trials from its storage and write study.json and the outputs above."""
-    from . import report, study as study_mod
+    from . import config, report, study as study_mod
 
     ost = study_mod.open_study(st, load_only=True)
     objectives = [o.metric for o in st.objectives]
     table = Table(study_mod.trial_rows(ost, objectives), objectives, [o.direction for o in st.objectives])
+    copy = config.write_copy(st, st.out_dir)
+    study_file = st.path
+    if Path(st.path).resolve() == (st.out_dir / copy).resolve() and (st.out_dir / "study.json").exists():
+        study_file = read_meta(st.out_dir).get("study_file", st.path)  # read through the copy: keep the original
     write_meta(st.out_dir, {
-        "name": st.name, "study_file": st.path, "arch": st.arch, "workloads": list(st.workloads),
-        "storage": st.storage, "objectives": objectives, "directions": table.directions,
-        "constraints": [c.key for c in st.constraints],
+        "name": st.name, "study_file": study_file, "study_copy": copy, "arch": st.arch,
+        "workloads": list(st.workloads), "storage": st.storage, "objectives": objectives,
+        "directions": table.directions, "constraints": [c.key for c in st.constraints],
     })
     paths = write_outputs(st.out_dir, table, title=report.study_title(st), bounds=report.bounds_of(st))
     return table, paths

@@ -129,10 +129,7 @@ def load_source(out_dir: Path) -> Source:
     if not (out_dir / "study.json").exists():
         raise UserError(f"report: {out_dir} has no study.json; give a results folder written by dse run or dse sweep")
     meta = results.read_meta(out_dir)
-    study_file = meta.get("study_file")
-    if not study_file or not Path(study_file).exists():
-        raise UserError(f"report: the study file {study_file} recorded in {out_dir}/study.json is gone")
-    st = config.load(study_file, results.folder_overrides(out_dir, meta))
+    st = config.load_folder(out_dir, meta, "report")
     objectives = [o.metric for o in st.objectives]
     directions = [o.direction for o in st.objectives]
     if meta.get("kind") == "sweep":

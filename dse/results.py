@@ -147,8 +147,9 @@ def read_meta(out_dir: Path) -> dict[str, Any]:
 def folder_overrides(out_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
     """Overrides that load a results folder's study file as the study in that folder: its own name (a run with
     --new-name/--fork stores the file under another) and the folder's parent as ``results_dir`` (the folder
-    given on the command line, from any working directory)."""
-    out = {"results_dir": str(Path(out_dir).parent)}
+    given on the command line, from any working directory; a sweep's folder is ``<study folder>/sweep``)."""
+    study_dir = Path(out_dir).parent if meta.get("kind") == "sweep" else Path(out_dir)
+    out = {"results_dir": str(study_dir.parent)}
     if meta.get("name"):
         out["name"] = meta["name"]
     return out

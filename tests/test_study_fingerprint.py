@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import optuna
 import pytest
 from optuna.trial import TrialState
@@ -92,7 +94,15 @@ def test_plot_and_report_read_the_folder_given(tmp_path, run_cli, monkeypatch):
     assert not (elsewhere / "results").exists()
     code, out, err = run_cli("report", folder)
     assert code == 0 and (folder / "report.html").exists(), err
-    # a file edited since: a reader is told to restore it (running it as is would start another study)
+    # a file edited since, then deleted: the folder is read through the copy of the file kept there
+    first = (folder / "report.html").read_text()
     path.write_text(path.read_text().replace("  - total.area_mm2: minimize", "  - total.energy_j: minimize"))
     code, out, err = run_cli("report", folder)
-    assert code == 2 and "restore that file" in err and len(err.strip().splitlines()) == 1
+    assert code == 0 and (folder / "report.html").exists(), err
+    assert "minimize time, minimize area<" in (folder / "report.html").read_text()  # the study as it was run
+    assert "minimize time, minimize area<" in first
+    path.unlink()
+    (folder / "pareto.png").unlink()
+    code, out, err = run_cli("plot", folder)
+    assert code == 0 and (folder / "pareto.png").exists(), err
+    assert json.loads((folder / "study.json").read_text())["study_file"] == str(path)  # (still the original's)
