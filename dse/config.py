@@ -9,6 +9,7 @@ reported as one line naming the file, the key and the allowed values.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -369,33 +370,43 @@ def write_copy(study: Study, out_dir: Path) -> str:
     out = {"name": study.name, **{k: v for k, v in raw.items() if k != "name"}, "workloads": list(study.workloads)}
     text = (f"# the study file {study.path} as dse last ran it into this folder (read by dse plot and dse report "
             "once that file is edited or gone)\n" + yaml.safe_dump(out, sort_keys=False))
-    (Path(out_dir) / STUDY_COPY).write_text(text)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)  # (a database study's folder may not exist yet)
+    out = Path(out_dir) / STUDY_COPY
+    tmp = out.with_name(f"{STUDY_COPY}.{os.getpid()}.tmp")  # processes sharing the study: a reader sees one whole
+    tmp.write_text(text)
+    os.replace(tmp, out)
     return STUDY_COPY
 
 
 def load_folder(out_dir: Path, meta: dict[str, Any], command: str) -> Study:
     """The study of results folder ``out_dir`` (its ``study.json`` is ``meta``): through the study file it
-    records while that file still defines the same study as the copy kept in the folder (relative paths resolve
-    next to it), else through the copy (:func:`write_copy`); a folder written before copies needs its file."""
+    records while that file defines the same study as the copy kept in the folder (its relative paths, a model
+    file's too, resolve next to it), else through the copy (:func:`write_copy`); a folder written before copies
+    needs its study file."""
     from .results import folder_overrides
 
     over = folder_overrides(out_dir, meta)
     original = Path(meta.get("study_file") or "")
     copy = Path(out_dir) / meta["study_copy"] if meta.get("study_copy") else None
-    if copy is None or not copy.exists():
-        if not original.is_file():
-            raise UserError(f"{command}: the study file {meta.get('study_file')} recorded in {out_dir}/study.json "
-                            "is gone")
-        return load(original, over)
-    kept = load(copy, over)
+    if copy is not None and not copy.exists():
+        copy = None
     if original.is_file():
         try:
             now = load(original, over)
-        except UserError:  # edited into a file that no longer loads: the copy is the study
-            return kept
-        if now.identity() == kept.identity():
-            return now
-    return kept
+        except UserError:
+            if copy is None:
+                raise
+        else:  # the same study as the copy (or no copy, or a copy that does not load here): the file
+            if copy is None:
+                return now
+            try:
+                kept = load(copy, over)
+            except UserError:
+                return now
+            return now if kept.identity() == now.identity() else kept
+    if copy is None:
+        raise UserError(f"{command}: the study file {meta.get('study_file')} recorded in {out_dir}/study.json is gone")
+    return load(copy, over)
 
 
 def _relative(workload: str, study_path: Path) -> str:
