@@ -9,7 +9,6 @@ reported as one line naming the file, the key and the allowed values.
 from __future__ import annotations
 
 import math
-import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -371,10 +370,9 @@ def write_copy(study: Study, out_dir: Path) -> str:
     text = (f"# the study file {study.path} as dse last ran it into this folder (read by dse plot and dse report "
             "once that file is edited or gone)\n" + yaml.safe_dump(out, sort_keys=False))
     Path(out_dir).mkdir(parents=True, exist_ok=True)  # (a database study's folder may not exist yet)
-    out = Path(out_dir) / STUDY_COPY
-    tmp = out.with_name(f"{STUDY_COPY}.{os.getpid()}.tmp")  # processes sharing the study: a reader sees one whole
-    tmp.write_text(text)
-    os.replace(tmp, out)
+    from .results import write_text_atomic
+
+    write_text_atomic(Path(out_dir) / STUDY_COPY, text)  # (processes sharing the study: a reader sees one whole)
     return STUDY_COPY
 
 

@@ -33,6 +33,8 @@ from optuna.study._frozen import FrozenStudy
 from optuna.study._study_direction import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from .results import write_text_atomic
+
 VERSION = 2  # 2: a header line (what the snapshot is of), then the replay
 TAIL_BYTES = 4096  # the journal bytes before a snapshot's end that must be unchanged
 #: a snapshot is written anew only when the journal grew by more than this share since the one there (writing
@@ -107,9 +109,7 @@ def save(storage: JournalStorage) -> Path | None:
                 "study_trials": {str(k): v for k, v in r._study_id_to_trial_ids.items()},
                 "distributions": [distribution_to_json(d) for d in dists], "trials": trials}
         text = json.dumps(head, separators=(",", ":")) + "\n" + json.dumps(body, separators=(",", ":"))
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
+    write_text_atomic(out, text)
     return out
 
 

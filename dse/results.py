@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,14 @@ def summary(table: Table, max_rows: int = 5) -> str:
 
 def _g(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it: a reader (another process) sees the
+    old file or the new one whole, never a part."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def write_meta(out_dir: Path, meta: dict[str, Any]) -> None:

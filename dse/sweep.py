@@ -24,7 +24,7 @@ from .config import Study
 from workloads.errors import UserError
 from .objective import evaluate_columns
 from .outputs import write_outputs
-from .results import Table, summary
+from .results import Table, summary, write_text_atomic
 
 DEFAULT_CHUNK = 2048
 
@@ -89,9 +89,7 @@ def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None
         "reason": [r or None for r in ev.reason],
     }
     if path is not None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(out))
-        tmp.replace(path)  # atomic: a chunk file is either whole or absent
+        write_text_atomic(path, json.dumps(out))  # a chunk file is either whole or absent
     return out
 
 
