@@ -258,6 +258,12 @@ def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
     One product and one sum over (layers x points) when the layers' arrays stack (the same element-wise
     operations as layer by layer; each layer keeps its row), else layer by layer."""
     power = np.asarray(static_power_w, dtype=float)
+    shared = getattr(layers[0], "_shared", None) if layers else None  # layers of one layerarrays.layer_batches call
+    cube = shared.cube(layers, ("time_s", "energy_j")) if shared is not None else None
+    if cube is not None and power.shape in ((), cube.shape[2:]):
+        static = power * cube[0]
+        if shared.add_metrics(layers, static_energy_j=static, energy_j=cube[1] + static):
+            return
     times = [lb.metrics["time_s"] for lb in layers]
     t = stacked(times) if layers else None
     e = stacked([lb.metrics["energy_j"] for lb in layers]) if t is not None else None

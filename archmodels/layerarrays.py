@@ -9,6 +9,7 @@ expression keeps the loop's order of operations.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 
@@ -109,33 +110,50 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
                   feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:
     """One :class:`LayerBatch` per layer whose ``row`` is >= 0 (None for the others), holding row ``r``
     of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
-    rows, as :meth:`LayerBatch.infeasible` updates them in place). The ``states`` and ``labels`` dicts
-    are built on first access (:class:`_RowLayerBatch`): a study's one-point path never reads them."""
+    rows, as :meth:`LayerBatch.infeasible` updates them in place). The ``metrics``, ``states`` and
+    ``labels`` dicts are built on first access (:class:`_RowLayerBatch`); until some layer builds its
+    ``metrics``, sums over the layers read the (rows x points) arrays whole (:meth:`_SharedRows.cube`),
+    as a study's one-point path does."""
     rows = max(row, default=-1) + 1
     feasible = list(np.ones((rows, n), dtype=bool) if feasible is None else feasible)
     reason = list(np.full((rows, n), "", dtype=object) if reason is None else reason)
-    # every array's rows as views, made once (iterating an array): a layer then only picks its row from lists
-    metric_rows = [(k, list(a)) for k, a in metrics.items()]
-    shared = _SharedRows(n, rows, states, labels or {})
+    shared = _SharedRows(n, rows, dict(metrics), states, labels or {})
     new = object.__new__
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
         if r < 0:
             out.append(None)
             continue
-        lb = new(_RowLayerBatch)  # the fields LayerBatch.__init__ would set, but states and labels (lazy)
-        lb.__dict__.update(layer=layer, n=n, metrics={k: v[r] for k, v in metric_rows}, feasible=feasible[r],
-                           reason=reason[r], _row=r, _shared=shared)
+        lb = new(_RowLayerBatch)  # the fields LayerBatch.__init__ would set, but metrics, states and labels (lazy)
+        lb.__dict__.update(layer=layer, n=n, feasible=feasible[r], reason=reason[r], _row=r, _shared=shared)
         out.append(lb)
+    shared.batches = [lb for lb in out if lb is not None]
+    order = [lb._row for lb in shared.batches]
+    if len(set(order)) != rows:  # some row is not one layer's: the arrays are not the layers' (never seen)
+        shared.split = True
+    elif order != list(range(rows)):
+        shared.order, shared.inverse = np.array(order), np.argsort(order)
     return out
 
 
 class _SharedRows:
-    """The (rows x points) state and label arrays of one :func:`layer_batches` call, split into row views
-    once, when a layer first asks (its ``fused_into`` labels: one object array, made then)."""
+    """The (rows x points) metric, state and label arrays of one :func:`layer_batches` call, split into row
+    views once, when a layer first asks (its ``fused_into`` labels: one object array, made then)."""
 
-    def __init__(self, n: int, rows: int, states: dict[str, np.ndarray], labels: dict[str, np.ndarray]) -> None:
-        self.n, self.rows, self.states, self.labels = n, rows, states, labels
+    #: True once the metrics are split into the layers' dicts (they may then change): :meth:`whole` gives up
+    split = False
+    #: the rows of the layers in their order, and its inverse permutation (None: rows are in layer order)
+    order: np.ndarray | None = None
+    inverse: np.ndarray | None = None
+
+    def __init__(self, n: int, rows: int, metrics: dict[str, np.ndarray], states: dict[str, np.ndarray],
+                 labels: dict[str, np.ndarray]) -> None:
+        self.n, self.rows, self.metrics, self.states, self.labels = n, rows, metrics, states, labels
+
+    @cached_property
+    def metric_rows(self) -> list[tuple[str, list[np.ndarray]]]:
+        self.split = True
+        return [(k, list(a)) for k, a in self.metrics.items()]
 
     @cached_property
     def state_rows(self) -> list[tuple[str, list[np.ndarray]]]:
@@ -146,13 +164,50 @@ class _SharedRows:
         fused = np.full((self.rows, self.n), None, dtype=object)
         return [("fused_into", list(fused))] + [(k, list(a)) for k, a in self.labels.items()]
 
+    def whole(self, layers: Sequence) -> bool:
+        """Whether ``layers`` are this call's layers, in their order, and no layer's ``metrics`` dict exists
+        yet (so the (rows x points) arrays are what the layers hold; a ``metrics`` dict is only made by
+        the cached property, which sets :attr:`split`)."""
+        return (not self.split and len(layers) == len(self.batches)
+                and not any(map(operator.is_not, layers, self.batches)))
+
+    def cube(self, layers: Sequence, keys: Sequence[str], from_zero: bool = False) -> np.ndarray | None:
+        """The metrics ``keys`` of ``layers`` as one float (keys x layers x points) array, layers in their
+        order (a zero layer first if ``from_zero``), straight from the (rows x points) arrays; None where
+        :meth:`whole` is False or a key is not a float array of that shape."""
+        if not self.whole(layers):
+            return None
+        shape = (self.rows, self.n)
+        arrays = [self.metrics.get(k) for k in keys]
+        if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
+            return None
+        out = np.zeros((len(keys), len(layers) + 1, self.n)) if from_zero else np.empty((len(keys), len(layers), self.n))
+        dest = out[:, 1:] if from_zero else out
+        for d, a in zip(dest, arrays):
+            d[...] = a if self.order is None else a[self.order]
+        return out
+
+    def add_metrics(self, layers: Sequence, **arrays: np.ndarray) -> bool:
+        """Set metrics of every layer at once: (layers x points) arrays, rows in the layers' order (replacing
+        a key keeps its place, as in the layers' dicts); False (nothing set) where :meth:`whole` is False."""
+        if not self.whole(layers):
+            return False
+        for k, a in arrays.items():
+            self.metrics[k] = a if self.order is None else a[self.inverse]
+        return True
+
 
 class _RowLayerBatch(LayerBatch):
-    """A :class:`LayerBatch` made by :func:`layer_batches`: its ``states`` and ``labels`` are its row's views,
-    put into dicts on first access (then ordinary attributes: assignable, mutable)."""
+    """A :class:`LayerBatch` made by :func:`layer_batches`: its ``metrics``, ``states`` and ``labels`` are its
+    row's views, put into dicts on first access (then ordinary attributes: assignable, mutable)."""
 
     _row: int
     _shared: _SharedRows
+
+    @cached_property
+    def metrics(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        r = self._row
+        return {k: v[r] for k, v in self._shared.metric_rows}
 
     @cached_property
     def states(self) -> dict[str, np.ndarray]:  # type: ignore[override]

@@ -179,6 +179,11 @@ def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fal
     ``from_zero``; None when there are no layers or some metric is not an array of ``n`` points."""
     if not layers:
         return None
+    shared = getattr(layers[0], "_shared", None)  # layers of one archmodels.layerarrays.layer_batches call
+    if shared is not None:
+        cube = shared.cube(layers, keys, from_zero)
+        if cube is not None:
+            return cube
     rows = [[lb.metrics[k] for lb in layers] for k in keys]
     if from_zero:
         zero = np.zeros(n)

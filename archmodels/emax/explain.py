@@ -10,6 +10,8 @@ design point: a batch of many points pays for none until its contract dictionari
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .traffic import PSUM_HOMES, PlanTable
@@ -164,11 +166,11 @@ class LazyText:
     once per distinct content (:func:`by_content`) and keeps the array.
     """
 
-    def __init__(self, n: int, fn):
+    def __init__(self, n: int, fn, _arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
         self.fn = fn
-        self.fixed = np.full(n, None, dtype=object)
-        self.part = np.full(n, -1, dtype=np.int64)  # which put() a point reads (-1: its fixed value)
-        self.row = np.zeros(n, dtype=np.int64)
+        if _arrays is None:
+            _arrays = (np.full(n, None, dtype=object), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        self.fixed, self.part, self.row = _arrays  # part: which put() a point reads (-1: its fixed value)
         self.tables: list[PlanTable] = []
         self._all: np.ndarray | None = None
 
@@ -202,6 +204,40 @@ class LazyText:
                     out[at] = by_content(tab, self.row[at], self.fn)
             self._all = out
         return self._all if dtype is None else self._all.astype(dtype)
+
+
+class LazyTextColumns:
+    """``count`` :class:`LazyText` columns of ``n`` points (e.g. one per layer), their arrays rows of three
+    shared (count x n) arrays: three allocations for all columns, and :meth:`put` fills many columns in one
+    scatter per array."""
+
+    def __init__(self, count: int, n: int, fn):
+        self.fixed = np.full((count, n), None, dtype=object)
+        self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
+        self.columns = [LazyText(n, fn, arrays) for arrays in zip(self.fixed, self.part, self.row)]
+
+    def __getitem__(self, i: int) -> LazyText:
+        return self.columns[i]
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
+        """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);
+        ``which``: the columns of ``col_of``, each then holding ``tab`` (as :meth:`LazyText.put` for each
+        column, then ``column[at] = "-"`` where a row is -1)."""
+        part = np.array([len(self.columns[i].tables) for i in range(len(self.columns))])
+        for i in which:
+            col = self.columns[i]
+            col.tables.append(tab)
+            col._all = None
+        has = rows >= 0
+        none = ~has
+        self.fixed[col_of[none], at[none]] = "-"
+        self.part[col_of[none], at[none]] = -1
+        c, a = col_of[has], at[has]
+        self.part[c, a] = part[c]
+        self.row[c, a] = rows[has]
 
 
 #: the explanation keys built from the chosen plan (the runner-up's from its own plan), by text function

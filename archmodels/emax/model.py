@@ -41,7 +41,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyText, runner_text, schedule_text, verdicts
+from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
@@ -411,7 +411,7 @@ class _Results:
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
         self.states = {s: np.full((nl, n), np.nan) for s in STATES}
         self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
-        self.texts = {k: [LazyText(n, fn) for _ in range(nl)] for k, fn in LAZY_TEXTS.items()}
+        self.texts = {k: LazyTextColumns(nl, n, fn) for k, fn in LAZY_TEXTS.items()}
         self.feasible = np.ones((nl, n), bool)
         self.reason = np.full((nl, n), "", dtype=object)
 
@@ -458,23 +458,20 @@ class _Results:
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
         if plans:
-            bounds = np.searchsorted(layer_of, np.arange(self.nl + 1))
+            which = np.unique(layer_of).tolist()  # the layers that ran at some point of this combination
             for k, rows in plans.items():
-                has = rows >= 0
-                for i in range(self.nl):
-                    part = slice(bounds[i], bounds[i + 1])
-                    if bounds[i] < bounds[i + 1]:
-                        col, h = self.texts[k][i], has[part]
-                        col[at[part][~h]] = "-"
-                        col.put(at[part][h], p.table, rows[part][h])
+                self.texts[k].put(which, layer_of, at, p.table, rows)
 
     def batch(self, i: int, layer) -> LayerBatch:
-        lb = LayerBatch(layer, self.n)
-        lb.metrics.update({k: self.metrics[k][i].copy() for k in self.names[i]})  # float arrays of n: as set() stores
-        lb.states.update({s: v[i].copy() for s, v in self.states.items()})
-        lb.labels.update({k: self.labels[k][i].copy() if k in self.labels else self.texts[k][i] for k in _LABEL_KEYS})
-        if not self.feasible[i].all():
-            lb.infeasible(~self.feasible[i], self.reason[i])
+        """Layer ``i``'s results: row ``i`` of every array, as views (each layer its own row, so a layer's
+        arrays are its own, as copies would be; ``reason`` is set where ``feasible`` is False only), put into
+        the fields ``LayerBatch.__init__`` would set without building its defaults first."""
+        lb = object.__new__(LayerBatch)
+        lb.__dict__.update(
+            layer=layer, n=self.n, metrics={k: self.metrics[k][i] for k in self.names[i]},
+            states={s: v[i] for s, v in self.states.items()},
+            labels={k: self.labels[k][i] if k in self.labels else self.texts[k][i] for k in _LABEL_KEYS},
+            feasible=self.feasible[i], reason=self.reason[i])
         return lb
 
 
