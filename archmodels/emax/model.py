@@ -46,7 +46,7 @@ from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric
+from ..result import LayerBatch, Metric, layer_sums, seqsum
 
 #: plans whose criterion value is within this fraction of the best count as ties (then fewer DRAM bytes win);
 #: fitted (archmodels/fitted.py): least mean error over the 12 EMAXVR DRAM-byte figures, smallest of the ties
@@ -248,11 +248,14 @@ class _EmaxBase(Model):
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
 
-        def tot(key):  # sequential sums: a point gives the same bits alone or in a batch
-            return sum((lb.metrics[key] for lb in layers), np.zeros(n))
+        # sequential sums from zero, layer after layer (a point gives the same bits alone or in a batch):
+        # one stack and one accumulate for every key (layer_sums)
+        sums = layer_sums(layers, _SUMMED_KEYS, n, from_zero=True)
+        tot = sums.__getitem__
 
-        def state_sum(names):
-            return sum((lb.states.get(s, np.zeros(n)) for lb in layers for s in names), np.zeros(n))
+        def state_sum(names):  # layer after layer, the states of a layer in the order of names
+            zero = np.zeros(n)
+            return seqsum([zero] + [lb.states.get(s, zero) for lb in layers for s in names], n)
 
         area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], pts.get("spm_kb", np.zeros(n)),
                              pts["dtype_bits"], pts["tech_nm"], pts["clock_mhz"])
@@ -474,6 +477,10 @@ class _Results:
             feasible=self.feasible[i], reason=self.reason[i])
         return lb
 
+
+#: the layer metrics :meth:`_EmaxBase.model_totals` sums
+_SUMMED_KEYS = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "starts", "activations", "ideal_time_s",
+                "dram_compulsory_bytes", "dram_energy_j", "spm_read_bytes", "spm_write_bytes")
 
 #: per-layer label keys in the contract's order; the texts of :data:`LAZY_TEXTS` are built when read
 _LABEL_KEYS = ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS
