@@ -473,7 +473,7 @@ class _Results:
         lb.__dict__.update(
             layer=layer, n=self.n, metrics={k: self.metrics[k][i] for k in self.names[i]},
             states={s: v[i] for s, v in self.states.items()},
-            labels={k: self.labels[k][i] if k in self.labels else self.texts[k][i] for k in _LABEL_KEYS},
+            labels={k: self.labels[k][i] if k in self.labels else self.texts[k][i] for k in _LABEL_ORDER},
             feasible=self.feasible[i], reason=self.reason[i])
         return lb
 
@@ -485,6 +485,8 @@ _SUMMED_KEYS = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "star
 #: per-layer label keys in the contract's order; the texts of :data:`LAZY_TEXTS` are built when read
 _LABEL_KEYS = ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS
 _EAGER_LABELS = tuple(k for k in _LABEL_KEYS if k not in LAZY_TEXTS)
+#: the order of a layer's ``labels`` dict: ``fused_into`` first (as ``LayerBatch.__init__`` puts it), then the rest
+_LABEL_ORDER = ("fused_into",) + tuple(k for k in _LABEL_KEYS if k != "fused_into")
 
 
 def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs: np.ndarray,
