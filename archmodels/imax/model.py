@@ -45,6 +45,7 @@ the same numbers bit for bit (tested).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -193,6 +194,8 @@ class ImaxModel(Model):
         (product, configuration) pairs at once; ``sparse``: A in the points' format and schedule (one
         product), else dense; ``reasons``: write why a point has no schedule (off for the dense reference
         run of a sparse product, whose reasons nobody reads)."""
+        if batch.n == 1:
+            return [_run_one(key, batch, sparse, reasons) for key in keys]
         n, nk = batch.n, len(keys)
         grp = batch.groups(sparse)
         G = len(grp.uniq)
@@ -203,9 +206,7 @@ class ImaxModel(Model):
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         inv = (np.arange(nk)[:, None] * G + grp.inv[None, :]).ravel()  # pair of each (product, point)
-        names = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles",
-                              "col_tiles", "slots") + STATES
-        out = dict(zip(names, np.full((len(names), nk * n), np.nan)))  # rows of one block
+        out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
         out["reason"] = (self._reasons(keys, prod, rows, cfg, none, feasible)[inv] if reasons
@@ -308,6 +309,7 @@ class _Groups:
     uniq: np.ndarray  # [groups, 7]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
     inv: np.ndarray  # group of each point
     mapping_names: np.ndarray  # mapping name of each group
+    row: tuple = ()  # a batch of one point: its row of ``uniq`` in Python numbers
 
 
 @dataclass
@@ -370,7 +372,7 @@ class _Batch:
         row += [int(np.asarray(pts[p], dtype=np.int64)[0]) for p in _STRUCT] + [int(pts["lmm_opt"][0])]
         uniq = np.array([row], dtype=np.int64)
         return _Groups(np.array([fmt], dtype=object), np.array([mapping], dtype=object), uniq,
-                       np.zeros(1, np.int64), np.array(C.MAPPINGS)[uniq[:, 1]])
+                       np.zeros(1, np.int64), np.array(C.MAPPINGS)[uniq[:, 1]], tuple(row))
 
 
 @dataclass
@@ -420,6 +422,49 @@ class _Plans:
                 parts.append((np.array([g]), P.from_schedule(sch)))
         d = P.merge(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
+
+
+#: the per-point results of one product (:meth:`ImaxModel._runs`): counts, choice, LMM use, state times
+_RUN_NAMES = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
+                           "slots") + STATES
+
+
+def _run_one(key: tuple, batch: _Batch, sparse: bool, reasons: bool) -> dict[str, np.ndarray]:
+    """:meth:`ImaxModel._runs` of product ``key`` on a batch of one point (a study asking one point at a
+    time): the screen of :func:`schedule.unschedulable` and its reason in Python numbers (:func:`_screen`,
+    cached), else the cached scalar schedule timed as the batched path times a few configurations. The same
+    numbers and reasons as the batched path (tested)."""
+    row = batch.groups(sparse).row
+    fmt, mapping = FORMATS[row[0]], C.MAPPINGS[row[1]]
+    H, why = _screen(*key[:3], fmt, mapping, *row[2:6])
+    out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), 1), np.nan)))
+    out["H"] = np.array([float(H)])
+    if why is None:
+        sch = S.cached_schedule(key, fmt, mapping, *row[2:6], bool(row[6]))
+        if not sch.feasible:
+            why = S.no_schedule_reason(sch.problem)
+    out["ok"] = np.array([why is None])
+    out["reason"] = np.array([why if why is not None and reasons else ""], dtype=object)
+    if why is None:
+        plan = P.from_schedule(sch)
+        zero = np.zeros(1, np.int64)
+        _store_choice(out, _Plans(plan["count"], plan["feats"], plan["agrp"], plan["bgrp"], plan["per"]), zero, zero,
+                      batch.nchip, batch.clock_hz, batch.bw)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int, lmm_kb: int,
+            nchip: int) -> tuple[int, str | None]:
+    """(H, why no schedule exists or None) of an m x k x n product on one configuration from its tile counts
+    alone: :func:`schedule.unschedulable` and :func:`schedule.no_schedule_reasons` (whose ``jds_top`` is -1)
+    of one configuration, or the build error; None when a schedule may exist."""
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, with_tiles=False)
+    if p.error:
+        return p.H, p.error
+    if n % nchip != 0 or S._bgrp_cap(p) < 1:
+        return p.H, S.no_schedule_reason(p, dict(S._limits(p), jds_top=-1))
+    return p.H, None
 
 
 #: up to this many configurations in a call, plans come from the cached scalar schedules (a study asking

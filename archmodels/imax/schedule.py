@@ -166,9 +166,13 @@ class Problem:
 # ---------------------------------------------------------------- building
 
 def tiling(m: int, k: int, unit_row_bytes: int, lmm_bytes: int) -> tuple[int, int]:
-    """(row tiles, column tiles): the fewest equal tiles AGRP = BGRP = 1 can hold."""
-    rt, ct = tilings(m, k, unit_row_bytes, lmm_bytes)
-    return int(rt), int(ct)
+    """(row tiles, column tiles): the fewest equal tiles AGRP = BGRP = 1 can hold (:func:`tilings` of one
+    configuration in Python integers: a one-point study builds one per product)."""
+    rows_max = min((lmm_bytes // 2) // unit_row_bytes, lmm_bytes // C.VALUE_BYTES)  # 4.4.2, 4.4.6
+    cols_max = (lmm_bytes // 2) // C.VALUE_BYTES  # 4.4.4
+    if rows_max < 1 or cols_max < 1:
+        return 0, 0
+    return -(-m // rows_max), -(-k // cols_max)
 
 
 def tilings(m: int, k: int, unit_row_bytes, lmm_bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -333,7 +337,8 @@ def _limits(p: Problem) -> dict:
 
 def broken(lim: dict, agrp, bgrp, cgrp) -> dict[str, object]:
     """Whether (agrp, bgrp, cgrp) breaks each constraint (4.4.2)-(4.4.10), written as in the spec;
-    scalars or arrays over configurations alike.
+    scalars or arrays over configurations alike (``not (x <= y)`` as ``x > y``: the numbers are finite, and
+    Python scalars stay Python bools, a few hundred ns each instead of a numpy call).
 
     ``lim`` names (from :func:`_limits`): Arow = Crow = tile rows, Acolumn =
     Brow = tile columns, Bcolumn = Ccolumn = n, LMMSIZE = L bytes, W = cols,
@@ -348,14 +353,14 @@ def broken(lim: dict, agrp, bgrp, cgrp) -> dict[str, object]:
     pad = pad_of(acol, H)  # (4.4.1)
     return {
         # JDS with the Margin: every packed group fits iff every single block does
-        "4.4.2": np.where(np.asarray(top) >= 0, top * e > L / 2, np.logical_not(arow * agrp * e <= L / 2)),
-        "4.4.3": np.logical_not(arow * agrp * 2 * H <= arow * (acol + pad) * 2),
-        "4.4.4": np.logical_not(brow * bgrp * 4 <= L / 2),
-        "4.4.5": np.logical_not(brow * bgrp * N <= bcol * brow),  # Brow*BGRP <= Bcolumn*Brow/NCHIP
-        "4.4.6": np.logical_not(crow * cgrp * 4 <= L),
-        "4.4.7": np.logical_not(ccol * cgrp * N <= crow * ccol),  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
-        "4.4.8": np.not_equal(bgrp, cgrp),
-        "4.4.9": np.logical_and(lim["simd"], np.logical_not(bgrp <= W * 2)),  # printed "!=", resolved as the text says
+        "4.4.2": ((top >= 0) & (top * e > L / 2)) | ((top < 0) & (arow * agrp * e > L / 2)),
+        "4.4.3": arow * agrp * 2 * H > arow * (acol + pad) * 2,
+        "4.4.4": brow * bgrp * 4 > L / 2,
+        "4.4.5": brow * bgrp * N > bcol * brow,  # Brow*BGRP <= Bcolumn*Brow/NCHIP
+        "4.4.6": crow * cgrp * 4 > L,
+        "4.4.7": ccol * cgrp * N > crow * ccol,  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
+        "4.4.8": bgrp != cgrp,
+        "4.4.9": lim["simd"] & (bgrp > W * 2),  # printed "!=", resolved as the text says
         "4.4.10": bcol % (bgrp * N) != 0,  # printed "!= 0", resolved as the text says
     }
 
@@ -367,8 +372,11 @@ def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
 
 
 def _bgrp_cap(p: Problem) -> int:
-    """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9)."""
-    return int(bgrp_caps(p.tile_rows, p.tile_cols, p.n, p.nchip, p.lmm_bytes, p.cols, p.simd_limited))
+    """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9): :func:`bgrp_caps` of one
+    problem in Python numbers."""
+    L, rows, cols = p.lmm_bytes, p.tile_rows, p.tile_cols
+    hi = min(int((L / 2) // (cols * 4)), L // (rows * 4), p.n // p.nchip, rows // p.nchip)
+    return min(hi, p.cols * 2) if p.simd_limited else hi
 
 
 def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
@@ -400,11 +408,29 @@ def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(a_vals[::-1], len(b_vals)), np.tile(b_vals[::-1], len(a_vals))
 
 
-def no_schedule_reason(p: Problem) -> str:
-    """One line naming the constraints that leave no (AGRP, BGRP, CGRP)."""
+def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
+    """One line naming the constraints that leave no (AGRP, BGRP, CGRP): :func:`no_schedule_reasons` of one
+    problem in Python numbers (``lim``: its :func:`_limits`, or the screen's, whose ``jds_top`` is -1)."""
     if p.error:
         return p.error
-    return no_schedule_reasons({k: np.asarray([v]) for k, v in _limits(p).items()})[0]
+    lim = _limits(p) if lim is None else lim
+    n, N = lim["n"], lim["N"]
+    b_top = lim["W"] * 2 if lim["simd"] else min(max(n, 1), 4096)
+    at_a = broken(lim, 1, 1, 1)
+    at_b = broken(lim, 1, b_top, b_top)
+    if n % N != 0:
+        indivisible = True
+    else:
+        indivisible = any((n // N) % b != 0 for b in range(2, b_top + 1))
+    flags = [at_a[c] if c in ("4.4.2", "4.4.3") else indivisible if c == "4.4.10" else at_b[c]
+             for c in CONSTRAINTS]
+    return _reason_line(", ".join(c for c, bad in zip(CONSTRAINTS, flags) if bad), lim["arow"], lim["acol"], n, N,
+                        lim["L"])
+
+
+def _reason_line(broken_names: str, rows: int, cols: int, n: int, nchip: int, lmm_bytes: int) -> str:
+    return (f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {broken_names} "
+            f"for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}")
 
 
 def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
@@ -422,8 +448,7 @@ def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
                       for c in CONSTRAINTS], axis=1)
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
     text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in set(pattern.tolist())}
-    return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {text[code]} "
-            f"for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"
+    return [_reason_line(text[code], r, c, n_, N, L)
             for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
                                             n.tolist(), lim["N"].tolist(), lim["L"].tolist())]
 
