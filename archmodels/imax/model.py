@@ -232,6 +232,9 @@ class ImaxModel(Model):
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
+        if not r["ok"].any():  # no point has a schedule: every number NaN but the chain and the dense reference
+            _fill_nan(lb, mac_units=r["H"], dense_time_s=dense_time)
+            return
         pts = batch.pts
         nchip = pts["nchip"].astype(float)
         clock_hz = batch.clock_hz
@@ -271,11 +274,13 @@ class ImaxModel(Model):
         n = batch_size(pts)
         area, static = np.zeros(n), np.zeros(n)
         vdd = _clock_costs(pts).vdd_ratio
-        for node in tech.distinct(pts["tech_nm"]):
-            sel = pts["tech_nm"] == node
+        nodes = tech.distinct(pts["tech_nm"])
+        for node in nodes:
+            sel = slice(None) if len(nodes) == 1 else pts["tech_nm"] == node
             u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
-            area[sel] = C.area_mm2(u, kb, nc, int(node), f)
-            static[sel] = tech.static_power_w(C.logic_area_mm2(u, nc, int(node), f), nc * u * kb, int(node), vdd[sel])
+            logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f)
+            area[sel] = logic + lmm
+            static[sel] = tech.static_power_w(logic, nc * u * kb, int(node), vdd[sel])
         base = {"area_mm2": area, "hw_mac_units": (pts["nchip"] * pts["units"] * C.SIMD).astype(float),
                 "static_power_w": static}
         if not layers:
@@ -286,16 +291,18 @@ class ImaxModel(Model):
 
         time = stack("time_s")
         tot_time = time.sum(axis=0)
+        dense_time = stack("dense_time_s").sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
                 **base,
-                "speedup_vs_dense": stack("dense_time_s").sum(axis=0) / tot_time,
-                "dense_time_s": stack("dense_time_s").sum(axis=0),
+                "speedup_vs_dense": dense_time / tot_time,
+                "dense_time_s": dense_time,
                 "lmm_utilization": (time * stack("lmm_utilization")).sum(axis=0) / tot_time,
                 "lmm_utilization_unoptimized": (time * stack("lmm_utilization_unoptimized")).sum(axis=0) / tot_time,
                 "starts": stack("starts").sum(axis=0),
             }
-        macs = np.where(np.isnan(stack("mac_units")), -1.0, stack("mac_units")).max(axis=0)
+        macs = stack("mac_units")
+        macs = np.where(np.isnan(macs), -1.0, macs).max(axis=0)
         out["mac_units"] = np.where(macs < 0, np.nan, macs)
         return out
 
@@ -369,7 +376,7 @@ class _Batch:
         mapping = "dense" if fmt == "dense" else pts["schedule"][0]
         mcode = C.MAPPINGS.index(mapping) if mapping in C.MAPPINGS else 0
         row = [FORMATS.index(fmt) if fmt in FORMATS else 0, mcode]
-        row += [int(np.asarray(pts[p], dtype=np.int64)[0]) for p in _STRUCT] + [int(pts["lmm_opt"][0])]
+        row += [int(pts[p][0]) for p in _STRUCT] + [int(pts["lmm_opt"][0])]
         uniq = np.array([row], dtype=np.int64)
         return _Groups(np.array([fmt], dtype=object), np.array([mapping], dtype=object), uniq,
                        np.zeros(1, np.int64), np.array(C.MAPPINGS)[uniq[:, 1]], tuple(row))
@@ -552,9 +559,11 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
     return out
 
 
-def _fill_nan(lb: LayerBatch) -> None:
+def _fill_nan(lb: LayerBatch, **known: np.ndarray) -> None:
+    """Every metric and state NaN but those ``known`` (what :meth:`ImaxModel._fill` gives points without a
+    schedule, in its order)."""
     nan = np.full(lb.n, np.nan)
     lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan, energy_j=nan,
-           **{m.name: nan for m in _LAYER_METRICS})
+           **{m.name: known.get(m.name, nan) for m in _LAYER_METRICS})
     for s in STATES:
         lb.states[s] = nan
