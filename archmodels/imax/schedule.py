@@ -535,13 +535,10 @@ def _tile_columns(p: Problem) -> tuple[list[Tile], dict[str, np.ndarray]]:
 
 
 def _add_rows(f: dict[str, np.ndarray], key: str, rows: np.ndarray) -> None:
-    """``f[key] += row`` for each row of ``rows`` ([tiles, candidates]) in turn."""
-    if len(rows) <= 8:
-        for row in rows:
-            f[key] += row
-        return
-    rows = np.broadcast_to(rows, (len(rows), len(f[key]))).astype(np.float64)
-    f[key] = np.cumsum(np.vstack([f[key][None, :], rows]), axis=0)[-1]
+    """``f[key] +=`` the sum of the rows of ``rows`` ([tiles, candidates]). Every count is an integer far
+    below 2**53, exact in float64 in any order, so one sum over the tiles has the bits of adding them
+    tile after tile."""
+    f[key] = f[key] + np.sum(rows, axis=0)
 
 
 def _tile_blocks(n_tiles: int, n_cand: int, budget: int = 1 << 18):
@@ -626,7 +623,8 @@ def tile_sums(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.ndarray], GA,
     _add_rows(f, "a_groups", GA)
     _add_rows(f, "pauses", GB * (t["blocks"] - GA))
     _bc_counts(t, GB, BG, GB > 1, starts, f)
-    _add_rows(f, "a_desc_words", (GA * ch.a_arrays + np.where(ch.perm, 1, 0)) * C.DMA_DESC_WORDS)
+    runs = t["blocks"] > 0  # every tile of a walk runs; tiles that pad a batch of tilings do not
+    _add_rows(f, "a_desc_words", (GA * ch.a_arrays + np.where(ch.perm, runs, 0)) * C.DMA_DESC_WORDS)
     _exec_counts(ch, t, GB, BG, f)
 
 
@@ -664,12 +662,13 @@ def tile_sums_swapped_a(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.nda
     if len(t["top"]):
         f["a_group_slots"] = np.maximum(f["a_group_slots"], t["top"].max(axis=0))
         f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
-    perm = np.where(ch.perm, 1, 0)
+    runs = t["blocks"] > 0  # every tile of a walk runs; tiles that pad a batch of tilings do not
+    perm = np.where(ch.perm, runs, 0)
     _add_rows(f, "starts", GB * t["blocks"])
     _add_rows(f, "a_groups", GB * t["blocks"])
     _add_rows(f, "a_bytes", sends * t["slots"] * ch.entry_bytes + t["rows"] * C.INDEX_BYTES * perm)
     _add_rows(f, "a_desc_words", (sends * t["blocks"] * ch.a_arrays + perm) * C.DMA_DESC_WORDS)
-    _bc_counts(t, GB, BG, GB > 1, GB, f)
+    _bc_counts(t, GB, BG, GB > 1, GB * runs, f)
     _exec_counts(ch, t, GB, BG, f)
 
 
