@@ -223,9 +223,9 @@ class ImaxModel(Model):
         reasons = np.full(len(rows), "", dtype=object)
         for g in np.flatnonzero(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
-        for g in np.flatnonzero(cfg["error"]):
-            reasons[g] = S.build(*keys[prod[g]][:3], FORMATS[rows[g, 0]], C.MAPPINGS[rows[g, 1]], *rows[g, 2:6],
-                                 with_tiles=False).error
+        for g in np.flatnonzero(cfg["error"]).tolist():
+            row = rows[g].tolist()
+            reasons[g] = _screen(*keys[prod[g]][:3], FORMATS[row[0]], C.MAPPINGS[row[1]], *row[2:6])[1]
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()})

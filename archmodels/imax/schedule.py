@@ -304,15 +304,17 @@ def pack(margins, blocks, budget, agrp) -> tuple[np.ndarray, np.ndarray, np.ndar
     group's row-blocks per unit, most blocks in a group). ``margins``: per block, the Margin (a number or an
     array over configurations, 0 past a configuration's ``blocks``); ``budget``: row-blocks of an A half."""
     agrp = np.asarray(agrp, dtype=np.int64)
-    n, big, most, start, used = (np.zeros(agrp.shape, np.int64) for _ in range(5))
-    for b, m in enumerate(margins):
+    shape = np.broadcast_shapes(agrp.shape, np.shape(blocks))
+    n, big, most, start, used = (np.zeros(shape, np.int64) for _ in range(5))
+    for b, m in enumerate(margins):  # updated in place where a group closes (fewer numpy calls per block)
         live = b < blocks
         close = live & (b > start) & ((b - start >= agrp) | (used + m > budget))
-        n = n + close
-        big = np.where(close, np.maximum(big, used), big)
-        most = np.where(close, np.maximum(most, b - start), most)
-        start = np.where(close, b, start)
-        used = np.where(live, np.where(close, 0, used) + m, used)
+        n += close
+        np.maximum(big, used, out=big, where=close)
+        np.maximum(most, b - start, out=most, where=close)
+        start[close] = b
+        used[close] = 0
+        np.add(used, m, out=used, where=live)
     some = np.asarray(blocks) > 0
     return (n + some, np.where(some, np.maximum(big, used), big),
             np.where(some, np.maximum(most, blocks - start), most))
