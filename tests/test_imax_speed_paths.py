@@ -63,27 +63,28 @@ def test_scalar_constraints_equal_the_array_ones():
         assert S.no_schedule_reason(p, one) == arrays[g]
 
 
-@pytest.mark.parametrize("fmt, mapping", [("csr", "ivj"), ("jds", "ivj"), ("csr", "ivs"), ("jds", "ivs")])
-def test_sparse_plans_of_many_tilings_at_once_equal_the_tile_walk(fmt, mapping):
-    """plans.sparse_plans over configurations of many tilings side by side (padded with an empty tile) ==
-    schedule() of each configuration's built tiles, count by count."""
+@pytest.mark.parametrize("seed", [5, 6])
+def test_sparse_plans_of_all_formats_and_tilings_at_once_equal_the_tile_walk(seed):
+    """plans.sparse_plans over configurations of both formats, both mappings and many tilings side by side
+    (padded with an empty tile) == schedule() of each configuration's built tiles, count by count."""
     from archmodels.imax import plans as P
     from workloads.parametric import matrix_of, parse
 
     layer = parse("spmm:m=150,k=260,cols=48,sparsity=0.9,bias=1.5,seed=4").layers[0]
-    rng = np.random.default_rng(5)
-    G = 160
+    rng = np.random.default_rng(seed)
+    G = 240
+    fmt, mapping = rng.choice(["csr", "jds"], G), rng.choice(["ivj", "ivs"], G)
     units, cols = rng.integers(8, 90, G), rng.choice([1, 2, 4, 8], G)
     lmm_kb, nchip, opt = rng.integers(1, 8, G), rng.choice([1, 2, 4], G), rng.random(G) < 0.5
-    cfg = S.configurations(150, 260, 48, np.full(G, mapping), units, cols, lmm_kb, nchip)
+    cfg = S.configurations(150, 260, 48, mapping, units, cols, lmm_kb, nchip)
     live = np.flatnonzero(~S.unschedulable(cfg))
     cfg = {k: v[live] if np.ndim(v) else v for k, v in cfg.items()}
     assert len(set(zip(cfg["rt"].tolist(), cfg["ct"].tolist()))) >= 3  # several tilings in one call
-    d = P.sparse_plans(layer, fmt, mapping, 48, cfg, opt[live])
+    d = P.sparse_plans(layer, fmt[live], mapping[live], 48, cfg, opt[live])
     first = np.cumsum(d["count"]) - d["count"]
-    checked = 0
+    checked = set()
     for i, g in enumerate(live):
-        sch = S.schedule(S.build(150, 260, 48, fmt, mapping, int(units[g]), int(cols[g]), int(lmm_kb[g]),
+        sch = S.schedule(S.build(150, 260, 48, fmt[g], mapping[g], int(units[g]), int(cols[g]), int(lmm_kb[g]),
                                  int(nchip[g]), matrix_of(layer)), bool(opt[g]))
         if d["fallback"][i]:
             assert any(t.blocks == 0 for t in sch.problem.tiles)
@@ -96,5 +97,5 @@ def test_sparse_plans_of_many_tilings_at_once_equal_the_tile_walk(fmt, mapping):
         want = P.from_schedule(sch)["per"]
         for key, v in d["per"].items():
             assert v[i] == want[key][0], key
-        checked += 1
-    assert checked > 20
+        checked.add((fmt[g], mapping[g], bool(opt[g])))
+    assert len(checked) == 8  # every format, mapping and lmm_opt met

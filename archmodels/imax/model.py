@@ -409,16 +409,17 @@ class _Plans:
         if live.sum() <= _FEW_CONFIGS:  # a few configurations (one-point studies): cached scalar schedules
             later = np.flatnonzero(live).tolist()
             live = np.zeros_like(live)
-        n_of = cfg["n"]
-        for fcode, mcode, n in sorted(set(map(tuple, np.column_stack([rows[live][:, :2], n_of[live]]).tolist()))):
-            at = np.flatnonzero(live & (rows[:, 0] == fcode) & (rows[:, 1] == mcode) & (n_of == n))
+        n_of, sparse = cfg["n"], rows[:, 0] > 0  # format code 0: dense
+        for sp, n in sorted(set(zip(sparse[live].tolist(), n_of[live].tolist()))):
+            at = np.flatnonzero(live & (sparse == sp) & (n_of == n))
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
             opt = rows[at, 6].astype(bool)
-            m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at]] for i in (0, 1))
-            if FORMATS[fcode] == "dense":
+            if not sp:
+                m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at]] for i in (0, 1))
                 parts.append((at, P.dense_plans(m, k, n, sub, opt)))
                 continue
-            d = P.sparse_plans(keys[0][3], FORMATS[fcode], C.MAPPINGS[mcode], n, sub, opt)  # one sparse product
+            # one sparse product: every format and mapping at once
+            d = P.sparse_plans(keys[0][3], _FORMAT_NAMES[rows[at, 0]], _MAPPING_NAMES[rows[at, 1]], n, sub, opt)
             parts.append((at, d))
             later += at[d["fallback"]].tolist()
         feasible = live.copy()
@@ -473,6 +474,8 @@ def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: in
         return p.H, S.no_schedule_reason(p, dict(S._limits(p), jds_top=-1))
     return p.H, None
 
+
+_FORMAT_NAMES, _MAPPING_NAMES = np.array(FORMATS), np.array(C.MAPPINGS)
 
 #: up to this many configurations in a call, plans come from the cached scalar schedules (a study asking
 #: one point at a time revisits configurations; the batched pass's fixed numpy cost is larger than a hit)

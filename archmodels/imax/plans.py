@@ -198,9 +198,9 @@ class _Tiles:
 
 
 @lru_cache(maxsize=64)
-def _tiles(layer, fmt: str, keys: tuple[tuple[int, int], ...]) -> _Tiles:
-    """The tilings ``keys`` (rt, ct) of a sparse layer's matrix side by side (:class:`_Tiles`)."""
-    ts = [_tiling(layer, fmt, rt, ct) for rt, ct in keys]
+def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
+    """The tilings ``keys`` (format, rt, ct) of a sparse layer's matrix side by side (:class:`_Tiles`)."""
+    ts = [_tiling(layer, fmt, rt, ct) for fmt, rt, ct in keys]
     cat = lambda name, pad: np.concatenate([getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
     rows = cat("rows", 0)
     count = np.array([len(t.rows) for t in ts], dtype=np.int64)
@@ -211,18 +211,20 @@ def _tiles(layer, fmt: str, keys: tuple[tuple[int, int], ...]) -> _Tiles:
                   np.array([(t.cols < 1).any() for t in ts]), np.cumsum(rows) - rows, shifted, shift)
 
 
-def sparse_plans(layer, fmt: str, mapping: str, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
-    """:func:`dense_plans` for a sparse A in ``fmt`` on ``mapping`` (every row of ``cfg``), the tiles'
-    Margins computed for all chain lengths H at once from each tile's sorted row nonzeros, configurations of
-    all tilings at once (their tiles side by side, :class:`_Tiles`). Configurations with an empty tile (whose
-    run order skips it) are left to :func:`schedule.schedule`: ``fallback``."""
+def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """:func:`dense_plans` for a sparse A in ``fmt`` (csr or jds) on ``mapping`` (ivj or ivs), names or
+    arrays of names over the rows of ``cfg``: the tiles' Margins computed for all chain lengths H at once from
+    each tile's sorted row nonzeros, configurations of all formats and tilings at once (their tiles side by
+    side, :class:`_Tiles`). Configurations with an empty tile (whose run order skips it) are left to
+    :func:`schedule.schedule`: ``fallback``."""
     G = len(cfg["H"])
-    jds = fmt == "jds"
+    jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
+    ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
     rt, ct = cfg["rt"], cfg["ct"]
-    code = rt * (int(ct.max()) + 1) + ct  # sorts as (rt, ct)
-    keys = sorted(set(zip(rt.tolist(), ct.tolist())))
-    tiles = _tiles(layer, fmt, tuple(keys))
-    which = np.searchsorted(np.array([r * (int(ct.max()) + 1) + c for r, c in keys]), code)
+    R, K = int(rt.max()) + 1, int(ct.max()) + 1
+    keys = sorted(set(zip(jds.tolist(), rt.tolist(), ct.tolist())))  # in the order of their codes
+    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in keys))
+    which = np.searchsorted(np.array([(j * R + r) * K + c for j, r, c in keys]), (jds * R + rt) * K + ct)
     gid = tiles.gid(which)
     H = cfg["H"]
     nb = -(-tiles.top[gid] // H)  # [tile slots, configs]
@@ -231,46 +233,50 @@ def sparse_plans(layer, fmt: str, mapping: str, n: int, cfg: dict[str, np.ndarra
     for opt in (False, True):
         idx = np.flatnonzero(~fallback & (lmm_opt == opt))
         if len(idx):
-            parts.append((idx, _sparse_group(tiles, gid[:, idx], mapping, n, {k: v[idx] if np.ndim(v) else v
-                                                                                for k, v in cfg.items()},
-                                             opt, H[idx], nb[:, idx], jds)))
+            sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
+            parts.append((idx, _sparse_group(tiles, gid[:, idx], jds[idx], ivs[idx], n, sub, opt, H[idx],
+                                             nb[:, idx])))
     out = merge(G, parts)
     out["fallback"] = fallback
     return out
 
 
-def _sparse_group(tiles: _Tiles, gid: np.ndarray, mapping, n, cfg, opt: bool, H, nb, jds: bool) -> dict:
-    """The plans of configurations sharing ``lmm_opt`` (no empty tile), over their tiles ``gid``."""
+def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarray, n, cfg, opt: bool, H,
+                  nb) -> dict:
+    """The plans of configurations sharing ``lmm_opt`` (no empty tile), over their tiles ``gid``; ``jds``,
+    ``ivs``: each configuration's format and mapping."""
     G = len(H)
     rows = tiles.rows[gid]
-    if jds:
+    stored, top = rows * nb, rows
+    if jds.any():
         margins = tiles.margins(gid, H, nb)
-        stored = margins.sum(axis=0)  # rows x their blocks = the Margins' sum
-        top = tiles.nonzero_rows[gid]
-    else:
-        stored, top = rows * nb, rows
-    a_max = _a_max(cfg, np.full(G, True) if not jds else top.max(axis=0) * cfg["e"] > cfg["L"] / 2)
+        stored = np.where(jds, margins.sum(axis=0), stored)  # JDS: rows x their blocks = the Margins' sum
+        top = np.where(jds, tiles.nonzero_rows[gid], top)
+    a_max = _a_max(cfg, ~jds | (top.max(axis=0) * cfg["e"] > cfg["L"] / 2))
     count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
-    tc = {"rows": rows[:, g], "cols": tiles.cols[gid[:, g]], "blocks": nb[:, g], "stored": stored[:, g],
-          "slots": (stored * H)[:, g], "top": top[:, g], "first_k": tiles.first_k[gid[:, g]],
-          "b_new": tiles.b_new[gid[:, g]], "last": tiles.last[gid[:, g]]}
-    W, units = cfg["W"][g], cfg["units"][g]
-    ch = S.Chain(n, cfg["N"][g], W, units, C.fill_cycles(units, W, mapping), formats.SLOT_BYTES,
-                 2 if mapping == "ivs" else 1, jds)
+    gid_g = gid[:, g]
+    tc = {"rows": rows[:, g], "cols": tiles.cols[gid_g], "blocks": nb[:, g], "stored": stored[:, g],
+          "slots": (stored * H)[:, g], "top": top[:, g], "first_k": tiles.first_k[gid_g],
+          "b_new": tiles.b_new[gid_g], "last": tiles.last[gid_g]}
+    W, units, iv, jd = cfg["W"][g], cfg["units"][g], ivs[g], jds[g]
+    fill = [C.fill_cycles(units, W, mapping) if (iv if mapping == "ivs" else ~iv).any() else 0
+            for mapping in ("ivj", "ivs")]
+    ch = S.Chain(n, cfg["N"][g], W, units, np.where(iv, fill[1], fill[0]), formats.SLOT_BYTES,
+                 np.where(iv, 2, 1), jd)
     f = {k: np.zeros(len(g), dtype=np.float64) for k in S.FEATURES}
     if opt:
-        if jds:
+        GA, big, most = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * tc["rows"], np.broadcast_to(AG, gid_g.shape)
+        if jd.any():
             budget = (cfg["L"] // 2) // cfg["e"]
-            GA, big, most = S.pack(margins[:, :, g], nb[:, g], budget[g], AG)
-        else:
-            GA, big, most = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * tc["rows"], np.broadcast_to(AG, nb[:, g].shape)
+            packed = S.pack(margins[:, :, g], nb[:, g], budget[g], AG)
+            GA, big, most = (np.where(jd, p, c) for p, c in zip(packed, (GA, big, most)))
         S.tile_sums(f, ch, tc, GA, big, most, BG)
     else:
         S.tile_sums_swapped_a(f, ch, tc, BG)
     S.finish(f, ch, tc, BG, opt)
     half = cfg["L"] / 2
-    per = {"jds": np.full(G, jds), "tile_rows": cfg["arow"], "urb": cfg["e"], "half": half,
-           "util_unopt": (top.max(axis=0) if jds else cfg["arow"]) * cfg["e"] / half, "blocks": nb.sum(axis=0),
+    per = {"jds": jds.copy(), "tile_rows": cfg["arow"], "urb": cfg["e"], "half": half,
+           "util_unopt": np.where(jds, top.max(axis=0), cfg["arow"]) * cfg["e"] / half, "blocks": nb.sum(axis=0),
            "row_tiles": cfg["rt"], "col_tiles": cfg["ct"], "slots": (stored * H).sum(axis=0)}
     return {"count": count, "feats": f, "agrp": AG, "bgrp": BG, "per": per}
 
