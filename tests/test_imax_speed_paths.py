@@ -57,8 +57,8 @@ def test_scalar_constraints_equal_the_array_ones():
         one = {k: (v[g].item() if np.ndim(v) else v) for k, v in lim.items()}
         for a, b in [(1, 1), (2, 3), (1, 8)]:
             flags = S.broken(lim, a, b, b)
-            assert {c: bool(x) for c, x in S.broken(one, a, b, b).items()} == {c: bool(np.broadcast_to(flags[c], ok.sum())[g])
-                                                                                for c in flags}
+            want = {c: bool(np.broadcast_to(flags[c], ok.sum())[g]) for c in flags}
+            assert {c: bool(x) for c, x in S.broken(one, a, b, b).items()} == want
         p = S.build(96, 96, 96, "dense", "dense", 64, 4, 64, 1, with_tiles=False)  # only its error is read
         assert S.no_schedule_reason(p, one) == arrays[g]
 

@@ -345,13 +345,15 @@ class _Batch:
             self._groups[sparse] = self._one_group(sparse)
         if sparse not in self._groups:
             pts = self.pts
-            fmt = pts["format"].astype(object) if sparse else np.full(self.n, "dense", dtype=object)
-            mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
-            fcode, mcode = np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)
-            for code, name in enumerate(FORMATS):
-                fcode[fmt == name] = code
-            for code, name in enumerate(C.MAPPINGS):
-                mcode[mapping == name] = code
+            if sparse:  # codes: FORMATS dense, csr, jds; C.MAPPINGS dense, ivj, ivs (checked parameter values)
+                fmt = pts["format"].astype(object)
+                dense = fmt == "dense"
+                mapping = np.where(dense, "dense", pts["schedule"]).astype(object, copy=False)
+                fcode = np.where(dense, 0, 1 + (fmt == "jds"))
+                mcode = np.where(dense, 0, 1 + (mapping == "ivs"))
+            else:
+                fmt, mapping = np.full(self.n, "dense", dtype=object), np.full(self.n, "dense", dtype=object)
+                fcode = mcode = np.zeros(self.n, np.int64)
             cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
                             + [pts["lmm_opt"].astype(np.int64)], axis=1)
             # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique

@@ -248,10 +248,12 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
     G = len(H)
     rows = tiles.rows[gid]
     stored, top = rows * nb, rows
-    if jds.any():
-        margins = tiles.margins(gid, H, nb)
-        stored = np.where(jds, margins.sum(axis=0), stored)  # JDS: rows x their blocks = the Margins' sum
-        top = np.where(jds, tiles.nonzero_rows[gid], top)
+    jx = np.flatnonzero(jds)  # the Margins of the JDS configurations only
+    if len(jx):
+        margins = tiles.margins(gid[:, jx], H[jx], nb[:, jx])
+        top = rows.copy()
+        stored[:, jx] = margins.sum(axis=0)  # rows x their blocks = the Margins' sum
+        top[:, jx] = tiles.nonzero_rows[gid[:, jx]]
     a_max = _a_max(cfg, ~jds | (top.max(axis=0) * cfg["e"] > cfg["L"] / 2))
     count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
     gid_g = gid[:, g]
@@ -265,11 +267,15 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
                  np.where(iv, 2, 1), jd)
     f = {k: np.zeros(len(g), dtype=np.float64) for k in S.FEATURES}
     if opt:
-        GA, big, most = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * tc["rows"], np.broadcast_to(AG, gid_g.shape)
-        if jd.any():
+        GA, big = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * tc["rows"]
+        most = np.broadcast_to(AG, gid_g.shape)
+        cj = np.flatnonzero(jd)  # JDS candidates: packed groups
+        if len(cj):
             budget = (cfg["L"] // 2) // cfg["e"]
-            packed = S.pack(margins[:, :, g], nb[:, g], budget[g], AG)
-            GA, big, most = (np.where(jd, p, c) for p, c in zip(packed, (GA, big, most)))
+            packed = S.pack(margins[:, :, np.searchsorted(jx, g[cj])], nb[:, g[cj]], budget[g[cj]], AG[cj])
+            most = most.copy()
+            for out, p in zip((GA, big, most), packed):
+                out[:, cj] = p
         S.tile_sums(f, ch, tc, GA, big, most, BG)
     else:
         S.tile_sums_swapped_a(f, ch, tc, BG)

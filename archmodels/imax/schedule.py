@@ -430,9 +430,11 @@ def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
                         lim["L"])
 
 
+_REASON_HEAD = "no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints "
+
+
 def _reason_line(broken_names: str, rows: int, cols: int, n: int, nchip: int, lmm_bytes: int) -> str:
-    return (f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {broken_names} "
-            f"for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}")
+    return f"{_REASON_HEAD}{broken_names} for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}"
 
 
 def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
@@ -449,8 +451,9 @@ def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
                       _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
                       for c in CONSTRAINTS], axis=1)
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
-    text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in set(pattern.tolist())}
-    return [_reason_line(text[code], r, c, n_, N, L)
+    text = {int(code): _REASON_HEAD + ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
+            for code in set(pattern.tolist())}
+    return [f"{text[code]} for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"  # _reason_line, inlined
             for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
                                             n.tolist(), lim["N"].tolist(), lim["L"].tolist())]
 
