@@ -538,8 +538,10 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         out[name][sel] = per[name]
 
 
-#: points of one schedule from which its candidates are timed for those points alone
-_BIG_GROUP = 16
+#: points of one schedule from which its candidates are timed for those points alone; smaller groups are timed
+#: all at once, every (point, candidate) pair (a grid study's ~170 schedules of 16-50 points each cost ~0.4
+#: as much at once as one by one)
+_BIG_GROUP = 256
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
              clock_hz: np.ndarray, bw: np.ndarray, max_pairs: int = 1 << 20) -> np.ndarray:
     """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each
