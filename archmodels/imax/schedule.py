@@ -543,7 +543,7 @@ def _add_rows(f: dict[str, np.ndarray], key: str, rows: np.ndarray) -> None:
     """``f[key] +=`` the sum of the rows of ``rows`` ([tiles, candidates]). Every count is an integer far
     below 2**53, exact in float64 in any order, so one sum over the tiles has the bits of adding them
     tile after tile."""
-    f[key] = f[key] + np.sum(rows, axis=0)
+    f[key] = f[key] + np.add.reduce(rows, axis=0)
 
 
 def _tile_blocks(n_tiles: int, n_cand: int, budget: int = 1 << 18):
