@@ -34,12 +34,14 @@ nchip, lmm_opt), and clock, link bandwidth and voltage are computed once and
 shared by all layers. Per product, one numpy pass over the configurations
 finds those without a schedule from the tile counts alone and writes their
 reasons; the others get their candidates and counts for all configurations
-at once (``plans.py``: dense A in closed form, sparse A per tiling from each
-tile's sorted row nonzeros), and clock and link bandwidth enter only the
-choice among candidates and the times, numpy over all (point, candidate)
-pairs. A call with a few configurations (a study asking one point at a time)
-takes the cached scalar schedules of ``schedule.py`` instead; both paths give
-the same numbers bit for bit (tested).
+at once (``plans.py``: dense A in closed form, sparse A in both formats and
+all tilings side by side, the Margins from each tile's sorted row
+nonzeros), and clock and link bandwidth enter only the choice among
+candidates and the times, numpy over all (point, candidate) pairs. A call
+with a few configurations takes the cached scalar schedules of
+``schedule.py`` instead; a batch of one point (a study asking one point at a
+time) screens each product in Python numbers (``_screen``, cached) before
+it. All paths give the same numbers bit for bit (tested).
 """
 
 from __future__ import annotations
@@ -520,7 +522,9 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         t = S.timing(own, int(nchip[sel[at[0]]]), clock_hz[sel[at]][:, None], bw[sel[at]][:, None])["time"]
         cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
-    cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]], bw[sel[few]])
+    if len(few):
+        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]],
+                             bw[sel[few]])
     chosen = {k: v[cand] for k, v in feats.items()}
     st = S.timing(chosen, nchip[sel], clock_hz[sel], bw[sel])
     for k, v in chosen.items():
