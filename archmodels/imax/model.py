@@ -225,9 +225,10 @@ class ImaxModel(Model):
         reasons = np.full(len(rows), "", dtype=object)
         for g in np.flatnonzero(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
-        for g in np.flatnonzero(cfg["error"]).tolist():
-            row = rows[g].tolist()
-            reasons[g] = _screen(*keys[prod[g]][:3], FORMATS[row[0]], C.MAPPINGS[row[1]], *row[2:6])[1]
+        bad = np.flatnonzero(cfg["error"])
+        if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling)
+            reasons[bad] = [S.build_error(C.MAPPINGS[mc], units, cols, kb, H) for mc, units, cols, kb, H in
+                            zip(*rows[bad][:, [1, 2, 3, 4]].T.tolist(), cfg["H"][bad].tolist())]
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()})
@@ -246,9 +247,10 @@ class ImaxModel(Model):
         issued = nchip * r["issued_macs"] * reps
         lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
                              + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
-        energy = np.full(lb.n, np.nan)
-        vscale = batch.vscale
+        energy = np.full(lb.n, np.nan)  # stays NaN where no schedule (no MACs issued)
+        vscale, ok = batch.vscale, r["ok"]
         for node, sel in batch.nodes:
+            sel = np.flatnonzero(sel & ok) if len(batch.nodes) > 1 or not ok.all() else slice(None)
             energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
         energy = energy + tech.dram_energy_j(reads, writes, pts["dram"])
         cycles = time_s * clock_hz

@@ -240,13 +240,10 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
     base = dict(m=m, k=k, n=n, fmt=fmt, mapping=mapping, H=H, entry_bytes=e, unit_row_bytes=urb,
                 units=int(units), cols=int(cols), lmm_bytes=lmm, nchip=int(nchip))
     if H < 1:
-        need = {"dense": 1, "ivj": C.IVJ_LOAD_ONLY_UNITS + 1,
-                "ivs": C.IVS_OFFSET_UNITS + int(C.ivs_offsets_per_set(cols))}[mapping]
-        return Problem(**base, error=f"{mapping} needs at least {need + C.RESERVED_UNITS} units "
-                                     f"({C.RESERVED_UNITS} reserved + {need}); units={units}")
+        return Problem(**base, error=build_error(mapping, units, cols, lmm_kb, H))
     rt, ct = tiling(m, k, urb, lmm)
     if rt == 0:
-        return Problem(**base, error=f"lmm_kb={lmm_kb} cannot hold one A row-block and one B word per half")
+        return Problem(**base, error=build_error(mapping, units, cols, lmm_kb, H))
     if not with_tiles:
         return Problem(**base, row_tiles=rt, col_tiles=ct)
     if fmt == "dense":
@@ -256,6 +253,17 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
             raise ValueError("a sparse format needs the matrix")
         tiles = _sparse_tiles(matrix, fmt, rt, ct, H)
     return Problem(**base, tiles=tiles, row_tiles=rt, col_tiles=ct)
+
+
+def build_error(mapping: str, units: int, cols: int, lmm_kb: int, H: int) -> str:
+    """Why :func:`build` fails on a configuration with ``H`` MAC units that it found no tiling for (or with
+    no MAC unit): too few units for the mapping, or an LMM half below one A row-block or one B word."""
+    if H < 1:
+        need = {"dense": 1, "ivj": C.IVJ_LOAD_ONLY_UNITS + 1,
+                "ivs": C.IVS_OFFSET_UNITS + int(C.ivs_offsets_per_set(cols))}[mapping]
+        return (f"{mapping} needs at least {need + C.RESERVED_UNITS} units "
+                f"({C.RESERVED_UNITS} reserved + {need}); units={units}")
+    return f"lmm_kb={lmm_kb} cannot hold one A row-block and one B word per half"
 
 
 # ---------------------------------------------------------------- A groups
