@@ -461,9 +461,8 @@ def _run_one(key: tuple, batch: _Batch, sparse: bool, reasons: bool) -> dict[str
     out["reason"] = np.array([why if why is not None and reasons else ""], dtype=object)
     if why is None:
         plan = P.from_schedule(sch)
-        zero = np.zeros(1, np.int64)
-        _store_choice(out, _Plans(plan["count"], plan["feats"], plan["agrp"], plan["bgrp"], plan["per"]), zero, zero,
-                      batch.nchip, batch.clock_hz, batch.bw)
+        _store_one(out, _Plans(plan["count"], plan["feats"], plan["agrp"], plan["bgrp"], plan["per"]),
+                   int(batch.nchip[0]), batch.clock_hz, batch.bw)
     return out
 
 
@@ -529,10 +528,27 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
                              bw[sel[few]])
     chosen = {k: v[cand] for k, v in feats.items()}
     st = S.timing(chosen, nchip[sel], clock_hz[sel], bw[sel])
+    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz[sel])
+
+
+def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
+    """:func:`_store_choice` of a batch of one point on one configuration: every candidate timed once, the
+    fastest one's times taken from there (the same element-wise numbers as timing it again)."""
+    st = S.timing(plans.feats, nchip, clock_hz, bw)
+    cand = np.array([np.argmin(st["time"])])
+    zero = np.zeros(1, np.int64)
+    _write_choice(out, plans, zero, zero, cand, {k: v[cand] for k, v in plans.feats.items()},
+                  {k: v[cand] for k, v in st.items()}, clock_hz)
+
+
+def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g: np.ndarray, cand: np.ndarray,
+                  chosen: dict[str, np.ndarray], st: dict[str, np.ndarray], clock_hz: np.ndarray) -> None:
+    """Store in ``out`` at points ``sel`` (on configurations ``g``) their candidates ``cand`` of ``plans``:
+    its counts ``chosen``, state times ``st`` [s] as cycles of ``clock_hz``, AGRP, BGRP and LMM use."""
     for k, v in chosen.items():
         out[k][sel] = v
     for name in STATES:
-        out[name][sel] = st[name] * clock_hz[sel]
+        out[name][sel] = st[name] * clock_hz
     out["time"][sel] = st["time"]
     out["agrp"][sel] = chosen["a_group_blocks"]
     out["bgrp"][sel] = plans.bgrp[cand]
