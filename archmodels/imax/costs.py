@@ -76,14 +76,19 @@ def link_bytes_per_s(link_gbps, efficiency: float | None = None):
     return np.asarray(link_gbps, dtype=float) * 1e9 * eff
 
 
+def _num(x):
+    """``x`` as numpy would take it, a Python int kept as is (one configuration costs no numpy call)."""
+    return x if type(x) is int else np.asarray(x)
+
+
 def usable_units(units):
     """Units left for the computation after loop control and the output stages."""
-    return np.asarray(units) - RESERVED_UNITS
+    return _num(units) - RESERVED_UNITS
 
 
 def ivs_offsets_per_set(cols):
     """B offsets one IVS set computes: cols x ports x 2 (two 32-bit indices per word), §4."""
-    return np.asarray(cols) * LMM_PORTS * 2
+    return _num(cols) * LMM_PORTS * 2
 
 
 def mac_units(units, cols, mapping):
@@ -98,7 +103,7 @@ def mac_units(units, cols, mapping):
         out = (use // (IVS_OFFSET_UNITS + per)) * per
     else:
         raise ValueError(f"unknown mapping {mapping}; allowed: {', '.join(MAPPINGS)}")
-    return np.maximum(out, 0)
+    return max(out, 0) if type(out) is int else np.maximum(out, 0)
 
 
 def chain_stages(units, cols, mapping):
@@ -185,8 +190,14 @@ def area_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
     x 64 KB at 28 nm, spec §2), so the default configuration is 13.3 mm^2
     (by construction: the die is the family's area anchor, not a prediction).
     """
+    logic, lmm = area_parts_mm2(units, lmm_kb, nchip, node_nm, clock_mhz)
+    return logic + lmm
+
+
+def area_parts_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
+    """The two terms of :func:`area_mm2`: (logic of all units, their LMMs) [mm^2] (the totals need both)."""
     lmm = np.asarray(nchip) * np.asarray(units) * tech.sram_area_mm2(lmm_kb, node_nm)
-    return logic_area_mm2(units, nchip, node_nm, clock_mhz) + lmm
+    return logic_area_mm2(units, nchip, node_nm, clock_mhz), lmm
 
 
 def energy_pj(issued_macs, lmm_bytes, lmm_kb, node_nm: int, vscale=1.0):

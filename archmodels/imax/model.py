@@ -34,17 +34,20 @@ nchip, lmm_opt), and clock, link bandwidth and voltage are computed once and
 shared by all layers. Per product, one numpy pass over the configurations
 finds those without a schedule from the tile counts alone and writes their
 reasons; the others get their candidates and counts for all configurations
-at once (``plans.py``: dense A in closed form, sparse A per tiling from each
-tile's sorted row nonzeros), and clock and link bandwidth enter only the
-choice among candidates and the times, numpy over all (point, candidate)
-pairs. A call with a few configurations (a study asking one point at a time)
-takes the cached scalar schedules of ``schedule.py`` instead; both paths give
-the same numbers bit for bit (tested).
+at once (``plans.py``: dense A in closed form, sparse A in both formats and
+all tilings side by side, the Margins from each tile's sorted row
+nonzeros), and clock and link bandwidth enter only the choice among
+candidates and the times, numpy over all (point, candidate) pairs. A call
+with a few configurations takes the cached scalar schedules of
+``schedule.py`` instead; a batch of one point (a study asking one point at a
+time) screens each product in Python numbers (``_screen``, cached) before
+it. All paths give the same numbers bit for bit (tested).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -193,6 +196,8 @@ class ImaxModel(Model):
         (product, configuration) pairs at once; ``sparse``: A in the points' format and schedule (one
         product), else dense; ``reasons``: write why a point has no schedule (off for the dense reference
         run of a sparse product, whose reasons nobody reads)."""
+        if batch.n == 1:
+            return [_run_one(key, batch, sparse, reasons) for key in keys]
         n, nk = batch.n, len(keys)
         grp = batch.groups(sparse)
         G = len(grp.uniq)
@@ -203,9 +208,7 @@ class ImaxModel(Model):
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         inv = (np.arange(nk)[:, None] * G + grp.inv[None, :]).ravel()  # pair of each (product, point)
-        names = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles",
-                              "col_tiles", "slots") + STATES
-        out = dict(zip(names, np.full((len(names), nk * n), np.nan)))  # rows of one block
+        out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
         out["reason"] = (self._reasons(keys, prod, rows, cfg, none, feasible)[inv] if reasons
@@ -222,15 +225,19 @@ class ImaxModel(Model):
         reasons = np.full(len(rows), "", dtype=object)
         for g in np.flatnonzero(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
-        for g in np.flatnonzero(cfg["error"]):
-            reasons[g] = S.build(*keys[prod[g]][:3], FORMATS[rows[g, 0]], C.MAPPINGS[rows[g, 1]], *rows[g, 2:6],
-                                 with_tiles=False).error
+        bad = np.flatnonzero(cfg["error"])
+        if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling)
+            reasons[bad] = [S.build_error(C.MAPPINGS[mc], units, cols, kb, H) for mc, units, cols, kb, H in
+                            zip(*rows[bad][:, [1, 2, 3, 4]].T.tolist(), cfg["H"][bad].tolist())]
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()})
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
+        if not r["ok"].any():  # no point has a schedule: every number NaN but the chain and the dense reference
+            _fill_nan(lb, mac_units=r["H"], dense_time_s=dense_time)
+            return
         pts = batch.pts
         nchip = pts["nchip"].astype(float)
         clock_hz = batch.clock_hz
@@ -240,9 +247,10 @@ class ImaxModel(Model):
         issued = nchip * r["issued_macs"] * reps
         lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
                              + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
-        energy = np.full(lb.n, np.nan)
-        vscale = batch.vscale
+        energy = np.full(lb.n, np.nan)  # stays NaN where no schedule (no MACs issued)
+        vscale, ok = batch.vscale, r["ok"]
         for node, sel in batch.nodes:
+            sel = np.flatnonzero(sel & ok) if len(batch.nodes) > 1 or not ok.all() else slice(None)
             energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
         energy = energy + tech.dram_energy_j(reads, writes, pts["dram"])
         cycles = time_s * clock_hz
@@ -270,11 +278,13 @@ class ImaxModel(Model):
         n = batch_size(pts)
         area, static = np.zeros(n), np.zeros(n)
         vdd = _clock_costs(pts).vdd_ratio
-        for node in tech.distinct(pts["tech_nm"]):
-            sel = pts["tech_nm"] == node
+        nodes = tech.distinct(pts["tech_nm"])
+        for node in nodes:
+            sel = slice(None) if len(nodes) == 1 else pts["tech_nm"] == node
             u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
-            area[sel] = C.area_mm2(u, kb, nc, int(node), f)
-            static[sel] = tech.static_power_w(C.logic_area_mm2(u, nc, int(node), f), nc * u * kb, int(node), vdd[sel])
+            logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f)
+            area[sel] = logic + lmm
+            static[sel] = tech.static_power_w(logic, nc * u * kb, int(node), vdd[sel])
         base = {"area_mm2": area, "hw_mac_units": (pts["nchip"] * pts["units"] * C.SIMD).astype(float),
                 "static_power_w": static}
         if not layers:
@@ -285,16 +295,18 @@ class ImaxModel(Model):
 
         time = stack("time_s")
         tot_time = time.sum(axis=0)
+        dense_time = stack("dense_time_s").sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
                 **base,
-                "speedup_vs_dense": stack("dense_time_s").sum(axis=0) / tot_time,
-                "dense_time_s": stack("dense_time_s").sum(axis=0),
+                "speedup_vs_dense": dense_time / tot_time,
+                "dense_time_s": dense_time,
                 "lmm_utilization": (time * stack("lmm_utilization")).sum(axis=0) / tot_time,
                 "lmm_utilization_unoptimized": (time * stack("lmm_utilization_unoptimized")).sum(axis=0) / tot_time,
                 "starts": stack("starts").sum(axis=0),
             }
-        macs = np.where(np.isnan(stack("mac_units")), -1.0, stack("mac_units")).max(axis=0)
+        macs = stack("mac_units")
+        macs = np.where(np.isnan(macs), -1.0, macs).max(axis=0)
         out["mac_units"] = np.where(macs < 0, np.nan, macs)
         return out
 
@@ -308,6 +320,7 @@ class _Groups:
     uniq: np.ndarray  # [groups, 7]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
     inv: np.ndarray  # group of each point
     mapping_names: np.ndarray  # mapping name of each group
+    row: tuple = ()  # a batch of one point: its row of ``uniq`` in Python numbers
 
 
 @dataclass
@@ -336,13 +349,15 @@ class _Batch:
             self._groups[sparse] = self._one_group(sparse)
         if sparse not in self._groups:
             pts = self.pts
-            fmt = pts["format"].astype(object) if sparse else np.full(self.n, "dense", dtype=object)
-            mapping = np.where(fmt == "dense", "dense", pts["schedule"].astype(object)).astype(object)
-            fcode, mcode = np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)
-            for code, name in enumerate(FORMATS):
-                fcode[fmt == name] = code
-            for code, name in enumerate(C.MAPPINGS):
-                mcode[mapping == name] = code
+            if sparse:  # codes: FORMATS dense, csr, jds; C.MAPPINGS dense, ivj, ivs (checked parameter values)
+                fmt = pts["format"].astype(object)
+                dense = fmt == "dense"
+                mapping = np.where(dense, "dense", pts["schedule"]).astype(object, copy=False)
+                fcode = np.where(dense, 0, 1 + (fmt == "jds"))
+                mcode = np.where(dense, 0, 1 + (mapping == "ivs"))
+            else:
+                fmt, mapping = np.full(self.n, "dense", dtype=object), np.full(self.n, "dense", dtype=object)
+                fcode = mcode = np.zeros(self.n, np.int64)
             cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
                             + [pts["lmm_opt"].astype(np.int64)], axis=1)
             # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique
@@ -367,10 +382,10 @@ class _Batch:
         mapping = "dense" if fmt == "dense" else pts["schedule"][0]
         mcode = C.MAPPINGS.index(mapping) if mapping in C.MAPPINGS else 0
         row = [FORMATS.index(fmt) if fmt in FORMATS else 0, mcode]
-        row += [int(np.asarray(pts[p], dtype=np.int64)[0]) for p in _STRUCT] + [int(pts["lmm_opt"][0])]
+        row += [int(pts[p][0]) for p in _STRUCT] + [int(pts["lmm_opt"][0])]
         uniq = np.array([row], dtype=np.int64)
         return _Groups(np.array([fmt], dtype=object), np.array([mapping], dtype=object), uniq,
-                       np.zeros(1, np.int64), np.array(C.MAPPINGS)[uniq[:, 1]])
+                       np.zeros(1, np.int64), np.array(C.MAPPINGS)[uniq[:, 1]], tuple(row))
 
 
 @dataclass
@@ -400,16 +415,17 @@ class _Plans:
         if live.sum() <= _FEW_CONFIGS:  # a few configurations (one-point studies): cached scalar schedules
             later = np.flatnonzero(live).tolist()
             live = np.zeros_like(live)
-        n_of = cfg["n"]
-        for fcode, mcode, n in sorted(set(map(tuple, np.column_stack([rows[live][:, :2], n_of[live]]).tolist()))):
-            at = np.flatnonzero(live & (rows[:, 0] == fcode) & (rows[:, 1] == mcode) & (n_of == n))
+        n_of, sparse = cfg["n"], rows[:, 0] > 0  # format code 0: dense
+        for sp, n in sorted(set(zip(sparse[live].tolist(), n_of[live].tolist()))):
+            at = np.flatnonzero(live & (sparse == sp) & (n_of == n))
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
             opt = rows[at, 6].astype(bool)
-            m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at]] for i in (0, 1))
-            if FORMATS[fcode] == "dense":
+            if not sp:
+                m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at]] for i in (0, 1))
                 parts.append((at, P.dense_plans(m, k, n, sub, opt)))
                 continue
-            d = P.sparse_plans(keys[0][3], FORMATS[fcode], C.MAPPINGS[mcode], n, sub, opt)  # one sparse product
+            # one sparse product: every format and mapping at once
+            d = P.sparse_plans(keys[0][3], _FORMAT_NAMES[rows[at, 0]], _MAPPING_NAMES[rows[at, 1]], n, sub, opt)
             parts.append((at, d))
             later += at[d["fallback"]].tolist()
         feasible = live.copy()
@@ -421,6 +437,50 @@ class _Plans:
         d = P.merge(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
 
+
+#: the per-point results of one product (:meth:`ImaxModel._runs`): counts, choice, LMM use, state times
+_RUN_NAMES = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
+                           "slots") + STATES
+
+
+def _run_one(key: tuple, batch: _Batch, sparse: bool, reasons: bool) -> dict[str, np.ndarray]:
+    """:meth:`ImaxModel._runs` of product ``key`` on a batch of one point (a study asking one point at a
+    time): the screen of :func:`schedule.unschedulable` and its reason in Python numbers (:func:`_screen`,
+    cached), else the cached scalar schedule timed as the batched path times a few configurations. The same
+    numbers and reasons as the batched path (tested)."""
+    row = batch.groups(sparse).row
+    fmt, mapping = FORMATS[row[0]], C.MAPPINGS[row[1]]
+    H, why = _screen(*key[:3], fmt, mapping, *row[2:6])
+    out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), 1), np.nan)))
+    out["H"] = np.array([float(H)])
+    if why is None:
+        sch = S.cached_schedule(key, fmt, mapping, *row[2:6], bool(row[6]))
+        if not sch.feasible:
+            why = S.no_schedule_reason(sch.problem)
+    out["ok"] = np.array([why is None])
+    out["reason"] = np.array([why if why is not None and reasons else ""], dtype=object)
+    if why is None:
+        plan = P.from_schedule(sch)
+        _store_one(out, _Plans(plan["count"], plan["feats"], plan["agrp"], plan["bgrp"], plan["per"]),
+                   int(batch.nchip[0]), batch.clock_hz, batch.bw)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int, lmm_kb: int,
+            nchip: int) -> tuple[int, str | None]:
+    """(H, why no schedule exists or None) of an m x k x n product on one configuration from its tile counts
+    alone: :func:`schedule.unschedulable` and :func:`schedule.no_schedule_reasons` (whose ``jds_top`` is -1)
+    of one configuration, or the build error; None when a schedule may exist."""
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, with_tiles=False)
+    if p.error:
+        return p.H, p.error
+    if n % nchip != 0 or S._bgrp_cap(p) < 1:
+        return p.H, S.no_schedule_reason(p, dict(S._limits(p), jds_top=-1))
+    return p.H, None
+
+
+_FORMAT_NAMES, _MAPPING_NAMES = np.array(FORMATS), np.array(C.MAPPINGS)
 
 #: up to this many configurations in a call, plans come from the cached scalar schedules (a study asking
 #: one point at a time revisits configurations; the batched pass's fixed numpy cost is larger than a hit)
@@ -463,13 +523,32 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         t = S.timing(own, int(nchip[sel[at[0]]]), clock_hz[sel[at]][:, None], bw[sel[at]][:, None])["time"]
         cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
-    cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]], bw[sel[few]])
+    if len(few):
+        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]],
+                             bw[sel[few]])
     chosen = {k: v[cand] for k, v in feats.items()}
     st = S.timing(chosen, nchip[sel], clock_hz[sel], bw[sel])
+    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz[sel])
+
+
+def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
+    """:func:`_store_choice` of a batch of one point on one configuration: every candidate timed once, the
+    fastest one's times taken from there (the same element-wise numbers as timing it again)."""
+    st = S.timing(plans.feats, nchip, clock_hz, bw)
+    cand = np.array([np.argmin(st["time"])])
+    zero = np.zeros(1, np.int64)
+    _write_choice(out, plans, zero, zero, cand, {k: v[cand] for k, v in plans.feats.items()},
+                  {k: v[cand] for k, v in st.items()}, clock_hz)
+
+
+def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g: np.ndarray, cand: np.ndarray,
+                  chosen: dict[str, np.ndarray], st: dict[str, np.ndarray], clock_hz: np.ndarray) -> None:
+    """Store in ``out`` at points ``sel`` (on configurations ``g``) their candidates ``cand`` of ``plans``:
+    its counts ``chosen``, state times ``st`` [s] as cycles of ``clock_hz``, AGRP, BGRP and LMM use."""
     for k, v in chosen.items():
         out[k][sel] = v
     for name in STATES:
-        out[name][sel] = st[name] * clock_hz[sel]
+        out[name][sel] = st[name] * clock_hz
     out["time"][sel] = st["time"]
     out["agrp"][sel] = chosen["a_group_blocks"]
     out["bgrp"][sel] = plans.bgrp[cand]
@@ -481,8 +560,10 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         out[name][sel] = per[name]
 
 
-#: points of one schedule from which its candidates are timed for those points alone
-_BIG_GROUP = 16
+#: points of one schedule from which its candidates are timed for those points alone; smaller groups are timed
+#: all at once, every (point, candidate) pair (a grid study's ~170 schedules of 16-50 points each cost ~0.4
+#: as much at once as one by one)
+_BIG_GROUP = 256
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
              clock_hz: np.ndarray, bw: np.ndarray, max_pairs: int = 1 << 20) -> np.ndarray:
     """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each
@@ -507,9 +588,11 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
     return out
 
 
-def _fill_nan(lb: LayerBatch) -> None:
+def _fill_nan(lb: LayerBatch, **known: np.ndarray) -> None:
+    """Every metric and state NaN but those ``known`` (what :meth:`ImaxModel._fill` gives points without a
+    schedule, in its order)."""
     nan = np.full(lb.n, np.nan)
     lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan, energy_j=nan,
-           **{m.name: nan for m in _LAYER_METRICS})
+           **{m.name: known.get(m.name, nan) for m in _LAYER_METRICS})
     for s in STATES:
         lb.states[s] = nan

@@ -21,6 +21,7 @@ without the LMM optimisation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -128,82 +129,162 @@ def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -
 
 # ---------------------------------------------------------------- sparse A
 
+@dataclass(frozen=True)
+class _Tiling:
+    """The tiles of a sparse A cut ``rt x ct`` (:func:`schedule.tile_row_nnz`, run order) as arrays over
+    tiles, and every tile's row nonzeros sorted, tile after tile."""
+
+    rows: np.ndarray  # rows of each tile
+    cols: np.ndarray  # columns of each tile
+    top: np.ndarray  # most nonzeros of a row of each tile (0 for a tile without rows)
+    nonzero_rows: np.ndarray  # rows with a nonzero (JDS: the first block's Margin)
+    first_k: np.ndarray  # first column tile of its rows
+    b_new: np.ndarray  # a new B slab range (several column tiles, or the first tile)
+    last: np.ndarray  # last column tile of its rows
+    nz: np.ndarray  # the sorted row nonzeros of each tile, tile after tile
+
+
 @lru_cache(maxsize=64)  # a few arrays of row counts per (matrix, format, tiling)
-def _tiles_of(layer, fmt: str, rt: int, ct: int) -> tuple:
-    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix, each tile's row nonzeros sorted."""
+def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
+    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix as a :class:`_Tiling`."""
     from workloads.parametric import matrix_of
 
-    return tuple((i, j, r, cols, np.sort(nnz)) for i, j, r, cols, nnz in
-                 S.tile_row_nnz(matrix_of(layer), fmt, rt, ct))
+    tiles = S.tile_row_nnz(matrix_of(layer), fmt, rt, ct)
+    nz = [np.sort(nnz) for *_, nnz in tiles]
+    rows = np.array([r for _, _, r, _, _ in tiles], dtype=np.int64)
+    j = np.array([j for _, j, *_ in tiles])
+    return _Tiling(rows, np.array([c for _, _, _, c, _ in tiles], dtype=np.int64),
+                   np.array([int(z[-1]) if len(z) else 0 for z in nz], dtype=np.int64),
+                   np.array([r - np.searchsorted(z, 0, side="right") for r, z in zip(rows, nz)], dtype=np.int64),
+                   j == 0, (ct > 1) | (np.arange(len(tiles)) == 0), j == ct - 1,
+                   np.concatenate(nz).astype(np.int64))
 
 
-def sparse_plans(layer, fmt: str, mapping: str, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
-    """:func:`dense_plans` for a sparse A in ``fmt`` on ``mapping`` (every row of ``cfg``), the tiles'
-    Margins computed for all chain lengths H at once from each tile's sorted row nonzeros. Configurations
-    with an empty tile (whose run order skips it) are left to :func:`schedule.schedule`: ``fallback``."""
+@dataclass(frozen=True)
+class _Tiles:
+    """The tiles of several tilings of one matrix side by side, then one empty tile (no rows, no columns)
+    that pads the shorter tilings; a configuration reads its tiling's tiles through global tile indices
+    (``gid``, [tile slots, configurations]). The row nonzeros of tile t sit at ``start[t]`` in ``shifted``,
+    raised by ``t x shift`` (above every count): one ``np.searchsorted`` gives the Margins of every tile of
+    every configuration, a query of tile t never reaching tile t + 1."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    top: np.ndarray
+    nonzero_rows: np.ndarray
+    first_k: np.ndarray
+    b_new: np.ndarray
+    last: np.ndarray
+    first: np.ndarray  # first tile of each tiling
+    count: np.ndarray  # tiles of each tiling
+    narrow: np.ndarray  # a tiling with a tile without columns
+    start: np.ndarray
+    shifted: np.ndarray
+    shift: int
+
+    def gid(self, which: np.ndarray) -> np.ndarray:
+        """[tile slots, configurations]: the tiles of tiling ``which[c]`` of each configuration c, then the
+        empty tile."""
+        slot = np.arange(int(self.count.max()))[:, None]
+        return np.where(slot < self.count[which], self.first[which] + slot, len(self.rows) - 1)
+
+    def margins(self, gid: np.ndarray, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
+        """[blocks, tile slots, configurations]: the JDS Margin of each block (rows with more than b x H
+        nonzeros), 0 past a tile's ``nb`` blocks (``formats.block_margins`` for every tile and H at once)."""
+        b = np.arange(int(nb.max()))[:, None, None]
+        q = np.minimum(b * H, self.shift - 1) + gid * self.shift
+        inside = np.searchsorted(self.shifted, q, side="right") - self.start[gid]
+        return np.where(b < nb, self.rows[gid] - inside, 0)
+
+
+@lru_cache(maxsize=64)
+def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
+    """The tilings ``keys`` (format, rt, ct) of a sparse layer's matrix side by side (:class:`_Tiles`)."""
+    ts = [_tiling(layer, fmt, rt, ct) for fmt, rt, ct in keys]
+    cat = lambda name, pad: np.concatenate([getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
+    rows = cat("rows", 0)
+    count = np.array([len(t.rows) for t in ts], dtype=np.int64)
+    shift = max(int(t.top.max()) for t in ts) + 1
+    shifted = np.concatenate([t.nz for t in ts]) + np.repeat(np.arange(len(rows)), rows) * shift
+    return _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
+                  cat("b_new", False), cat("last", False), np.cumsum(count) - count, count,
+                  np.array([(t.cols < 1).any() for t in ts]), np.cumsum(rows) - rows, shifted, shift)
+
+
+def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """:func:`dense_plans` for a sparse A in ``fmt`` (csr or jds) on ``mapping`` (ivj or ivs), names or
+    arrays of names over the rows of ``cfg``: the tiles' Margins computed for all chain lengths H at once from
+    each tile's sorted row nonzeros, configurations of all formats and tilings at once (their tiles side by
+    side, :class:`_Tiles`). Configurations with an empty tile (whose run order skips it) are left to
+    :func:`schedule.schedule`: ``fallback``."""
     G = len(cfg["H"])
-    jds = fmt == "jds"
-    parts, fallback = [], np.zeros(G, bool)
-    for rt, ct, opt in sorted(set(zip(cfg["rt"].tolist(), cfg["ct"].tolist(), lmm_opt.tolist()))):
-        idx = np.flatnonzero((cfg["rt"] == rt) & (cfg["ct"] == ct) & (lmm_opt == opt))
-        tiles = _tiles_of(layer, fmt, rt, ct)
-        H = cfg["H"][idx]
-        nb = np.array([-(-int(nz[-1] if len(nz) else 0) // H) for *_, nz in tiles])  # [tiles, configs]
-        bad = (nb == 0).any(axis=0) | any(cols < 1 for _, _, _, cols, _ in tiles)
-        fallback[idx[bad]] = True
-        idx, H, nb = idx[~bad], H[~bad], nb[:, ~bad]
+    jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
+    ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
+    rt, ct = cfg["rt"], cfg["ct"]
+    R, K = int(rt.max()) + 1, int(ct.max()) + 1
+    keys = sorted(set(zip(jds.tolist(), rt.tolist(), ct.tolist())))  # in the order of their codes
+    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in keys))
+    which = np.searchsorted(np.array([(j * R + r) * K + c for j, r, c in keys]), (jds * R + rt) * K + ct)
+    gid = tiles.gid(which)
+    H = cfg["H"]
+    nb = -(-tiles.top[gid] // H)  # [tile slots, configs]
+    fallback = ((nb == 0) & (gid < len(tiles.rows) - 1)).any(axis=0) | tiles.narrow[which]
+    parts = []
+    for opt in (False, True):
+        idx = np.flatnonzero(~fallback & (lmm_opt == opt))
         if len(idx):
-            parts.append((idx, _sparse_group(tiles, fmt, mapping, n, {k: v[idx] if np.ndim(v) else v
-                                                                      for k, v in cfg.items()}, opt, H, nb, jds)))
+            sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
+            parts.append((idx, _sparse_group(tiles, gid[:, idx], jds[idx], ivs[idx], n, sub, opt, H[idx],
+                                             nb[:, idx])))
     out = merge(G, parts)
     out["fallback"] = fallback
     return out
 
 
-def _sparse_group(tiles, fmt, mapping, n, cfg, opt: bool, H, nb, jds: bool) -> dict:
-    """The plans of configurations sharing one tiling and ``lmm_opt`` (no empty tile)."""
+def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarray, n, cfg, opt: bool, H,
+                  nb) -> dict:
+    """The plans of configurations sharing ``lmm_opt`` (no empty tile), over their tiles ``gid``; ``jds``,
+    ``ivs``: each configuration's format and mapping."""
     G = len(H)
-    rows = np.array([r for _, _, r, _, _ in tiles])[:, None]
-    if jds:
-        stored = np.array([(-(-nz[None, :] // H[:, None])).sum(axis=1) for *_, nz in tiles])
-        top = np.array([np.full(G, r - np.searchsorted(nz, 0, side="right")) for _, _, r, _, nz in tiles])
-    else:
-        stored, top = rows * nb, np.broadcast_to(rows, nb.shape)
-    a_max = _a_max(cfg, np.full(G, True) if not jds else top.max(axis=0) * cfg["e"] > cfg["L"] / 2)
+    rows = tiles.rows[gid]
+    stored, top = rows * nb, rows
+    jx = np.flatnonzero(jds)  # the Margins of the JDS configurations only
+    if len(jx):
+        margins = tiles.margins(gid[:, jx], H[jx], nb[:, jx])
+        top = rows.copy()
+        stored[:, jx] = margins.sum(axis=0)  # rows x their blocks = the Margins' sum
+        top[:, jx] = tiles.nonzero_rows[gid[:, jx]]
+    a_max = _a_max(cfg, ~jds | (top.max(axis=0) * cfg["e"] > cfg["L"] / 2))
     count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
-    ct = tiles[-1][1] + 1
-    tc = {"rows": rows, "cols": np.array([c for _, _, _, c, _ in tiles])[:, None], "blocks": nb[:, g],
-          "stored": stored[:, g], "slots": (stored * H)[:, g], "top": top[:, g],
-          "first_k": np.array([j == 0 for _, j, *_ in tiles])[:, None],
-          "b_new": np.array([ct > 1 or t == 0 for t in range(len(tiles))])[:, None],
-          "last": np.array([j == ct - 1 for _, j, *_ in tiles])[:, None]}
-    W, units = cfg["W"][g], cfg["units"][g]
-    ch = S.Chain(n, cfg["N"][g], W, units, C.fill_cycles(units, W, mapping), formats.SLOT_BYTES,
-                 2 if mapping == "ivs" else 1, jds)
+    gid_g = gid[:, g]
+    tc = {"rows": rows[:, g], "cols": tiles.cols[gid_g], "blocks": nb[:, g], "stored": stored[:, g],
+          "slots": (stored * H)[:, g], "top": top[:, g], "first_k": tiles.first_k[gid_g],
+          "b_new": tiles.b_new[gid_g], "last": tiles.last[gid_g]}
+    W, units, iv, jd = cfg["W"][g], cfg["units"][g], ivs[g], jds[g]
+    fill = [C.fill_cycles(units, W, mapping) if (iv if mapping == "ivs" else ~iv).any() else 0
+            for mapping in ("ivj", "ivs")]
+    ch = S.Chain(n, cfg["N"][g], W, units, np.where(iv, fill[1], fill[0]), formats.SLOT_BYTES,
+                 np.where(iv, 2, 1), jd)
     f = {k: np.zeros(len(g), dtype=np.float64) for k in S.FEATURES}
     if opt:
-        if jds:
+        GA, big = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * tc["rows"]
+        most = np.broadcast_to(AG, gid_g.shape)
+        cj = np.flatnonzero(jd)  # JDS candidates: packed groups
+        if len(cj):
             budget = (cfg["L"] // 2) // cfg["e"]
-            GA, big, most = (np.array(x) for x in zip(*(S.pack(_margins(nz, r, H, nbt)[:, g], nbt[g], budget[g], AG)
-                                                           for (_, _, r, _, nz), nbt in zip(tiles, nb))))
-        else:
-            GA, big, most = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * rows, np.broadcast_to(AG, nb[:, g].shape)
+            packed = S.pack(margins[:, :, np.searchsorted(jx, g[cj])], nb[:, g[cj]], budget[g[cj]], AG[cj])
+            most = most.copy()
+            for out, p in zip((GA, big, most), packed):
+                out[:, cj] = p
         S.tile_sums(f, ch, tc, GA, big, most, BG)
     else:
         S.tile_sums_swapped_a(f, ch, tc, BG)
     S.finish(f, ch, tc, BG, opt)
     half = cfg["L"] / 2
-    per = {"jds": np.full(G, jds), "tile_rows": cfg["arow"], "urb": cfg["e"], "half": half,
-           "util_unopt": (top.max(axis=0) if jds else cfg["arow"]) * cfg["e"] / half, "blocks": nb.sum(axis=0),
+    per = {"jds": jds.copy(), "tile_rows": cfg["arow"], "urb": cfg["e"], "half": half,
+           "util_unopt": np.where(jds, top.max(axis=0), cfg["arow"]) * cfg["e"] / half, "blocks": nb.sum(axis=0),
            "row_tiles": cfg["rt"], "col_tiles": cfg["ct"], "slots": (stored * H).sum(axis=0)}
     return {"count": count, "feats": f, "agrp": AG, "bgrp": BG, "per": per}
-
-
-def _margins(nz_sorted: np.ndarray, r: int, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
-    """[blocks, configurations]: the JDS Margin of each block (rows with more than b x H nonzeros), 0 past
-    a configuration's blocks (``formats.block_margins`` for every H at once)."""
-    b = np.arange(int(nb.max()))[:, None]
-    return np.where(b < nb, r - np.searchsorted(nz_sorted, b * H, side="right"), 0)
 
 
 def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:

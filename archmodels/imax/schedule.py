@@ -166,9 +166,13 @@ class Problem:
 # ---------------------------------------------------------------- building
 
 def tiling(m: int, k: int, unit_row_bytes: int, lmm_bytes: int) -> tuple[int, int]:
-    """(row tiles, column tiles): the fewest equal tiles AGRP = BGRP = 1 can hold."""
-    rt, ct = tilings(m, k, unit_row_bytes, lmm_bytes)
-    return int(rt), int(ct)
+    """(row tiles, column tiles): the fewest equal tiles AGRP = BGRP = 1 can hold (:func:`tilings` of one
+    configuration in Python integers: a one-point study builds one per product)."""
+    rows_max = min((lmm_bytes // 2) // unit_row_bytes, lmm_bytes // C.VALUE_BYTES)  # 4.4.2, 4.4.6
+    cols_max = (lmm_bytes // 2) // C.VALUE_BYTES  # 4.4.4
+    if rows_max < 1 or cols_max < 1:
+        return 0, 0
+    return -(-m // rows_max), -(-k // cols_max)
 
 
 def tilings(m: int, k: int, unit_row_bytes, lmm_bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -236,13 +240,10 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
     base = dict(m=m, k=k, n=n, fmt=fmt, mapping=mapping, H=H, entry_bytes=e, unit_row_bytes=urb,
                 units=int(units), cols=int(cols), lmm_bytes=lmm, nchip=int(nchip))
     if H < 1:
-        need = {"dense": 1, "ivj": C.IVJ_LOAD_ONLY_UNITS + 1,
-                "ivs": C.IVS_OFFSET_UNITS + int(C.ivs_offsets_per_set(cols))}[mapping]
-        return Problem(**base, error=f"{mapping} needs at least {need + C.RESERVED_UNITS} units "
-                                     f"({C.RESERVED_UNITS} reserved + {need}); units={units}")
+        return Problem(**base, error=build_error(mapping, units, cols, lmm_kb, H))
     rt, ct = tiling(m, k, urb, lmm)
     if rt == 0:
-        return Problem(**base, error=f"lmm_kb={lmm_kb} cannot hold one A row-block and one B word per half")
+        return Problem(**base, error=build_error(mapping, units, cols, lmm_kb, H))
     if not with_tiles:
         return Problem(**base, row_tiles=rt, col_tiles=ct)
     if fmt == "dense":
@@ -252,6 +253,17 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
             raise ValueError("a sparse format needs the matrix")
         tiles = _sparse_tiles(matrix, fmt, rt, ct, H)
     return Problem(**base, tiles=tiles, row_tiles=rt, col_tiles=ct)
+
+
+def build_error(mapping: str, units: int, cols: int, lmm_kb: int, H: int) -> str:
+    """Why :func:`build` fails on a configuration with ``H`` MAC units that it found no tiling for (or with
+    no MAC unit): too few units for the mapping, or an LMM half below one A row-block or one B word."""
+    if H < 1:
+        need = {"dense": 1, "ivj": C.IVJ_LOAD_ONLY_UNITS + 1,
+                "ivs": C.IVS_OFFSET_UNITS + int(C.ivs_offsets_per_set(cols))}[mapping]
+        return (f"{mapping} needs at least {need + C.RESERVED_UNITS} units "
+                f"({C.RESERVED_UNITS} reserved + {need}); units={units}")
+    return f"lmm_kb={lmm_kb} cannot hold one A row-block and one B word per half"
 
 
 # ---------------------------------------------------------------- A groups
@@ -300,15 +312,17 @@ def pack(margins, blocks, budget, agrp) -> tuple[np.ndarray, np.ndarray, np.ndar
     group's row-blocks per unit, most blocks in a group). ``margins``: per block, the Margin (a number or an
     array over configurations, 0 past a configuration's ``blocks``); ``budget``: row-blocks of an A half."""
     agrp = np.asarray(agrp, dtype=np.int64)
-    n, big, most, start, used = (np.zeros(agrp.shape, np.int64) for _ in range(5))
-    for b, m in enumerate(margins):
+    shape = np.broadcast_shapes(agrp.shape, np.shape(blocks))
+    n, big, most, start, used = (np.zeros(shape, np.int64) for _ in range(5))
+    for b, m in enumerate(margins):  # updated in place where a group closes (fewer numpy calls per block)
         live = b < blocks
         close = live & (b > start) & ((b - start >= agrp) | (used + m > budget))
-        n = n + close
-        big = np.where(close, np.maximum(big, used), big)
-        most = np.where(close, np.maximum(most, b - start), most)
-        start = np.where(close, b, start)
-        used = np.where(live, np.where(close, 0, used) + m, used)
+        n += close
+        np.maximum(big, used, out=big, where=close)
+        np.maximum(most, b - start, out=most, where=close)
+        start[close] = b
+        used[close] = 0
+        np.add(used, m, out=used, where=live)
     some = np.asarray(blocks) > 0
     return (n + some, np.where(some, np.maximum(big, used), big),
             np.where(some, np.maximum(most, blocks - start), most))
@@ -333,7 +347,8 @@ def _limits(p: Problem) -> dict:
 
 def broken(lim: dict, agrp, bgrp, cgrp) -> dict[str, object]:
     """Whether (agrp, bgrp, cgrp) breaks each constraint (4.4.2)-(4.4.10), written as in the spec;
-    scalars or arrays over configurations alike.
+    scalars or arrays over configurations alike (``not (x <= y)`` as ``x > y``: the numbers are finite, and
+    Python scalars stay Python bools, a few hundred ns each instead of a numpy call).
 
     ``lim`` names (from :func:`_limits`): Arow = Crow = tile rows, Acolumn =
     Brow = tile columns, Bcolumn = Ccolumn = n, LMMSIZE = L bytes, W = cols,
@@ -348,14 +363,14 @@ def broken(lim: dict, agrp, bgrp, cgrp) -> dict[str, object]:
     pad = pad_of(acol, H)  # (4.4.1)
     return {
         # JDS with the Margin: every packed group fits iff every single block does
-        "4.4.2": np.where(np.asarray(top) >= 0, top * e > L / 2, np.logical_not(arow * agrp * e <= L / 2)),
-        "4.4.3": np.logical_not(arow * agrp * 2 * H <= arow * (acol + pad) * 2),
-        "4.4.4": np.logical_not(brow * bgrp * 4 <= L / 2),
-        "4.4.5": np.logical_not(brow * bgrp * N <= bcol * brow),  # Brow*BGRP <= Bcolumn*Brow/NCHIP
-        "4.4.6": np.logical_not(crow * cgrp * 4 <= L),
-        "4.4.7": np.logical_not(ccol * cgrp * N <= crow * ccol),  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
-        "4.4.8": np.not_equal(bgrp, cgrp),
-        "4.4.9": np.logical_and(lim["simd"], np.logical_not(bgrp <= W * 2)),  # printed "!=", resolved as the text says
+        "4.4.2": ((top >= 0) & (top * e > L / 2)) | ((top < 0) & (arow * agrp * e > L / 2)),
+        "4.4.3": arow * agrp * 2 * H > arow * (acol + pad) * 2,
+        "4.4.4": brow * bgrp * 4 > L / 2,
+        "4.4.5": brow * bgrp * N > bcol * brow,  # Brow*BGRP <= Bcolumn*Brow/NCHIP
+        "4.4.6": crow * cgrp * 4 > L,
+        "4.4.7": ccol * cgrp * N > crow * ccol,  # Ccolumn*CGRP <= Crow*Ccolumn/NCHIP
+        "4.4.8": bgrp != cgrp,
+        "4.4.9": lim["simd"] & (bgrp > W * 2),  # printed "!=", resolved as the text says
         "4.4.10": bcol % (bgrp * N) != 0,  # printed "!= 0", resolved as the text says
     }
 
@@ -367,8 +382,11 @@ def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
 
 
 def _bgrp_cap(p: Problem) -> int:
-    """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9)."""
-    return int(bgrp_caps(p.tile_rows, p.tile_cols, p.n, p.nchip, p.lmm_bytes, p.cols, p.simd_limited))
+    """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9): :func:`bgrp_caps` of one
+    problem in Python numbers."""
+    L, rows, cols = p.lmm_bytes, p.tile_rows, p.tile_cols
+    hi = min(int((L / 2) // (cols * 4)), L // (rows * 4), p.n // p.nchip, rows // p.nchip)
+    return min(hi, p.cols * 2) if p.simd_limited else hi
 
 
 def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
@@ -400,11 +418,31 @@ def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(a_vals[::-1], len(b_vals)), np.tile(b_vals[::-1], len(a_vals))
 
 
-def no_schedule_reason(p: Problem) -> str:
-    """One line naming the constraints that leave no (AGRP, BGRP, CGRP)."""
+def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
+    """One line naming the constraints that leave no (AGRP, BGRP, CGRP): :func:`no_schedule_reasons` of one
+    problem in Python numbers (``lim``: its :func:`_limits`, or the screen's, whose ``jds_top`` is -1)."""
     if p.error:
         return p.error
-    return no_schedule_reasons({k: np.asarray([v]) for k, v in _limits(p).items()})[0]
+    lim = _limits(p) if lim is None else lim
+    n, N = lim["n"], lim["N"]
+    b_top = lim["W"] * 2 if lim["simd"] else min(max(n, 1), 4096)
+    at_a = broken(lim, 1, 1, 1)
+    at_b = broken(lim, 1, b_top, b_top)
+    if n % N != 0:
+        indivisible = True
+    else:
+        indivisible = any((n // N) % b != 0 for b in range(2, b_top + 1))
+    flags = [at_a[c] if c in ("4.4.2", "4.4.3") else indivisible if c == "4.4.10" else at_b[c]
+             for c in CONSTRAINTS]
+    return _reason_line(", ".join(c for c, bad in zip(CONSTRAINTS, flags) if bad), lim["arow"], lim["acol"], n, N,
+                        lim["L"])
+
+
+_REASON_HEAD = "no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints "
+
+
+def _reason_line(broken_names: str, rows: int, cols: int, n: int, nchip: int, lmm_bytes: int) -> str:
+    return f"{_REASON_HEAD}{broken_names} for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}"
 
 
 def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
@@ -421,9 +459,9 @@ def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
                       _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
                       for c in CONSTRAINTS], axis=1)
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
-    text = {int(code): ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1) for code in set(pattern.tolist())}
-    return [f"no LMM schedule (AGRP, BGRP, CGRP) satisfies spec imax §5 constraints {text[code]} "
-            f"for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"
+    text = {int(code): _REASON_HEAD + ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
+            for code in set(pattern.tolist())}
+    return [f"{text[code]} for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"  # _reason_line, inlined
             for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
                                             n.tolist(), lim["N"].tolist(), lim["L"].tolist())]
 
@@ -510,13 +548,10 @@ def _tile_columns(p: Problem) -> tuple[list[Tile], dict[str, np.ndarray]]:
 
 
 def _add_rows(f: dict[str, np.ndarray], key: str, rows: np.ndarray) -> None:
-    """``f[key] += row`` for each row of ``rows`` ([tiles, candidates]) in turn."""
-    if len(rows) <= 8:
-        for row in rows:
-            f[key] += row
-        return
-    rows = np.broadcast_to(rows, (len(rows), len(f[key]))).astype(np.float64)
-    f[key] = np.cumsum(np.vstack([f[key][None, :], rows]), axis=0)[-1]
+    """``f[key] +=`` the sum of the rows of ``rows`` ([tiles, candidates]). Every count is an integer far
+    below 2**53, exact in float64 in any order, so one sum over the tiles has the bits of adding them
+    tile after tile."""
+    f[key] = f[key] + np.add.reduce(rows, axis=0)
 
 
 def _tile_blocks(n_tiles: int, n_cand: int, budget: int = 1 << 18):
@@ -601,7 +636,8 @@ def tile_sums(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.ndarray], GA,
     _add_rows(f, "a_groups", GA)
     _add_rows(f, "pauses", GB * (t["blocks"] - GA))
     _bc_counts(t, GB, BG, GB > 1, starts, f)
-    _add_rows(f, "a_desc_words", (GA * ch.a_arrays + np.where(ch.perm, 1, 0)) * C.DMA_DESC_WORDS)
+    runs = t["blocks"] > 0  # every tile of a walk runs; tiles that pad a batch of tilings do not
+    _add_rows(f, "a_desc_words", (GA * ch.a_arrays + np.where(ch.perm, runs, 0)) * C.DMA_DESC_WORDS)
     _exec_counts(ch, t, GB, BG, f)
 
 
@@ -639,12 +675,13 @@ def tile_sums_swapped_a(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.nda
     if len(t["top"]):
         f["a_group_slots"] = np.maximum(f["a_group_slots"], t["top"].max(axis=0))
         f["a_group_blocks"] = np.maximum(f["a_group_blocks"], 1)
-    perm = np.where(ch.perm, 1, 0)
+    runs = t["blocks"] > 0  # every tile of a walk runs; tiles that pad a batch of tilings do not
+    perm = np.where(ch.perm, runs, 0)
     _add_rows(f, "starts", GB * t["blocks"])
     _add_rows(f, "a_groups", GB * t["blocks"])
     _add_rows(f, "a_bytes", sends * t["slots"] * ch.entry_bytes + t["rows"] * C.INDEX_BYTES * perm)
     _add_rows(f, "a_desc_words", (sends * t["blocks"] * ch.a_arrays + perm) * C.DMA_DESC_WORDS)
-    _bc_counts(t, GB, BG, GB > 1, GB, f)
+    _bc_counts(t, GB, BG, GB > 1, GB * runs, f)
     _exec_counts(ch, t, GB, BG, f)
 
 

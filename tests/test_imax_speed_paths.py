@@ -1,0 +1,101 @@
+"""IMAX fast paths (issue 15): a point alone (Python-number screen, cached schedules) and a batch (plans over
+configurations) give the same numbers, states and reasons, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from archmodels import get_model
+from archmodels.imax import schedule as S
+
+M = get_model("imax")
+
+
+def _rows(n: int, seed: int, divisors: tuple[int, ...]) -> list[dict]:
+    """Random points of the declared space, half of them with ``nchip`` dividing n (so that many schedule)."""
+    rng = np.random.default_rng(seed)
+    rows = M.params.random_rows(n, rng)
+    for row in rows[::2]:
+        row["nchip"] = int(rng.choice(divisors))
+        row["units"] = int(rng.integers(8, 160))
+        row["lmm_kb"] = int(rng.choice([4, 8, 16, 32, 64, 256]))
+    return rows
+
+
+@pytest.mark.parametrize("wl, divisors", [("spmm:n=96,sparsity=0.9", (1, 2, 3, 4, 8)),
+                                          ("spmm:m=300,k=200,n=16,sparsity=0.97", (1, 2, 4)),
+                                          ("alexnet-conv", (1, 2, 3))])
+def test_each_point_alone_equals_the_batch_states_and_reasons(wl, divisors):
+    rows = _rows(120, 11, divisors)
+    batch = M.evaluate_batch(wl, M.params.points(rows))
+    assert batch.feasible.any() and not batch.feasible.all()
+    for i, row in enumerate(rows):
+        one = M.evaluate_batch(wl, M.params.points([row]))
+        assert one.reason[0] == batch.reason[i]
+        for lb_one, lb in zip(one.layers, batch.layers):
+            assert lb_one.reason[0] == lb.reason[i]
+            for key, v in list(lb_one.metrics.items()) + list(lb_one.states.items()):
+                got = lb.metrics[key][i] if key in lb.metrics else lb.states[key][i]
+                assert v[0] == got or (np.isnan(v[0]) and np.isnan(got)), (i, lb.layer.name, key, v[0], got)
+        for key, v in one.totals.items():  # sums over layers: numpy adds a column of one point pairwise (8+
+            # layers), the columns of a batch row by row, so the last bit may differ (as before issue 15)
+            assert np.allclose(v, batch.totals[key][i:i + 1], rtol=1e-14, atol=0, equal_nan=True), key
+
+
+def test_scalar_constraints_equal_the_array_ones():
+    """broken() over Python numbers == over arrays; no_schedule_reason() == no_schedule_reasons()."""
+    rng = np.random.default_rng(3)
+    G = 400
+    mapping = rng.choice(["dense", "ivj", "ivs"], G)
+    cfg = S.configurations(rng.integers(1, 600, G), rng.integers(1, 600, G), 96, mapping, rng.integers(1, 100, G),
+                           rng.choice([1, 2, 4, 8], G), rng.integers(1, 64, G), rng.integers(1, 12, G))
+    ok = ~cfg["error"]
+    lim = {k: v[ok] if np.ndim(v) else v for k, v in cfg.items()}
+    arrays = S.no_schedule_reasons(lim)
+    for g in range(int(ok.sum())):
+        one = {k: (v[g].item() if np.ndim(v) else v) for k, v in lim.items()}
+        for a, b in [(1, 1), (2, 3), (1, 8)]:
+            flags = S.broken(lim, a, b, b)
+            want = {c: bool(np.broadcast_to(flags[c], ok.sum())[g]) for c in flags}
+            assert {c: bool(x) for c, x in S.broken(one, a, b, b).items()} == want
+        p = S.build(96, 96, 96, "dense", "dense", 64, 4, 64, 1, with_tiles=False)  # only its error is read
+        assert S.no_schedule_reason(p, one) == arrays[g]
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_sparse_plans_of_all_formats_and_tilings_at_once_equal_the_tile_walk(seed):
+    """plans.sparse_plans over configurations of both formats, both mappings and many tilings side by side
+    (padded with an empty tile) == schedule() of each configuration's built tiles, count by count."""
+    from archmodels.imax import plans as P
+    from workloads.parametric import matrix_of, parse
+
+    layer = parse("spmm:m=150,k=260,cols=48,sparsity=0.9,bias=1.5,seed=4").layers[0]
+    rng = np.random.default_rng(seed)
+    G = 240
+    fmt, mapping = rng.choice(["csr", "jds"], G), rng.choice(["ivj", "ivs"], G)
+    units, cols = rng.integers(8, 90, G), rng.choice([1, 2, 4, 8], G)
+    lmm_kb, nchip, opt = rng.integers(1, 8, G), rng.choice([1, 2, 4], G), rng.random(G) < 0.5
+    cfg = S.configurations(150, 260, 48, mapping, units, cols, lmm_kb, nchip)
+    live = np.flatnonzero(~S.unschedulable(cfg))
+    cfg = {k: v[live] if np.ndim(v) else v for k, v in cfg.items()}
+    assert len(set(zip(cfg["rt"].tolist(), cfg["ct"].tolist()))) >= 3  # several tilings in one call
+    d = P.sparse_plans(layer, fmt[live], mapping[live], 48, cfg, opt[live])
+    first = np.cumsum(d["count"]) - d["count"]
+    checked = set()
+    for i, g in enumerate(live):
+        sch = S.schedule(S.build(150, 260, 48, fmt[g], mapping[g], int(units[g]), int(cols[g]), int(lmm_kb[g]),
+                                 int(nchip[g]), matrix_of(layer)), bool(opt[g]))
+        if d["fallback"][i]:
+            assert any(t.blocks == 0 for t in sch.problem.tiles)
+            continue
+        own = slice(first[i], first[i] + d["count"][i])
+        assert d["count"][i] == len(sch.agrp) and d["bgrp"][own].tolist() == sch.bgrp.tolist()
+        assert d["agrp"][own].tolist() == sch.agrp.tolist()
+        for key in S.FEATURES:
+            assert d["feats"][key][own].tolist() == sch.feats[key].tolist(), (i, key)
+        want = P.from_schedule(sch)["per"]
+        for key, v in d["per"].items():
+            assert v[i] == want[key][0], key
+        checked.add((fmt[g], mapping[g], bool(opt[g])))
+    assert len(checked) == 8  # every format, mapping and lmm_opt met
