@@ -62,7 +62,7 @@ from .. import tech
 from .. import vector
 from ..base import Model
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric
+from ..result import LayerBatch, Metric, row_sum
 
 FORMATS = ("dense", "csr", "jds")
 SCHEDULES = ("ivj", "ivs")
@@ -293,17 +293,19 @@ class ImaxModel(Model):
         def stack(key):
             return np.array([lb.metrics[key] for lb in layers])
 
+        # sums over layers one layer after the other (row_sum): a point alone gives the bits it gives in a
+        # batch (a sum over axis 0 adds a (layers x 1) column pairwise from 8 layers, the rows of a batch in order)
         time = stack("time_s")
-        tot_time = time.sum(axis=0)
-        dense_time = stack("dense_time_s").sum(axis=0)
+        tot_time = row_sum(time)
+        dense_time = row_sum(stack("dense_time_s"))
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
                 **base,
                 "speedup_vs_dense": dense_time / tot_time,
                 "dense_time_s": dense_time,
-                "lmm_utilization": (time * stack("lmm_utilization")).sum(axis=0) / tot_time,
-                "lmm_utilization_unoptimized": (time * stack("lmm_utilization_unoptimized")).sum(axis=0) / tot_time,
-                "starts": stack("starts").sum(axis=0),
+                "lmm_utilization": row_sum(time * stack("lmm_utilization")) / tot_time,
+                "lmm_utilization_unoptimized": row_sum(time * stack("lmm_utilization_unoptimized")) / tot_time,
+                "starts": row_sum(stack("starts")),
             }
         macs = stack("mac_units")
         macs = np.where(np.isnan(macs), -1.0, macs).max(axis=0)
