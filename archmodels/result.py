@@ -331,10 +331,14 @@ class BatchResult:
         rows = self._layer_feasible
         bad = (np.flatnonzero(~rows.all(axis=1)).tolist() if type(rows) is np.ndarray
                else [i for i, r in enumerate(rows) if not r.all()])
+        empty = out == ""
         for i in bad:
+            if not empty.any():
+                break  # every point has its reason (the first one wins): later layers cannot add one
             lb = self.layers[i]
-            fill = (out == "") & ~lb.feasible
+            fill = empty & ~lb.feasible
             out[fill] = np.array([f"layer {lb.name}: {r}" for r in lb.reason[fill]], dtype=object)
+            empty &= ~fill
         return out
 
     @cached_property
