@@ -45,6 +45,7 @@ from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runn
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
+from ..layerarrays import PointsMemo
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums, seqsum
 
@@ -257,13 +258,12 @@ class _EmaxBase(Model):
             zero = np.zeros(n)
             return seqsum([zero] + [lb.states.get(s, zero) for lb in layers for s in names], n)
 
-        area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], pts.get("spm_kb", np.zeros(n)),
-                             pts["dtype_bits"], pts["tech_nm"], pts["clock_mhz"])
+        area = _area_static(pts)
         cycles, time_s = tot("cycles"), tot("time_s")
         macs = float(sum(lb.layer.macs for lb in layers))
         dram = tot("dram_read_bytes") + tot("dram_write_bytes")
         pes = (pts["rows"] * pts["cols"]).astype(float)
-        static = _static_power_w(pts, n, area)
+        static = area["static_power_w"]
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
                 "area_mm2": area["area_mm2"],
@@ -351,26 +351,41 @@ class EmaxvrModel(_EmaxBase):
 
 
 # -------------------------------------------------------------------- per-layer evaluation
-def _static_power_w(pts: Points, n: int, area: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """Leakage of the PE logic and every LMM and the SPM at the clock's supply [W] (spec emax.md §6 area, the
-    technology table's leakage); ``area``: :func:`cost.area_mm2` of ``pts`` if already at hand."""
+def _area_static(pts: Points) -> dict[str, np.ndarray]:
+    """:func:`cost.area_mm2` of ``pts`` and the leakage ``static_power_w`` of the PE logic and every LMM and
+    the SPM at the clock's supply [W] (spec emax.md §6 area, the technology table's leakage). Read-only arrays,
+    remembered for the last few point sets (:class:`PointsMemo`): plan ranking and the totals both ask."""
+    names = tuple(k for k in _AREA_KEYS if k in pts)  # EMAXV has no SPM parameter
+    memo = _AREA_MEMOS.get(names)
+    if memo is None:
+        memo = _AREA_MEMOS[names] = PointsMemo(_area_static_computed, names)
+    return memo(pts)
+
+
+def _area_static_computed(pts: Points) -> dict[str, np.ndarray]:
+    """:func:`_area_static`, computed."""
+    n = batch_size(pts)
     spm_kb = pts.get("spm_kb", np.zeros(n))
-    if area is None:
-        area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], spm_kb, pts["dtype_bits"], pts["tech_nm"],
-                             pts["clock_mhz"])
+    area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], spm_kb, pts["dtype_bits"], pts["tech_nm"],
+                         pts["clock_mhz"])
     sram_kb = (pts["rows"] * pts["cols"]).astype(float) * pts["lmm_kb"] + spm_kb
     static = np.empty(n)
     vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
     for nd in np.unique(pts["tech_nm"]):
         at = pts["tech_nm"] == nd
         static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
-    return static
+    return {**area, "static_power_w": static}
+
+
+#: the parameters :func:`_area_static` depends on, and its memo per set of them present
+_AREA_KEYS = ("rows", "cols", "lmm_kb", "spm_kb", "dtype_bits", "tech_nm", "clock_mhz")
+_AREA_MEMOS: dict[tuple[str, ...], PointsMemo] = {}
 
 
 def _rank_static_w(pts: Points, n: int) -> np.ndarray:
-    """:func:`_static_power_w` as plans and forms are ranked: 0 where it is undefined (a clock above the node's
+    """:func:`_area_static`'s leakage as plans and forms are ranked: 0 where it is undefined (a clock above the node's
     maximum: the point is infeasible, its plans are still ranked, by their dynamic energy)."""
-    static = _static_power_w(pts, n)
+    static = _area_static(pts)["static_power_w"]
     return np.where(np.isfinite(static), static, 0.0)
 
 
@@ -426,10 +441,15 @@ class _Results:
         f_layer: list[np.ndarray] = []
         f_pts: list[np.ndarray] = []
         f_into: list[np.ndarray] = []
+        ran: list[str] | None = None  # the metric keys of res (the same for every layer: built once)
         for i in range(self.nl):
-            if self.names[i] is None:  # metric key order: as the first combination set them
-                self.names[i] = ([k for k in res if not k.startswith("state:")] if p.count[i, 0] > 0
-                                 else list(_all_metric_names()))
+            if self.names[i] is None:  # metric key order: as the first combination set them (read-only lists)
+                if p.count[i, 0] > 0:
+                    if ran is None:
+                        ran = [k for k in res if not k.startswith("state:")]
+                    self.names[i] = ran
+                else:
+                    self.names[i] = list(_all_metric_names())
                 for k in self.names[i]:
                     if k not in self.metrics:
                         self.metrics[k] = np.full((self.nl, self.n), np.nan)
