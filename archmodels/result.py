@@ -10,9 +10,10 @@ public interface: extend, never rename.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
-from functools import cached_property
-from collections.abc import Sequence
+from functools import cached_property, reduce
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -132,6 +133,7 @@ _LAYER_KEY_SET = frozenset(_LAYER_KEYS)
 
 #: model_totals keys the contract totals consume (not repeated as model-specific keys)
 _CONTRACT_TOTALS = ("extra_energy_j", "area_mm2", "hw_mac_units", "static_power_w")
+_TOTAL_ORDER = tuple(m.name for m in TOTAL_METRICS)  # the contract totals in their order
 _SUMMED = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "energy_j")
 _SUMMED_UTIL = (*_SUMMED, "utilization")  # time_s at index 1
 
@@ -348,6 +350,8 @@ class BatchResult:
         macs, vector_ops = layer_sizes([lb.layer for lb in self.layers])
         tot: dict[str, np.ndarray] = {"macs": np.full(n, macs), "vector_ops": np.full(n, vector_ops)}
         cube = _layer_cube(self.layers, _SUMMED_UTIL, n)  # one stack for every summed key (the common case)
+        if cube is not None and n == 1:  # one point (a study's trial): the same operations on Python floats
+            return self._with_model_totals(_one_point_totals(cube, macs, vector_ops, self.model_totals), n)
         if cube is not None:
             tot.update(zip(_SUMMED, _cube_sums(cube[:-1])))
             busy = row_sum(cube[1] * cube[-1])  # time_s x utilization (as _busy)
@@ -368,8 +372,10 @@ class BatchResult:
             tot["hw_mac_units"] = _per_point(self.model_totals["hw_mac_units"], n)
             tot["static_power_w"] = static
             tot["dynamic_power_w"] = tot["power_w"] - static
-        order = [m.name for m in TOTAL_METRICS]
-        out = {k: tot[k] for k in order}
+        return self._with_model_totals({k: tot[k] for k in _TOTAL_ORDER}, n)
+
+    def _with_model_totals(self, out: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+        """``out`` (the contract totals in their order), then the model-specific totals (read-only views)."""
         for key, value in self.model_totals.items():
             if key not in _CONTRACT_TOTALS:
                 out[key] = _read_only(value, n)
@@ -448,6 +454,52 @@ def _busy(times: list, utils: list, n: int) -> np.ndarray:
         if t is not None and u is not None and t.shape == u.shape:
             return row_sum(t * u)
     return seqsum([a * b for a, b in zip(times, utils)], n)
+
+
+def _one_point_totals(cube: np.ndarray, macs: float, vector_ops: float,
+                      model_totals: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:attr:`BatchResult.totals`' contract totals of one point from its (keys x layers x 1) ``cube`` of
+    :data:`_SUMMED_UTIL`: the very operations of the array path, in its order, on Python floats (IEEE
+    doubles as numpy's float64: the same bits; sums layer after layer as :func:`row_sum`; a division by zero
+    as numpy's, :func:`_div`), for ~20 numpy calls fewer. Each total is a (1,) view of one float array."""
+    cycles, time_s, rd, wr, energy, util = cube[:, :, 0].tolist()
+    t = _seq(time_s)
+    busy = _seq(map(operator.mul, time_s, util))
+    e = _seq(energy) + _one(model_totals.get("extra_energy_j", 0.0))
+    static = _one(model_totals.get("static_power_w", 0.0))
+    power = e / t if t > 0 else 0.0
+    tot = {
+        "macs": macs, "vector_ops": vector_ops, "cycles": _seq(cycles), "time_s": t, "dram_read_bytes": _seq(rd),
+        "dram_write_bytes": _seq(wr), "energy_j": e, "utilization": busy / t if t > 0 else 0.0,
+        "power_w": power, "area_mm2": _one(model_totals["area_mm2"]), "macs_per_s": _div(macs, t),
+        "fps": _div(1.0, t), "hw_mac_units": _one(model_totals["hw_mac_units"]), "static_power_w": static,
+        "dynamic_power_w": power - static,
+    }
+    tot["dram_bytes"] = tot["dram_read_bytes"] + tot["dram_write_bytes"]
+    values = np.array([tot[k] for k in _TOTAL_ORDER], dtype=float).reshape(-1, 1)
+    return dict(zip(_TOTAL_ORDER, values))  # rows of one array: (1,) views
+
+
+def _seq(xs: Iterable[float]) -> float:
+    """Sum of ``xs``, one after the other (the additions of :func:`row_sum`; not ``sum``, which Python 3.12
+    compensates for floats)."""
+    return reduce(operator.add, xs)
+
+
+def _one(value: Any) -> float:
+    """A number or an array of one point as a Python float (the value :func:`_per_point` gives for n = 1)."""
+    if type(value) is np.ndarray:
+        return float(value.item(0))  # an int64 rounds to the float64 numpy would convert it to
+    return float(value) if type(value) in (float, int) else float(np.asarray(value, dtype=float).reshape(-1)[0])
+
+
+def _div(a: float, b: float) -> float:
+    """``a / b`` as numpy divides float64 (``b == 0``: +-inf, or NaN for 0 / 0 and NaN / 0; no exception)."""
+    if b != 0:
+        return a / b
+    if a != a or a == 0:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _per_point(value: Any, n: int) -> np.ndarray:

@@ -182,3 +182,36 @@ def test_every_numeric_parameter_refuses_non_finite_values_in_one_line(value):
             if p.kind in ("int", "float"):
                 with pytest.raises(UserError, match=p.name):
                     p.check(value)
+
+
+_SPECIAL = st.sampled_from([0.0, -0.0, 1.0, 3.5e-9, 1e300, float("inf"), -float("inf"), float("nan")])
+_VALUE = st.one_of(_SPECIAL, st.floats(min_value=-1e3, max_value=1e12, allow_nan=False))
+
+
+def _result(layer_values: list[list[float]], model: dict[str, float], n: int):
+    from archmodels.result import BatchResult
+
+    layers = []
+    for i, vals in enumerate(layer_values):
+        lb = LayerBatch(FC(f"f{i}", 8, 4), n)
+        lb.set(**{k: np.full(n, v) for k, v in zip(("cycles", "time_s", "dram_read_bytes", "dram_write_bytes",
+                                                    "energy_j", "utilization"), vals)})
+        layers.append(lb)
+    totals = {k: np.full(n, v) for k, v in model.items()}
+    return BatchResult("x", "w", {"p": np.zeros(n)}, ("p",), layers, totals, np.ones(n, bool), np.full(n, "", object))
+
+
+@settings(max_examples=300, deadline=None)
+@given(layer_values=st.lists(st.lists(_VALUE, min_size=6, max_size=6), min_size=1, max_size=9),
+       area=_VALUE, units=_VALUE, static=_VALUE, extra=_VALUE)
+def test_one_point_totals_are_the_array_path_bits(layer_values, area, units, static, extra):
+    """A point alone (totals on Python floats) == the same point in a batch of two (numpy), bit for bit,
+    special values included (zero, negative zero and infinite times, NaN)."""
+    model = {"area_mm2": area, "hw_mac_units": units, "static_power_w": static, "extra_energy_j": extra}
+    with np.errstate(all="ignore"):  # the array path on inf - inf, 1e300 x 1e300 ...
+        one, two = _result(layer_values, model, 1).totals, _result(layer_values, model, 2).totals
+    assert list(one) == list(two)
+    for k in one:
+        assert one[k].shape == (1,) and one[k].dtype == np.float64, k
+        a, b = one[k][0], two[k][0]
+        assert (a == b and math.copysign(1, a) == math.copysign(1, b)) or (math.isnan(a) and math.isnan(b)), (k, a, b)
