@@ -83,15 +83,16 @@ def _evaluate(study: Study, pts: dict[str, np.ndarray]) -> Evaluated:
         reason[fill] = r.reason[fill]
 
     n = results[0].n
-    values = np.empty((n, len(study.objectives)))
-    for j, obj in enumerate(study.objectives):
-        v = metric_values(study, results, totals, obj.metric, directions)
-        bad = ~np.isfinite(v)
-        values[:, j] = np.where(bad, np.inf if obj.direction == "minimize" else -np.inf, v)
+    # every objective (and every constraint) as a row of one array: one isfinite and one where for all
+    obj = np.array([metric_values(study, results, totals, o.metric, directions) for o in study.objectives],
+                   dtype=float).reshape(len(study.objectives), n)
+    worst = np.array([np.inf if o.direction == "minimize" else -np.inf for o in study.objectives]).reshape(-1, 1)
+    values = np.where(np.isfinite(obj), obj, worst).T
     viol = np.empty((n, len(study.constraints) + 1))
-    for j, con in enumerate(study.constraints):
-        v = con.violation(metric_values(study, results, totals, con.metric, directions))
-        viol[:, j] = np.where(np.isfinite(v), v, BIG)
+    if study.constraints:
+        v = np.array([c.violation(metric_values(study, results, totals, c.metric, directions))
+                      for c in study.constraints], dtype=float).reshape(len(study.constraints), n)
+        viol[:, :-1] = np.where(np.isfinite(v), v, BIG).T
     viol[:, -1] = np.where(feasible, 0.0, 1.0)
     return Evaluated(totals, feasible, reason, values, viol)
 
