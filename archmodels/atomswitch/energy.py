@@ -14,11 +14,12 @@ the paper's via-switch fabric gives no figure for how its tiles scale.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import tech
-from ..layerarrays import groups, stack_rows
-from .layers import StageCost
+from ..layerarrays import groups
 
 #: Technology node charged for energy and used for the default memory-cell area.
 #: The spec gives no node for the via-switch array; we take 28 nm, the larger
@@ -26,34 +27,52 @@ from .layers import StageCost
 DEVICE_NODE_NM = 28
 
 
-def stages_energy_j(costs: list[StageCost], rows: list[int], value_bits: np.ndarray, dram: np.ndarray,
-                    node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
+def stages_energy_j(mac_ops: np.ndarray, add_ops: np.ndarray, compare_ops: np.ndarray, sram_words: np.ndarray,
+                    sram_bank_words: np.ndarray, dram_read_bytes: np.ndarray, dram_write_bytes: np.ndarray,
+                    value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
     """Energy of each stage per design point [J], arrays over (stages x points).
 
-    ``costs`` are stage groups of ``rows`` stages each, stacked in that order. The SRAM accesses
-    are summed slot by slot in each stage's own order (a group with fewer accesses adds exact
-    zeros after its last).
+    ``sram_words`` / ``sram_bank_words``: (slots x stages x points) SRAM accesses of so many words to banks of so
+    many words, summed slot by slot in each stage's own order (a stage with fewer accesses adds exact zeros after
+    its last).
     """
-    n = len(value_bits)
+    mac_pj, add_pj = _op_pj(value_bits, node_nm)
+    nbytes = value_bits / 8.0
+    e = mac_ops * mac_pj
+    e = e + (add_ops + compare_ops) * add_pj
+    sram_pj = tech.sram_energy_pj_per_byte(sram_bank_words * nbytes / 1024.0, node_nm)  # every slot in one call
+    for words, pj in zip(sram_words, sram_pj):
+        e = e + words * nbytes * pj
+    if len(dram) == 1:  # one point: the row's energies per byte once per name, as tech.dram_energy_j takes them
+        read_pj, write_pj = _dram_pj(dram[0])
+        return e * 1e-12 + (dram_read_bytes * read_pj + dram_write_bytes * write_pj) * 1e-12
+    return e * 1e-12 + tech.dram_energy_j(dram_read_bytes, dram_write_bytes, dram)
 
-    def stack(values) -> np.ndarray:
-        return stack_rows(list(values), rows, n, dtype=float)
 
-    mac, adds, compares = stack(c.mac_ops for c in costs), stack(c.add_ops for c in costs), \
-        stack(c.compare_ops for c in costs)
-    slots = [(stack(c.sram[k].words if k < len(c.sram) else 0.0 for c in costs),
-              stack(c.sram[k].bank_words if k < len(c.sram) else 0.0 for c in costs))
-             for k in range(max(len(c.sram) for c in costs))]
-    nodes = np.full(n, node_nm)
-    nbytes = np.asarray(value_bits) / 8.0
-    e = mac * tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), value_bits, nodes)
-    e = e + (adds + compares) * tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
-                                               value_bits, nodes)
-    for words, bank_words in slots:
-        bank_kb = bank_words * nbytes / 1024.0
-        e = e + words * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
-    return e * 1e-12 + tech.dram_energy_j(stack(c.dram_read_bytes for c in costs),
-                                            stack(c.dram_write_bytes for c in costs), dram)
+def _op_pj(value_bits: np.ndarray, node_nm: int) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """(MAC, add) energy [pJ] per point of ``value_bits``-wide operands: one number when the points share one width
+    (one point, a study with a fixed width), else arrays over points."""
+    widths = [int(b) for b in tech.distinct(value_bits)]
+    if len(widths) == 1:
+        return _op_pj_of(widths[0], node_nm)
+    table = np.zeros((2, max(widths) + 1))  # per width: its energies, picked per point by indexing
+    for b in widths:
+        table[:, b] = _op_pj_of(b, node_nm)
+    return table[0][value_bits], table[1][value_bits]
+
+
+@lru_cache(maxsize=None)
+def _op_pj_of(bits: int, node_nm: int) -> tuple[float, float]:
+    """(MAC, add) energy [pJ] of ``bits``-wide operands (technology table), once per width and node."""
+    dtype = tech.dtype_of(bits)
+    return float(tech.mac_energy_pj(dtype, node_nm)), float(tech.op_energy_pj("add", dtype, node_nm))
+
+
+@lru_cache(maxsize=None)
+def _dram_pj(name: str) -> tuple[float, float]:
+    """(read, write) energy per byte [pJ/B] of DRAM row ``name`` (technology table)."""
+    read, write = tech.dram_pj_per_byte(name)
+    return float(read), float(write)
 
 
 def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_NODE_NM):

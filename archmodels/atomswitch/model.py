@@ -32,9 +32,10 @@ from workloads import Workload
 from .. import tech
 from .. import vector
 from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
-from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage, stage_groups
+from .layers import (Ctx, Stage, StageCost, group_costs, plan, point_costs, stack_groups, stack_order, stack_point,
+                     stage_groups, stage_rows)
 from ..base import Model
-from ..layerarrays import column, full, layer_batches, stack_rows
+from ..layerarrays import full, layer_batches
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums
 
@@ -119,82 +120,99 @@ class AtomSwitchModel(Model):
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points)."""
+        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points); a single
+        point stage by stage in Python numbers (:func:`stage_rows`: a numpy call costs ~20 Python operations).
+        Either way the stage costs are stacked once into (stages x points) arrays, stages in plan order."""
         stages = plan(workload)
-        groups = stage_groups(workload)
         c = self._ctx(stages, pts)
-        costs: dict[str, StageCost] = {}
-        for role, g in groups.items():  # ROLES order: a fused pool's convolution is costed before it
-            if role == "conv":
-                costs[role] = conv_stage(g, c)
-            elif role == "fc":
-                costs[role] = fc_stage(g, c)
+        order = stack_order(workload)
+        out: list[LayerBatch | None] = [None] * len(stages)
+        if order.index:  # some stage runs on the array
+            if c.one:
+                costs = point_costs(stage_rows(workload), c)
+                fields = stack_point(costs)
             else:
-                costs[role] = pool_stage(g, c, costs["conv"] if role == "fused_pool" else None)
-        row = [-1] * len(stages)
-        for r, i in enumerate(i for g in groups.values() for i in g.index):
-            row[i] = r
-        rows = [g.rows for g in groups.values()]
-        out = layer_batches([st.layer for st in stages], row, c.n,
-                            self._metrics(list(costs.values()), rows, pts, c), {}) if costs else [None] * len(stages)
-        for role, g in groups.items():
-            states = {name: full(arr, (g.rows, c.n)) for name, arr in costs[role].states.items()}
-            for j, i in enumerate(g.index):
-                out[i].states = {name: arr[j] for name, arr in states.items()}
-                if role == "fused_pool":
-                    out[i].labels["fused_into"] = np.full(c.n, g.conv.names[j], dtype=object)
+                costs = group_costs(stage_groups(workload), c)
+                fields = stack_groups(costs, order.positions, len(order.index), c.n)
+            out = layer_batches([st.layer for st in stages], order.row, c.n,
+                                self._metrics(fields, pts, c, order.macs), {})
+            self._states(out, costs, c)
+            self._mark_fit([out[i] for i in order.index], fields["area_mm2"], pts["chip_area_mm2"])
         for i, st in enumerate(stages):
             if out[i] is None:
                 out[i] = self._unsupported(st, c.n)
-        self._mark_fit(out, pts)
-        self._utilization(out, c.n)
         return out
 
     @staticmethod
-    def _metrics(costs: list[StageCost], rows: list[int], pts: Points, c: Ctx) -> dict[str, np.ndarray]:
-        """The layer metrics of the stage groups ``costs`` (``rows`` stages each), arrays over (stages x points)."""
-        def stack(get) -> np.ndarray:
-            return stack_rows([get(cost) for cost in costs], rows, c.n, dtype=float)
+    def _states(out: list[LayerBatch | None], costs: list[StageCost], c: Ctx) -> None:
+        """Each stage's cycles by state (and a fused pool's ``fused_into`` label): its row of its group's states,
+        or on the one-point path its own numbers."""
+        for k in costs:
+            if c.one:
+                states = {name: np.array([v], dtype=float) for name, v in k.states.items()}
+                rows = [states]
+            else:
+                arrays = {name: full(arr, (k.rows, c.n)) for name, arr in k.states.items()}
+                rows = [{name: arr[j] for name, arr in arrays.items()} for j in range(k.rows)]
+            for j, (i, states) in enumerate(zip(k.index, rows)):
+                out[i].states = states
+                if k.fused_into is not None:
+                    out[i].labels["fused_into"] = np.full(c.n, k.fused_into[j], dtype=object)
 
-        cycles = stack(lambda k: k.cycles)
-        multipliers = stack(lambda k: k.multipliers)
-        memory_words, delay_words = stack(lambda k: k.memory_words), stack(lambda k: k.delay_words)
+    def _metrics(self, f: dict[str, np.ndarray], pts: Points, c: Ctx, macs: np.ndarray) -> dict[str, np.ndarray]:
+        """The layer metrics from the stacked stage costs ``f`` (arrays over stages x points, plan order);
+        puts the stages' ``area_mm2`` into ``f`` too (for :meth:`_mark_fit`)."""
+        cycles, multipliers = f["cycles"], f["multipliers"]
+        memory_words, delay_words = f["memory_words"], f["delay_words"]
         word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
         area_um2 = multipliers * pts["tile_um2"] + (memory_words + delay_words) * word_um2
+        f["area_mm2"] = area_mm2 = area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6
         return dict(
             cycles=cycles, time_s=cycles / c.clock_hz,
-            utilization=np.full(cycles.shape, np.nan),  # set once all layers are known
-            dram_read_bytes=stack(lambda k: k.dram_read_bytes), dram_write_bytes=stack(lambda k: k.dram_write_bytes),
-            energy_j=stages_energy_j(costs, rows, pts["value_bits"], pts["dram"]),
+            utilization=self._utilization(multipliers, cycles, macs),
+            dram_read_bytes=f["dram_read_bytes"], dram_write_bytes=f["dram_write_bytes"],
+            energy_j=stages_energy_j(f["mac_ops"], f["add_ops"], f["compare_ops"], f["sram_words"],
+                                     f["sram_bank_words"], f["dram_read_bytes"], f["dram_write_bytes"],
+                                     pts["value_bits"], pts["dram"]),
             multipliers=multipliers, tiles=multipliers.copy(), memory_words=memory_words,
-            delay_words=delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
-            adders=stack(lambda k: k.adders), comparators=stack(lambda k: k.comparators),
-            circuits=stack(lambda k: k.circuits), passes=stack(lambda k: k.passes),
+            delay_words=delay_words, area_mm2=area_mm2,
+            adders=f["adders"], comparators=f["comparators"], circuits=f["circuits"], passes=f["passes"],
         )
 
     @staticmethod
-    def _utilization(layers: list[LayerBatch], n: int) -> None:
-        """Busy multipliers / all multipliers of the resident network over each layer's time (contract)."""
-        if not layers:
-            return
-        total = np.cumsum([lb.metrics["multipliers"] for lb in layers], axis=0)[-1]  # layer by layer
-        cycles = np.array([lb.metrics["cycles"] for lb in layers])
-        macs = column(lb.layer.macs for lb in layers)
+    def _utilization(multipliers: np.ndarray, cycles: np.ndarray, macs: np.ndarray) -> np.ndarray:
+        """Busy multipliers / all multipliers of the resident network over each layer's time (contract):
+        arrays over (stages x points); the network's multipliers summed stage after stage."""
+        total = np.add.accumulate(multipliers, axis=0)[-1]  # layer by layer (an unsupported layer has none)
+        if (total > 0).all() and (cycles > 0).all():
+            return macs / (cycles * total)  # what the expression below gives, without its error state and masks
         with np.errstate(divide="ignore", invalid="ignore"):
             u = np.where(total > 0, macs / (cycles * total), 0.0)
-        util = np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
-        for lb, row in zip(layers, util):
-            lb.metrics["utilization"] = row
+        return np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
 
     @staticmethod
     def _ctx(stages: tuple[Stage, ...], pts: Points) -> Ctx:
+        """The per-point inputs of the stage formulas: Python numbers for a single point (the one-point path)."""
+        n = batch_size(pts)
+        max_multipliers = max((s.full_multipliers for s in stages), default=1)
+        if n == 1:
+            clock_hz = pts["clock_mhz"].item() * 1e6
+            dram_weights = pts["weight_store"].item() == "dram"
+            return Ctx(
+                n=1, clock_hz=clock_hz, bytes_per_value=pts["value_bits"].item() / 8.0,
+                ppc=int(pts["pixels_per_clock"].item()), fold=int(pts["fold"].item()),
+                balanced=pts["fold_policy"].item() == "balanced", dram_weights=dram_weights,
+                chip_weights=not dram_weights, dram_bytes_per_cycle=pts["dram_gbps"].item() * 1e9 / clock_hz,
+                max_multipliers=max_multipliers,
+            )
         clock_hz = pts["clock_mhz"] * 1e6
+        dram_weights = pts["weight_store"] == "dram"
         return Ctx(
-            n=batch_size(pts), clock_hz=clock_hz, bytes_per_value=pts["value_bits"] / 8.0,
+            n=n, clock_hz=clock_hz, bytes_per_value=pts["value_bits"] / 8.0,
             ppc=pts["pixels_per_clock"], fold=pts["fold"], balanced=pts["fold_policy"] == "balanced",
-            dram_weights=pts["weight_store"] == "dram",
+            dram_weights=dram_weights, chip_weights=~dram_weights,
             dram_bytes_per_cycle=pts["dram_gbps"] * 1e9 / clock_hz,
-            max_multipliers=max((s.full_multipliers for s in stages), default=1),
+            max_multipliers=max_multipliers, ones=np.ones(n), int_ones=np.ones(n, dtype=np.int64),
         )
 
     @staticmethod
@@ -208,17 +226,19 @@ class AtomSwitchModel(Model):
         return lb
 
     @staticmethod
-    def _mark_fit(layers: list[LayerBatch], pts: Points) -> None:
-        """Infeasible where a layer alone, or the network up to a layer, exceeds ``chip_area_mm2``."""
-        if not layers:
-            return
-        chip = pts["chip_area_mm2"]
-        areas = np.array([lb.metrics["area_mm2"] for lb in layers])
-        cum = np.cumsum(areas, axis=0)
-        before = np.vstack([np.zeros((1, areas.shape[1])), cum[:-1]])
+    def _mark_fit(layers: list[LayerBatch], areas: np.ndarray, chip: np.ndarray) -> None:
+        """Infeasible where a layer alone, or the network up to a layer, exceeds ``chip_area_mm2``.
+
+        ``layers``: the supported layers in plan order, ``areas`` theirs (stages x points; an unsupported
+        layer has no area, so it neither adds to the running sum nor overflows)."""
+        cum = np.add.accumulate(areas, axis=0)
         alone = areas > chip
-        overflow = (cum > chip) & (before <= chip) & ~alone
-        for i in np.flatnonzero(alone.any(axis=1) | overflow.any(axis=1)):
+        over = cum > chip
+        if not (alone.any() or over.any()):
+            return  # everything fits (the running sum is largest at the last layer)
+        before = np.vstack([np.zeros((1, areas.shape[1])), cum[:-1]])
+        overflow = over & (before <= chip) & ~alone
+        for i in np.flatnonzero(alone.any(axis=1) | overflow.any(axis=1)).tolist():
             _infeasible(layers[i], alone[i], "this layer alone needs", areas[i], chip)
             _infeasible(layers[i], overflow[i], "the network up to this layer needs", cum[i], chip)
 
@@ -250,6 +270,9 @@ def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, c
     """Mark ``mask`` infeasible; reason strings are formatted only for the points that get them."""
     new = mask & lb.feasible
     if not new.any():
+        return
+    if lb.n == 1:  # one point (it is new): its reason as a string
+        lb.infeasible(new, f"{what} %.4g mm2 > chip_area_mm2 %.4g" % (need.item(0), chip.item(0)))
         return
     reason = np.full(lb.n, "", dtype=object)
     reason[new] = [f"{what} %.4g mm2 > chip_area_mm2 %.4g" % (x, y) for x, y in zip(need[new].tolist(), chip[new].tolist())]
