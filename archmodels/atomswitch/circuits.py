@@ -59,21 +59,25 @@ STAGES = StageCycles()
 # numpy's elementwise functions, computed in Python when every argument is a plain Python number (each numpy
 # call costs ~1 us, a Python operation ~50 ns; the values are the same: IEEE double or exact integer arithmetic)
 
+#: Python number types: a value of one of them is on the one-point path (``type(x) in _PLAIN``, no call)
+_PLAIN = frozenset((int, float, bool))
+
+
 def _plain(x) -> bool:
     """``x`` is a Python number (not an array): the one-point path."""
-    return type(x) is int or type(x) is float or type(x) is bool
+    return type(x) in _PLAIN
 
 
 def maximum(a, b):
     """``np.maximum(a, b)`` (no NaN on the one-point path)."""
-    if _plain(a) and _plain(b):
+    if type(a) in _PLAIN and type(b) in _PLAIN:
         return a if a >= b else b
     return np.maximum(a, b)
 
 
 def minimum(a, b):
     """``np.minimum(a, b)`` (no NaN on the one-point path)."""
-    if _plain(a) and _plain(b):
+    if type(a) in _PLAIN and type(b) in _PLAIN:
         return a if a <= b else b
     return np.minimum(a, b)
 

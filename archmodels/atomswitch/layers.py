@@ -531,3 +531,34 @@ def stack_groups(costs: list[StageCost], positions: tuple, rows: int, n: int) ->
     out = dict(zip(("cycles",) + STACKED, block))
     out["sram_words"], out["sram_bank_words"] = block[-2 * slots:-slots], block[-slots:]
     return out
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What the model reads of a workload whatever the design point: built once per workload object."""
+
+    stages: tuple[Stage, ...]  # :func:`plan`
+    groups: dict[Role, StageGroup]  # :func:`stage_groups` (batches)
+    rows: tuple[StageGroup | None, ...]  # :func:`stage_rows` (one point)
+    order: StackOrder  # :func:`stack_order`
+    max_multipliers: int  # largest full_multipliers of the stages (the balanced fold's reference)
+
+
+#: tables per workload object: id -> (the workload, its tables); a study evaluates the same object every trial
+_TABLES: dict[int, tuple[Workload, Tables]] = {}
+_TABLES_MAX = 64
+
+
+def tables(workload: Workload) -> Tables:
+    """The :class:`Tables` of ``workload``, remembered by the object's id (the entry holds the workload, so its
+    id cannot name another object): the lru caches above hash the whole workload, every layer, on each call."""
+    hit = _TABLES.get(id(workload))
+    if hit is not None and hit[0] is workload:
+        return hit[1]
+    stages = plan(workload)
+    out = Tables(stages, stage_groups(workload), stage_rows(workload), stack_order(workload),
+                 max((s.full_multipliers for s in stages), default=1))
+    if len(_TABLES) >= _TABLES_MAX:
+        _TABLES.clear()
+    _TABLES[id(workload)] = (workload, out)
+    return out

@@ -25,6 +25,8 @@ the paper's count: chip area / tile area (§4).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from workloads import Workload
@@ -32,10 +34,8 @@ from workloads import Workload
 from .. import tech
 from .. import vector
 from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
-from .layers import (Ctx, Stage, StageCost, group_costs, plan, point_costs, stack_groups, stack_order, stack_point,
-                     stage_groups, stage_rows)
+from .layers import Ctx, Stage, StackOrder, StageCost, group_costs, point_costs, stack_groups, stack_point, tables
 from ..base import Model
-from ..layerarrays import full, layer_batches
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums
 
@@ -123,41 +123,23 @@ class AtomSwitchModel(Model):
         """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points); a single
         point stage by stage in Python numbers (:func:`stage_rows`: a numpy call costs ~20 Python operations).
         Either way the stage costs are stacked once into (stages x points) arrays, stages in plan order."""
-        stages = plan(workload)
-        c = self._ctx(stages, pts)
-        order = stack_order(workload)
+        t = tables(workload)
+        stages, order = t.stages, t.order
+        c = self._ctx(t.max_multipliers, pts)
         out: list[LayerBatch | None] = [None] * len(stages)
         if order.index:  # some stage runs on the array
             if c.one:
-                costs = point_costs(stage_rows(workload), c)
+                costs = point_costs(t.rows, c)
                 fields = stack_point(costs)
             else:
-                costs = group_costs(stage_groups(workload), c)
+                costs = group_costs(t.groups, c)
                 fields = stack_groups(costs, order.positions, len(order.index), c.n)
-            out = layer_batches([st.layer for st in stages], order.row, c.n,
-                                self._metrics(fields, pts, c, order.macs), {})
-            self._states(out, costs, c)
+            out = _stage_batches(stages, order, costs, self._metrics(fields, pts, c, order.macs), c.n)
             self._mark_fit([out[i] for i in order.index], fields["area_mm2"], pts["chip_area_mm2"])
         for i, st in enumerate(stages):
             if out[i] is None:
                 out[i] = self._unsupported(st, c.n)
         return out
-
-    @staticmethod
-    def _states(out: list[LayerBatch | None], costs: list[StageCost], c: Ctx) -> None:
-        """Each stage's cycles by state (and a fused pool's ``fused_into`` label): its row of its group's states,
-        or on the one-point path its own numbers."""
-        for k in costs:
-            if c.one:
-                states = {name: np.array([v], dtype=float) for name, v in k.states.items()}
-                rows = [states]
-            else:
-                arrays = {name: full(arr, (k.rows, c.n)) for name, arr in k.states.items()}
-                rows = [{name: arr[j] for name, arr in arrays.items()} for j in range(k.rows)]
-            for j, (i, states) in enumerate(zip(k.index, rows)):
-                out[i].states = states
-                if k.fused_into is not None:
-                    out[i].labels["fused_into"] = np.full(c.n, k.fused_into[j], dtype=object)
 
     def _metrics(self, f: dict[str, np.ndarray], pts: Points, c: Ctx, macs: np.ndarray) -> dict[str, np.ndarray]:
         """The layer metrics from the stacked stage costs ``f`` (arrays over stages x points, plan order);
@@ -191,10 +173,9 @@ class AtomSwitchModel(Model):
         return np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
 
     @staticmethod
-    def _ctx(stages: tuple[Stage, ...], pts: Points) -> Ctx:
+    def _ctx(max_multipliers: int, pts: Points) -> Ctx:
         """The per-point inputs of the stage formulas: Python numbers for a single point (the one-point path)."""
         n = batch_size(pts)
-        max_multipliers = max((s.full_multipliers for s in stages), default=1)
         if n == 1:
             clock_hz = pts["clock_mhz"].item() * 1e6
             dram_weights = pts["weight_store"].item() == "dram"
@@ -231,6 +212,18 @@ class AtomSwitchModel(Model):
 
         ``layers``: the supported layers in plan order, ``areas`` theirs (stages x points; an unsupported
         layer has no area, so it neither adds to the running sum nor overflows)."""
+        if areas.shape[1] == 1:  # one point: the same comparisons and running sum in Python
+            chip_mm2 = chip.item(0)
+            before = 0.0
+            for lb, area in zip(layers, areas.ravel().tolist()):
+                cum = before + area
+                if area > chip_mm2:
+                    lb.infeasible(_ONE, "this layer alone needs %.4g mm2 > chip_area_mm2 %.4g" % (area, chip_mm2))
+                elif cum > chip_mm2 and before <= chip_mm2:
+                    lb.infeasible(_ONE, "the network up to this layer needs %.4g mm2 > chip_area_mm2 %.4g"
+                                  % (cum, chip_mm2))
+                before = cum
+            return
         cum = np.add.accumulate(areas, axis=0)
         alone = areas > chip
         over = cum > chip
@@ -271,9 +264,50 @@ def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, c
     new = mask & lb.feasible
     if not new.any():
         return
-    if lb.n == 1:  # one point (it is new): its reason as a string
-        lb.infeasible(new, f"{what} %.4g mm2 > chip_area_mm2 %.4g" % (need.item(0), chip.item(0)))
-        return
     reason = np.full(lb.n, "", dtype=object)
     reason[new] = [f"{what} %.4g mm2 > chip_area_mm2 %.4g" % (x, y) for x, y in zip(need[new].tolist(), chip[new].tolist())]
     lb.infeasible(new, reason)
+
+
+#: the mask of a one-point batch's only point (read-only: shared)
+_ONE = np.ones(1, dtype=bool)
+_ONE.flags.writeable = False
+
+
+class _StageBatch(LayerBatch):
+    """A stage's :class:`LayerBatch`: its ``states`` (and ``fused_into`` label) built on first access from its
+    stage cost (a study's one-point path never reads them), then ordinary attributes."""
+
+    _src: tuple[dict, int, int, str | None]  # (the stage cost's states, its rows, this stage's row, fused into)
+
+    @cached_property
+    def states(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        states, rows, j, _ = self._src
+        n = self.n
+        return {name: np.broadcast_to(np.asarray(arr, dtype=float), (rows, n))[j].copy() for name, arr in states.items()}
+
+    @cached_property
+    def labels(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        return {"fused_into": np.full(self.n, self._src[3], dtype=object)}
+
+
+def _stage_batches(stages: tuple[Stage, ...], order: StackOrder, costs: list[StageCost],
+                   metrics: dict[str, np.ndarray], n: int) -> list[LayerBatch | None]:
+    """One :class:`_StageBatch` per supported stage (None for the others) holding row ``order.row[i]`` of the
+    (stages x points) ``metrics``: views, and writable ``feasible`` / ``reason`` rows (as
+    :meth:`LayerBatch.infeasible` updates them in place)."""
+    rows = len(order.index)
+    feasible = list(np.ones((rows, n), dtype=bool))
+    reason = list(np.full((rows, n), "", dtype=object))
+    metric_rows = [(k, list(a)) for k, a in metrics.items()]  # every array's rows as views, made once
+    out: list[LayerBatch | None] = [None] * len(stages)
+    new = object.__new__
+    for k in costs:
+        for j, i in enumerate(k.index):
+            r = order.row[i]
+            lb = new(_StageBatch)  # the fields LayerBatch.__init__ would set, but states and labels (lazy)
+            lb.__dict__.update(layer=stages[i].layer, n=n, metrics={name: v[r] for name, v in metric_rows},
+                               feasible=feasible[r], reason=reason[r],
+                               _src=(k.states, k.rows, j, k.fused_into[j] if k.fused_into is not None else None))
+            out[i] = lb
+    return out
