@@ -14,6 +14,7 @@ the paper's via-switch fabric gives no figure for how its tiles scale.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -27,6 +28,43 @@ from ..layerarrays import groups
 DEVICE_NODE_NM = 28
 
 
+@dataclass(frozen=True)
+class EnergyRates:
+    """Energies per operation and per byte of the design points (technology table): Python numbers on the
+    one-point path, else arrays over points (numbers when the points share a width / a DRAM row)."""
+
+    nbytes: np.ndarray | float  # bytes per value
+    mac_pj: np.ndarray | float  # one multiplier firing (multiply + accumulate)
+    add_pj: np.ndarray | float  # one addition or comparison
+    read_pj: np.ndarray | float  # one DRAM byte read
+    write_pj: np.ndarray | float  # one DRAM byte written
+
+
+def energy_rates(value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> EnergyRates:
+    """The :class:`EnergyRates` of the points (arrays over points of the value width and the DRAM row's name)."""
+    if len(value_bits) == 1:  # one point: Python numbers
+        bits = value_bits.item(0)
+        return EnergyRates(bits / 8.0, *_op_pj_of(int(bits), node_nm), *_dram_pj(dram[0]))
+    return EnergyRates(value_bits / 8.0, *_op_pj(value_bits, node_nm), *tech.dram_pj_per_byte(dram))
+
+
+def sram_pj_per_byte(bank_words: np.ndarray, nbytes, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
+    """Energy per byte of an access to SRAM banks of ``bank_words`` words each [pJ/B] (every bank in one call)."""
+    return tech.sram_energy_pj_per_byte(bank_words * nbytes / 1024.0, node_nm)
+
+
+def stage_energy_j(mac_ops, add_ops, compare_ops, sram_words, sram_pj, dram_read_bytes, dram_write_bytes,
+                   r: EnergyRates):
+    """Energy of a stage [J] from its activity: Python floats (one stage of one point) or arrays over
+    (stages x points). ``sram_words`` / ``sram_pj``: the stage's SRAM accesses, slot by slot (words and
+    :func:`sram_pj_per_byte`), summed in that order."""
+    e = mac_ops * r.mac_pj
+    e = e + (add_ops + compare_ops) * r.add_pj
+    for words, pj in zip(sram_words, sram_pj):
+        e = e + words * r.nbytes * pj
+    return e * 1e-12 + (dram_read_bytes * r.read_pj + dram_write_bytes * r.write_pj) * 1e-12
+
+
 def stages_energy_j(mac_ops: np.ndarray, add_ops: np.ndarray, compare_ops: np.ndarray, sram_words: np.ndarray,
                     sram_bank_words: np.ndarray, dram_read_bytes: np.ndarray, dram_write_bytes: np.ndarray,
                     value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
@@ -36,17 +74,9 @@ def stages_energy_j(mac_ops: np.ndarray, add_ops: np.ndarray, compare_ops: np.nd
     many words, summed slot by slot in each stage's own order (a stage with fewer accesses adds exact zeros after
     its last).
     """
-    mac_pj, add_pj = _op_pj(value_bits, node_nm)
-    nbytes = value_bits / 8.0
-    e = mac_ops * mac_pj
-    e = e + (add_ops + compare_ops) * add_pj
-    sram_pj = tech.sram_energy_pj_per_byte(sram_bank_words * nbytes / 1024.0, node_nm)  # every slot in one call
-    for words, pj in zip(sram_words, sram_pj):
-        e = e + words * nbytes * pj
-    if len(dram) == 1:  # one point: the row's energies per byte once per name, as tech.dram_energy_j takes them
-        read_pj, write_pj = _dram_pj(dram[0])
-        return e * 1e-12 + (dram_read_bytes * read_pj + dram_write_bytes * write_pj) * 1e-12
-    return e * 1e-12 + tech.dram_energy_j(dram_read_bytes, dram_write_bytes, dram)
+    r = energy_rates(value_bits, dram, node_nm)
+    sram_pj = sram_pj_per_byte(sram_bank_words, r.nbytes, node_nm)  # every slot in one call
+    return stage_energy_j(mac_ops, add_ops, compare_ops, sram_words, sram_pj, dram_read_bytes, dram_write_bytes, r)
 
 
 def _op_pj(value_bits: np.ndarray, node_nm: int) -> tuple[np.ndarray | float, np.ndarray | float]:

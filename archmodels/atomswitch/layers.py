@@ -473,6 +473,7 @@ class StackOrder:
     row: tuple[int, ...]  # per plan position: its row, -1 when unsupported
     positions: tuple  # per group of :func:`stage_groups` (ROLES order): its rows (a slice when contiguous)
     macs: np.ndarray  # (rows, 1) MACs of each stage (utilization)
+    macs_list: tuple[int, ...]  # the same as Python ints (the one-point path)
 
 
 @lru_cache(maxsize=64)
@@ -488,7 +489,8 @@ def stack_order(workload: Workload) -> StackOrder:
         rows = [row[i] for i in g.index]
         contiguous = rows == list(range(rows[0], rows[0] + len(rows)))
         positions.append(slice(rows[0], rows[-1] + 1) if contiguous else np.array(rows))
-    return StackOrder(index, tuple(row), tuple(positions), column(stages[i].layer.macs for i in index))
+    macs = tuple(int(stages[i].layer.macs) for i in index)
+    return StackOrder(index, tuple(row), tuple(positions), column(macs), macs)
 
 
 #: StageCost fields stacked (besides cycles and the SRAM slots), as the layer metrics and energy read them
@@ -496,27 +498,11 @@ STACKED = ("multipliers", "circuits", "passes", "memory_words", "delay_words", "
            "dram_write_bytes", "mac_ops", "add_ops", "compare_ops", "adders", "comparators")
 
 
-def _slots(costs: list[StageCost]) -> int:
-    return max(len(k.sram) for k in costs)
-
-
-def stack_point(costs: list[StageCost]) -> dict[str, np.ndarray]:
-    """The one-point path's stage costs (Python numbers, plan order) as (stages x 1) float arrays: one numpy call.
-    ``sram_words`` / ``sram_bank_words``: (slots x stages x 1), a stage with fewer accesses padded with zeros."""
-    slots = _slots(costs)
-    values = [[k.cycles for k in costs]] + [[getattr(k, name) for k in costs] for name in STACKED]
-    values += [[k.sram[s].words if s < len(k.sram) else 0.0 for k in costs] for s in range(slots)]
-    values += [[k.sram[s].bank_words if s < len(k.sram) else 0.0 for k in costs] for s in range(slots)]
-    block = np.array(values, dtype=float).reshape(len(values), len(costs), 1)
-    out = dict(zip(("cycles",) + STACKED, block))
-    out["sram_words"], out["sram_bank_words"] = block[-2 * slots:-slots], block[-slots:]
-    return out
-
-
 def stack_groups(costs: list[StageCost], positions: tuple, rows: int, n: int) -> dict[str, np.ndarray]:
     """The stage groups' costs (arrays broadcastable to (group rows x points)) as (stages x points) float arrays in
-    plan order (``positions``: each group's rows); the SRAM slots as in :func:`stack_point`."""
-    slots = _slots(costs)
+    plan order (``positions``: each group's rows). ``sram_words`` / ``sram_bank_words``: (slots x stages x points),
+    a stage with fewer accesses padded with zeros."""
+    slots = max(len(k.sram) for k in costs)
     block = np.empty((1 + len(STACKED) + 2 * slots, rows, n))
     for k, at in zip(costs, positions):
         block[0, at] = k.cycles

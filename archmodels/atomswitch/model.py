@@ -25,6 +25,7 @@ the paper's count: chip area / tile area (§4).
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 
 import numpy as np
@@ -33,8 +34,8 @@ from workloads import Workload
 
 from .. import tech
 from .. import vector
-from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
-from .layers import Ctx, Stage, StackOrder, StageCost, group_costs, point_costs, stack_groups, stack_point, tables
+from .energy import DEVICE_NODE_NM, energy_rates, sram_pj_per_byte, stage_energy_j, stages_energy_j, static_power_w
+from .layers import Ctx, Stage, StackOrder, StageCost, group_costs, point_costs, stack_groups, tables
 from ..base import Model
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums
@@ -130,47 +131,62 @@ class AtomSwitchModel(Model):
         if order.index:  # some stage runs on the array
             if c.one:
                 costs = point_costs(t.rows, c)
-                fields = stack_point(costs)
+                metrics, areas = self._point_metrics(costs, pts, c, order.macs_list)
             else:
                 costs = group_costs(t.groups, c)
                 fields = stack_groups(costs, order.positions, len(order.index), c.n)
-            out = _stage_batches(stages, order, costs, self._metrics(fields, pts, c, order.macs), c.n)
-            self._mark_fit([out[i] for i in order.index], fields["area_mm2"], pts["chip_area_mm2"])
+                metrics, areas = _row_dicts(self._metrics(fields, pts, c, order.macs)), fields["area_mm2"]
+            out = _stage_batches(stages, order, costs, metrics, c.n)
+            self._mark_fit([out[i] for i in order.index], areas, pts["chip_area_mm2"])
         for i, st in enumerate(stages):
             if out[i] is None:
                 out[i] = self._unsupported(st, c.n)
         return out
 
-    def _metrics(self, f: dict[str, np.ndarray], pts: Points, c: Ctx, macs: np.ndarray) -> dict[str, np.ndarray]:
-        """The layer metrics from the stacked stage costs ``f`` (arrays over stages x points, plan order);
-        puts the stages' ``area_mm2`` into ``f`` too (for :meth:`_mark_fit`)."""
+    @staticmethod
+    def _metrics(f: dict[str, np.ndarray], pts: Points, c: Ctx, macs: np.ndarray) -> dict[str, np.ndarray]:
+        """The layer metrics (:data:`_METRICS`) from the stacked stage costs ``f`` (arrays over stages x points,
+        plan order); puts the stages' ``area_mm2`` into ``f`` too (for :meth:`_mark_fit`)."""
         cycles, multipliers = f["cycles"], f["multipliers"]
-        memory_words, delay_words = f["memory_words"], f["delay_words"]
         word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
-        area_um2 = multipliers * pts["tile_um2"] + (memory_words + delay_words) * word_um2
-        f["area_mm2"] = area_mm2 = area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6
-        return dict(
-            cycles=cycles, time_s=cycles / c.clock_hz,
-            utilization=self._utilization(multipliers, cycles, macs),
-            dram_read_bytes=f["dram_read_bytes"], dram_write_bytes=f["dram_write_bytes"],
-            energy_j=stages_energy_j(f["mac_ops"], f["add_ops"], f["compare_ops"], f["sram_words"],
-                                     f["sram_bank_words"], f["dram_read_bytes"], f["dram_write_bytes"],
-                                     pts["value_bits"], pts["dram"]),
-            multipliers=multipliers, tiles=multipliers.copy(), memory_words=memory_words,
-            delay_words=delay_words, area_mm2=area_mm2,
-            adders=f["adders"], comparators=f["comparators"], circuits=f["circuits"], passes=f["passes"],
-        )
+        f["area_mm2"] = area = area_mm2(multipliers, f["memory_words"], f["delay_words"], pts["tile_um2"], word_um2,
+                                        pts["overhead_frac"])
+        total = np.add.accumulate(multipliers, axis=0)[-1]  # layer by layer (an unsupported layer has none)
+        energy = stages_energy_j(f["mac_ops"], f["add_ops"], f["compare_ops"], f["sram_words"], f["sram_bank_words"],
+                                 f["dram_read_bytes"], f["dram_write_bytes"], pts["value_bits"], pts["dram"])
+        return dict(zip(_METRICS, (
+            cycles, cycles / c.clock_hz, utilization(macs, cycles, total), f["dram_read_bytes"],
+            f["dram_write_bytes"], energy, multipliers, multipliers.copy(), f["memory_words"], f["delay_words"], area,
+            f["adders"], f["comparators"], f["circuits"], f["passes"])))
 
     @staticmethod
-    def _utilization(multipliers: np.ndarray, cycles: np.ndarray, macs: np.ndarray) -> np.ndarray:
-        """Busy multipliers / all multipliers of the resident network over each layer's time (contract):
-        arrays over (stages x points); the network's multipliers summed stage after stage."""
-        total = np.add.accumulate(multipliers, axis=0)[-1]  # layer by layer (an unsupported layer has none)
-        if (total > 0).all() and (cycles > 0).all():
-            return macs / (cycles * total)  # what the expression below gives, without its error state and masks
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.where(total > 0, macs / (cycles * total), 0.0)
-        return np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
+    def _point_metrics(costs: list[StageCost], pts: Points, c: Ctx,
+                       macs: tuple[int, ...]) -> tuple[list[dict[str, np.ndarray]], list[float]]:
+        """:meth:`_metrics` of one point from its stage costs (Python numbers, plan order), the same formulas on
+        Python floats (each cost made a float first, as stacking makes it a float64): per stage its metrics as
+        arrays of one point; and the stages' areas [mm2]."""
+        tile_um2, overhead = pts["tile_um2"].item(0), pts["overhead_frac"].item(0)
+        word_um2 = pts["value_bits"].item(0) * pts["memory_bit_um2"].item(0)
+        rates = energy_rates(pts["value_bits"], pts["dram"])
+        sram_pj = sram_pj_per_byte(np.array([float(a.bank_words) for k in costs for a in k.sram]), rates.nbytes)
+        sram_pj = sram_pj.tolist()  # every access of every stage in one call
+        total = 0.0
+        for k in costs:
+            total = total + float(k.multipliers)
+        rows, areas, at = [], [], 0
+        for k, m in zip(costs, macs):
+            cycles, mult, words = float(k.cycles), float(k.multipliers), float(k.memory_words)
+            delay, rd, wr = float(k.delay_words), float(k.dram_read_bytes), float(k.dram_write_bytes)
+            area = area_mm2(mult, words, delay, tile_um2, word_um2, overhead)
+            slots = len(k.sram)  # the padded slots of the stacked path add exact zeros
+            energy = stage_energy_j(float(k.mac_ops), float(k.add_ops), float(k.compare_ops),
+                                    [float(a.words) for a in k.sram], sram_pj[at:at + slots], rd, wr, rates)
+            at += slots
+            rows.append((cycles, cycles / c.clock_hz, utilization(m, cycles, total), rd, wr, energy, mult, mult,
+                         words, delay, area, k.adders, k.comparators, k.circuits, k.passes))
+            areas.append(area)
+        block = np.array(rows, dtype=float).reshape(len(rows), len(_METRICS), 1)
+        return [dict(zip(_METRICS, b)) for b in block], areas
 
     @staticmethod
     def _ctx(max_multipliers: int, pts: Points) -> Ctx:
@@ -207,15 +223,15 @@ class AtomSwitchModel(Model):
         return lb
 
     @staticmethod
-    def _mark_fit(layers: list[LayerBatch], areas: np.ndarray, chip: np.ndarray) -> None:
+    def _mark_fit(layers: list[LayerBatch], areas: np.ndarray | list[float], chip: np.ndarray) -> None:
         """Infeasible where a layer alone, or the network up to a layer, exceeds ``chip_area_mm2``.
 
-        ``layers``: the supported layers in plan order, ``areas`` theirs (stages x points; an unsupported
-        layer has no area, so it neither adds to the running sum nor overflows)."""
-        if areas.shape[1] == 1:  # one point: the same comparisons and running sum in Python
+        ``layers``: the supported layers in plan order, ``areas`` theirs (stages x points, or one point's list;
+        an unsupported layer has no area, so it neither adds to the running sum nor overflows)."""
+        if type(areas) is list:  # one point: the same comparisons and running sum in Python
             chip_mm2 = chip.item(0)
             before = 0.0
-            for lb, area in zip(layers, areas.ravel().tolist()):
+            for lb, area in zip(layers, areas):
                 cum = before + area
                 if area > chip_mm2:
                     lb.infeasible(_ONE, "this layer alone needs %.4g mm2 > chip_area_mm2 %.4g" % (area, chip_mm2))
@@ -259,6 +275,33 @@ class AtomSwitchModel(Model):
         }
 
 
+#: the layer metrics of a stage, in the order its LayerBatch holds them
+_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "multipliers", "tiles",
+            "memory_words", "delay_words", "area_mm2", "adders", "comparators", "circuits", "passes")
+
+
+def area_mm2(multipliers, memory_words, delay_words, tile_um2, word_um2, overhead_frac):
+    """Area of a stage [mm2]: tiles (one multiplier each) plus memory and delay-line words, times
+    ``1 + overhead_frac`` (module doc; spec §1, §4). Python floats or arrays."""
+    area_um2 = multipliers * tile_um2 + (memory_words + delay_words) * word_um2
+    return area_um2 * (1.0 + overhead_frac) * 1e-6
+
+
+def utilization(macs, cycles, total_multipliers):
+    """Busy multipliers / all multipliers of the resident network over the stage's time (contract): MACs /
+    (cycles x the network's multipliers); 0 without multipliers or cycles, NaN for NaN cycles. Python floats
+    (one stage of one point) or arrays over (stages x points)."""
+    if type(cycles) is float:
+        if cycles > 0:
+            return macs / (cycles * total_multipliers) if total_multipliers > 0 else 0.0
+        return math.nan if math.isnan(cycles) else 0.0
+    if (total_multipliers > 0).all() and (cycles > 0).all():
+        return macs / (cycles * total_multipliers)  # what the expression below gives, without its masks
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(total_multipliers > 0, macs / (cycles * total_multipliers), 0.0)
+    return np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
+
+
 def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, chip: np.ndarray) -> None:
     """Mark ``mask`` infeasible; reason strings are formatted only for the points that get them."""
     new = mask & lb.feasible
@@ -291,22 +334,27 @@ class _StageBatch(LayerBatch):
         return {"fused_into": np.full(self.n, self._src[3], dtype=object)}
 
 
+def _row_dicts(metrics: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """Per row of the (stages x points) ``metrics``: its metrics (views)."""
+    metric_rows = [(k, list(a)) for k, a in metrics.items()]  # every array's rows as views, made once
+    return [{k: v[r] for k, v in metric_rows} for r in range(len(metric_rows[0][1]))]
+
+
 def _stage_batches(stages: tuple[Stage, ...], order: StackOrder, costs: list[StageCost],
-                   metrics: dict[str, np.ndarray], n: int) -> list[LayerBatch | None]:
-    """One :class:`_StageBatch` per supported stage (None for the others) holding row ``order.row[i]`` of the
-    (stages x points) ``metrics``: views, and writable ``feasible`` / ``reason`` rows (as
-    :meth:`LayerBatch.infeasible` updates them in place)."""
+                   metrics: list[dict[str, np.ndarray]], n: int) -> list[LayerBatch | None]:
+    """One :class:`_StageBatch` per supported stage (None for the others) holding the metrics of its row
+    ``order.row[i]``, and writable ``feasible`` / ``reason`` rows (as :meth:`LayerBatch.infeasible` updates
+    them in place)."""
     rows = len(order.index)
     feasible = list(np.ones((rows, n), dtype=bool))
     reason = list(np.full((rows, n), "", dtype=object))
-    metric_rows = [(k, list(a)) for k, a in metrics.items()]  # every array's rows as views, made once
     out: list[LayerBatch | None] = [None] * len(stages)
     new = object.__new__
     for k in costs:
         for j, i in enumerate(k.index):
             r = order.row[i]
             lb = new(_StageBatch)  # the fields LayerBatch.__init__ would set, but states and labels (lazy)
-            lb.__dict__.update(layer=stages[i].layer, n=n, metrics={name: v[r] for name, v in metric_rows},
+            lb.__dict__.update(layer=stages[i].layer, n=n, metrics=metrics[r],
                                feasible=feasible[r], reason=reason[r],
                                _src=(k.states, k.rows, j, k.fused_into[j] if k.fused_into is not None else None))
             out[i] = lb
