@@ -70,12 +70,12 @@ def stages_energy_j(mac_ops: np.ndarray, add_ops: np.ndarray, compare_ops: np.nd
                     value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
     """Energy of each stage per design point [J], arrays over (stages x points).
 
-    ``sram_words`` / ``sram_bank_words``: (slots x stages x points) SRAM accesses of so many words to banks of so
-    many words, summed slot by slot in each stage's own order (a stage with fewer accesses adds exact zeros after
-    its last).
+    ``sram_words`` / ``sram_bank_words``: per SRAM slot, (stages x points) accesses of so many words to banks of
+    so many words, summed slot by slot in each stage's own order (a stage with fewer accesses adds exact zeros
+    after its last).
     """
     r = energy_rates(value_bits, dram, node_nm)
-    sram_pj = sram_pj_per_byte(sram_bank_words, r.nbytes, node_nm)  # every slot in one call
+    sram_pj = (sram_pj_per_byte(bank, r.nbytes, node_nm) for bank in sram_bank_words)  # slot by slot, as summed
     return stage_energy_j(mac_ops, add_ops, compare_ops, sram_words, sram_pj, dram_read_bytes, dram_write_bytes, r)
 
 

@@ -467,13 +467,14 @@ def point_costs(rows: tuple[StageGroup | None, ...], c: Ctx) -> list[StageCost]:
 
 @dataclass(frozen=True)
 class StackOrder:
-    """Where the supported stages sit in the stacked (stages x points) arrays: in plan order."""
+    """The supported stages, and the rows of the batch path's stacked (stages x points) arrays: group after group
+    (:func:`stage_groups`, ROLES order), each group's rows contiguous (slices: cheaper to fill than index arrays)."""
 
-    index: tuple[int, ...]  # plan positions of the supported stages, in order (row r is stage index[r])
-    row: tuple[int, ...]  # per plan position: its row, -1 when unsupported
-    positions: tuple  # per group of :func:`stage_groups` (ROLES order): its rows (a slice when contiguous)
-    macs: np.ndarray  # (rows, 1) MACs of each stage (utilization)
-    macs_list: tuple[int, ...]  # the same as Python ints (the one-point path)
+    index: tuple[int, ...]  # plan positions of the supported stages, in plan order
+    positions: tuple[slice, ...]  # per group: its rows in the stacked arrays
+    plan_rows: np.ndarray | None  # the stacked rows in plan order (None: the group order is the plan order)
+    macs: np.ndarray  # (rows, 1) MACs of each stacked row (batch path)
+    macs_list: tuple[int, ...]  # MACs of each supported stage as Python ints, plan order (one-point path)
 
 
 @lru_cache(maxsize=64)
@@ -481,16 +482,14 @@ def stack_order(workload: Workload) -> StackOrder:
     """The rows of the stacked stage arrays (cached per workload like :func:`plan`)."""
     stages = plan(workload)
     index = tuple(i for i, st in enumerate(stages) if st.role != "unsupported")
-    row = [-1] * len(stages)
-    for r, i in enumerate(index):
-        row[i] = r
-    positions = []
+    stacked = [i for g in stage_groups(workload).values() for i in g.index]  # plan positions, group after group
+    positions, start = [], 0
     for g in stage_groups(workload).values():
-        rows = [row[i] for i in g.index]
-        contiguous = rows == list(range(rows[0], rows[0] + len(rows)))
-        positions.append(slice(rows[0], rows[-1] + 1) if contiguous else np.array(rows))
-    macs = tuple(int(stages[i].layer.macs) for i in index)
-    return StackOrder(index, tuple(row), tuple(positions), column(macs), macs)
+        positions.append(slice(start, start + g.rows))
+        start += g.rows
+    plan_rows = None if stacked == list(index) else np.array([stacked.index(i) for i in index])
+    return StackOrder(index, tuple(positions), plan_rows, column(stages[i].layer.macs for i in stacked),
+                      tuple(int(stages[i].layer.macs) for i in index))
 
 
 #: StageCost fields stacked (besides cycles and the SRAM slots), as the layer metrics and energy read them
@@ -499,23 +498,23 @@ STACKED = ("multipliers", "circuits", "passes", "memory_words", "delay_words", "
 
 
 def stack_groups(costs: list[StageCost], positions: tuple, rows: int, n: int) -> dict[str, np.ndarray]:
-    """The stage groups' costs (arrays broadcastable to (group rows x points)) as (stages x points) float arrays in
-    plan order (``positions``: each group's rows). ``sram_words`` / ``sram_bank_words``: (slots x stages x points),
-    a stage with fewer accesses padded with zeros."""
+    """The stage groups' costs (arrays broadcastable to (group rows x points)) as (stages x points) float arrays
+    (``positions``: each group's rows, :class:`StackOrder`). ``sram_words`` / ``sram_bank_words``: one such
+    array per SRAM slot, a stage with fewer accesses padded with zeros. One array per field, not one block for
+    all: a block of a large batch is a fresh allocation of many pages every call."""
+    def stack(values) -> np.ndarray:
+        out = np.empty((rows, n))
+        for value, at in zip(values, positions):
+            out[at] = value
+        return out
+
     slots = max(len(k.sram) for k in costs)
-    block = np.empty((1 + len(STACKED) + 2 * slots, rows, n))
-    for k, at in zip(costs, positions):
-        block[0, at] = k.cycles
-        for j, name in enumerate(STACKED, 1):
-            block[j, at] = getattr(k, name)
-        for s in range(slots):
-            j = 1 + len(STACKED) + s
-            if s < len(k.sram):
-                block[j, at], block[j + slots, at] = k.sram[s].words, k.sram[s].bank_words
-            else:
-                block[j, at], block[j + slots, at] = 0.0, 0.0
-    out = dict(zip(("cycles",) + STACKED, block))
-    out["sram_words"], out["sram_bank_words"] = block[-2 * slots:-slots], block[-slots:]
+    out = {"cycles": stack(k.cycles for k in costs)}
+    for name in STACKED:
+        out[name] = stack(getattr(k, name) for k in costs)
+    words = [stack(k.sram[s].words if s < len(k.sram) else 0.0 for k in costs) for s in range(slots)]
+    banks = [stack(k.sram[s].bank_words if s < len(k.sram) else 0.0 for k in costs) for s in range(slots)]
+    out["sram_words"], out["sram_bank_words"] = words, banks
     return out
 
 
