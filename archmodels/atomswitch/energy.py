@@ -113,9 +113,21 @@ def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_
     (technology table), not as the whole 5,319 um^2 tile.
     """
     bits = np.asarray(value_bits)
-    out = np.zeros(np.broadcast(multipliers, memory_words, bits).shape)
+    shape = np.broadcast(multipliers, memory_words, bits).shape
+    widths = tech.distinct(bits)
+    if len(widths) == 1 and np.shape(multipliers) == np.shape(memory_words) == shape:  # one width (one point)
+        b = int(widths[0])
+        logic = np.asarray(multipliers, dtype=float) * _mac_area_mm2(b, node_nm)
+        return tech.static_power_w(logic, np.asarray(memory_words, dtype=float) * b / 8.0 / 1024.0, node_nm)
+    out = np.zeros(shape)
     for (b,), sel in groups(bits):
         logic = np.asarray(multipliers, dtype=float)[sel] * tech.mac_area_mm2(tech.dtype_of(int(b)), node_nm)
         kb = np.asarray(memory_words, dtype=float)[sel] * int(b) / 8.0 / 1024.0
         out[sel] = tech.static_power_w(logic, kb, node_nm)
     return out
+
+
+@lru_cache(maxsize=None)
+def _mac_area_mm2(bits: int, node_nm: int) -> float:
+    """Area of one ``bits``-wide multiply-add (technology table), once per width and node."""
+    return tech.mac_area_mm2(tech.dtype_of(bits), node_nm)
