@@ -34,7 +34,8 @@ from workloads import Workload
 
 from .. import tech
 from .. import vector
-from .energy import DEVICE_NODE_NM, energy_rates, sram_pj_per_byte, stage_energy_j, stages_energy_j, static_power_w
+from .energy import (DEVICE_NODE_NM, energy_rates, sram_pj_per_byte, stage_energy_j, stages_energy_j,
+                     static_power_w)
 from .layers import Ctx, Stage, StageCost, group_costs, point_costs, stack_groups, tables
 from ..base import Model
 from ..params import Param, Points, batch_size
@@ -121,9 +122,9 @@ class AtomSwitchModel(Model):
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points); a single
-        point stage by stage in Python numbers (:func:`stage_rows`: a numpy call costs ~20 Python operations).
-        Either way the stage costs are stacked once into (stages x points) arrays."""
+        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points), stacked into
+        one array per metric; a single point stage by stage in Python numbers (:func:`stage_rows`: a numpy call
+        costs ~20 Python operations), its metrics put into one array at the end. The same formulas either way."""
         t = tables(workload)
         stages, order = t.stages, t.order
         c = self._ctx(t.max_multipliers, pts)
@@ -285,8 +286,8 @@ class AtomSwitchModel(Model):
 
 
 #: the layer metrics of a stage, in the order its LayerBatch holds them
-_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "multipliers", "tiles",
-            "memory_words", "delay_words", "area_mm2", "adders", "comparators", "circuits", "passes")
+_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "multipliers",
+            "tiles", "memory_words", "delay_words", "area_mm2", "adders", "comparators", "circuits", "passes")
 
 
 def area_mm2(multipliers, memory_words, delay_words, tile_um2, word_um2, overhead_frac):
@@ -340,7 +341,8 @@ class _StageBatch(LayerBatch):
     def states(self) -> dict[str, np.ndarray]:  # type: ignore[override]
         states, rows, j, _ = self._src
         n = self.n
-        return {name: np.broadcast_to(np.asarray(arr, dtype=float), (rows, n))[j].copy() for name, arr in states.items()}
+        return {name: np.broadcast_to(np.asarray(arr, dtype=float), (rows, n))[j].copy()
+                for name, arr in states.items()}
 
     @cached_property
     def labels(self) -> dict[str, np.ndarray]:  # type: ignore[override]
@@ -372,6 +374,6 @@ def _stage_batches(stages: tuple[Stage, ...], costs: list[StageCost], metrics: l
                                feasible=feasible[r], reason=reason[r],
                                _src=(k.states, k.rows, j, k.fused_into[j] if k.fused_into is not None else None))
             if n > 1:  # a batch: built now (see the class doc)
-                lb.states, lb.labels  # noqa: B018 (cached properties)
+                lb.states, lb.labels  # cached properties: computed and kept
             out[i] = lb
     return out
