@@ -219,6 +219,27 @@ def test_batch_equals_scalar_on_random_points():
             assert np.all((u >= 0) & (u <= 1))
 
 
+@pytest.mark.parametrize("n", [1, 5])
+def test_stage_layer_batches_hold_every_layer_batch_field(n):
+    """The model builds its LayerBatches without LayerBatch.__init__ (states and fused_into on first access, one
+    point): each must still have every field a LayerBatch has, of the batch's length, as a plain one would."""
+    import dataclasses
+
+    from archmodels.result import LayerBatch
+
+    rows = M.params.random_rows(n, np.random.default_rng(4))
+    res = M.evaluate_points("lenet", rows)
+    for lb in res.layers:
+        plain = LayerBatch(lb.layer, n)
+        for f in dataclasses.fields(LayerBatch):
+            got, want = getattr(lb, f.name), getattr(plain, f.name)
+            assert type(got) is type(want), f.name
+            if isinstance(want, np.ndarray):
+                assert got.shape == want.shape == (n,), f.name
+        assert set(plain.labels) <= set(lb.labels)
+        assert all(v.shape == (n,) for d in (lb.metrics, lb.states, lb.labels) for v in d.values())
+
+
 def test_cli_json_fills_the_contract_and_model_keys():
     proc = dse_process("evaluate", "atomswitch", "lenet", "--json")
     assert proc.returncode == 0, proc.stderr

@@ -16,14 +16,19 @@ import pytest
 
 from archmodels.atomswitch.circuits import (
     STAGES,
+    ceil,
+    ceil_div,
     conv_fill_cycles,
     delay_line_words,
     fold_split,
+    maximum,
+    minimum,
     pool_line_words,
     pool_tail_cycles,
     simulate_conv_pool,
     stream_cycles,
     tree_depth,
+    where,
 )
 
 
@@ -118,3 +123,26 @@ def test_delay_line_words_with_dilation():
     # row-to-row path 2 lines = 20 clocks minus the 4 pixels the row spans minus the MAC's own register: 15 per line.
     assert delay_line_words(3, 3, 10, dilation=2) == 3 * 2 * 1 + 2 * 15
     assert delay_line_words(5, 5, 28) == 4 * 23  # LeNet conv1: 4 lines of I - P = 23
+
+
+def test_python_numbers_give_the_array_values():
+    """The one-point path runs the circuit formulas on Python numbers: the same values as on arrays, and Python
+    numbers out (no numpy scalar that would make every later operation a numpy call)."""
+    rng = np.random.default_rng(7)
+    n = np.concatenate([np.arange(1, 2100), rng.integers(1, 1 << 40, 2000)])
+    assert [tree_depth(int(x)) for x in n] == tree_depth(n).tolist()
+    assert [ceil_div(int(a), int(b)) for a, b in zip(n, n[::-1])] == ceil_div(n, n[::-1]).tolist()
+    x, y = rng.uniform(0, 1e6, 500), rng.uniform(0, 1e6, 500)
+    assert [ceil(float(a) / float(b)) for a, b in zip(x, y)] == np.ceil(x / y).tolist()
+    assert [maximum(float(a), float(b)) for a, b in zip(x, y)] == np.maximum(x, y).tolist()
+    assert [minimum(float(a), float(b)) for a, b in zip(x, y)] == np.minimum(x, y).tolist()
+    assert [where(bool(a > b), float(a), 0.0) for a, b in zip(x, y)] == np.where(x > y, x, 0.0).tolist()
+    for fold in [1, 2, 3, 7, 50, 100, 999, 1000, 5000]:
+        one = fold_split(fold, 50, 20)
+        assert all(type(v) is int for v in one)
+        assert list(one) == [int(v[0]) for v in fold_split(np.array([fold]), 50, 20)]
+    for args in [(24, 24, 1, 28, 12, 12, 2, 2, 0, 1), (9, 7, 2, 19, 4, 3, 3, 2, 1, 3), (5, 5, 1, 7, 2, 2, 2, 2, 0, 2)]:
+        assert type(pool_tail_cycles(*args)) is int
+        assert pool_tail_cycles(*args) == int(pool_tail_cycles(*map(np.array, args)))
+    assert type(conv_fill_cycles(20, True, False)) is int
+    assert conv_fill_cycles(20, True, False) == int(conv_fill_cycles(np.array([20]), np.array([1]), np.array([False]))[0])

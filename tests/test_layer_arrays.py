@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from archmodels import get_model
 from archmodels.atomswitch.energy import stages_energy_j
-from archmodels.atomswitch.layers import LayerCols, StageGroup, conv_stage, fc_stage, plan, pool_stage, stage_groups
+from archmodels.atomswitch.layers import (LayerCols, StageGroup, conv_stage, group_costs, stack_groups, stage_groups,
+                                         tables)
 from archmodels.layerarrays import groups
 from archmodels.multicore.model import layer_table as multicore_table
 from archmodels.rena.dram import bursts, dram_cycles, stream_channels
@@ -127,18 +128,19 @@ def test_stacked_stage_energy_equals_each_stage_alone():
     model = get_model("atomswitch")
     wl = load_workload("lenet")
     pts = model.params.points(model.params.random_rows(16, np.random.default_rng(3)) + [model.params.defaults()])
-    c = model._ctx(plan(wl), pts)
-    g = stage_groups(wl)
-    conv = conv_stage(g["conv"], c)
-    costs = [conv, pool_stage(g["fused_pool"], c, conv), fc_stage(g["fc"], c)]
-    rows = [g["conv"].rows, g["fused_pool"].rows, g["fc"].rows]
+    t = tables(wl)
+    c = model._ctx(t.max_multipliers, pts)
+    costs = group_costs(t.groups, c)
     assert len({len(k.sram) for k in costs}) > 1  # the groups differ in their SRAM accesses
-    stacked = stages_energy_j(costs, rows, pts["value_bits"], pts["dram"])
-    start = 0
-    for cost, r in zip(costs, rows):
-        alone = stages_energy_j([cost], [r], pts["value_bits"], pts["dram"])
-        assert np.array_equal(stacked[start:start + r], alone)
-        start += r
+
+    def energy(f):
+        return stages_energy_j(f["mac_ops"], f["add_ops"], f["compare_ops"], f["sram_words"], f["sram_bank_words"],
+                               f["dram_read_bytes"], f["dram_write_bytes"], pts["value_bits"], pts["dram"])
+
+    stacked = energy(stack_groups(costs, t.order.positions, len(t.order.index), c.n))
+    for cost, at in zip(costs, t.order.positions):
+        alone = energy(stack_groups([cost], [slice(0, cost.rows)], cost.rows, c.n))
+        assert np.array_equal(stacked[at], alone)
 
 
 def test_atomswitch_layer_alone_equals_its_stage_group_row():
@@ -146,7 +148,7 @@ def test_atomswitch_layer_alone_equals_its_stage_group_row():
     model = get_model("atomswitch")
     wl = load_workload("vgg16-conv")
     pts = model.params.points(model.params.random_rows(12, np.random.default_rng(5)))
-    c = model._ctx(plan(wl), pts)
+    c = model._ctx(tables(wl).max_multipliers, pts)
     g = stage_groups(wl)["conv"]
     group = conv_stage(g, c)
     for j, i in enumerate(g.index):

@@ -1,9 +1,9 @@
 """Circuits of the atom-switch streaming CNN (spec `atom_switch.md` §2): sizes and latencies.
 
-Pure functions over numpy arrays (or plain ints; layer sizes may be (layers, 1) columns) that the model
-:mod:`archmodels.atomswitch` combines, plus a register-level reference
-simulator of the same circuits (:func:`simulate_conv_pool`) that the tests
-run on small inputs to check the closed forms.
+Pure functions over numpy arrays (layer sizes may be (layers, 1) columns) or plain Python numbers (the
+one-point path: one layer, one design point, no numpy call) that the model :mod:`archmodels.atomswitch`
+combines, plus a register-level reference simulator of the same circuits (:func:`simulate_conv_pool`)
+that the tests run on small inputs to check the closed forms.
 
 The convolution circuit (after Farabet et al., CNP, FPL 2009)
 --------------------------------------------------------------
@@ -29,6 +29,7 @@ compare with the line memory).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 
@@ -55,13 +56,57 @@ class StageCycles:
 STAGES = StageCycles()
 
 
+# numpy's elementwise functions, computed in Python when every argument is a plain Python number (each numpy
+# call costs ~1 us, a Python operation ~50 ns; the values are the same: IEEE double or exact integer arithmetic)
+
+#: Python number types: a value of one of them is on the one-point path (``type(x) in _PLAIN``, no call)
+_PLAIN = frozenset((int, float, bool))
+
+
+def _plain(x) -> bool:
+    """``x`` is a Python number (not an array): the one-point path."""
+    return type(x) in _PLAIN
+
+
+def maximum(a, b):
+    """``np.maximum(a, b)`` (no NaN on the one-point path)."""
+    if type(a) in _PLAIN and type(b) in _PLAIN:
+        return a if a >= b else b
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    """``np.minimum(a, b)`` (no NaN on the one-point path)."""
+    if type(a) in _PLAIN and type(b) in _PLAIN:
+        return a if a <= b else b
+    return np.minimum(a, b)
+
+
+def where(cond, a, b):
+    """``np.where(cond, a, b)``; the chosen value itself when ``cond`` is a Python bool."""
+    if type(cond) is bool:
+        return a if cond else b
+    return np.where(cond, a, b)
+
+
+def ceil(x):
+    """``np.ceil(x)`` (a float, as numpy's)."""
+    if type(x) is float:
+        return float(math.ceil(x))
+    return np.ceil(x)
+
+
 def ceil_div(a, b):
     """Integer ceiling division (numpy arrays or ints)."""
+    if type(a) is int and type(b) is int:
+        return -(-a // b)
     return -(-np.asarray(a) // np.asarray(b))
 
 
 def tree_depth(n):
     """Levels of a binary adder tree over ``n`` inputs: ceil(log2 n), 0 for n <= 1."""
+    if type(n) is int:
+        return (n - 1).bit_length() if n > 1 else 0  # the bit length below, of a Python int
     n = np.maximum(np.asarray(n, dtype=np.int64), 1)
     # exact for integers: bit length of n - 1
     return np.where(n > 1, np.floor(np.log2(np.maximum(n - 1, 1))).astype(np.int64) + 1, 0)
@@ -80,15 +125,20 @@ def conv_fill_cycles(tree_inputs, activation: bool, folded_inputs):
     """
     s = STAGES
     return (s.product + s.accumulate + s.adder_level * tree_depth(tree_inputs)
-            + s.partial_sum * np.asarray(folded_inputs, dtype=np.int64)
-            + s.activation * np.asarray(activation, dtype=bool).astype(np.int64))
+            + s.partial_sum * _int(folded_inputs) + s.activation * _int(activation))
 
 
 def fc_fill_cycles(pixels_per_clock, activation: bool):
     """Clocks after the last input value of an FC stage: MAC, adder tree over the lanes, ReLU."""
     s = STAGES
-    return (s.product + s.accumulate + s.adder_level * tree_depth(pixels_per_clock)
-            + s.activation * np.asarray(activation, dtype=bool).astype(np.int64))
+    return s.product + s.accumulate + s.adder_level * tree_depth(pixels_per_clock) + s.activation * _int(activation)
+
+
+def _int(flag):
+    """A truth value (or array of them) as 0 / 1 integers."""
+    if _plain(flag):
+        return int(bool(flag))
+    return np.asarray(flag, dtype=bool).astype(np.int64)
 
 
 def pool_tail_cycles(conv_out_h, conv_out_w, conv_stride, stream_width, pool_out_h, pool_out_w, kernel, stride,
@@ -100,10 +150,12 @@ def pool_tail_cycles(conv_out_h, conv_out_w, conv_stride, stream_width, pool_out
     or column (odd sizes), that output left the circuit earlier by its
     distance in the stream, and the pool may finish before the convolution.
     """
-    y_used = np.minimum(stride * (pool_out_h - 1) + kernel - 1 - padding, conv_out_h - 1)
-    x_used = np.minimum(stride * (pool_out_w - 1) + kernel - 1 - padding, conv_out_w - 1)
+    y_used = minimum(stride * (pool_out_h - 1) + kernel - 1 - padding, conv_out_h - 1)
+    x_used = minimum(stride * (pool_out_w - 1) + kernel - 1 - padding, conv_out_w - 1)
     gap_pixels = conv_stride * ((conv_out_h - 1 - y_used) * stream_width + (conv_out_w - 1 - x_used))
-    return np.maximum(STAGES.pool - np.asarray(gap_pixels) // np.asarray(pixels_per_clock), 0)
+    if not (_plain(gap_pixels) and _plain(pixels_per_clock)):
+        gap_pixels, pixels_per_clock = np.asarray(gap_pixels), np.asarray(pixels_per_clock)
+    return maximum(STAGES.pool - gap_pixels // pixels_per_clock, 0)
 
 
 def delay_line_words(kh, kw, width, dilation=1):
@@ -138,11 +190,11 @@ def fold_split(fold, out_ch, in_ch):
     also splits the input channels (each pass adds ``ic_phys`` channels to
     stored partial sums). Returns (oc_phys, ic_phys, oc_passes, ic_passes).
     """
-    fold = np.maximum(np.asarray(fold, dtype=np.int64), 1)
-    oc_target = np.minimum(fold, out_ch)
+    fold = maximum(fold if type(fold) is int else np.asarray(fold, dtype=np.int64), 1)
+    oc_target = minimum(fold, out_ch)
     oc_phys = ceil_div(out_ch, oc_target)
     oc_passes = ceil_div(out_ch, oc_phys)
-    ic_target = np.minimum(ceil_div(fold, oc_passes), in_ch)
+    ic_target = minimum(ceil_div(fold, oc_passes), in_ch)
     ic_phys = ceil_div(in_ch, ic_target)
     ic_passes = ceil_div(in_ch, ic_phys)
     return oc_phys, ic_phys, oc_passes, ic_passes

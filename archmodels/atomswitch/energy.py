@@ -14,11 +14,13 @@ the paper's via-switch fabric gives no figure for how its tiles scale.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 import numpy as np
 
 from .. import tech
-from ..layerarrays import groups, stack_rows
-from .layers import StageCost
+from ..layerarrays import groups
 
 #: Technology node charged for energy and used for the default memory-cell area.
 #: The spec gives no node for the via-switch array; we take 28 nm, the larger
@@ -26,34 +28,81 @@ from .layers import StageCost
 DEVICE_NODE_NM = 28
 
 
-def stages_energy_j(costs: list[StageCost], rows: list[int], value_bits: np.ndarray, dram: np.ndarray,
-                    node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
+@dataclass(frozen=True)
+class EnergyRates:
+    """Energies per operation and per byte of the design points (technology table): Python numbers on the
+    one-point path, else arrays over points (numbers when the points share a width / a DRAM row)."""
+
+    nbytes: np.ndarray | float  # bytes per value
+    mac_pj: np.ndarray | float  # one multiplier firing (multiply + accumulate)
+    add_pj: np.ndarray | float  # one addition or comparison
+    read_pj: np.ndarray | float  # one DRAM byte read
+    write_pj: np.ndarray | float  # one DRAM byte written
+
+
+def energy_rates(value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> EnergyRates:
+    """The :class:`EnergyRates` of the points (arrays over points of the value width and the DRAM row's name)."""
+    if len(value_bits) == 1:  # one point: Python numbers
+        bits = value_bits.item(0)
+        return EnergyRates(bits / 8.0, *_op_pj_of(int(bits), node_nm), *_dram_pj(dram[0]))
+    return EnergyRates(value_bits / 8.0, *_op_pj(value_bits, node_nm), *tech.dram_pj_per_byte(dram))
+
+
+def sram_pj_per_byte(bank_words: np.ndarray, nbytes, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
+    """Energy per byte of an access to SRAM banks of ``bank_words`` words each [pJ/B] (every bank in one call)."""
+    return tech.sram_energy_pj_per_byte(bank_words * nbytes / 1024.0, node_nm)
+
+
+def stage_energy_j(mac_ops, add_ops, compare_ops, sram_words, sram_pj, dram_read_bytes, dram_write_bytes,
+                   r: EnergyRates):
+    """Energy of a stage [J] from its activity: Python floats (one stage of one point) or arrays over
+    (stages x points). ``sram_words`` / ``sram_pj``: the stage's SRAM accesses, slot by slot (words and
+    :func:`sram_pj_per_byte`), summed in that order."""
+    e = mac_ops * r.mac_pj
+    e = e + (add_ops + compare_ops) * r.add_pj
+    for words, pj in zip(sram_words, sram_pj):
+        e = e + words * r.nbytes * pj
+    return e * 1e-12 + (dram_read_bytes * r.read_pj + dram_write_bytes * r.write_pj) * 1e-12
+
+
+def stages_energy_j(mac_ops: np.ndarray, add_ops: np.ndarray, compare_ops: np.ndarray, sram_words: np.ndarray,
+                    sram_bank_words: np.ndarray, dram_read_bytes: np.ndarray, dram_write_bytes: np.ndarray,
+                    value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
     """Energy of each stage per design point [J], arrays over (stages x points).
 
-    ``costs`` are stage groups of ``rows`` stages each, stacked in that order. The SRAM accesses
-    are summed slot by slot in each stage's own order (a group with fewer accesses adds exact
-    zeros after its last).
+    ``sram_words`` / ``sram_bank_words``: per SRAM slot, (stages x points) accesses of so many words to banks of
+    so many words, summed slot by slot in each stage's own order (a stage with fewer accesses adds exact zeros
+    after its last).
     """
-    n = len(value_bits)
+    r = energy_rates(value_bits, dram, node_nm)
+    sram_pj = (sram_pj_per_byte(bank, r.nbytes, node_nm) for bank in sram_bank_words)  # slot by slot, as summed
+    return stage_energy_j(mac_ops, add_ops, compare_ops, sram_words, sram_pj, dram_read_bytes, dram_write_bytes, r)
 
-    def stack(values) -> np.ndarray:
-        return stack_rows(list(values), rows, n, dtype=float)
 
-    mac, adds, compares = stack(c.mac_ops for c in costs), stack(c.add_ops for c in costs), \
-        stack(c.compare_ops for c in costs)
-    slots = [(stack(c.sram[k].words if k < len(c.sram) else 0.0 for c in costs),
-              stack(c.sram[k].bank_words if k < len(c.sram) else 0.0 for c in costs))
-             for k in range(max(len(c.sram) for c in costs))]
-    nodes = np.full(n, node_nm)
-    nbytes = np.asarray(value_bits) / 8.0
-    e = mac * tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), value_bits, nodes)
-    e = e + (adds + compares) * tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
-                                               value_bits, nodes)
-    for words, bank_words in slots:
-        bank_kb = bank_words * nbytes / 1024.0
-        e = e + words * nbytes * tech.sram_energy_pj_per_byte(bank_kb, node_nm)
-    return e * 1e-12 + tech.dram_energy_j(stack(c.dram_read_bytes for c in costs),
-                                            stack(c.dram_write_bytes for c in costs), dram)
+def _op_pj(value_bits: np.ndarray, node_nm: int) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """(MAC, add) energy [pJ] per point of ``value_bits``-wide operands: one number when the points share one width
+    (one point, a study with a fixed width), else arrays over points."""
+    widths = [int(b) for b in tech.distinct(value_bits)]
+    if len(widths) == 1:
+        return _op_pj_of(widths[0], node_nm)
+    table = np.zeros((2, max(widths) + 1))  # per width: its energies, picked per point by indexing
+    for b in widths:
+        table[:, b] = _op_pj_of(b, node_nm)
+    return table[0][value_bits], table[1][value_bits]
+
+
+@lru_cache(maxsize=None)
+def _op_pj_of(bits: int, node_nm: int) -> tuple[float, float]:
+    """(MAC, add) energy [pJ] of ``bits``-wide operands (technology table), once per width and node."""
+    dtype = tech.dtype_of(bits)
+    return float(tech.mac_energy_pj(dtype, node_nm)), float(tech.op_energy_pj("add", dtype, node_nm))
+
+
+@lru_cache(maxsize=None)
+def _dram_pj(name: str) -> tuple[float, float]:
+    """(read, write) energy per byte [pJ/B] of DRAM row ``name`` (technology table)."""
+    read, write = tech.dram_pj_per_byte(name)
+    return float(read), float(write)
 
 
 def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_NODE_NM):
@@ -64,9 +113,21 @@ def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_
     (technology table), not as the whole 5,319 um^2 tile.
     """
     bits = np.asarray(value_bits)
-    out = np.zeros(np.broadcast(multipliers, memory_words, bits).shape)
+    shape = np.broadcast(multipliers, memory_words, bits).shape
+    widths = tech.distinct(bits)
+    if len(widths) == 1 and np.shape(multipliers) == np.shape(memory_words) == shape:  # one width (one point)
+        b = int(widths[0])
+        logic = np.asarray(multipliers, dtype=float) * _mac_area_mm2(b, node_nm)
+        return tech.static_power_w(logic, np.asarray(memory_words, dtype=float) * b / 8.0 / 1024.0, node_nm)
+    out = np.zeros(shape)
     for (b,), sel in groups(bits):
         logic = np.asarray(multipliers, dtype=float)[sel] * tech.mac_area_mm2(tech.dtype_of(int(b)), node_nm)
         kb = np.asarray(memory_words, dtype=float)[sel] * int(b) / 8.0 / 1024.0
         out[sel] = tech.static_power_w(logic, kb, node_nm)
     return out
+
+
+@lru_cache(maxsize=None)
+def _mac_area_mm2(bits: int, node_nm: int) -> float:
+    """Area of one ``bits``-wide multiply-add (technology table), once per width and node."""
+    return tech.mac_area_mm2(tech.dtype_of(bits), node_nm)

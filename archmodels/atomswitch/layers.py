@@ -54,14 +54,18 @@ from workloads.layers import FC, Conv2D, Layer, Pool
 from ..layerarrays import column
 from .circuits import (
     STAGES,
+    ceil,
     ceil_div,
     conv_fill_cycles,
     delay_line_words,
     fc_fill_cycles,
     fold_split,
+    maximum,
+    minimum,
     pool_line_words,
     pool_tail_cycles,
     stream_cycles,
+    where,
 )
 
 Role = Literal["conv", "fused_pool", "pool", "fc", "unsupported"]
@@ -111,17 +115,25 @@ def plan(workload: Workload) -> tuple[Stage, ...]:
 
 @dataclass
 class Ctx:
-    """Per-point arrays every stage uses."""
+    """Per-point arrays every stage uses; on the one-point path (:meth:`one`) Python numbers."""
 
     n: int
-    clock_hz: np.ndarray
-    bytes_per_value: np.ndarray
-    ppc: np.ndarray  # pixels per clock
-    fold: np.ndarray
-    balanced: np.ndarray  # bool: fold_policy == balanced
-    dram_weights: np.ndarray  # bool: weight_store == dram
-    dram_bytes_per_cycle: np.ndarray
+    clock_hz: np.ndarray | float
+    bytes_per_value: np.ndarray | float
+    ppc: np.ndarray | int  # pixels per clock
+    fold: np.ndarray | int
+    balanced: np.ndarray | bool  # fold_policy == balanced
+    dram_weights: np.ndarray | bool  # weight_store == dram
+    chip_weights: np.ndarray | bool  # weight_store == chip (not dram_weights)
+    dram_bytes_per_cycle: np.ndarray | float
     max_multipliers: int  # largest full_multipliers over the workload
+    ones: np.ndarray | float = 1.0  # float ones over the points: a per-stage value times this is per point
+    int_ones: np.ndarray | int = 1  # the same, int64
+
+    @property
+    def one(self) -> bool:
+        """The one-point path: every field a Python number, the stage formulas computed in Python."""
+        return type(self.ones) is float
 
 
 @dataclass
@@ -152,13 +164,19 @@ class StageCost:
     comparators: np.ndarray | int = 0  # pooling and ReLU comparators
     sram: list[SramAccess] = field(default_factory=list)
     channels_phys: np.ndarray | None = None  # output channels computed per pass (a fused pool's circuits)
+    index: tuple[int, ...] = ()  # the stages' positions in the plan (set by group_costs / point_costs)
+    fused_into: tuple[str, ...] | None = None  # fused pools: the convolution each streams with
 
     @property
-    def cycles(self) -> np.ndarray:
+    def rows(self) -> int:
+        return len(self.index)
+
+    @property
+    def cycles(self) -> np.ndarray | float:
         out = 0
         for arr in self.states.values():  # in order, whatever the batch size
             out = out + arr
-        return np.asarray(out)
+        return out if type(out) is int or type(out) is float else np.asarray(out)
 
 
 class LayerCols:
@@ -181,20 +199,40 @@ class LayerCols:
         return tuple(layer.name for layer in self._layers)
 
 
+class LayerVals:
+    """One layer's attributes as Python numbers, each read on first use: :class:`LayerCols` of a single
+    layer on the one-point path (a layer's sizes are properties, computed on every read)."""
+
+    def __init__(self, layer: Layer):
+        self._layer = layer
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self._layer, name)
+        setattr(self, name, value)
+        return value
+
+    @property
+    def names(self) -> tuple[str]:
+        return (self._layer.name,)
+
+
 @dataclass(frozen=True)
 class StageGroup:
-    """The stages of one role as columns (one row per stage): what the stage formulas read."""
+    """The stages of one role as columns (one row per stage): what the stage formulas read. On the one-point
+    path (:func:`stage_rows`) a single stage, its fields Python numbers."""
 
     role: Role
     index: tuple[int, ...]  # the stages' positions in the plan
-    layer: LayerCols
-    reads_network_input: np.ndarray  # bool column
-    writes_network_output: np.ndarray  # bool column
-    full_multipliers: np.ndarray
-    activation: np.ndarray  # 0/1: the layer has an activation (its ReLU comparisons)
-    activation_stage: np.ndarray  # 0/1: the layer's activation is not None (the ReLU pipeline stage)
-    conv: LayerCols | None = None  # fused pools: the convolution each streams with
-    conv_row: np.ndarray | None = None  # fused pools: that convolution's row in the conv group
+    layer: LayerCols | LayerVals
+    reads_network_input: np.ndarray | bool  # bool column
+    writes_network_output: np.ndarray | bool  # bool column
+    full_multipliers: np.ndarray | int
+    activation: np.ndarray | int  # 0/1: the layer has an activation (its ReLU comparisons)
+    activation_stage: np.ndarray | int  # 0/1: the layer's activation is not None (the ReLU pipeline stage)
+    conv: LayerCols | LayerVals | None = None  # fused pools: the convolution each streams with
+    conv_row: np.ndarray | None = None  # fused pools: that convolution's row in the conv group (None: one stage)
 
     @property
     def rows(self) -> int:
@@ -230,17 +268,35 @@ def stage_groups(workload: Workload) -> dict[Role, StageGroup]:
     return out
 
 
+@lru_cache(maxsize=64)
+def stage_rows(workload: Workload) -> tuple[StageGroup | None, ...]:
+    """Every stage of the plan on its own (None: unsupported), its fields Python numbers: what the stage
+    formulas read on the one-point path (cached per workload like :func:`plan`)."""
+    stages = plan(workload)
+    out: list[StageGroup | None] = []
+    for i, st in enumerate(stages):
+        if st.role == "unsupported":
+            out.append(None)
+            continue
+        act = getattr(st.layer, "activation", None)
+        out.append(StageGroup(st.role, (i,), LayerVals(st.layer), bool(st.reads_network_input),
+                              bool(st.writes_network_output), int(st.full_multipliers), int(bool(act)),
+                              int(act is not None), LayerVals(st.conv) if st.role == "fused_pool" else None))
+    return tuple(out)
+
+
 def layer_fold(stage: Stage | StageGroup, c: Ctx, max_fold) -> np.ndarray:
     """This layer's folding factor under the point's policy, clipped to 1..max_fold."""
     balanced = ceil_div(c.fold * stage.full_multipliers, max(c.max_multipliers, 1))
-    f = np.where(c.balanced, balanced, c.fold)
-    return np.minimum(np.maximum(f, 1), max_fold)  # np.clip(f, 1, max_fold), without its call overhead
+    f = where(c.balanced, balanced, c.fold)
+    return minimum(maximum(f, 1), max_fold)  # np.clip(f, 1, max_fold), without its call overhead
 
 
 def _dram_stream(stream, bytes_per_pass, c: Ctx):
     """Stream clocks per pass, stretched when DRAM cannot deliver the pass's bytes in time."""
-    dram = np.ceil(np.asarray(bytes_per_pass, dtype=float) / c.dram_bytes_per_cycle)
-    return np.maximum(stream, dram)
+    if type(bytes_per_pass) is not float:
+        bytes_per_pass = np.asarray(bytes_per_pass, dtype=float)
+    return maximum(stream, ceil(bytes_per_pass / c.dram_bytes_per_cycle))
 
 
 # The stage formulas: one call per role, every array over (stages of the group x points). An access a stage
@@ -262,16 +318,16 @@ def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
     coeffs = circuits * kh * kw  # coefficients of one pass
 
     stream = stream_cycles(pixels, c.ppc)
-    in_bytes_pass = np.where(reads, (L.input_elems / ic_passes) * b, 0.0)
+    in_bytes_pass = where(reads, (L.input_elems / ic_passes) * b, 0.0)
     stream_eff = _dram_stream(stream, in_bytes_pass, c)
-    load = np.where(c.dram_weights, np.maximum(kh * kw, np.ceil(coeffs * b / c.dram_bytes_per_cycle)), kh * kw)
-    load = np.where(folded, load, 0)
+    load = where(c.dram_weights, maximum(kh * kw, ceil(coeffs * b / c.dram_bytes_per_cycle)), kh * kw)
+    load = where(folded, load, 0)
     fill = conv_fill_cycles(ic_p, g.activation_stage, ic_passes > 1)
 
-    weight_words = np.where(folded & ~c.dram_weights, L.weight_elems, 0)
-    dram_rd = np.where(reads, oc_passes * L.input_elems * b, 0.0) \
-        + np.where(folded & c.dram_weights, L.weight_elems * b, 0.0)
-    dram_wr = np.where(writes, L.output_elems * b, 0.0)
+    weight_words = where(folded & c.chip_weights, L.weight_elems, 0)  # folded coefficients in on-chip memory
+    dram_rd = where(reads, oc_passes * L.input_elems * b, 0.0) \
+        + where(folded & c.dram_weights, L.weight_elems * b, 0.0)
+    dram_wr = where(writes, L.output_elems * b, 0.0)
 
     # activity: every multiplier fires once per streamed pixel of its channel
     macs_fired = L.weight_elems * pixels
@@ -281,17 +337,17 @@ def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
     lines = (kh - 1) * L.weight_elems // (kh * kw) * pixels  # delay-line shifts (one per line per clock)
     sram = [
         SramAccess(L.output_elems + 2 * psum_adds, L.out_h * L.out_w),  # buffer writes (+ partial sums)
-        SramAccess(2.0 * lines, np.maximum(width - kw, 1)),  # delay lines as circular buffers: 1 write + 1 read
-        SramAccess(np.where(folded & ~c.dram_weights, L.weight_elems, 0), passes * kh * kw),  # coefficient reloads
-        SramAccess(np.where(reads, 0, oc_passes * L.input_elems), L.in_h * L.in_w),  # input from the previous buffer
+        SramAccess(2.0 * lines, maximum(width - kw, 1)),  # delay lines as circular buffers: 1 write + 1 read
+        SramAccess(weight_words, passes * kh * kw),  # coefficient reloads
+        SramAccess(where(reads, 0, oc_passes * L.input_elems), L.in_h * L.in_w),  # input from the previous buffer
     ]
-    ones = np.ones(c.n)
+    ones = c.ones
     return StageCost(
         states={"STREAM": passes * stream, "DRAM_STALL": passes * (stream_eff - stream), "LOAD": passes * load,
-                "FILL": fill * np.ones(c.n, dtype=np.int64)},
+                "FILL": fill * c.int_ones},
         multipliers=coeffs * c.ppc, circuits=circuits, passes=passes,
         memory_words=L.output_elems + weight_words,
-        delay_words=circuits * delay_line_words(kh, kw, width, L.dilation) * np.ones(c.n, dtype=np.int64),
+        delay_words=circuits * delay_line_words(kh, kw, width, L.dilation) * c.int_ones,
         dram_read_bytes=dram_rd * ones, dram_write_bytes=dram_wr * ones,
         mac_ops=macs_fired * ones, add_ops=tree_adds + psum_adds * 1.0,
         compare_ops=relu * ones, sram=sram, channels_phys=oc_p,
@@ -301,39 +357,43 @@ def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
 
 
 def pool_stage(g: StageGroup, c: Ctx, conv_cost: StageCost | None) -> StageCost:
-    """Pools fused with their convolutions (``conv_cost``: the conv group's) or stages of their own."""
+    """Pools fused with their convolutions (``conv_cost``: the conv group's, or on the one-point path the
+    convolution's own) or stages of their own."""
     L = g.layer
     b = c.bytes_per_value
     line = pool_line_words(L.out_w, L.kernel, L.stride)
-    ones = np.ones(c.n, dtype=np.int64)
-    dram_wr = np.where(g.writes_network_output, L.output_elems * b * ones, 0.0)
+    ones = c.int_ones
+    zeros = 0.0 * c.ones
+    dram_wr = where(g.writes_network_output, L.output_elems * b * ones, 0.0)
     sram = [SramAccess(2.0 * L.output_elems * ones, line),  # line memory: a write and a read per output
             SramAccess(1.0 * L.output_elems * ones, L.out_h * L.out_w)]  # pooled result into a buffer
     if conv_cost is not None:
-        oc_p = conv_cost.channels_phys[g.conv_row]  # one pool circuit per physical output channel
+        oc_p, passes = conv_cost.channels_phys, conv_cost.passes  # one pool circuit per physical output channel
+        if g.conv_row is not None:
+            oc_p, passes = oc_p[g.conv_row], passes[g.conv_row]
         conv = g.conv
         tail = pool_tail_cycles(conv.out_h, conv.out_w, conv.stride, conv.in_w + 2 * conv.padding,
                                 L.out_h, L.out_w, L.kernel, L.stride, L.padding, c.ppc)
         return StageCost(
             states={"FILL": tail * ones},
-            multipliers=0 * ones, circuits=oc_p, passes=conv_cost.passes[g.conv_row],
+            multipliers=0 * ones, circuits=oc_p, passes=passes,
             memory_words=oc_p * line, delay_words=0 * ones,
-            dram_read_bytes=np.zeros(c.n), dram_write_bytes=dram_wr,
-            mac_ops=np.zeros(c.n), add_ops=np.zeros(c.n), compare_ops=L.ops * np.ones(c.n),
+            dram_read_bytes=zeros, dram_write_bytes=dram_wr,
+            mac_ops=zeros, add_ops=zeros, compare_ops=L.ops * c.ones,
             sram=sram, comparators=2 * oc_p * c.ppc,
         )
     reads = g.reads_network_input
     width, height = L.in_w + 2 * L.padding, L.in_h + 2 * L.padding
     stream = stream_cycles(width * height, c.ppc)
-    in_bytes = np.where(reads, L.input_elems * b, 0.0)
+    in_bytes = where(reads, L.input_elems * b, 0.0)
     stream_eff = _dram_stream(stream, in_bytes, c)
-    sram.append(SramAccess(np.where(reads, 0.0, 1.0 * L.input_elems * ones), L.in_h * L.in_w))
+    sram.append(SramAccess(where(reads, 0.0, 1.0 * L.input_elems * ones), L.in_h * L.in_w))
     return StageCost(
         states={"STREAM": stream * ones, "DRAM_STALL": stream_eff - stream, "FILL": STAGES.pool * ones},
         multipliers=0 * ones, circuits=L.channels * ones, passes=ones,
         memory_words=(L.channels * line + L.output_elems) * ones, delay_words=0 * ones,
         dram_read_bytes=in_bytes * ones, dram_write_bytes=dram_wr,
-        mac_ops=np.zeros(c.n), add_ops=np.zeros(c.n), compare_ops=L.ops * np.ones(c.n), sram=sram,
+        mac_ops=zeros, add_ops=zeros, compare_ops=L.ops * c.ones, sram=sram,
         comparators=2 * L.channels * c.ppc,
     )
 
@@ -347,25 +407,143 @@ def fc_stage(g: StageGroup, c: Ctx) -> StageCost:
     phys, _, passes, _ = fold_split(f, L.outputs, 1)
     values = L.inputs * L.batch  # streamed per pass
     stream = stream_cycles(values, c.ppc)
-    bytes_pass = np.where(reads, values * b, 0.0) + np.where(c.dram_weights, phys * values * b, 0.0)
+    bytes_pass = where(reads, values * b, 0.0) + where(c.dram_weights, phys * values * b, 0.0)
     stream_eff = _dram_stream(stream, bytes_pass, c)
     fill = fc_fill_cycles(c.ppc, g.activation_stage)
-    weight_words = np.where(c.dram_weights, 0, L.weight_elems)
-    dram_rd = np.where(reads, passes * values * b, 0.0) \
-        + np.where(c.dram_weights, L.weight_elems * L.batch * b, 0.0)
-    dram_wr = np.where(g.writes_network_output, L.output_elems * b, 0.0)
-    ones = np.ones(c.n)
-    sram = [SramAccess(np.where(c.dram_weights, 0, L.macs), L.inputs),  # each MAC reads its weight
+    weight_words = where(c.dram_weights, 0, L.weight_elems)
+    dram_rd = where(reads, passes * values * b, 0.0) \
+        + where(c.dram_weights, L.weight_elems * L.batch * b, 0.0)
+    dram_wr = where(g.writes_network_output, L.output_elems * b, 0.0)
+    ones = c.ones
+    sram = [SramAccess(where(c.dram_weights, 0, L.macs), L.inputs),  # each MAC reads its weight
             SramAccess(L.output_elems * ones, L.outputs),  # results into the output buffer
-            SramAccess(np.where(reads, 0, passes * values), L.inputs)]  # input from the previous buffer
+            SramAccess(where(reads, 0, passes * values), L.inputs)]  # input from the previous buffer
     return StageCost(
         states={"STREAM": passes * stream, "DRAM_STALL": passes * (stream_eff - stream),
-                "FILL": fill * np.ones(c.n, dtype=np.int64)},
+                "FILL": fill * c.int_ones},
         multipliers=phys * c.ppc, circuits=phys, passes=passes,
-        memory_words=weight_words + L.output_elems, delay_words=np.zeros(c.n, dtype=np.int64),
+        memory_words=weight_words + L.output_elems, delay_words=0 * c.int_ones,
         dram_read_bytes=dram_rd * ones, dram_write_bytes=dram_wr * ones,
         mac_ops=L.macs * ones,
         add_ops=L.outputs * (c.ppc - 1) * stream * 1.0,  # lane adder tree of every neuron, every clock
         compare_ops=L.output_elems * g.activation * ones, sram=sram,
         adders=phys * (c.ppc - 1), comparators=phys * g.activation_stage,
     )
+
+
+def group_costs(groups: dict[Role, StageGroup], c: Ctx) -> list[StageCost]:
+    """The cost of every stage group, arrays over (stages of the group x points), in :data:`ROLES` order."""
+    out: dict[Role, StageCost] = {}
+    for role, g in groups.items():  # ROLES order: a fused pool's convolution is costed before it
+        if role == "conv":
+            k = conv_stage(g, c)
+        elif role == "fc":
+            k = fc_stage(g, c)
+        else:
+            k = pool_stage(g, c, out["conv"] if role == "fused_pool" else None)
+        k.index, k.fused_into = g.index, g.conv.names if g.conv is not None else None
+        out[role] = k
+    return list(out.values())
+
+
+def point_costs(rows: tuple[StageGroup | None, ...], c: Ctx) -> list[StageCost]:
+    """The cost of every supported stage on the one-point path (:func:`stage_rows`), Python numbers, in plan order."""
+    out: list[StageCost] = []
+    conv = None
+    for g in rows:
+        if g is None:
+            continue
+        role = g.role
+        if role == "conv":
+            k = conv = conv_stage(g, c)
+        elif role == "fc":
+            k = fc_stage(g, c)
+        else:  # a fused pool streams with the convolution right before it (plan)
+            k = pool_stage(g, c, conv if role == "fused_pool" else None)
+        k.index, k.fused_into = g.index, g.conv.names if g.conv is not None else None
+        out.append(k)
+    return out
+
+
+@dataclass(frozen=True)
+class StackOrder:
+    """The supported stages, and the rows of the batch path's stacked (stages x points) arrays: group after group
+    (:func:`stage_groups`, ROLES order), each group's rows contiguous (slices: cheaper to fill than index arrays)."""
+
+    index: tuple[int, ...]  # plan positions of the supported stages, in plan order
+    positions: tuple[slice, ...]  # per group: its rows in the stacked arrays
+    plan_rows: np.ndarray | None  # the stacked rows in plan order (None: the group order is the plan order)
+    macs: np.ndarray  # (rows, 1) MACs of each stacked row (batch path)
+    macs_list: tuple[int, ...]  # MACs of each supported stage as Python ints, plan order (one-point path)
+
+
+@lru_cache(maxsize=64)
+def stack_order(workload: Workload) -> StackOrder:
+    """The rows of the stacked stage arrays (cached per workload like :func:`plan`)."""
+    stages = plan(workload)
+    index = tuple(i for i, st in enumerate(stages) if st.role != "unsupported")
+    stacked = [i for g in stage_groups(workload).values() for i in g.index]  # plan positions, group after group
+    positions, start = [], 0
+    for g in stage_groups(workload).values():
+        positions.append(slice(start, start + g.rows))
+        start += g.rows
+    plan_rows = None if stacked == list(index) else np.array([stacked.index(i) for i in index])
+    return StackOrder(index, tuple(positions), plan_rows, column(stages[i].layer.macs for i in stacked),
+                      tuple(int(stages[i].layer.macs) for i in index))
+
+
+#: StageCost fields stacked (besides cycles and the SRAM slots), as the layer metrics and energy read them
+STACKED = ("multipliers", "circuits", "passes", "memory_words", "delay_words", "dram_read_bytes",
+           "dram_write_bytes", "mac_ops", "add_ops", "compare_ops", "adders", "comparators")
+
+
+def stack_groups(costs: list[StageCost], positions: tuple, rows: int, n: int) -> dict[str, np.ndarray]:
+    """The stage groups' costs (arrays broadcastable to (group rows x points)) as (stages x points) float arrays
+    (``positions``: each group's rows, :class:`StackOrder`). ``sram_words`` / ``sram_bank_words``: one such
+    array per SRAM slot, a stage with fewer accesses padded with zeros. One array per field, not one block for
+    all: a block of a large batch is a fresh allocation of many pages every call."""
+    def stack(values) -> np.ndarray:
+        out = np.empty((rows, n))
+        for value, at in zip(values, positions):
+            out[at] = value
+        return out
+
+    slots = max(len(k.sram) for k in costs)
+    out = {"cycles": stack(k.cycles for k in costs)}
+    for name in STACKED:
+        out[name] = stack(getattr(k, name) for k in costs)
+    words = [stack(k.sram[s].words if s < len(k.sram) else 0.0 for k in costs) for s in range(slots)]
+    banks = [stack(k.sram[s].bank_words if s < len(k.sram) else 0.0 for k in costs) for s in range(slots)]
+    out["sram_words"], out["sram_bank_words"] = words, banks
+    return out
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What the model reads of a workload whatever the design point: built once per workload object."""
+
+    stages: tuple[Stage, ...]  # :func:`plan`
+    groups: dict[Role, StageGroup]  # :func:`stage_groups` (batches)
+    rows: tuple[StageGroup | None, ...]  # :func:`stage_rows` (one point)
+    order: StackOrder  # :func:`stack_order`
+    max_multipliers: int  # largest full_multipliers of the stages (the balanced fold's reference)
+
+
+#: tables per workload object: id -> (the workload, its tables); a study evaluates the same object every trial
+_TABLES: dict[int, tuple[Workload, Tables]] = {}
+_TABLES_MAX = 64
+
+
+def tables(workload: Workload) -> Tables:
+    """The :class:`Tables` of ``workload``, remembered by the object's id (the entry holds the workload, so its
+    id cannot name another object): the lru caches above hash the whole workload, every layer, on each call."""
+    hit = _TABLES.get(id(workload))
+    if hit is not None and hit[0] is workload:
+        return hit[1]
+    stages = plan(workload)
+    out = Tables(stages, stage_groups(workload), stage_rows(workload), stack_order(workload),
+                 max((s.full_multipliers for s in stages), default=1))
+    if len(_TABLES) >= _TABLES_MAX:
+        _TABLES.clear()
+    _TABLES[id(workload)] = (workload, out)
+    return out

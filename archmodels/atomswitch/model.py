@@ -25,16 +25,19 @@ the paper's count: chip area / tile area (§4).
 
 from __future__ import annotations
 
+import math
+from functools import cached_property
+
 import numpy as np
 
 from workloads import Workload
 
 from .. import tech
 from .. import vector
-from .energy import DEVICE_NODE_NM, stages_energy_j, static_power_w
-from .layers import Ctx, Stage, StageCost, conv_stage, fc_stage, plan, pool_stage, stage_groups
+from .energy import (DEVICE_NODE_NM, energy_rates, sram_pj_per_byte, stage_energy_j, stages_energy_j,
+                     static_power_w)
+from .layers import Ctx, Stage, StageCost, group_costs, point_costs, stack_groups, tables
 from ..base import Model
-from ..layerarrays import column, full, layer_batches, stack_rows
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums
 
@@ -119,82 +122,99 @@ class AtomSwitchModel(Model):
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points)."""
-        stages = plan(workload)
-        groups = stage_groups(workload)
-        c = self._ctx(stages, pts)
-        costs: dict[str, StageCost] = {}
-        for role, g in groups.items():  # ROLES order: a fused pool's convolution is costed before it
-            if role == "conv":
-                costs[role] = conv_stage(g, c)
-            elif role == "fc":
-                costs[role] = fc_stage(g, c)
+        """Every stage of a role in one call (:func:`stage_groups`), arrays over (stages x points), stacked into
+        one array per metric; a single point stage by stage in Python numbers (:func:`stage_rows`: a numpy call
+        costs ~20 Python operations), its metrics put into one array at the end. The same formulas either way."""
+        t = tables(workload)
+        stages, order = t.stages, t.order
+        c = self._ctx(t.max_multipliers, pts)
+        out: list[LayerBatch | None] = [None] * len(stages)
+        if order.index:  # some stage runs on the array
+            if c.one:
+                costs = point_costs(t.rows, c)
+                metrics, areas = self._point_metrics(costs, pts, c, order.macs_list)
             else:
-                costs[role] = pool_stage(g, c, costs["conv"] if role == "fused_pool" else None)
-        row = [-1] * len(stages)
-        for r, i in enumerate(i for g in groups.values() for i in g.index):
-            row[i] = r
-        rows = [g.rows for g in groups.values()]
-        out = layer_batches([st.layer for st in stages], row, c.n,
-                            self._metrics(list(costs.values()), rows, pts, c), {}) if costs else [None] * len(stages)
-        for role, g in groups.items():
-            states = {name: full(arr, (g.rows, c.n)) for name, arr in costs[role].states.items()}
-            for j, i in enumerate(g.index):
-                out[i].states = {name: arr[j] for name, arr in states.items()}
-                if role == "fused_pool":
-                    out[i].labels["fused_into"] = np.full(c.n, g.conv.names[j], dtype=object)
+                costs = group_costs(t.groups, c)
+                fields = stack_groups(costs, order.positions, len(order.index), c.n)
+                metrics = _row_dicts(self._metrics(fields, pts, c, order.macs, order.plan_rows))
+                areas = fields["area_mm2"] if order.plan_rows is None else fields["area_mm2"][order.plan_rows]
+            out = _stage_batches(stages, costs, metrics, c.n)
+            self._mark_fit([out[i] for i in order.index], areas, pts["chip_area_mm2"])
         for i, st in enumerate(stages):
             if out[i] is None:
                 out[i] = self._unsupported(st, c.n)
-        self._mark_fit(out, pts)
-        self._utilization(out, c.n)
         return out
 
     @staticmethod
-    def _metrics(costs: list[StageCost], rows: list[int], pts: Points, c: Ctx) -> dict[str, np.ndarray]:
-        """The layer metrics of the stage groups ``costs`` (``rows`` stages each), arrays over (stages x points)."""
-        def stack(get) -> np.ndarray:
-            return stack_rows([get(cost) for cost in costs], rows, c.n, dtype=float)
-
-        cycles = stack(lambda k: k.cycles)
-        multipliers = stack(lambda k: k.multipliers)
-        memory_words, delay_words = stack(lambda k: k.memory_words), stack(lambda k: k.delay_words)
+    def _metrics(f: dict[str, np.ndarray], pts: Points, c: Ctx, macs: np.ndarray,
+                 plan_rows: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The layer metrics (:data:`_METRICS`) from the stacked stage costs ``f`` (arrays over stages x points;
+        ``plan_rows``: its rows in plan order, None when in plan order); puts the stages' ``area_mm2`` into ``f``
+        too (for :meth:`_mark_fit`)."""
+        cycles, multipliers = f["cycles"], f["multipliers"]
         word_um2 = pts["value_bits"] * pts["memory_bit_um2"]
-        area_um2 = multipliers * pts["tile_um2"] + (memory_words + delay_words) * word_um2
-        return dict(
-            cycles=cycles, time_s=cycles / c.clock_hz,
-            utilization=np.full(cycles.shape, np.nan),  # set once all layers are known
-            dram_read_bytes=stack(lambda k: k.dram_read_bytes), dram_write_bytes=stack(lambda k: k.dram_write_bytes),
-            energy_j=stages_energy_j(costs, rows, pts["value_bits"], pts["dram"]),
-            multipliers=multipliers, tiles=multipliers.copy(), memory_words=memory_words,
-            delay_words=delay_words, area_mm2=area_um2 * (1.0 + pts["overhead_frac"]) * 1e-6,
-            adders=stack(lambda k: k.adders), comparators=stack(lambda k: k.comparators),
-            circuits=stack(lambda k: k.circuits), passes=stack(lambda k: k.passes),
-        )
+        f["area_mm2"] = area = area_mm2(multipliers, f["memory_words"], f["delay_words"], pts["tile_um2"], word_um2,
+                                        pts["overhead_frac"])
+        in_plan = multipliers if plan_rows is None else multipliers[plan_rows]
+        total = np.add.accumulate(in_plan, axis=0)[-1]  # layer by layer (an unsupported layer has none)
+        energy = stages_energy_j(f["mac_ops"], f["add_ops"], f["compare_ops"], f["sram_words"], f["sram_bank_words"],
+                                 f["dram_read_bytes"], f["dram_write_bytes"], pts["value_bits"], pts["dram"])
+        return dict(zip(_METRICS, (
+            cycles, cycles / c.clock_hz, utilization(macs, cycles, total), f["dram_read_bytes"],
+            f["dram_write_bytes"], energy, multipliers, multipliers.copy(), f["memory_words"], f["delay_words"], area,
+            f["adders"], f["comparators"], f["circuits"], f["passes"])))
 
     @staticmethod
-    def _utilization(layers: list[LayerBatch], n: int) -> None:
-        """Busy multipliers / all multipliers of the resident network over each layer's time (contract)."""
-        if not layers:
-            return
-        total = np.cumsum([lb.metrics["multipliers"] for lb in layers], axis=0)[-1]  # layer by layer
-        cycles = np.array([lb.metrics["cycles"] for lb in layers])
-        macs = column(lb.layer.macs for lb in layers)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.where(total > 0, macs / (cycles * total), 0.0)
-        util = np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
-        for lb, row in zip(layers, util):
-            lb.metrics["utilization"] = row
+    def _point_metrics(costs: list[StageCost], pts: Points, c: Ctx,
+                       macs: tuple[int, ...]) -> tuple[list[dict[str, np.ndarray]], list[float]]:
+        """:meth:`_metrics` of one point from its stage costs (Python numbers, plan order), the same formulas on
+        Python floats (each cost made a float first, as stacking makes it a float64): per stage its metrics as
+        arrays of one point; and the stages' areas [mm2]."""
+        tile_um2, overhead = pts["tile_um2"].item(0), pts["overhead_frac"].item(0)
+        word_um2 = pts["value_bits"].item(0) * pts["memory_bit_um2"].item(0)
+        rates = energy_rates(pts["value_bits"], pts["dram"])
+        sram_pj = sram_pj_per_byte(np.array([float(a.bank_words) for k in costs for a in k.sram]), rates.nbytes)
+        sram_pj = sram_pj.tolist()  # every access of every stage in one call
+        total = 0.0
+        for k in costs:
+            total = total + float(k.multipliers)
+        rows, areas, at = [], [], 0
+        for k, m in zip(costs, macs):
+            cycles, mult, words = float(k.cycles), float(k.multipliers), float(k.memory_words)
+            delay, rd, wr = float(k.delay_words), float(k.dram_read_bytes), float(k.dram_write_bytes)
+            area = area_mm2(mult, words, delay, tile_um2, word_um2, overhead)
+            slots = len(k.sram)  # the padded slots of the stacked path add exact zeros
+            energy = stage_energy_j(float(k.mac_ops), float(k.add_ops), float(k.compare_ops),
+                                    [float(a.words) for a in k.sram], sram_pj[at:at + slots], rd, wr, rates)
+            at += slots
+            rows.append((cycles, cycles / c.clock_hz, utilization(m, cycles, total), rd, wr, energy, mult, mult,
+                         words, delay, area, k.adders, k.comparators, k.circuits, k.passes))
+            areas.append(area)
+        block = np.array(rows, dtype=float).reshape(len(rows), len(_METRICS), 1)
+        return [dict(zip(_METRICS, b)) for b in block], areas
 
     @staticmethod
-    def _ctx(stages: tuple[Stage, ...], pts: Points) -> Ctx:
+    def _ctx(max_multipliers: int, pts: Points) -> Ctx:
+        """The per-point inputs of the stage formulas: Python numbers for a single point (the one-point path)."""
+        n = batch_size(pts)
+        if n == 1:
+            clock_hz = pts["clock_mhz"].item() * 1e6
+            dram_weights = pts["weight_store"].item() == "dram"
+            return Ctx(
+                n=1, clock_hz=clock_hz, bytes_per_value=pts["value_bits"].item() / 8.0,
+                ppc=int(pts["pixels_per_clock"].item()), fold=int(pts["fold"].item()),
+                balanced=pts["fold_policy"].item() == "balanced", dram_weights=dram_weights,
+                chip_weights=not dram_weights, dram_bytes_per_cycle=pts["dram_gbps"].item() * 1e9 / clock_hz,
+                max_multipliers=max_multipliers,
+            )
         clock_hz = pts["clock_mhz"] * 1e6
+        dram_weights = pts["weight_store"] == "dram"
         return Ctx(
-            n=batch_size(pts), clock_hz=clock_hz, bytes_per_value=pts["value_bits"] / 8.0,
+            n=n, clock_hz=clock_hz, bytes_per_value=pts["value_bits"] / 8.0,
             ppc=pts["pixels_per_clock"], fold=pts["fold"], balanced=pts["fold_policy"] == "balanced",
-            dram_weights=pts["weight_store"] == "dram",
+            dram_weights=dram_weights, chip_weights=~dram_weights,
             dram_bytes_per_cycle=pts["dram_gbps"] * 1e9 / clock_hz,
-            max_multipliers=max((s.full_multipliers for s in stages), default=1),
+            max_multipliers=max_multipliers, ones=np.ones(n), int_ones=np.ones(n, dtype=np.int64),
         )
 
     @staticmethod
@@ -208,19 +228,38 @@ class AtomSwitchModel(Model):
         return lb
 
     @staticmethod
-    def _mark_fit(layers: list[LayerBatch], pts: Points) -> None:
-        """Infeasible where a layer alone, or the network up to a layer, exceeds ``chip_area_mm2``."""
-        if not layers:
+    def _mark_fit(layers: list[LayerBatch], areas: np.ndarray | list[float], chip: np.ndarray) -> None:
+        """Infeasible where a layer alone, or the network up to a layer, exceeds ``chip_area_mm2``.
+
+        ``layers``: the supported layers in plan order, ``areas`` theirs (stages x points, or one point's list;
+        an unsupported layer has no area, so it neither adds to the running sum nor overflows)."""
+        if type(areas) is list:  # one point: the same comparisons and running sum in Python
+            chip_mm2 = chip.item(0)
+            before = 0.0
+            for lb, area in zip(layers, areas):
+                cum = before + area
+                if area > chip_mm2:
+                    lb.infeasible(_ONE, "this layer alone needs %.4g mm2 > chip_area_mm2 %.4g" % (area, chip_mm2))
+                elif cum > chip_mm2 and before <= chip_mm2:
+                    lb.infeasible(_ONE, "the network up to this layer needs %.4g mm2 > chip_area_mm2 %.4g"
+                                  % (cum, chip_mm2))
+                before = cum
             return
-        chip = pts["chip_area_mm2"]
-        areas = np.array([lb.metrics["area_mm2"] for lb in layers])
-        cum = np.cumsum(areas, axis=0)
-        before = np.vstack([np.zeros((1, areas.shape[1])), cum[:-1]])
+        cum = np.add.accumulate(areas, axis=0)
         alone = areas > chip
-        overflow = (cum > chip) & (before <= chip) & ~alone
-        for i in np.flatnonzero(alone.any(axis=1) | overflow.any(axis=1)):
-            _infeasible(layers[i], alone[i], "this layer alone needs", areas[i], chip)
-            _infeasible(layers[i], overflow[i], "the network up to this layer needs", cum[i], chip)
+        over = cum > chip
+        if not (alone.any() or over.any()):
+            return  # everything fits (the running sum is largest at the last layer)
+        before = np.vstack([np.zeros((1, areas.shape[1])), cum[:-1]])
+        overflow = over & (before <= chip) & ~alone
+        flagged = alone | overflow
+        # the chip area as text once per point that gets a reason (a point often gets one from several layers)
+        chip_text = np.full(chip.shape, "", dtype=object)
+        some = flagged.any(axis=0)
+        chip_text[some] = ["%.4g" % y for y in chip[some].tolist()]
+        for i in np.flatnonzero(flagged.any(axis=1)).tolist():
+            _infeasible(layers[i], alone[i], "this layer alone needs", areas[i], chip_text)
+            _infeasible(layers[i], overflow[i], "the network up to this layer needs", cum[i], chip_text)
 
     # ---- totals ----
     #: layer metrics summed into model totals
@@ -246,11 +285,96 @@ class AtomSwitchModel(Model):
         }
 
 
-def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, chip: np.ndarray) -> None:
-    """Mark ``mask`` infeasible; reason strings are formatted only for the points that get them."""
+#: the layer metrics of a stage, in the order its LayerBatch holds them
+_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "multipliers",
+            "tiles", "memory_words", "delay_words", "area_mm2", "adders", "comparators", "circuits", "passes")
+
+
+def area_mm2(multipliers, memory_words, delay_words, tile_um2, word_um2, overhead_frac):
+    """Area of a stage [mm2]: tiles (one multiplier each) plus memory and delay-line words, times
+    ``1 + overhead_frac`` (module doc; spec §1, §4). Python floats or arrays."""
+    area_um2 = multipliers * tile_um2 + (memory_words + delay_words) * word_um2
+    return area_um2 * (1.0 + overhead_frac) * 1e-6
+
+
+def utilization(macs, cycles, total_multipliers):
+    """Busy multipliers / all multipliers of the resident network over the stage's time (contract): MACs /
+    (cycles x the network's multipliers); 0 without multipliers or cycles, NaN for NaN cycles. Python floats
+    (one stage of one point) or arrays over (stages x points)."""
+    if type(cycles) is float:
+        if cycles > 0:
+            return macs / (cycles * total_multipliers) if total_multipliers > 0 else 0.0
+        return math.nan if math.isnan(cycles) else 0.0
+    if (total_multipliers > 0).all() and (cycles > 0).all():
+        return macs / (cycles * total_multipliers)  # what the expression below gives, without its masks
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(total_multipliers > 0, macs / (cycles * total_multipliers), 0.0)
+    return np.where(cycles > 0, u, np.where(np.isnan(cycles), np.nan, 0.0))
+
+
+def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, chip_text: np.ndarray) -> None:
+    """Mark ``mask`` infeasible; reason strings are formatted only for the points that get them (``chip_text``:
+    each point's ``chip_area_mm2`` as ``%.4g`` text)."""
     new = mask & lb.feasible
     if not new.any():
         return
     reason = np.full(lb.n, "", dtype=object)
-    reason[new] = [f"{what} %.4g mm2 > chip_area_mm2 %.4g" % (x, y) for x, y in zip(need[new].tolist(), chip[new].tolist())]
+    template = what + " %.4g mm2 > chip_area_mm2 %s"
+    reason[new] = [template % pair for pair in zip(need[new].tolist(), chip_text[new].tolist())]
     lb.infeasible(new, reason)
+
+
+#: the mask of a one-point batch's only point (read-only: shared)
+_ONE = np.ones(1, dtype=bool)
+_ONE.flags.writeable = False
+
+
+class _StageBatch(LayerBatch):
+    """A stage's :class:`LayerBatch`: its ``states`` (and ``fused_into`` label) built from its stage cost on first
+    access on the one-point path (a study never reads them), then ordinary attributes. A batch builds them with
+    the layer: their allocation then keeps glibc from trimming the heap at the end of the call and faulting it in
+    again on the next (measured, lenet, 16,384 points: ~7,000 -> ~450 page faults, 3.4 -> 2.4 us per point)."""
+
+    _src: tuple[dict, int, int, str | None]  # (the stage cost's states, its rows, this stage's row, fused into)
+
+    @cached_property
+    def states(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        states, rows, j, _ = self._src
+        if self.n == 1 and rows == 1:  # one point: the stage's Python numbers (np.broadcast_to costs ~5 us)
+            return {name: np.array([value], dtype=float).reshape(1) for name, value in states.items()}
+        return {name: np.broadcast_to(np.asarray(arr, dtype=float), (rows, self.n))[j].copy()
+                for name, arr in states.items()}
+
+    @cached_property
+    def labels(self) -> dict[str, np.ndarray]:  # type: ignore[override]
+        return {"fused_into": np.full(self.n, self._src[3], dtype=object)}
+
+
+def _row_dicts(metrics: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """Per row of the (stages x points) ``metrics``: its metrics (views)."""
+    metric_rows = [(k, list(a)) for k, a in metrics.items()]  # every array's rows as views, made once
+    return [{k: v[r] for k, v in metric_rows} for r in range(len(metric_rows[0][1]))]
+
+
+def _stage_batches(stages: tuple[Stage, ...], costs: list[StageCost], metrics: list[dict[str, np.ndarray]],
+                   n: int) -> list[LayerBatch | None]:
+    """One :class:`_StageBatch` per supported stage (None for the others) holding the metrics of its row (the
+    stages of ``costs`` in order), and writable ``feasible`` / ``reason`` rows (as :meth:`LayerBatch.infeasible`
+    updates them in place)."""
+    rows = len(metrics)
+    feasible = list(np.ones((rows, n), dtype=bool))
+    reason = list(np.full((rows, n), "", dtype=object))
+    out: list[LayerBatch | None] = [None] * len(stages)
+    new = object.__new__
+    r = -1
+    for k in costs:
+        for j, i in enumerate(k.index):
+            r += 1
+            lb = new(_StageBatch)  # the fields LayerBatch.__init__ would set, but states and labels (lazy)
+            lb.__dict__.update(layer=stages[i].layer, n=n, metrics=metrics[r],
+                               feasible=feasible[r], reason=reason[r],
+                               _src=(k.states, k.rows, j, k.fused_into[j] if k.fused_into is not None else None))
+            if n > 1:  # a batch: built now (see the class doc)
+                lb.states, lb.labels  # cached properties: computed and kept
+            out[i] = lb
+    return out
