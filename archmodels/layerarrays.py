@@ -107,17 +107,20 @@ class PointsMemo:
 
 def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],
                   states: dict[str, np.ndarray], labels: dict[str, np.ndarray] | None = None,
-                  feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:
+                  feasible: np.ndarray | None = None, reason: np.ndarray | None = None,
+                  row_keys: Sequence[Sequence[str]] | None = None) -> list[LayerBatch | None]:
     """One :class:`LayerBatch` per layer whose ``row`` is >= 0 (None for the others), holding row ``r``
     of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
     rows, as :meth:`LayerBatch.infeasible` updates them in place). The ``metrics``, ``states`` and
     ``labels`` dicts are built on first access (:class:`_RowLayerBatch`); until some layer builds its
     ``metrics``, sums over the layers read the (rows x points) arrays whole (:meth:`_SharedRows.cube`),
-    as a study's one-point path does."""
+    as a study's one-point path does. ``row_keys[r]``: the metric keys of row ``r``, in its dict's order
+    (default: every key of ``metrics``); ``labels`` may hold ``fused_into`` (else a column of None) and
+    sequences of per-row label objects."""
     rows = max(row, default=-1) + 1
     feasible = list(np.ones((rows, n), dtype=bool) if feasible is None else feasible)
     reason = list(np.full((rows, n), "", dtype=object) if reason is None else reason)
-    shared = _SharedRows(n, rows, dict(metrics), states, labels or {})
+    shared = _SharedRows(n, rows, dict(metrics), states, labels or {}, row_keys)
     new = object.__new__
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
@@ -147,22 +150,40 @@ class _SharedRows:
     inverse: np.ndarray | None = None
 
     def __init__(self, n: int, rows: int, metrics: dict[str, np.ndarray], states: dict[str, np.ndarray],
-                 labels: dict[str, np.ndarray]) -> None:
+                 labels: dict, row_keys: Sequence[Sequence[str]] | None = None) -> None:
         self.n, self.rows, self.metrics, self.states, self.labels = n, rows, metrics, states, labels
+        self.row_keys = row_keys
+        self.added: list[str] = []  # keys :meth:`add_metrics` gave every row (after a row's own keys)
 
     @cached_property
-    def metric_rows(self) -> list[tuple[str, list[np.ndarray]]]:
+    def metric_rows(self) -> dict[str, list[np.ndarray]]:
         self.split = True
-        return [(k, list(a)) for k, a in self.metrics.items()]
+        return {k: list(a) for k, a in self.metrics.items()}
+
+    def keys_of(self, r: int) -> Sequence[str]:
+        """Row ``r``'s metric keys in its dict's order."""
+        if self.row_keys is None:
+            return list(self.metrics)
+        own = self.row_keys[r]
+        return [*own, *(k for k in self.added if k not in own)] if self.added else own
+
+    @cached_property
+    def _common_keys(self) -> set[str]:
+        """The metric keys every row has."""
+        if self.row_keys is None:
+            return set(self.metrics)
+        return set(self.row_keys[0]).intersection(*self.row_keys[1:]) if self.row_keys else set()
 
     @cached_property
     def state_rows(self) -> list[tuple[str, list[np.ndarray]]]:
         return [(k, list(a)) for k, a in self.states.items()]
 
     @cached_property
-    def label_rows(self) -> list[tuple[str, list[np.ndarray]]]:
-        fused = np.full((self.rows, self.n), None, dtype=object)
-        return [("fused_into", list(fused))] + [(k, list(a)) for k, a in self.labels.items()]
+    def label_rows(self) -> list[tuple[str, list]]:
+        rows = [(k, list(a)) for k, a in self.labels.items()]
+        if "fused_into" in self.labels:
+            return rows
+        return [("fused_into", list(np.full((self.rows, self.n), None, dtype=object)))] + rows
 
     def whole(self, layers: Sequence) -> bool:
         """Whether ``layers`` are this call's layers, in their order, and no layer's ``metrics`` dict exists
@@ -177,6 +198,8 @@ class _SharedRows:
         :meth:`whole` is False or a key is not a float array of that shape."""
         if not self.whole(layers):
             return None
+        if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
+            return None  # some layer has no such metric (its dict would raise KeyError)
         shape = (self.rows, self.n)
         arrays = [self.metrics.get(k) for k in keys]
         if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
@@ -192,8 +215,26 @@ class _SharedRows:
         if not self.whole(layers):
             return False
         for k, a in arrays.items():
+            if k not in self.metrics or (self.row_keys is not None and k not in self._common_keys
+                                         and k not in self.added):
+                self.added.append(k)
             self.metrics[k] = a if self.order is None else a[self.inverse]
         return True
+
+    def states_stack(self, layers: Sequence, names: Sequence[str]) -> np.ndarray | None:
+        """The states ``names`` of ``layers`` as one float ((layers x names) x points) array, layer after
+        layer, a layer's states in the order of ``names``; None where :meth:`whole` is False or some state
+        is not a float array of the (rows x points) shape."""
+        if not self.whole(layers) or "state_rows" in self.__dict__:  # a layer's states dict exists: it may differ
+            return None
+        shape = (self.rows, self.n)
+        arrays = [self.states.get(s) for s in names]
+        if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
+            return None
+        cube = np.array(arrays)  # names x rows x points
+        if self.order is not None:
+            cube = cube.take(self.order, axis=1)
+        return cube.transpose(1, 0, 2).reshape(-1, self.n)
 
 
 class _RowLayerBatch(LayerBatch):
@@ -205,8 +246,9 @@ class _RowLayerBatch(LayerBatch):
 
     @cached_property
     def metrics(self) -> dict[str, np.ndarray]:  # type: ignore[override]
-        r = self._row
-        return {k: v[r] for k, v in self._shared.metric_rows}
+        r, shared = self._row, self._shared
+        rows = shared.metric_rows
+        return {k: rows[k][r] for k in shared.keys_of(r)}
 
     @cached_property
     def states(self) -> dict[str, np.ndarray]:  # type: ignore[override]

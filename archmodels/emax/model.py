@@ -45,9 +45,9 @@ from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runn
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
-from ..layerarrays import PointsMemo
+from ..layerarrays import PointsMemo, layer_batches
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric, layer_sums, seqsum
+from ..result import LayerBatch, Metric, layer_sums, row_sum, seqsum
 
 #: plans whose criterion value is within this fraction of the best count as ties (then fewer DRAM bytes win);
 #: fitted (archmodels/fitted.py): least mean error over the 12 EMAXVR DRAM-byte figures, smallest of the ties
@@ -244,7 +244,7 @@ class _EmaxBase(Model):
         for lo in range(0, len(keys), step):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, idx[lo:lo + step], link, pp, macs, out)
-        return [out.batch(i, layer) for i, layer in enumerate(workload.layers)]
+        return out.batches(workload.layers)
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
@@ -254,8 +254,13 @@ class _EmaxBase(Model):
         sums = layer_sums(layers, _SUMMED_KEYS, n, from_zero=True)
         tot = sums.__getitem__
 
+        shared = getattr(layers[0], "_shared", None) if layers else None  # layers of one layer_batches call
+
         def state_sum(names):  # layer after layer, the states of a layer in the order of names
             zero = np.zeros(n)
+            rows = shared.states_stack(layers, names) if shared is not None else None
+            if rows is not None:
+                return row_sum(np.concatenate((zero[None], rows)))
             return seqsum([zero] + [lb.states.get(s, zero) for lb in layers for s in names], n)
 
         area = _area_static(pts)
@@ -485,17 +490,13 @@ class _Results:
             for k, rows in plans.items():
                 self.texts[k].put(which, layer_of, at, p.table, rows)
 
-    def batch(self, i: int, layer) -> LayerBatch:
-        """Layer ``i``'s results: row ``i`` of every array, as views (each layer its own row, so a layer's
-        arrays are its own, as copies would be; ``reason`` is set where ``feasible`` is False only), put into
-        the fields ``LayerBatch.__init__`` would set without building its defaults first."""
-        lb = object.__new__(LayerBatch)
-        lb.__dict__.update(
-            layer=layer, n=self.n, metrics={k: self.metrics[k][i] for k in self.names[i]},
-            states={s: v[i] for s, v in self.states.items()},
-            labels={k: self.labels[k][i] if k in self.labels else self.texts[k][i] for k in _LABEL_ORDER},
-            feasible=self.feasible[i], reason=self.reason[i])
-        return lb
+    def batches(self, layers) -> list[LayerBatch]:
+        """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
+        dicts built when first read; a layer's metric keys in the order its first combination set them;
+        ``reason`` is set where ``feasible`` is False only)."""
+        labels = {k: self.labels[k] if k in self.labels else self.texts[k] for k in _LABEL_ORDER}
+        return layer_batches(layers, range(self.nl), self.n, self.metrics, self.states, labels, self.feasible,
+                             self.reason, row_keys=self.names)
 
 
 #: the layer metrics :meth:`_EmaxBase.model_totals` sums
