@@ -166,12 +166,13 @@ class LazyText:
     once per distinct content (:func:`by_content`) and keeps the array.
     """
 
-    def __init__(self, n: int, fn, _arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+    def __init__(self, n: int, fn, _arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                 _tables: list[PlanTable] | None = None):
         self.fn = fn
         if _arrays is None:
             _arrays = (np.full(n, None, dtype=object), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
         self.fixed, self.part, self.row = _arrays  # part: which put() a point reads (-1: its fixed value)
-        self.tables: list[PlanTable] = []
+        self.tables: list[PlanTable] = [] if _tables is None else _tables
         self._all: np.ndarray | None = None
 
     def put(self, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
@@ -208,29 +209,39 @@ class LazyText:
 
 class LazyTextColumns:
     """``count`` :class:`LazyText` columns of ``n`` points (e.g. one per layer), their arrays rows of three
-    shared (count x n) arrays: three allocations for all columns, and :meth:`put` fills many columns in one
-    scatter per array."""
+    shared (count x n) arrays: three allocations for all columns, :meth:`put` fills many columns in one
+    scatter per array, and a column object is made only when asked for (a study's trial never asks)."""
 
     def __init__(self, count: int, n: int, fn):
+        self.n, self.fn = n, fn
         self.fixed = np.full((count, n), None, dtype=object)
         self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
-        self.columns = [LazyText(n, fn, arrays) for arrays in zip(self.fixed, self.part, self.row)]
+        self.tables: list[list[PlanTable]] = [[] for _ in range(count)]
+        self._columns: list[LazyText | None] = [None] * count
 
     def __getitem__(self, i: int) -> LazyText:
-        return self.columns[i]
+        col = self._columns[i]
+        if col is None:
+            col = self._columns[i] = LazyText(self.n, self.fn, (self.fixed[i], self.part[i], self.row[i]),
+                                              self.tables[i])
+        return col
+
+    def __len__(self) -> int:
+        return len(self._columns)
 
     def __iter__(self):
-        return iter(self.columns)
+        return (self[i] for i in range(len(self._columns)))
 
     def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
         """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);
         ``which``: the columns of ``col_of``, each then holding ``tab`` (as :meth:`LazyText.put` for each
         column, then ``column[at] = "-"`` where a row is -1)."""
-        part = np.array([len(self.columns[i].tables) for i in range(len(self.columns))])
+        part = np.array([len(t) for t in self.tables])
         for i in which:
-            col = self.columns[i]
-            col.tables.append(tab)
-            col._all = None
+            self.tables[i].append(tab)
+            col = self._columns[i]
+            if col is not None:
+                col._all = None
         has = rows >= 0
         none = ~has
         self.fixed[col_of[none], at[none]] = "-"
