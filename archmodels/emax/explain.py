@@ -232,6 +232,15 @@ class LazyTextColumns:
     def __iter__(self):
         return (self[i] for i in range(len(self._columns)))
 
+    def fill(self, col_of: np.ndarray, at: np.ndarray, value: str) -> None:
+        """Point ``at[j]`` of column ``col_of[j]`` shows ``value`` (``column[at] = value`` for many columns)."""
+        self.fixed[col_of, at] = value
+        self.part[col_of, at] = -1
+        for i in set(col_of.tolist()):
+            col = self._columns[i]
+            if col is not None:
+                col._all = None
+
     def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
         """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);
         ``which``: the columns of ``col_of``, each then holding ``tab`` (as :meth:`LazyText.put` for each

@@ -430,7 +430,8 @@ class _Results:
 
     def __init__(self, nl: int, n: int):
         self.nl, self.n = nl, n
-        self.metrics: dict[str, np.ndarray] = {}
+        names = _all_metric_names()  # every metric a plan gives, NaN until set: one allocation for all
+        self.metrics: dict[str, np.ndarray] = dict(zip(names, np.full((len(names), nl, n), np.nan)))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
         self.states = {s: np.full((nl, n), np.nan) for s in STATES}
         self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
@@ -465,8 +466,6 @@ class _Results:
                 f_pts.append(pts)
                 f_into.append(np.repeat(np.array([p.fused_into[i][k] for k in fused], dtype=object),
                                         [len(idx[k]) for k in fused]))
-                for col in self.texts.values():
-                    col[i][pts] = "-"
             if any(p.reason[i]):
                 for k, why in enumerate(p.reason[i]):
                     if why:
@@ -476,6 +475,8 @@ class _Results:
             fl, fp, into = np.concatenate(f_layer), np.concatenate(f_pts), np.concatenate(f_into)
             for v in (*self.metrics.values(), *self.states.values()):
                 v[fl, fp] = 0.0
+            for texts in self.texts.values():
+                texts.fill(fl, fp, "-")
             self.labels["fused_into"][fl, fp] = into
             self.labels["mapping"][fl, fp] = np.array([f"fused into {f}" for f in into], dtype=object)
             for k in ("loop_order", "runner_up_lost"):
