@@ -112,7 +112,8 @@ def dram_cycles(x_bytes, w1_bytes, w2_bytes, channels, mults, burst_cyc):
             total = 0  # sum(): from the int 0, the channel's streams in order
             for i, sh in terms:
                 total = total + load[i] * sh
-            busiest = maximum(busiest, total)
+            if not (busiest >= total or busiest != busiest):  # busiest = np.maximum(busiest, total), NaN included
+                busiest = total
         return busiest * burst_cyc
     load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes), np.zeros(np.shape(x_bytes)))
     pairs = groups(channels, mults)

@@ -30,8 +30,9 @@ parameters left at 0 / ``auto`` and are shown resolved in the results.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, reduce
 from typing import Any, Callable
 
 import numpy as np
@@ -110,9 +111,11 @@ class LayerTable:
     macs: np.ndarray  # every costed row
     pool_ops: np.ndarray  # every costed row (zero but for pooling)
     row: tuple[int, ...]
-    #: per costed row, in row order: (its flow, the flow's layer arguments, MACs, pooling ops) as Python ints
-    #: (the one-point path costs the rows one after the other)
+    #: the one-point path's rows: the costed layers in layer order (its arrays need no reordering into layer order
+    #: for sums), each as (its flow, the flow's layer arguments, MACs, pooling ops) in Python ints; and
+    #: ``point_row[i]``, layer i's row there (-1 for a layer ReNA does not run)
     calls: tuple[tuple[Callable[..., Flow], tuple[int, ...], int, int], ...] = ()
+    point_row: tuple[int, ...] = ()
 
     @property
     def rows(self) -> int:
@@ -146,10 +149,15 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     def cols(flow: str) -> tuple[np.ndarray, ...]:
         return tuple(column(v) for v in zip(*[args[i][1] for i in by_flow[flow]]))
 
-    macs = [int(layers[i].macs) for i in order]
-    pool_ops = [int(layers[i].ops) if isinstance(layers[i], Pool) else 0 for i in order]
-    calls = tuple((_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), m, p) for i, m, p in zip(order, macs, pool_ops))
-    return LayerTable(cols("conv"), cols("fc"), cols("pool"), column(macs), column(pool_ops), tuple(row), calls)
+    costed = [i for i, a in enumerate(args) if a is not None]
+    macs = {i: int(layers[i].macs) for i in costed}
+    pool_ops = {i: int(layers[i].ops) if isinstance(layers[i], Pool) else 0 for i in costed}
+    calls = tuple((_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]) for i in costed)
+    point_row = [-1] * len(layers)
+    for r, i in enumerate(costed):
+        point_row[i] = r
+    return LayerTable(cols("conv"), cols("fc"), cols("pool"), column(macs[i] for i in order),
+                      column(pool_ops[i] for i in order), tuple(row), calls, tuple(point_row))
 
 
 _FLOWS = {"conv": conv_flow, "fc": fc_flow, "pool": pool_flow}
@@ -259,8 +267,11 @@ class RenaModel(Model):
         alone layer after layer in Python numbers (:meth:`_point_costs`, the same formulas)."""
         n = batch_size(pts)
         t = layer_table(workload.layers)
-        if t.rows:
-            metrics, states, bound = self._point_costs(t, _point(pts)) if n == 1 else self._costs(t, pts)
+        if t.rows and n == 1:
+            metrics, states, bound = self._point_costs(t, _point(pts))
+            out = layer_batches(workload.layers, t.point_row, n, metrics, states, {"bound": bound})
+        elif t.rows:
+            metrics, states, bound = self._costs(t, pts)
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"bound": bound})
         else:
             out = [None] * len(workload.layers)
@@ -297,8 +308,9 @@ class RenaModel(Model):
 
     @staticmethod
     def _point_costs(t: LayerTable, p: _Point):
-        """:meth:`_costs` of one point: each costed row's flow and :func:`layer_costs` in Python numbers, then one
-        (values x rows x 1) array for all of them (metrics, states, the bound flag as 0 / 1)."""
+        """:meth:`_costs` of one point: each costed layer's flow and :func:`layer_costs` in Python numbers, in layer
+        order (rows ``t.point_row``), then one (values x rows x 1) array for all of them (metrics, states, the
+        bound flag as 0 / 1)."""
         cfg, c = p.cfg, p.costing
         rows = [layer_costs(flow(cfg, *args), macs, pool_ops, c) for flow, args, macs, pool_ops in t.calls]
         block = np.array(rows, dtype=float).T.reshape(len(_VALUES), len(rows), 1)  # views of one (rows x values) array
@@ -540,7 +552,24 @@ class _Point:
         macs = float(self.pbs * self.mults)
         return {"area_mm2": np.array([area], dtype=float), "hw_mac_units": np.array([macs]),
                 "static_power_w": np.array([static], dtype=float), **self.resource_arrays,
-                "mac_units": np.array([macs]), **layer_sums(layers, _SUMMED, 1, from_zero=True)}
+                "mac_units": np.array([macs]), **(_point_sums(layers) or layer_sums(layers, _SUMMED, 1, from_zero=True))}
+
+
+def _point_sums(layers: list[LayerBatch]) -> dict[str, np.ndarray] | None:
+    """``layer_sums(layers, _SUMMED, 1, from_zero=True)`` of one point's layers as :meth:`RenaModel.evaluate_layers`
+    made them (one ``layer_batches`` call, rows in layer order, no layer's metrics split off): from 0.0, each
+    layer's value added in layer order, in Python (the additions of ``np.add.accumulate``). None for other
+    layers (vector layers, products' other forms picked)."""
+    shared = getattr(layers[0], "_shared", None) if layers else None
+    if shared is None or shared.order is not None or not shared.whole(layers):
+        return None
+    out = {}
+    for key in _SUMMED:
+        a = shared.metrics.get(key)
+        if type(a) is not np.ndarray or a.shape != (len(layers), 1) or a.dtype != np.float64:
+            return None
+        out[key] = np.array([reduce(operator.add, a[:, 0].tolist(), 0.0)])  # ((0.0 + v0) + v1) + ...
+    return out
 
 
 #: the parameters a :class:`_Point` is made of, and the last few points made (keyed by those values)
