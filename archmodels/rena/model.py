@@ -33,6 +33,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, reduce
+from itertools import chain
 from typing import Any, Callable
 
 import numpy as np
@@ -111,10 +112,12 @@ class LayerTable:
     macs: np.ndarray  # every costed row
     pool_ops: np.ndarray  # every costed row (zero but for pooling)
     row: tuple[int, ...]
-    #: the one-point path's rows: the costed layers in layer order (its arrays need no reordering into layer order
-    #: for sums), each as (its flow, the flow's layer arguments, MACs, pooling ops) in Python ints; and
-    #: ``point_row[i]``, layer i's row there (-1 for a layer ReNA does not run)
+    #: the one-point path's rows are the costed layers in layer order (its arrays need no reordering into layer
+    #: order for sums): ``point_row[i]`` is layer i's row there (-1 for a layer ReNA does not run); ``calls`` the
+    #: distinct (flow, the flow's layer arguments, MACs, pooling ops) of the rows, in Python ints, and ``point_call``
+    #: each row's index into them (layers of one shape, e.g. VGG16's conv5_1..5_3, are costed once per point)
     calls: tuple[tuple[Callable[..., Flow], tuple[int, ...], int, int], ...] = ()
+    point_call: tuple[int, ...] = ()
     point_row: tuple[int, ...] = ()
 
     @property
@@ -152,12 +155,14 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     costed = [i for i, a in enumerate(args) if a is not None]
     macs = {i: int(layers[i].macs) for i in costed}
     pool_ops = {i: int(layers[i].ops) if isinstance(layers[i], Pool) else 0 for i in costed}
-    calls = tuple((_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]) for i in costed)
+    distinct: dict[tuple, int] = {}
+    point_call = tuple(distinct.setdefault((_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]),
+                                           len(distinct)) for i in costed)
     point_row = [-1] * len(layers)
     for r, i in enumerate(costed):
         point_row[i] = r
     return LayerTable(cols("conv"), cols("fc"), cols("pool"), column(macs[i] for i in order),
-                      column(pool_ops[i] for i in order), tuple(row), calls, tuple(point_row))
+                      column(pool_ops[i] for i in order), tuple(row), tuple(distinct), point_call, tuple(point_row))
 
 
 _FLOWS = {"conv": conv_flow, "fc": fc_flow, "pool": pool_flow}
@@ -308,12 +313,15 @@ class RenaModel(Model):
 
     @staticmethod
     def _point_costs(t: LayerTable, p: _Point):
-        """:meth:`_costs` of one point: each costed layer's flow and :func:`layer_costs` in Python numbers, in layer
-        order (rows ``t.point_row``), then one (values x rows x 1) array for all of them (metrics, states, the
-        bound flag as 0 / 1)."""
+        """:meth:`_costs` of one point: each distinct costed layer's flow and :func:`layer_costs` in Python numbers
+        (pure functions: a layer of the same shape gets the same values), the rows in layer order (``t.point_row``),
+        then one (values x rows x 1) array for all of them (metrics, states, the bound flag as 0 / 1)."""
         cfg, c = p.cfg, p.costing
-        rows = [layer_costs(flow(cfg, *args), macs, pool_ops, c) for flow, args, macs, pool_ops in t.calls]
-        block = np.array(rows, dtype=float).T.reshape(len(_VALUES), len(rows), 1)  # views of one (rows x values) array
+        costs = [layer_costs(flow(cfg, *args), macs, pool_ops, c) for flow, args, macs, pool_ops in t.calls]
+        rows = [costs[j] for j in t.point_call]
+        # views of one (rows x values) array
+        block = np.fromiter(chain.from_iterable(rows), float, len(rows) * len(_VALUES)).reshape(len(rows), -1).T
+        block = block.reshape(len(_VALUES), len(rows), 1)
         k = len(_METRICS)
         return (dict(zip(_METRICS, block[:k])), dict(zip(_STATES, block[k:-1])),
                 _BOUND[block[-1].astype(np.intp)])
