@@ -50,7 +50,7 @@ def logic_area_factor(clock_mhz, node_nm: int):
     return 1.0 + tech.AREA_PENALTY_MAX * (c * c)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PointClock:
     """``tech.clock_costs`` of one clock at one node, as Python numbers."""
 

@@ -32,12 +32,13 @@ into ``ceil(bytes / BURST_BYTES)`` requests.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 
 from ..layerarrays import groups
-from .num import ceil, maximum
+from .num import maximum
 
 BURST_BYTES = 512 // 8 * 64  # 512-bit x 64-beat burst (spec §3)
 
@@ -54,7 +55,11 @@ def burst_cycles(nominal_cycles, dram_gbps, clock_hz):
 def bursts(nbytes):
     """Requests needed for ``nbytes`` of one stream in one layer (a float for a Python float)."""
     if type(nbytes) is float:
-        return ceil(nbytes / BURST_BYTES)
+        requests = nbytes / BURST_BYTES
+        try:
+            return float(math.ceil(requests))  # num.ceil, without its call
+        except (ValueError, OverflowError):  # NaN, infinities
+            return requests
     return np.ceil(np.asarray(nbytes, float) / BURST_BYTES)
 
 

@@ -446,9 +446,10 @@ _SUMMED = ("compute_cycles", "dram_cycles")
 _TIMING = "timing: clock above the %.0f MHz the design closes at"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class EnergyRates:
-    """Energy per operation and per byte of a design point (arrays over points, or one point's Python floats)."""
+    """Energy per operation and per byte of a design point (arrays over points, or one point's Python floats;
+    read-only by convention: not frozen, whose __init__ costs twice as much on the one-point path)."""
 
     mac_pj: np.ndarray | float  # one MAC
     add_pj: np.ndarray | float  # one pooling comparison (an add)
@@ -472,7 +473,7 @@ def layer_energy_j(macs, pool_ops, read, write, r: EnergyRates):
     return chip * r.vscale * 1e-12 + (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Costing:
     """The numbers of a design point every layer's :func:`layer_costs` uses (arrays over points, or Python
     numbers of one point)."""
@@ -510,11 +511,11 @@ def device_limits(dev: FpgaDevice, dsp, bram_mb, logic, channels) -> tuple[tuple
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Point:
     """One design point in Python numbers, parameters resolved (:data:`TARGET_DEFAULTS`): what a study's one-point
     evaluation costs its layers, checks its configuration and makes its totals with (each the formulas of the
-    batch path on Python numbers, :mod:`.num`)."""
+    batch path on Python numbers, :mod:`.num`). Read-only by convention (remembered by :func:`_point`)."""
 
     fpga: bool
     device: FpgaDevice
@@ -530,12 +531,9 @@ class _Point:
 
     @cached_property
     def resource_arrays(self) -> dict[str, np.ndarray]:
-        """:attr:`resources` as read-only one-point arrays (as :meth:`RenaModel.resources` hands out)."""
-        out = {}
-        for k, v in self.resources.items():
-            out[k] = a = np.array([v])
-            a.flags.writeable = False
-        return out
+        """:attr:`resources` as read-only one-point arrays (as :meth:`RenaModel.resources` hands out; an ASIC
+        point's NaNs shared by all)."""
+        return _read_only_arrays(self.resources) if self.fpga else _ASIC_RESOURCES
 
     @cached_property
     def config_reason(self) -> str:
@@ -580,6 +578,16 @@ def _point_sums(layers: list[LayerBatch]) -> dict[str, np.ndarray] | None:
     return out
 
 
+def _read_only_arrays(values: dict[str, float]) -> dict[str, np.ndarray]:
+    """Each value as a read-only one-point array."""
+    out = {}
+    for k, v in values.items():
+        out[k] = a = np.array([v])
+        a.flags.writeable = False
+    return out
+
+
+_ASIC_RESOURCES = _read_only_arrays(dict.fromkeys(_RESOURCE_KEYS, np.nan))
 #: the parameters a :class:`_Point` is made of, and the last few points made (keyed by those values)
 _PARAM_NAMES = tuple(p.name for p in RenaModel.PARAMS)
 _POINTS: dict[tuple, _Point] = {}
