@@ -97,7 +97,7 @@ class ArrayConfig:
         return self.rows * self.cols
 
 
-@dataclass
+@dataclass(slots=True)
 class Flow:
     """Compute cycles and DRAM bytes of one layer (arrays over points), or of several layers given as
     ``(layers, 1)`` columns (arrays over layers x points), or of one layer of one point (Python floats)."""

@@ -26,6 +26,13 @@ design infeasible when it exceeds the ``device`` (:mod:`archmodels.rena.fpga_dev
 ``asic`` gives area and energy from the technology table at ``tech_nm``.
 Per-target defaults (clock, burst cycles, transfer width, ports) apply to
 parameters left at 0 / ``auto`` and are shown resolved in the results.
+
+Evaluation (issue 15): a batch of points costs every layer at once over (layers x points) numpy
+arrays (each flow over all its layers, then :func:`layer_costs`); one point alone -- a study's trial --
+costs its distinct layers one after the other in Python numbers (:meth:`RenaModel._point_costs`) and
+checks its configuration and makes its totals from one :class:`_Point` of Python numbers. Both run the
+same formula functions (:mod:`archmodels.rena.num` dispatches numpy's elementwise functions on the type
+of their arguments) and give the same bits (``tests/test_rena_speed_paths.py``).
 """
 
 from __future__ import annotations
@@ -101,9 +108,10 @@ def _device_attr(pts: Points, attr: str) -> np.ndarray:
 class LayerTable:
     """A workload's layers as integer columns for the flows (one row per costed layer, shape (rows, 1)).
 
-    Built once per layer tuple (:func:`layer_table`). Costed rows are the layers run as the
+    Built once per layer tuple (:func:`layer_table`). Costed rows of a batch are the layers run as the
     convolution flow (convolutions, dense matrix products), then the FC layers, then pooling;
-    ``row[i]`` is layer i's row, -1 for a layer ReNA does not run (sparse products).
+    ``row[i]`` is layer i's row, -1 for a layer ReNA does not run (sparse products). One point's rows are
+    the costed layers in layer order (``point_row``, ``point_call``, ``calls``).
     """
 
     conv: tuple[np.ndarray, ...]  # conv_flow's groups, filters, window, pixels
@@ -618,7 +626,7 @@ def _point(pts: Points) -> _Point:
     hit = _POINTS.get(key)
     if hit is None:
         if len(_POINTS) >= _POINTS_MAX:
-            del _POINTS[next(iter(_POINTS))]  # the oldest entry
+            _POINTS.clear()  # (not the oldest entry alone: two threads could both pick it)
         _POINTS[key] = hit = _make_point(dict(zip(_PARAM_NAMES, key)))
     return hit
 
