@@ -164,8 +164,8 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     macs = {i: int(layers[i].macs) for i in costed}
     pool_ops = {i: int(layers[i].ops) if isinstance(layers[i], Pool) else 0 for i in costed}
     distinct: dict[tuple, int] = {}
-    point_call = tuple(distinct.setdefault((_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]),
-                                           len(distinct)) for i in costed)
+    keys = [(_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]) for i in costed]
+    point_call = tuple(distinct.setdefault(key, len(distinct)) for key in keys)
     point_row = [-1] * len(layers)
     for r, i in enumerate(costed):
         point_row[i] = r
@@ -582,9 +582,10 @@ class _Point:
             sram_kb = res.buffer_bits(self.pbs, self.bits) / 8.0 / 1024.0
             static = tech.static_power_w(parts["logic"], sram_kb, self.tech_nm, vdd_ratio(self.clock_mhz, self.tech_nm))
         macs = float(self.pbs * self.mults)
+        sums = _point_sums(layers) or layer_sums(layers, _SUMMED, 1, from_zero=True)
         return {"area_mm2": np.array([area], dtype=float), "hw_mac_units": np.array([macs]),
                 "static_power_w": np.array([static], dtype=float), **self.resource_arrays,
-                "mac_units": np.array([macs]), **(_point_sums(layers) or layer_sums(layers, _SUMMED, 1, from_zero=True))}
+                "mac_units": np.array([macs]), **sums}
 
 
 def _point_sums(layers: list[LayerBatch]) -> dict[str, np.ndarray] | None:
