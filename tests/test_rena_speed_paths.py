@@ -44,6 +44,9 @@ def _rows(n: int, seed: int) -> list[dict]:
     for row in rows[::3]:  # a third at the target's defaults (clock, bursts, lanes, ports): mostly feasible
         row.update(clock_mhz=0.0, dram_burst_cycles=0.0, transfer_bits=0, array_ports="auto",
                    pb_rows=int(rng.integers(1, 128)), pb_cols=int(rng.integers(1, 128)))
+    for row in rows[1::6]:  # ASIC clocks above nominal, up to a little above the maximum (the supply's bisection)
+        node = row["tech_nm"]
+        row.update(target="asic", clock_mhz=float(rng.uniform(tech.F_NOM_MHZ[node], tech.fmax_mhz(node) * 1.02)))
     return rows + [{}, {"target": "fpga"}, {"target": "fpga", "device": "arria10-gx1150"},
                    {"target": "fpga", "pb_rows": 128, "pb_cols": 128}]
 
@@ -93,6 +96,21 @@ def test_point_clock_equals_the_technology_table():
             ok, why = tech.clock_check(np.array([f]), np.array([node]))
             assert (f <= clock.node_max_clock_mhz(node)) == ok.item(0)
             assert why.item(0) == ("" if ok.item(0) else clock.clock_reason(node))
+
+
+def test_supply_bisection_of_one_clock_equals_the_array_bisection():
+    """clock.bisect_vdd_ratio (Python floats, numpy's power on a one-element array) == tech's bisection over an
+    array of many clocks and over a one-element array, bit for bit."""
+    rng = np.random.default_rng(12)
+    for node in tech.NODES_NM:
+        top = tech.fmax_mhz(node) * (1 + 1e-9)
+        clocks = np.concatenate([rng.uniform(tech.F_NOM_MHZ[node], top, 3000),
+                                 [np.nextafter(tech.F_NOM_MHZ[node], np.inf), tech.fmax_mhz(node), top]])
+        many = tech._bisect_vdd_ratio(clocks, node)
+        for f, want in zip(clocks.tolist(), many.tolist()):
+            assert clock.bisect_vdd_ratio(f, node) == want, (node, f)
+        for f in clocks[:200].tolist():
+            assert clock.bisect_vdd_ratio(f, node) == tech._bisect_vdd_ratio(np.array([f]), node).item(0)
 
 
 def test_python_numbers_give_the_array_values():
