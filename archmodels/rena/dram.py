@@ -32,23 +32,34 @@ into ``ceil(bytes / BURST_BYTES)`` requests.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 
 from ..layerarrays import groups
+from .num import maximum
 
 BURST_BYTES = 512 // 8 * 64  # 512-bit x 64-beat burst (spec §3)
 
 
 def burst_cycles(nominal_cycles, dram_gbps, clock_hz):
-    """Cycles a burst occupies its channel: the nominal count, floored by the peak rate."""
+    """Cycles a burst occupies its channel: the nominal count, floored by the peak rate (arrays over points, or
+    one point's Python floats)."""
+    if type(nominal_cycles) is float and type(dram_gbps) is float and type(clock_hz) is float:
+        return maximum(nominal_cycles, BURST_BYTES / (dram_gbps * 1e9) * clock_hz)
     peak = BURST_BYTES / (np.asarray(dram_gbps, float) * 1e9) * np.asarray(clock_hz, float)
     return np.maximum(np.asarray(nominal_cycles, float), peak)
 
 
 def bursts(nbytes):
-    """Requests needed for ``nbytes`` of one stream in one layer."""
+    """Requests needed for ``nbytes`` of one stream in one layer (a float for a Python float)."""
+    if type(nbytes) is float:
+        requests = nbytes / BURST_BYTES
+        try:
+            return float(math.ceil(requests))  # num.ceil, without its call
+        except (ValueError, OverflowError):  # NaN, infinities
+            return requests
     return np.ceil(np.asarray(nbytes, float) / BURST_BYTES)
 
 
@@ -71,6 +82,19 @@ STREAMS = ("X", "W1", "W2", "I")
 
 
 @lru_cache(maxsize=128)
+def channel_shares(channels: int, mults: int) -> tuple[tuple[float, ...], ...]:
+    """The distinct rows of :func:`share_table` (striped channels repeat a row; the busiest channel does not
+    depend on repeats or order), as Python floats."""
+    return tuple(dict.fromkeys(map(tuple, share_table(channels, mults).tolist())))
+
+
+@lru_cache(maxsize=128)
+def channel_terms(channels: int, mults: int) -> tuple[tuple[tuple[int, float], ...], ...]:
+    """:func:`channel_shares` as the (stream index, share) of each stream on the channel, in stream order."""
+    return tuple(tuple((i, sh) for i, sh in enumerate(chan) if sh) for chan in channel_shares(channels, mults))
+
+
+@lru_cache(maxsize=128)
 def share_table(channels: int, mults: int) -> np.ndarray:
     """:func:`stream_channels` as a (channel, stream) matrix of shares (0: the stream is not on the channel)."""
     table = np.array([[chan.get(s, 0.0) for s in STREAMS] for chan in stream_channels(channels, mults)])
@@ -84,14 +108,25 @@ def dram_cycles(x_bytes, w1_bytes, w2_bytes, channels, mults, burst_cyc):
     ``channels`` and ``mults`` are small integers per point: each point gets the share matrix of
     its pair (:func:`share_table`), and every channel's load is the sum of its streams' bursts x
     shares, in stream order (a stream not on the channel adds an exact zero: bursts are finite).
+    One layer of one point: Python floats (bytes, burst cycles) and ints (channels, mults).
     """
+    if type(x_bytes) is float:  # one layer of one point: the single-pair loop below, on Python floats
+        load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes), 0.0)
+        busiest = 0.0
+        for terms in channel_terms(channels, mults):
+            total = 0  # sum(): from the int 0, the channel's streams in order
+            for i, sh in terms:
+                total = total + load[i] * sh
+            if not (busiest >= total or busiest != busiest):  # busiest = np.maximum(busiest, total), NaN included
+                busiest = total
+        return busiest * burst_cyc
     load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes), np.zeros(np.shape(x_bytes)))
     pairs = groups(channels, mults)
     busiest = np.zeros(np.shape(x_bytes))
     if len(pairs) == 1:  # one (channels, mults) pair for every point (one point, fixed sizes): its table's numbers,
         # each distinct channel once (striped channels repeat a row; the maximum does not depend on repeats or order)
         (c, m), _ = pairs[0]
-        for chan in dict.fromkeys(map(tuple, share_table(int(c), int(m)).tolist())):
+        for chan in channel_shares(int(c), int(m)):
             busiest = np.maximum(busiest, sum(ld * sh for ld, sh in zip(load, chan) if sh))
         return busiest * burst_cyc
     shares = np.zeros((max(int(c) for (c, _), _ in pairs), len(STREAMS), np.shape(x_bytes)[-1]))

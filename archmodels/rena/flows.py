@@ -1,6 +1,7 @@
 """ReNA's processing flows on the PB array: compute cycles and DRAM bytes per layer.
 
-Pure functions over numpy arrays of design points (spec ``rena.md`` §2-§3).
+Pure functions over numpy arrays of design points (spec ``rena.md`` §2-§3), or over Python numbers for one
+layer of one point (the one-point path, :mod:`.num`: the same formulas, the same values).
 Time spent waiting for DRAM is added by :mod:`archmodels.rena.dram`; the
 model combines the two as ``max(compute, dram)`` (the transfer part runs
 independently of the array, §3).
@@ -68,6 +69,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .num import as_float, as_int, ceil_div, float_like, maximum, minimum, where, zeros_like
+
 #: control cycles per pass or per ring load: the controller issues one
 #: micro-code instruction per sequence of operations (§3) and switches the PBs'
 #: I/O control modules between phases -- "64 x 3 cycles plus a few control
@@ -75,31 +78,29 @@ import numpy as np
 CONTROL_CYCLES = 8
 
 
-def ceil_div(a, b):
-    """Integer ceiling division over arrays."""
-    return -(-np.asarray(a) // np.asarray(b))
+__all__ = ["CONTROL_CYCLES", "ArrayConfig", "Flow", "ceil_div", "conv_flow", "fc_flow", "pool_flow"]
 
 
 @dataclass(frozen=True)
 class ArrayConfig:
-    """The PB array and its buffer <-> array lanes (arrays over design points)."""
+    """The PB array and its buffer <-> array lanes (arrays over design points, or Python numbers for one point)."""
 
-    rows: np.ndarray
-    cols: np.ndarray
-    mults: np.ndarray
-    tpv: np.ndarray  # transfers per value on a lane
-    shared: np.ndarray  # bool: one buffer <-> array interface for input, weight, output
-    value_bytes: np.ndarray
+    rows: np.ndarray | int
+    cols: np.ndarray | int
+    mults: np.ndarray | int
+    tpv: np.ndarray | int  # transfers per value on a lane
+    shared: np.ndarray | bool  # one buffer <-> array interface for input, weight, output
+    value_bytes: np.ndarray | float
 
     @property
-    def pbs(self) -> np.ndarray:
+    def pbs(self) -> np.ndarray | int:
         return self.rows * self.cols
 
 
-@dataclass
+@dataclass(slots=True)
 class Flow:
     """Compute cycles and DRAM bytes of one layer (arrays over points), or of several layers given as
-    ``(layers, 1)`` columns (arrays over layers x points)."""
+    ``(layers, 1)`` columns (arrays over layers x points), or of one layer of one point (Python floats)."""
 
     compute_cycles: np.ndarray  # array + lanes, DRAM assumed infinitely fast
     mac_cycles: np.ndarray  # cycles the array spends in MAC steps
@@ -118,26 +119,26 @@ def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: 
     tiles = groups * filter_tiles * pixel_tiles
     passes = tiles * chunks
 
-    overlapped = tpv * np.maximum(mcol, n) + CONTROL_CYCLES
+    overlapped = tpv * maximum(mcol, n) + CONTROL_CYCLES
     serial = tpv * (mcol + n * mul) + CONTROL_CYCLES
-    pass_cycles = np.where(cfg.shared, serial, overlapped)
-    unload_per_tile = np.where(cfg.shared, tpv * mcol * mul, 0)  # hidden behind passes when ports are separate
-    fill = np.where(cfg.shared, 0, 2 * tpv * mcol)  # first load, last unload
+    pass_cycles = where(cfg.shared, serial, overlapped)
+    unload_per_tile = where(cfg.shared, tpv * mcol * mul, 0)  # hidden behind passes when ports are separate
+    fill = where(cfg.shared, 0, 2 * tpv * mcol)  # first load, last unload
     compute = passes * pass_cycles + tiles * unload_per_tile + fill
 
     # filters on multiplier 1: N of every full tile, up to N of the last one
     last = filters - (filter_tiles - 1) * n * mul
-    f1 = (filter_tiles - 1) * n + np.minimum(n, last)
+    f1 = (filter_tiles - 1) * n + minimum(n, last)
     f2 = filters - f1
     vb = cfg.value_bytes
     return Flow(
-        compute_cycles=compute.astype(float),
-        mac_cycles=(passes * n * tpv).astype(float),
-        passes=passes.astype(float),
-        x_read_bytes=(groups * filter_tiles * window * pixels * vb).astype(float),
-        x_write_bytes=np.broadcast_to(np.asarray(groups * filters * pixels, dtype=float), passes.shape) * vb,
-        w_bytes=((groups * pixel_tiles * f1 * window * vb).astype(float),
-                 (groups * pixel_tiles * f2 * window * vb).astype(float)),
+        compute_cycles=as_float(compute),
+        mac_cycles=as_float(passes * n * tpv),
+        passes=as_float(passes),
+        x_read_bytes=as_float(groups * filter_tiles * window * pixels * vb),
+        x_write_bytes=float_like(groups * filters * pixels, passes) * vb,
+        w_bytes=(as_float(groups * pixel_tiles * f1 * window * vb),
+                 as_float(groups * pixel_tiles * f2 * window * vb)),
     )
 
 
@@ -148,15 +149,15 @@ def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
     full = inputs // ring  # chunks of a whole ring
     rem = inputs % ring  # last, shorter chunk
     has_rem = rem > 0
-    rem_safe = np.where(has_rem, rem, 1)
-    rings = np.where(has_rem, ring // rem_safe, 1)  # copies of the short chunk
+    rem_safe = where(has_rem, rem, 1)
+    rings = where(has_rem, ring // rem_safe, 1)  # copies of the short chunk
     groups = ceil_div(outputs, ring)  # output-stationary groups of up to R outputs
     last_group = outputs - (groups - 1) * ring
-    rem_passes = np.where(has_rem, (groups - 1) * ceil_div(ring, rings * rem_safe)
+    rem_passes = where(has_rem, (groups - 1) * ceil_div(ring, rings * rem_safe)
                           + ceil_div(last_group, rings * rem_safe), 0)
     steps = groups * full * ring + rem_passes * rem
     loads = groups * full + rem_passes  # ring loads of an input chunk
-    shapes = (full > 0).astype(int) + has_rem.astype(int)  # ring configurations to route
+    shapes = as_int(full > 0) + as_int(has_rem)  # ring configurations to route
 
     per_vector = (shapes * tpv * mcol  # routing data, bucket-brigade
                   + loads * (tpv * mcol + CONTROL_CYCLES)  # input chunk into the ring
@@ -166,25 +167,25 @@ def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
     x_in = (groups * full * ring + rem_passes * rings * rem) * vb
     routing = shapes * ring * vb  # read once from the weight memory, not per vector
     return Flow(
-        compute_cycles=(batch * per_vector).astype(float),
-        mac_cycles=(batch * steps).astype(float),
-        passes=(batch * steps).astype(float),
-        x_read_bytes=(batch * x_in).astype(float),
-        x_write_bytes=np.broadcast_to(np.asarray(batch * outputs, dtype=float), steps.shape) * vb,
-        w_bytes=((batch * inputs * outputs * vb + routing).astype(float), np.zeros(steps.shape)),
+        compute_cycles=as_float(batch * per_vector),
+        mac_cycles=as_float(batch * steps),
+        passes=as_float(batch * steps),
+        x_read_bytes=as_float(batch * x_in),
+        x_write_bytes=float_like(batch * outputs, steps) * vb,
+        w_bytes=(as_float(batch * inputs * outputs * vb + routing), zeros_like(steps)),
     )
 
 
 def pool_flow(cfg: ArrayConfig, input_elems: int, output_elems: int) -> Flow:
     """A pooling layer streamed through the output unit (one value per lane per transfer)."""
     n = cfg.rows
-    compute = (ceil_div(input_elems, n) * cfg.tpv + CONTROL_CYCLES).astype(float)
-    zero = np.zeros(compute.shape)
+    compute = as_float(ceil_div(input_elems, n) * cfg.tpv + CONTROL_CYCLES)
+    zero = zeros_like(compute)
     return Flow(
         compute_cycles=compute,
         mac_cycles=zero,
         passes=zero,
-        x_read_bytes=np.broadcast_to(np.asarray(input_elems, dtype=float), compute.shape) * cfg.value_bytes,
-        x_write_bytes=np.broadcast_to(np.asarray(output_elems, dtype=float), compute.shape) * cfg.value_bytes,
+        x_read_bytes=float_like(input_elems, compute) * cfg.value_bytes,
+        x_write_bytes=float_like(output_elems, compute) * cfg.value_bytes,
         w_bytes=(zero, zero),
     )

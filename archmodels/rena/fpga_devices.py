@@ -73,7 +73,9 @@ class FpgaDevice:
         return self.m20k_bits / MBIT
 
     def mults_per_dsp_at(self, bits):
-        """Multipliers one DSP block holds for ``bits``-wide operands (array-friendly)."""
+        """Multipliers one DSP block holds for ``bits``-wide operands (array-friendly; an int for an int)."""
+        if type(bits) is int:
+            return self.mults_per_dsp if bits <= self.dual_mult_bits else 1
         return np.where(np.asarray(bits) <= self.dual_mult_bits, self.mults_per_dsp, 1)
 
 
@@ -100,6 +102,9 @@ FMAX_CONGESTION = 1.5234375
 
 
 def fmax_mhz(device: FpgaDevice, utilization):
-    """Clock a design closes at on ``device`` when its largest resource share is ``utilization`` (0..1) [MHz]."""
+    """Clock a design closes at on ``device`` when its largest resource share is ``utilization`` (0..1) [MHz]
+    (arrays, or a Python float for a Python float)."""
+    if type(utilization) is float:
+        return device.small_design_mhz / (1.0 + FMAX_CONGESTION * utilization)
     return device.small_design_mhz / (1.0 + FMAX_CONGESTION * np.asarray(utilization, dtype=float))
 

@@ -26,13 +26,22 @@ design infeasible when it exceeds the ``device`` (:mod:`archmodels.rena.fpga_dev
 ``asic`` gives area and energy from the technology table at ``tech_nm``.
 Per-target defaults (clock, burst cycles, transfer width, ports) apply to
 parameters left at 0 / ``auto`` and are shown resolved in the results.
+
+Evaluation (issue 15): a batch of points costs every layer at once over (layers x points) numpy
+arrays (each flow over all its layers, then :func:`layer_costs`); one point alone -- a study's trial --
+costs its distinct layers one after the other in Python numbers (:meth:`RenaModel._point_costs`) and
+checks its configuration and makes its totals from one :class:`_Point` of Python numbers. Both run the
+same formula functions (:mod:`archmodels.rena.num` dispatches numpy's elementwise functions on the type
+of their arguments) and give the same bits (``tests/test_rena_speed_paths.py``).
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+from functools import cached_property, lru_cache, reduce
+from itertools import chain
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,10 +53,12 @@ from .. import tech
 from .. import vector
 from ..base import Model
 from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, stack_rows
-from .fpga_devices import DEFAULT_DEVICE, DEVICES, fmax_mhz
+from .clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
+from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
-from .flows import ArrayConfig, ceil_div, conv_flow, fc_flow, pool_flow
+from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
+from .num import maximum
 from ..result import LayerBatch, Metric, layer_sums
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
@@ -97,9 +108,10 @@ def _device_attr(pts: Points, attr: str) -> np.ndarray:
 class LayerTable:
     """A workload's layers as integer columns for the flows (one row per costed layer, shape (rows, 1)).
 
-    Built once per layer tuple (:func:`layer_table`). Costed rows are the layers run as the
+    Built once per layer tuple (:func:`layer_table`). Costed rows of a batch are the layers run as the
     convolution flow (convolutions, dense matrix products), then the FC layers, then pooling;
-    ``row[i]`` is layer i's row, -1 for a layer ReNA does not run (sparse products).
+    ``row[i]`` is layer i's row, -1 for a layer ReNA does not run (sparse products). One point's rows are
+    the costed layers in layer order (``point_row``, ``point_call``, ``calls``).
     """
 
     conv: tuple[np.ndarray, ...]  # conv_flow's groups, filters, window, pixels
@@ -108,6 +120,13 @@ class LayerTable:
     macs: np.ndarray  # every costed row
     pool_ops: np.ndarray  # every costed row (zero but for pooling)
     row: tuple[int, ...]
+    #: the one-point path's rows are the costed layers in layer order (its arrays need no reordering into layer
+    #: order for sums): ``point_row[i]`` is layer i's row there (-1 for a layer ReNA does not run); ``calls`` the
+    #: distinct (flow, the flow's layer arguments, MACs, pooling ops) of the rows, in Python ints, and ``point_call``
+    #: each row's index into them (layers of one shape, e.g. VGG16's conv5_1..5_3, are costed once per point)
+    calls: tuple[tuple[Callable[..., Flow], tuple[int, ...], int, int], ...] = ()
+    point_call: tuple[int, ...] = ()
+    point_row: tuple[int, ...] = ()
 
     @property
     def rows(self) -> int:
@@ -141,8 +160,38 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     def cols(flow: str) -> tuple[np.ndarray, ...]:
         return tuple(column(v) for v in zip(*[args[i][1] for i in by_flow[flow]]))
 
-    return LayerTable(cols("conv"), cols("fc"), cols("pool"), column(layers[i].macs for i in order),
-                      column(layers[i].ops if isinstance(layers[i], Pool) else 0 for i in order), tuple(row))
+    costed = [i for i, a in enumerate(args) if a is not None]
+    macs = {i: int(layers[i].macs) for i in costed}
+    pool_ops = {i: int(layers[i].ops) if isinstance(layers[i], Pool) else 0 for i in costed}
+    distinct: dict[tuple, int] = {}
+    keys = [(_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]) for i in costed]
+    point_call = tuple(distinct.setdefault(key, len(distinct)) for key in keys)
+    point_row = [-1] * len(layers)
+    for r, i in enumerate(costed):
+        point_row[i] = r
+    return LayerTable(cols("conv"), cols("fc"), cols("pool"), column(macs[i] for i in order),
+                      column(pool_ops[i] for i in order), tuple(row), tuple(distinct), point_call, tuple(point_row))
+
+
+_FLOWS = {"conv": conv_flow, "fc": fc_flow, "pool": pool_flow}
+
+#: id(layers) -> (layers, their LayerTable): a study evaluates the same workload object every trial, and
+#: layer_table's lru_cache hashes every layer on each call (~4 us for VGG16, ~16 us for ResNet-50). The entry
+#: holds ``layers``, so its id cannot name another tuple while the entry exists.
+_TABLES: dict[int, tuple[tuple[Layer, ...], LayerTable]] = {}
+_TABLES_MAX = 64
+
+
+def _table_of(layers: tuple[Layer, ...]) -> LayerTable:
+    """:func:`layer_table` of ``layers``, looked up by the tuple's identity first."""
+    hit = _TABLES.get(id(layers))
+    if hit is not None and hit[0] is layers:
+        return hit[1]
+    table = layer_table(layers)
+    if len(_TABLES) >= _TABLES_MAX:
+        _TABLES.clear()
+    _TABLES[id(layers)] = (layers, table)
+    return table
 
 
 class RenaModel(Model):
@@ -245,10 +294,14 @@ class RenaModel(Model):
 
     # ---- layers ----
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        """Every layer at once: the flows, DRAM bursts and energy as arrays over (layers x points)."""
+        """Every layer at once: the flows, DRAM bursts and energy as arrays over (layers x points); one point
+        alone layer after layer in Python numbers (:meth:`_point_costs`, the same formulas)."""
         n = batch_size(pts)
-        t = layer_table(workload.layers)
-        if t.rows:
+        t = _table_of(workload.layers)
+        if t.rows and n == 1:
+            metrics, states, bound = self._point_costs(t, _point(pts))
+            out = layer_batches(workload.layers, t.point_row, n, metrics, states, {"bound": bound})
+        elif t.rows:
             metrics, states, bound = self._costs(t, pts)
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"bound": bound})
         else:
@@ -262,68 +315,66 @@ class RenaModel(Model):
         return out
 
     def _costs(self, t: LayerTable, pts: Points):
-        """(metrics, states, bound label) of the costed rows of ``t``, arrays over (rows x points)."""
+        """(metrics, states, bound label) of the costed rows of ``t``, arrays over (rows x points): each flow over
+        all its rows at once, stacked, then :func:`layer_costs` over (rows x points)."""
         n = batch_size(pts)
         cfg, eff = self._config(pts)
-        buffer_kb = res.buffer_bits(cfg.pbs, pts["bits"]) / 8 / 1024 / res.N_BUFFERS
         flows = [(len(cols[0]), fn(cfg, *cols)) for fn, cols in ((conv_flow, t.conv), (fc_flow, t.fc), (pool_flow, t.pool))
                  if cols]
 
         def stack(get):
             return stack_rows([get(f) for _, f in flows], [rows for rows, _ in flows], n)
 
-        x_read, x_write = stack(lambda f: f.x_read_bytes), stack(lambda f: f.x_write_bytes)
-        w1, w2 = stack(lambda f: f.w_bytes[0]), stack(lambda f: f.w_bytes[1])
-        compute, mac = stack(lambda f: f.compute_cycles), stack(lambda f: f.mac_cycles)
-        burst = eff["burst"]
-        x_bytes = x_read + x_write
-        dram = dram_cycles(x_bytes, w1, w2, pts["dram_channels"], cfg.mults, burst)
-        cycles = np.maximum(compute, dram) + burst
-        read = x_read + w1 + w2
-        write = x_write
-        metrics = dict(
-            cycles=cycles, time_s=cycles / eff["clock_hz"],
-            utilization=t.macs / (cycles * cfg.pbs * cfg.mults),
-            dram_read_bytes=read, dram_write_bytes=write,
-            energy_j=self._energy_j(t, pts, read, write, buffer_kb, eff["vscale"]),
-            compute_cycles=compute, dram_cycles=dram,
-            passes=stack(lambda f: f.passes),
-        )
-        states = {"MAC": mac, "TRANSFER": compute - mac, "DRAM_WAIT": cycles - compute}
-        shape = cycles.shape
-        return ({k: full(v, shape) for k, v in metrics.items()}, {k: full(v, shape) for k, v in states.items()},
-                _BOUND[(dram > compute).astype(np.intp)])
+        f = Flow(compute_cycles=stack(lambda f: f.compute_cycles), mac_cycles=stack(lambda f: f.mac_cycles),
+                 passes=stack(lambda f: f.passes), x_read_bytes=stack(lambda f: f.x_read_bytes),
+                 x_write_bytes=stack(lambda f: f.x_write_bytes),
+                 w_bytes=(stack(lambda f: f.w_bytes[0]), stack(lambda f: f.w_bytes[1])))
+        c = Costing(cfg.pbs, cfg.mults, pts["dram_channels"], eff["burst"], eff["clock_hz"],
+                    self._energy_rates(pts, cfg, eff["vscale"]))
+        values = layer_costs(f, t.macs, t.pool_ops, c)
+        shape = values[0].shape
+        metrics = {k: full(v, shape) for k, v in zip(_METRICS, values)}
+        states = {k: full(v, shape) for k, v in zip(_STATES, values[len(_METRICS):])}
+        return metrics, states, _BOUND[values[-1].astype(np.intp)]
+
+    @staticmethod
+    def _point_costs(t: LayerTable, p: _Point):
+        """:meth:`_costs` of one point: each distinct costed layer's flow and :func:`layer_costs` in Python numbers
+        (pure functions: a layer of the same shape gets the same values), the rows in layer order (``t.point_row``),
+        then one (values x rows x 1) array for all of them (metrics, states, the bound flag as 0 / 1)."""
+        cfg, c = p.cfg, p.costing
+        costs = [layer_costs(flow(cfg, *args), macs, pool_ops, c) for flow, args, macs, pool_ops in t.calls]
+        rows = [costs[j] for j in t.point_call]
+        # views of one (rows x values) array
+        block = np.fromiter(chain.from_iterable(rows), float, len(rows) * len(_VALUES)).reshape(len(rows), -1).T
+        block = block.reshape(len(_VALUES), len(rows), 1)
+        k = len(_METRICS)
+        return (dict(zip(_METRICS, block[:k])), dict(zip(_STATES, block[k:-1])),
+                _BOUND[block[-1].astype(np.intp)])
 
     # ---- energy ----
     @staticmethod
-    def _energy_j(t: LayerTable, pts: Points, read: np.ndarray, write: np.ndarray, buffer_kb: np.ndarray,
-                  vscale: np.ndarray) -> np.ndarray:
-        """MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM [J].
-
-        ASIC: technology table at ``tech_nm``. FPGA: the same circuit at the
-        device's node (28 nm entries for nodes the table lacks) x the
-        FPGA/ASIC dynamic-energy ratio [KR07], fixed supply. DRAM: the
-        technology table's row ``dram``. Shifts between PB registers are not
-        modelled; leakage is the model's static power. Arrays over (layers x points).
-        """
+    def _energy_rates(pts: Points, cfg: ArrayConfig, vscale: np.ndarray) -> EnergyRates:
+        """:class:`EnergyRates` of the points (arrays over points): the technology table at ``tech_nm`` (ASIC) or
+        at the device's node (FPGA: 28 nm entries for nodes the table lacks) x the FPGA/ASIC dynamic-energy
+        ratio [KR07]; the SRAM of each buffer's size; DRAM of the table's row ``dram``."""
         fpga = pts["target"] == "fpga"
         node = np.where(fpga, _device_attr(pts, "node_nm"), pts["tech_nm"]) if fpga.any() else pts["tech_nm"]
         known = np.logical_or.reduce([node == nd for nd in tech.NODES_NM])  # np.isin(node, NODES_NM), fewer calls
         node = np.where(known, node, max(tech.NODES_NM)).astype(np.int64)
         mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), pts["bits"], node)
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), pts["bits"], node)
-        chip = t.macs * mac_pj
-        chip = chip + 2.0 * (read + write) * per_node(tech.sram_energy_pj_per_byte, buffer_kb, node)
-        chip = chip + t.pool_ops * add_pj  # zero for layers other than pooling
-        chip = chip * np.where(fpga, tech.FPGA_DYNAMIC_ENERGY_RATIO, 1.0)
-        return chip * vscale * 1e-12 + tech.dram_energy_j(read, write, pts["dram"])
+        buffer_kb = res.buffer_bits(cfg.pbs, pts["bits"]) / 8 / 1024 / res.N_BUFFERS
+        sram_pj = per_node(tech.sram_energy_pj_per_byte, buffer_kb, node)
+        return EnergyRates(mac_pj, add_pj, sram_pj, np.where(fpga, tech.FPGA_DYNAMIC_ENERGY_RATIO, 1.0), vscale,
+                           *tech.dram_pj_per_byte(pts["dram"]))
 
     # ---- configuration: FPGA resources and device limits ----
     @staticmethod
     def resources(pts: Points) -> dict[str, np.ndarray]:
         """``dsp``, ``bram_mb``, ``logic``, ``fmax_mhz`` of the FPGA port (NaN for ASIC points; read-only
         arrays, remembered for the last few point sets: feasibility and totals both ask)."""
-        return _RESOURCES(pts)
+        return _point(pts).resource_arrays if batch_size(pts) == 1 else _RESOURCES(pts)
 
     @staticmethod
     def _resources(pts: Points) -> dict[str, np.ndarray]:
@@ -331,7 +382,7 @@ class RenaModel(Model):
         pbs = pts["pb_rows"] * pts["pb_cols"]
         fpga = pts["target"] == "fpga"
         if not fpga.any():  # ASIC points only: every resource is NaN (what the np.where below gives them)
-            return {key: _nan(len(pbs)) for key in ("dsp", "bram_mb", "logic", "fmax_mhz")}
+            return {key: _nan(len(pbs)) for key in _RESOURCE_KEYS}
         dsp = np.full(len(pbs), np.nan)
         devices = groups(pts["device"])
         for (dev,), sel in devices:
@@ -354,6 +405,9 @@ class RenaModel(Model):
         """FPGA points must fit their device (DSP blocks, M20K bits, ALMs, board DRAM channels) and close timing
         at their clock; ASIC points' clock must not exceed the node's maximum."""
         n = batch_size(pts)
+        if n == 1:
+            reason = _point(pts).config_reason
+            return np.array([reason == ""]), np.array([reason], dtype=object)
         reason = np.full(n, "", dtype=object)
         r = self.resources(pts)
         fpga = pts["target"] == "fpga"
@@ -364,16 +418,11 @@ class RenaModel(Model):
         fmax = r["fmax_mhz"]
         slow = fpga & (clock > fmax * (1 + 1e-9))
         if slow.any():
-            reason[slow] = np.char.mod("timing: clock above the %.0f MHz the design closes at", fmax[slow]).astype(object)
+            reason[slow] = np.char.mod(_TIMING, fmax[slow]).astype(object)
         for dev_name in sorted(set(pts["device"][fpga].tolist())):
             dev = DEVICES[dev_name]
             sel = fpga & (pts["device"] == dev_name)
-            limits = (
-                (r["dsp"] > dev.dsp_blocks, f"DSP blocks ({dev.dsp_blocks})"),
-                (r["bram_mb"] > dev.bram_mbit, f"block RAM ({dev.bram_mbit:.1f} Mbit)"),
-                (r["logic"] > dev.alms, f"logic ({dev.alms} ALMs)"),
-                (pts["dram_channels"] > dev.dram_channels, f"DRAM channels ({dev.dram_channels} on the {dev.board})"),
-            )
+            limits = device_limits(dev, r["dsp"], r["bram_mb"], r["logic"], pts["dram_channels"])
             code = sum((over & sel).astype(int) << k for k, (over, _) in enumerate(limits))
             reason[code > 0] = ""  # device limits first
             for c in sorted(set(code[code > 0].tolist())):
@@ -383,6 +432,8 @@ class RenaModel(Model):
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
+        if n == 1:
+            return _point(pts).totals(layers)
         pbs = pts["pb_rows"] * pts["pb_cols"]
         area, static = _nan(n), np.zeros(n)
         asic = pts["target"] == "asic"
@@ -399,7 +450,7 @@ class RenaModel(Model):
             static = np.where(asic, static, _device_attr(pts, "static_w"))
 
         # layer by layer from zero (one stack for both keys when the layers stack): the same rounding for any batch
-        sums = layer_sums(layers, ("compute_cycles", "dram_cycles"), n, from_zero=True)
+        sums = layer_sums(layers, _SUMMED, n, from_zero=True)
         return {
             "area_mm2": area,  # the FPGA is a fixed die: its cost is dsp / bram_mb / logic
             "hw_mac_units": (pbs * pts["mults_per_pb"]).astype(float),
@@ -408,6 +459,216 @@ class RenaModel(Model):
             "mac_units": (pbs * pts["mults_per_pb"]).astype(float),
             **sums,
         }
+
+
+#: the layer metrics and states of :func:`layer_costs`, in its order (then the bound flag)
+_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "compute_cycles",
+            "dram_cycles", "passes")
+_STATES = ("MAC", "TRANSFER", "DRAM_WAIT")
+_VALUES = (*_METRICS, *_STATES, "dram_bound")
+#: the FPGA resources (:meth:`RenaModel.resources`) and the layer metrics the totals sum
+_RESOURCE_KEYS = ("dsp", "bram_mb", "logic", "fmax_mhz")
+_SUMMED = ("compute_cycles", "dram_cycles")
+_TIMING = "timing: clock above the %.0f MHz the design closes at"
+
+
+@dataclass(slots=True)
+class EnergyRates:
+    """Energy per operation and per byte of a design point (arrays over points, or one point's Python floats;
+    read-only by convention: not frozen, whose __init__ costs twice as much on the one-point path)."""
+
+    mac_pj: np.ndarray | float  # one MAC
+    add_pj: np.ndarray | float  # one pooling comparison (an add)
+    sram_pj: np.ndarray | float  # a byte written into or read out of a buffer
+    chip_scale: np.ndarray | float  # FPGA/ASIC dynamic-energy ratio on the FPGA, 1 on the ASIC
+    vscale: np.ndarray | float  # the clock's (V / V_nom)^2 (ASIC), 1 (FPGA: fixed supply)
+    dram_read_pj: np.ndarray | float  # a byte read from DRAM
+    dram_write_pj: np.ndarray | float  # a byte written to DRAM
+
+
+def layer_energy_j(macs, pool_ops, read, write, r: EnergyRates):
+    """MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM [J].
+
+    Shifts between PB registers are not modelled; leakage is the model's static power. The DRAM part is
+    ``tech.dram_energy_j`` of the rates. Arrays over (layers x points), or one layer of one point's numbers.
+    """
+    chip = macs * r.mac_pj
+    chip = chip + 2.0 * (read + write) * r.sram_pj
+    chip = chip + pool_ops * r.add_pj  # zero for layers other than pooling
+    chip = chip * r.chip_scale
+    return chip * r.vscale * 1e-12 + (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
+
+
+@dataclass(slots=True)
+class Costing:
+    """The numbers of a design point every layer's :func:`layer_costs` uses (arrays over points, or Python
+    numbers of one point)."""
+
+    pbs: np.ndarray | int
+    mults: np.ndarray | int
+    channels: np.ndarray | int  # DRAM channels
+    burst: np.ndarray | float  # cycles a burst occupies its channel
+    clock_hz: np.ndarray | float
+    energy: EnergyRates
+
+
+def layer_costs(f: Flow, macs, pool_ops, c: Costing) -> tuple:
+    """A layer's metrics (:data:`_METRICS`), states (:data:`_STATES`) and whether DRAM sets its pace, from its
+    flow: ``max(compute, dram) + one burst`` cycles (module doc; spec §2-§3). Arrays over (layers x points), or
+    one layer of one point in Python numbers."""
+    compute, mac, x_read, x_write, (w1, w2) = f.compute_cycles, f.mac_cycles, f.x_read_bytes, f.x_write_bytes, f.w_bytes
+    burst = c.burst
+    dram = dram_cycles(x_read + x_write, w1, w2, c.channels, c.mults, burst)
+    cycles = maximum(compute, dram) + burst
+    read = x_read + w1 + w2
+    write = x_write
+    return (cycles, cycles / c.clock_hz, macs / (cycles * c.pbs * c.mults), read, write,
+            layer_energy_j(macs, pool_ops, read, write, c.energy), compute, dram, f.passes,
+            mac, compute - mac, cycles - compute, dram > compute)
+
+
+def device_limits(dev: FpgaDevice, dsp, bram_mb, logic, channels) -> tuple[tuple[Any, str], ...]:
+    """(exceeded, what) of each limit of ``dev`` (arrays over points, or one point's numbers), in reason order."""
+    return (
+        (dsp > dev.dsp_blocks, f"DSP blocks ({dev.dsp_blocks})"),
+        (bram_mb > dev.bram_mbit, f"block RAM ({dev.bram_mbit:.1f} Mbit)"),
+        (logic > dev.alms, f"logic ({dev.alms} ALMs)"),
+        (channels > dev.dram_channels, f"DRAM channels ({dev.dram_channels} on the {dev.board})"),
+    )
+
+
+@dataclass
+class _Point:
+    """One design point in Python numbers, parameters resolved (:data:`TARGET_DEFAULTS`): what a study's one-point
+    evaluation costs its layers, checks its configuration and makes its totals with (each the formulas of the
+    batch path on Python numbers, :mod:`.num`). Read-only by convention (remembered by :func:`_point`)."""
+
+    fpga: bool
+    device: FpgaDevice
+    bits: int
+    pbs: int
+    mults: int
+    channels: int
+    tech_nm: int
+    clock_mhz: float  # resolved
+    cfg: ArrayConfig
+    costing: Costing
+    resources: dict[str, float]  # :data:`_RESOURCE_KEYS`, NaN for an ASIC point
+
+    @cached_property
+    def resource_arrays(self) -> dict[str, np.ndarray]:
+        """:attr:`resources` as read-only one-point arrays (as :meth:`RenaModel.resources` hands out; an ASIC
+        point's NaNs shared by all)."""
+        return _read_only_arrays(self.resources) if self.fpga else _ASIC_RESOURCES
+
+    @cached_property
+    def config_reason(self) -> str:
+        """Why the configuration is infeasible ("" if it is not): :meth:`RenaModel.check_config` of the point."""
+        if not self.fpga:  # the node's clock limit
+            return "" if self.clock_mhz <= node_max_clock_mhz(self.tech_nm) else clock_reason(self.tech_nm)
+        r, dev = self.resources, self.device
+        limits = device_limits(dev, r["dsp"], r["bram_mb"], r["logic"], self.channels)
+        if any(over for over, _ in limits):  # device limits first
+            return f"exceeds the {dev.name}: " + ", ".join(text for over, text in limits if over)
+        return _TIMING % r["fmax_mhz"] if self.clock_mhz > r["fmax_mhz"] * (1 + 1e-9) else ""
+
+    def totals(self, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
+        """:meth:`RenaModel.model_totals` of the point (one-point arrays)."""
+        if self.fpga:  # the FPGA is a fixed die: its cost is dsp / bram_mb / logic; static power the device's
+            area, static = np.nan, self.device.static_w
+        else:
+            parts = res.asic_area_parts_mm2(self.pbs, self.mults, self.bits, self.tech_nm, self.clock_mhz)
+            area = parts["logic"] + parts["sram"]
+            sram_kb = res.buffer_bits(self.pbs, self.bits) / 8.0 / 1024.0
+            static = tech.static_power_w(parts["logic"], sram_kb, self.tech_nm, vdd_ratio(self.clock_mhz, self.tech_nm))
+        macs = float(self.pbs * self.mults)
+        sums = _point_sums(layers) or layer_sums(layers, _SUMMED, 1, from_zero=True)
+        return {"area_mm2": np.array([area], dtype=float), "hw_mac_units": np.array([macs]),
+                "static_power_w": np.array([static], dtype=float), **self.resource_arrays,
+                "mac_units": np.array([macs]), **sums}
+
+
+def _point_sums(layers: list[LayerBatch]) -> dict[str, np.ndarray] | None:
+    """``layer_sums(layers, _SUMMED, 1, from_zero=True)`` of one point's layers as :meth:`RenaModel.evaluate_layers`
+    made them (one ``layer_batches`` call, rows in layer order, no layer's metrics split off): from 0.0, each
+    layer's value added in layer order, in Python (the additions of ``np.add.accumulate``). None for other
+    layers (vector layers, products' other forms picked)."""
+    shared = getattr(layers[0], "_shared", None) if layers else None
+    if shared is None or shared.order is not None or not shared.whole(layers):
+        return None
+    out = {}
+    for key in _SUMMED:
+        a = shared.metrics.get(key)
+        if type(a) is not np.ndarray or a.shape != (len(layers), 1) or a.dtype != np.float64:
+            return None
+        out[key] = np.array([reduce(operator.add, a[:, 0].tolist(), 0.0)])  # ((0.0 + v0) + v1) + ...
+    return out
+
+
+def _read_only_arrays(values: dict[str, float]) -> dict[str, np.ndarray]:
+    """Each value as a read-only one-point array."""
+    out = {}
+    for k, v in values.items():
+        out[k] = a = np.array([v])
+        a.flags.writeable = False
+    return out
+
+
+_ASIC_RESOURCES = _read_only_arrays(dict.fromkeys(_RESOURCE_KEYS, np.nan))
+#: the parameters a :class:`_Point` is made of, and the last few points made (keyed by those values)
+_PARAM_NAMES = tuple(p.name for p in RenaModel.PARAMS)
+_POINTS: dict[tuple, _Point] = {}
+_POINTS_MAX = 8
+
+
+def _point(pts: Points) -> _Point:
+    """The :class:`_Point` of a one-point batch (remembered: feasibility, layers and totals each ask)."""
+    key = tuple([pts[k].item(0) for k in _PARAM_NAMES])
+    hit = _POINTS.get(key)
+    if hit is None:
+        if len(_POINTS) >= _POINTS_MAX:
+            _POINTS.clear()  # (not the oldest entry alone: two threads could both pick it)
+        _POINTS[key] = hit = _make_point(dict(zip(_PARAM_NAMES, key)))
+    return hit
+
+
+def _make_point(v: dict[str, Any]) -> _Point:
+    """:class:`_Point` of one point's parameter values: :meth:`RenaModel._resolve_auto`, :meth:`RenaModel._config`,
+    :meth:`RenaModel._energy_rates` and :meth:`RenaModel._resources` on Python numbers."""
+    target = v["target"]
+    fpga = target == "fpga"
+    dflt = TARGET_DEFAULTS["fpga" if fpga else "asic"]
+    eff = {k: dflt[k] if v[k] == auto else v[k] for k, auto in _AUTO.items()}
+    bits, rows, cols, mults = int(v["bits"]), int(v["pb_rows"]), int(v["pb_cols"]), int(v["mults_per_pb"])
+    tech_nm, dev, pbs = int(v["tech_nm"]), DEVICES[v["device"]], rows * cols
+    clock_mhz = float(eff["clock_mhz"])
+    clock_hz = clock_mhz * 1e6
+    cfg = ArrayConfig(rows=rows, cols=cols, mults=mults, tpv=ceil_div(bits, int(eff["transfer_bits"])),
+                      shared=bool(eff["array_ports"] == "shared"), value_bytes=bits / 8.0)
+    burst = burst_cycles(float(eff["dram_burst_cycles"]), float(v["dram_gbps"]), clock_hz)
+    # on-chip energy scale of the clock (V^2, technology table); the FPGA's supply is fixed
+    vscale = 1.0 if fpga else point_clock(clock_hz / 1e6, tech_nm).energy_scale
+    node = dev.node_nm if fpga else tech_nm
+    if node not in tech.NODES_NM:
+        node = max(tech.NODES_NM)
+    dtype = tech.dtype_of(bits)
+    buffer_kb = res.buffer_bits(pbs, bits) / 8 / 1024 / res.N_BUFFERS
+    dram = tech.DRAM_TYPES[v["dram"]]  # the rows of tech.dram_pj_per_byte
+    energy = EnergyRates(float(tech.mac_energy_pj(dtype, node)), float(tech.op_energy_pj("add", dtype, node)),
+                         tech.sram_energy_pj_per_byte(np.array([buffer_kb]), node).item(0),
+                         tech.FPGA_DYNAMIC_ENERGY_RATIO if fpga else 1.0, vscale,
+                         dram.read_pj_per_byte, dram.write_pj_per_byte)
+    channels = int(v["dram_channels"])
+    costing = Costing(pbs, mults, channels, burst, clock_hz, energy)
+    if fpga:
+        dsp = res.dsp_blocks(pbs, mults, bits, dev)
+        bram = res.bram_mbit(pbs, bits)
+        logic = float(round(res.logic_alms(pbs, mults, bits)))  # np.round: halves to even, as round()
+        share = maximum(maximum(dsp / dev.dsp_blocks, bram / dev.bram_mbit), logic / dev.alms)
+        resources = {"dsp": dsp, "bram_mb": bram, "logic": logic, "fmax_mhz": fmax_mhz(dev, share)}
+    else:
+        resources = dict.fromkeys(_RESOURCE_KEYS, np.nan)
+    return _Point(fpga, dev, bits, pbs, mults, channels, tech_nm, clock_mhz, cfg, costing, resources)
 
 
 _RESOLVED = PointsMemo(RenaModel._resolve_auto, ["target", *_AUTO])

@@ -1,6 +1,7 @@
 """ReNA hardware cost: FPGA resources (DSP, BRAM, logic) and ASIC area.
 
-Every function is vectorised over design points. The FPGA constants are
+Every function is vectorised over design points, and takes one point's Python numbers too (then gives
+Python numbers, the same values: :mod:`.num`). The FPGA constants are
 fitted once on the resource table of spec ``rena.md`` §4 (64 x 64 PBs, 8 bit,
 Stratix 10 SX):
 
@@ -40,7 +41,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tech
+from .clock import logic_area_factor
 from .fpga_devices import MBIT, FpgaDevice
+from .num import ceil
 
 PUBLISHED_PBS = 64 * 64
 PUBLISHED_ALM_1MULT = 303_615  # spec §4, FPGA ReNA
@@ -55,18 +58,24 @@ N_BUFFERS = 4  # input, weight, output, instruction
 
 def dsp_blocks(pbs, mults, bits, device: FpgaDevice):
     """DSP blocks: one block per PB, each holding up to ``mults_per_dsp`` multipliers."""
+    if type(pbs) is int:  # one point
+        return pbs * ceil(mults / device.mults_per_dsp_at(bits))
     per_pb = np.ceil(np.asarray(mults) / device.mults_per_dsp_at(bits))
     return np.asarray(pbs) * per_pb
 
 
 def logic_alms(pbs, mults, bits):
     """ALMs: per-PB logic plus the second multiplier's share, scaled by width."""
+    if type(pbs) is int:  # one point
+        return pbs * (ALM_PER_PB + (mults - 1) * ALM_PER_EXTRA_MULT) * (bits / 8.0)
     width = np.asarray(bits) / 8.0
     return np.asarray(pbs) * (ALM_PER_PB + (np.asarray(mults) - 1) * ALM_PER_EXTRA_MULT) * width
 
 
 def buffer_bits(pbs, bits):
     """On-chip buffer capacity [bit] (BRAM on the FPGA, SRAM on the ASIC)."""
+    if type(pbs) is int:  # one point
+        return pbs * BRAM_BITS_PER_PB * (bits / 8.0)
     return np.asarray(pbs) * BRAM_BITS_PER_PB * (np.asarray(bits) / 8.0)
 
 
@@ -86,7 +95,9 @@ def asic_area_parts_mm2(pbs, mults, bits, node_nm: int, clock_mhz=0.0) -> dict:
     dtype = tech.dtype_of(int(bits))
     # the second multiplier shares the PB's I/O control and registers (on the
     # FPGA it adds 5 % logic): a bare MAC, no PE overhead
-    pe = tech.pe_logic_area_mm2(dtype, node_nm, 1.0) + (np.asarray(mults) - 1) * tech.mac_area_mm2(dtype, node_nm)
+    if type(pbs) is not int:
+        pbs, mults = np.asarray(pbs), np.asarray(mults)
+    pe = tech.pe_logic_area_mm2(dtype, node_nm, 1.0) + (mults - 1) * tech.mac_area_mm2(dtype, node_nm)
     sram_kb = buffer_bits(pbs, bits) / 8.0 / 1024.0
-    return {"logic": np.asarray(pbs) * pe * tech.logic_area_factor(clock_mhz, node_nm),
+    return {"logic": pbs * pe * logic_area_factor(clock_mhz, node_nm),
             "sram": tech.sram_area_mm2(sram_kb, node_nm)}

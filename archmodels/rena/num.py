@@ -1,0 +1,85 @@
+"""numpy's elementwise functions, computed in Python when every argument is a plain Python number.
+
+ReNA's cost formulas (:mod:`.flows`, :mod:`.dram`, :mod:`.resources`, :mod:`.model`) are written once and
+run on two kinds of values: numpy arrays over (layers x points) for a batch of design points, and Python
+ints / floats for one point alone, a layer after the other (a study's trial; issue 15). A numpy call costs
+~1 us even on a one-element array, a Python operation ~50 ns; the values are the same: integer arithmetic
+is exact in both (no int64 overflow at these sizes), float +, -, *, / are IEEE double in both, and
+``math.ceil`` of a float is exact. Transcendental functions (sqrt, pow) stay numpy calls.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: Python number types: a value of one of them is on the one-point path (``type(x) in _PLAIN``, no call)
+_PLAIN = frozenset((int, float, bool))
+
+
+def maximum(a, b):
+    """``np.maximum(a, b)``, NaN included (a NaN argument gives NaN)."""
+    if type(a) in _PLAIN and type(b) in _PLAIN:
+        return a if a >= b or a != a else b
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    """``np.minimum(a, b)``, NaN included (a NaN argument gives NaN)."""
+    if type(a) in _PLAIN and type(b) in _PLAIN:
+        return a if a <= b or a != a else b
+    return np.minimum(a, b)
+
+
+def where(cond, a, b):
+    """``np.where(cond, a, b)``; the chosen value itself when ``cond`` is a Python bool."""
+    if type(cond) is bool:
+        return a if cond else b
+    return np.where(cond, a, b)
+
+
+def ceil(x):
+    """``np.ceil(x)`` as a float (as numpy's); NaN and infinities unchanged."""
+    if type(x) is float:
+        try:
+            return float(math.ceil(x))
+        except (ValueError, OverflowError):  # NaN, infinities
+            return x
+    return np.ceil(x)
+
+
+def ceil_div(a, b):
+    """Integer ceiling division (numpy arrays or ints)."""
+    if type(a) is int and type(b) is int:
+        return -(-a // b)
+    return -(-np.asarray(a) // np.asarray(b))
+
+
+def as_float(x):
+    """``x.astype(float)``: a float64 array, or a Python float for a Python number."""
+    if type(x) in _PLAIN:
+        return float(x)
+    return x.astype(float)
+
+
+def float_like(x, like):
+    """``x`` (a number, or an array broadcastable to ``like``'s shape) as floats of ``like``'s shape; a Python
+    float when ``like`` is a Python number."""
+    if type(like) in _PLAIN:
+        return float(x)
+    return np.broadcast_to(np.asarray(x, dtype=float), like.shape)
+
+
+def zeros_like(like):
+    """Float zeros of ``like``'s shape; ``0.0`` when ``like`` is a Python number."""
+    if type(like) in _PLAIN:
+        return 0.0
+    return np.zeros(like.shape)
+
+
+def as_int(flag):
+    """``flag.astype(int)``: 0 / 1 of a Python bool, or an int array."""
+    if type(flag) is bool:
+        return int(flag)
+    return flag.astype(int)

@@ -1,0 +1,157 @@
+"""ReNA's one-point path (issue 15): a point alone is costed layer after layer in Python numbers
+(``archmodels/rena/num.py``), a batch over (layers x points) numpy arrays, by the same formulas. They must
+give the same numbers, states, labels, totals and reasons, bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from archmodels import get_model
+from archmodels import tech
+from archmodels.rena import clock, dram, flows, num, resources as res
+from archmodels.rena.fpga_devices import DEVICES
+from workloads import Workload
+from workloads.layers import FC, Conv2D, MatMul, Pool, SpMM, Vector
+
+M = get_model("rena")
+
+#: pooling first (its row is costed after the convolutions and FC layers: rows out of layer order), a vector
+#: layer (the shared vector path) and a sparse product (not a ReNA layer: NaN metrics, infeasible)
+POOL_FIRST = Workload("pool-first", (
+    Pool("pool0", channels=3, in_h=64, in_w=64, kernel=2, stride=2),
+    Conv2D("conv1", in_ch=3, out_ch=40, kernel_h=3, kernel_w=3, in_h=32, in_w=32, padding=1),
+    Vector("relu1", op="relu", ops=40 * 32 * 32, in_elems=40 * 32 * 32, out_elems=40 * 32 * 32),
+    Conv2D("conv2", in_ch=40, out_ch=64, kernel_h=3, kernel_w=3, in_h=32, in_w=32, padding=1, groups=4),
+    Pool("pool2", channels=64, in_h=32, in_w=32, kernel=2, stride=2),
+    FC("fc3", inputs=64 * 16 * 16, outputs=100, batch=3),
+    MatMul("mm4", m=37, k=100, n=19),
+))
+SPARSE = Workload("with-sparse", (
+    Conv2D("conv1", in_ch=3, out_ch=16, kernel_h=3, kernel_w=3, in_h=16, in_w=16),
+    SpMM("sp2", m=64, k=64, n=8, sparsity=0.9, nnz=410),
+    FC("fc3", inputs=16 * 14 * 14, outputs=10),
+))
+
+
+def _rows(n: int, seed: int) -> list[dict]:
+    """Random points of the whole declared space (both targets, both devices, both widths, auto and set
+    defaults, infeasible corners), and the defaults of each target and device."""
+    rows = M.params.random_rows(n, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 1)
+    for row in rows[::3]:  # a third at the target's defaults (clock, bursts, lanes, ports): mostly feasible
+        row.update(clock_mhz=0.0, dram_burst_cycles=0.0, transfer_bits=0, array_ports="auto",
+                   pb_rows=int(rng.integers(1, 128)), pb_cols=int(rng.integers(1, 128)))
+    for row in rows[1::6]:  # ASIC clocks above nominal, up to a little above the maximum (the supply's bisection)
+        node = row["tech_nm"]
+        row.update(target="asic", clock_mhz=float(rng.uniform(tech.F_NOM_MHZ[node], tech.fmax_mhz(node) * 1.02)))
+    return rows + [{}, {"target": "fpga"}, {"target": "fpga", "device": "arria10-gx1150"},
+                   {"target": "fpga", "pb_rows": 128, "pb_cols": 128}]
+
+
+def _same(a, b) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.parametrize("wl", ["vgg16", "alexnet", "matmul:m=300,k=200,n=50", POOL_FIRST, SPARSE])
+def test_each_point_alone_equals_the_batch_states_and_reasons(wl):
+    rows = _rows(150, 21)
+    batch = M.evaluate_batch(wl, M.params.points(rows))
+    ok, fpga = batch.feasible_config, batch.points["target"] == "fpga"
+    assert (ok & fpga).any() and (ok & ~fpga).any() and (~ok & fpga).any() and (~ok & ~fpga).any()
+    assert batch.feasible.any() != (wl is SPARSE)  # a sparse product: every point infeasible
+    for i, row in enumerate(rows):
+        one = M.evaluate_batch(wl, M.params.points([row]))
+        assert one.reason[0] == batch.reason[i] and one.feasible[0] == batch.feasible[i]
+        assert one.reason_config[0] == batch.reason_config[i] and one.feasible_config[0] == batch.feasible_config[i]
+        for lb_one, lb in zip(one.layers, batch.layers):
+            assert lb_one.reason[0] == lb.reason[i] and lb_one.feasible[0] == lb.feasible[i]
+            assert list(lb_one.metrics) == list(lb.metrics) and list(lb_one.states) == list(lb.states)
+            for key, v in list(lb_one.metrics.items()) + list(lb_one.states.items()):
+                got = lb.metrics[key][i] if key in lb.metrics else lb.states[key][i]
+                assert _same(v.item(0), got.item()), (i, lb.layer.name, key, v[0], got)
+            assert {k: v[0] for k, v in lb_one.labels.items()} == {k: v[i] for k, v in lb.labels.items()}
+        assert list(one.totals) == list(batch.totals)
+        for key, v in one.totals.items():
+            assert _same(v.item(0), batch.totals[key].item(i)), (i, key, v[0], batch.totals[key][i])
+        assert one.point(0) == batch.point(i)
+
+
+def test_point_clock_equals_the_technology_table():
+    """clock.point_clock (Python numbers, tech.vdd_ratio for a clock above nominal) == tech.clock_costs of a
+    one-point array; the reason of a clock above the maximum == tech.clock_check's."""
+    rng = np.random.default_rng(4)
+    for node in tech.NODES_NM:
+        fmax = tech.fmax_mhz(node)
+        clocks = np.concatenate([rng.uniform(0.1, 3000, 300), [tech.F_NOM_MHZ[node], fmax, fmax * (1 + 1e-9),
+                                                               fmax * (1 + 2e-9), 0.6 * tech.F_NOM_MHZ[node]]])
+        for f in clocks.tolist():
+            want = tech.clock_costs(np.array([f]), np.array([node]))
+            got = clock.point_clock(f, node)
+            for key in ("vdd_ratio", "energy_scale", "area_factor"):
+                assert _same(getattr(got, key), getattr(want, key).item(0)), (node, f, key)
+            assert got.feasible == want.feasible.item(0)
+            ok, why = tech.clock_check(np.array([f]), np.array([node]))
+            assert (f <= clock.node_max_clock_mhz(node)) == ok.item(0)
+            assert why.item(0) == ("" if ok.item(0) else clock.clock_reason(node))
+
+
+def test_supply_bisection_of_one_clock_equals_the_array_bisection():
+    """clock.bisect_vdd_ratio (Python floats, numpy's power on a one-element array) == tech's bisection over an
+    array of many clocks and over a one-element array, bit for bit."""
+    rng = np.random.default_rng(12)
+    for node in tech.NODES_NM:
+        top = tech.fmax_mhz(node) * (1 + 1e-9)
+        clocks = np.concatenate([rng.uniform(tech.F_NOM_MHZ[node], top, 3000),
+                                 [np.nextafter(tech.F_NOM_MHZ[node], np.inf), tech.fmax_mhz(node), top]])
+        many = tech._bisect_vdd_ratio(clocks, node)
+        for f, want in zip(clocks.tolist(), many.tolist()):
+            assert clock.bisect_vdd_ratio(f, node) == want, (node, f)
+        for f in clocks[:200].tolist():
+            assert clock.bisect_vdd_ratio(f, node) == tech._bisect_vdd_ratio(np.array([f]), node).item(0)
+
+
+def test_python_numbers_give_the_array_values():
+    """The helpers, flows, bursts, resources and SRAM energy on Python numbers == on one-element arrays."""
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        cfg_py = flows.ArrayConfig(int(rng.integers(1, 1025)), int(rng.integers(1, 1025)), int(rng.integers(1, 3)),
+                                   int(rng.choice([1, 2, 4, 8, 16])), bool(rng.random() < 0.5),
+                                   int(rng.choice([8, 16])) / 8.0)
+        cfg_np = flows.ArrayConfig(*(np.array([v]) for v in (cfg_py.rows, cfg_py.cols, cfg_py.mults, cfg_py.tpv,
+                                                              cfg_py.shared, cfg_py.value_bytes)))
+        for fn, args in ((flows.conv_flow, rng.integers(1, 5000, 4)), (flows.fc_flow, rng.integers(1, 30000, 3)),
+                         (flows.pool_flow, rng.integers(1, 10**6, 2))):
+            args = [int(a) for a in args]
+            got = fn(cfg_py, *args)
+            want = fn(cfg_np, *(np.array([[a]]) for a in args))
+            for key in ("compute_cycles", "mac_cycles", "passes", "x_read_bytes", "x_write_bytes"):
+                assert type(getattr(got, key)) is float and getattr(got, key) == getattr(want, key).item(), key
+            assert tuple(got.w_bytes) == tuple(w.item() for w in want.w_bytes)
+        x, w1, w2 = (float(v) for v in rng.integers(0, 10**8, 3))
+        c, m, burst = int(rng.integers(1, 17)), int(rng.integers(1, 3)), float(rng.uniform(1, 400))
+        assert dram.dram_cycles(x, w1, w2, c, m, burst) == dram.dram_cycles(
+            np.array([[x]]), np.array([[w1]]), np.array([[w2]]), np.array([c]), np.array([m]), np.array([burst])).item()
+        nominal, gbps = float(rng.choice([0.5, 64.0, 205.0])), float(rng.uniform(0.1, 1000))
+        hz = float(rng.uniform(1, 3e9))
+        assert dram.burst_cycles(nominal, gbps, hz) == dram.burst_cycles(np.array([nominal]), np.array([gbps]),
+                                                                         np.array([hz])).item()
+        pbs, bits = cfg_py.rows * cfg_py.cols, int(rng.choice([8, 16]))
+        for dev in DEVICES.values():
+            assert res.dsp_blocks(pbs, m, bits, dev) == res.dsp_blocks(np.array([pbs]), np.array([m]), np.array([bits]),
+                                                                      dev).item()
+        assert res.logic_alms(pbs, m, bits) == res.logic_alms(np.array([pbs]), np.array([m]), np.array([bits])).item()
+        assert round(res.logic_alms(pbs, m, bits)) == np.round(res.logic_alms(np.array([pbs]), m, bits)).item()
+        assert res.bram_mbit(pbs, bits) == res.bram_mbit(np.array([pbs]), np.array([bits])).item()
+        for node in tech.NODES_NM:
+            f = float(rng.uniform(0.1, 3000))
+            got, want = (res.asic_area_parts_mm2(pbs, m, bits, node, f),
+                         res.asic_area_parts_mm2(np.array([pbs]), np.array([m]), bits, node, np.array([f])))
+            assert {k: float(v) for k, v in got.items()} == {k: v.item() for k, v in want.items()}
+    nan = math.nan
+    for a, b in ((1.0, 2.0), (2.0, 1.0), (nan, 1.0), (1.0, nan), (3, 3.0), (-0.0, 0.0)):
+        assert _same(num.maximum(a, b), float(np.maximum(a, b))) and _same(num.minimum(a, b), float(np.minimum(a, b)))
+    for v in (0.5, 4096.0, 4097.0, 1e17 + 3, nan, math.inf):
+        assert _same(num.ceil(v), float(np.ceil(v)))
