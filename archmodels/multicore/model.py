@@ -121,20 +121,21 @@ def maximum(a, b):
     return a if a >= b or a != a else b
 
 
-def max_of(*xs):
-    """``np.maximum.reduce(xs)`` as float64 (the reduce stacks its operands into one float array; NaN wins);
-    on Python numbers a Python float."""
-    if any(type(x) is np.ndarray for x in xs):
-        out = np.maximum(xs[0], xs[1])
-        for x in xs[2:]:
-            out = np.maximum(out, x)
+def max_of(a, b, c, d=None):
+    """``np.maximum.reduce([a, b, c, d])`` as float64 (the reduce stacks its operands into one float array; NaN
+    wins); on Python numbers (``a`` a Python float) a Python float. Without ``d``: of ``a``, ``b``, ``c``."""
+    if type(a) is not float:
+        out = np.maximum(np.maximum(a, b), c)
+        if d is not None:
+            out = np.maximum(out, d)
         return out.astype(float, copy=False)
-    m = float(xs[0])
-    for x in xs[1:]:
-        x = float(x)
-        if x > m or x != x:
-            m = x
-    return m
+    b, c = float(b), float(c)
+    m = a if a >= b or a != a else b
+    m = m if m >= c or m != m else c
+    if d is None:
+        return m
+    d = float(d)
+    return m if m >= d or m != m else d
 
 
 def ceil(x):
@@ -218,6 +219,8 @@ def shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window, need
     """:func:`shm_tiling` from the layer's sizes and :func:`tiling_geometry`: Python numbers (one layer of one
     point) or arrays over (layers x points)."""
     fits = need_kb <= shm_kb
+    if fits is True:  # a layer of one point that fits: what the lines below give (rows >= 1)
+        return 1.0, 0.0, 0.0, True
     row_in_kb = input_elems / in_rows * vbytes / 1024.0
     halo = maximum(window - stride, 0)  # input rows a window re-reads at a tile border
     room = shm_kb - halo * row_in_kb  # what a tile may use beside its halo
@@ -260,7 +263,8 @@ class LayerTable:
     (layers x points) replaces a Python loop over layers. Costed rows are the FC-like layers
     (:func:`as_fc`) in workload order, then the pooling layers; ``row[i]`` is layer i's row,
     -1 for a layer the model does not run (sparse products). The one-point path reads the same
-    layers as Python ints in workload order (``points``; ``point_row[i]``: layer i's position there).
+    layers as Python ints: ``points`` the distinct ones (layers of one shape are costed once), ``point_of`` the
+    costed layers in workload order, ``point_row[i]`` layer i's position in that order.
     """
 
     fc: tuple[np.ndarray, ...]  # inputs, neurons, vectors, groups of the FC-like rows
@@ -268,7 +272,8 @@ class LayerTable:
     sizes: dict[str, np.ndarray]  # every costed row: input_elems, output_elems, macs, pool_ops
     geometry: tuple[np.ndarray, ...]  # every costed row: tiling_geometry
     row: tuple[int, ...]
-    points: tuple[PointRow, ...]  # the costed layers in workload order (one-point path)
+    points: tuple[PointRow, ...]  # the costed layers' distinct rows (one-point path: each costed once)
+    point_of: tuple[int, ...]  # the costed layers in workload order: their row in ``points``
     point_row: tuple[int, ...]
 
     @property
@@ -290,12 +295,14 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     point_row = [-1] * len(layers)
     for r, i in enumerate(in_order):
         point_row[i] = r
-    points = tuple(PointRow(fc=None if isinstance(x, Pool) else tuple(int(v) for v in as_fc(x)),
-                            pool=(int(x.input_elems), int(x.output_elems), int(x.channels), int(x.kernel))
-                            if isinstance(x, Pool) else None,
-                            sizes=(int(x.input_elems), int(x.output_elems), int(x.macs),
-                                   int(x.ops) if isinstance(x, Pool) else 0, *map(int, tiling_geometry(x))))
-                   for x in (layers[i] for i in in_order))
+    point_rows = [PointRow(fc=None if isinstance(x, Pool) else tuple(int(v) for v in as_fc(x)),
+                           pool=(int(x.input_elems), int(x.output_elems), int(x.channels), int(x.kernel))
+                           if isinstance(x, Pool) else None,
+                           sizes=(int(x.input_elems), int(x.output_elems), int(x.macs),
+                                  int(x.ops) if isinstance(x, Pool) else 0, *map(int, tiling_geometry(x))))
+                  for x in (layers[i] for i in in_order)]
+    points = {r: None for r in point_rows}  # distinct rows, in order of first use
+    at = {r: j for j, r in enumerate(points)}
     return LayerTable(
         fc=tuple(column(v) for v in zip(*[as_fc(layers[i]) for i in fcs])) if fcs else (),
         pool=tuple(column(v) for v in zip(*[(layers[i].input_elems, layers[i].output_elems, layers[i].channels,
@@ -306,7 +313,8 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
                "pool_ops": column([x.ops if isinstance(x, Pool) else 0 for x in costed])},
         geometry=tuple(column(v) for v in zip(*[tiling_geometry(x) for x in costed])) if costed else (),
         row=tuple(row),
-        points=points,
+        points=tuple(points),
+        point_of=tuple(at[r] for r in point_rows),
         point_row=tuple(point_row),
     )
 
@@ -385,9 +393,9 @@ def config(pts: Points) -> Config:
 
 
 # ---- chunk counts of the busiest core (spec §1, §2; the counting rule of the module doc) ----
-def fc_counts(inputs, neurons, vectors, groups, k: Config) -> dict:
-    """Chunk reads, writes and NFU steps of an FC-like layer under each point's placement (§2): Python
-    numbers (one layer of one point) or arrays over (layers x points)."""
+def fc_counts(inputs, neurons, vectors, groups, k: Config) -> tuple:
+    """:data:`COUNTS` (chunk reads, writes, NFU steps, ...) of an FC-like layer under each point's placement
+    (§2): Python numbers (one layer of one point) or arrays over (layers x points)."""
     cores, ni, no, is_b, is_t2 = k.cores, k.ni, k.no, k.is_b, k.is_t2
     # inputs / neurons handled by the busiest core
     in_vals = where(is_t2, ceil_div(inputs, cores), inputs)
@@ -400,31 +408,25 @@ def fc_counts(inputs, neurons, vectors, groups, k: Config) -> dict:
     writes = out_ch
     owned = where(is_t2, ceil_div(ceil_div(neurons, cores), no), 0)
     reps = vectors * groups
-    return dict(
-        reads=reads * reps, writes=writes * reps, nfu=in_ch * out_ch * reps,
-        merge_reads=owned * reps, merge_writes=owned * reps,
-        merge_psum_reads=owned * cores * reps, merge_nfu=owned * cores * reps,
-        active=active, in_chunk_reads=misses * reps,
-        weight_elems=inputs * neurons * groups,
-        weights_per_core=where(is_b, inputs * neurons, where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
-        psum_elems=where(is_t2, cores * neurons * vectors * groups, 0),
-    )
+    return (reads * reps, writes * reps, in_ch * out_ch * reps, owned * reps, owned * reps, owned * cores * reps,
+            owned * cores * reps,
+            active, misses * reps, inputs * neurons * groups,
+            where(is_b, inputs * neurons, where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
+            where(is_t2, cores * neurons * vectors * groups, 0))
 
 
-def pool_counts(input_elems, output_elems, channels, kernel, k: Config) -> dict:
-    """Chunk reads and writes and NFU steps of a pooling layer (channels split over the cores; no weights, no
-    merge): Python numbers or arrays, as :func:`fc_counts`."""
+def pool_counts(input_elems, output_elems, channels, kernel, k: Config) -> tuple:
+    """:data:`COUNTS` of a pooling layer (channels split over the cores; no weights, no merge): Python numbers
+    or arrays, as :func:`fc_counts`."""
     active = where(k.is_b, 1, minimum(k.cores, channels))
     in_ch = ceil_div(ceil_div(input_elems, active), k.ni)
     out_ch = ceil_div(ceil_div(output_elems, active), k.no)
-    return dict(
-        reads=in_ch, writes=out_ch, nfu=out_ch * kernel * kernel,
-        merge_reads=0, merge_writes=0, merge_psum_reads=0, merge_nfu=0,
-        active=active, in_chunk_reads=in_ch,
-        weight_elems=0, weights_per_core=0,
-        psum_elems=0,
-    )
+    return in_ch, out_ch, out_ch * kernel * kernel, 0, 0, 0, 0, active, in_ch, 0, 0, 0
 
+
+#: the chunk counts of a layer's busiest core, in the order :func:`fc_counts` and :func:`pool_counts` give them
+COUNTS = ("reads", "writes", "nfu", "merge_reads", "merge_writes", "merge_psum_reads", "merge_nfu", "active",
+          "in_chunk_reads", "weight_elems", "weights_per_core", "psum_elems")
 
 #: the model's layer metrics as :func:`layer_costs` gives them, in the order a LayerBatch holds them
 _METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "shm_tiles",
@@ -433,33 +435,36 @@ _METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_by
 
 
 # ---- time, traffic, energy (the cycle model of the module doc; spec §5) ----
-def layer_costs(c: dict, input_elems, output_elems, macs, pool_ops, rows, in_rows, stride, window, k: Config):
+def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_rows, stride, window, k: Config):
     """(metrics in :data:`_METRICS` order, COMPUTE cycles, MERGE cycles, feasible, SHM need [KB]) of layers
-    with chunk counts ``c`` (:func:`fc_counts`, :func:`pool_counts`), sizes and :func:`tiling_geometry`:
-    Python numbers (one layer of one point) or arrays over (layers x points)."""
-    vbytes, out_chunk_b, active = k.vbytes, k.out_chunk_b, c["active"]
-    core_rd_b = c["in_chunk_reads"] * k.in_chunk_b + (c["reads"] - c["in_chunk_reads"]) * out_chunk_b
-    core_wr_b = c["writes"] * out_chunk_b
-    merge_rd_b = (c["merge_reads"] + c["merge_psum_reads"]) * out_chunk_b
-    merge_wr_b = c["merge_writes"] * out_chunk_b
+    with chunk counts ``c`` (:data:`COUNTS`), sizes and :func:`tiling_geometry`: Python numbers (one layer of
+    one point) or arrays over (layers x points)."""
+    (reads, writes, nfu, merge_reads, merge_writes, merge_psum_reads, merge_nfu, active, in_chunk_reads,
+     weight_elems, weights_per_core, psum_elems) = c
+    vbytes, out_chunk_b = k.vbytes, k.out_chunk_b
+    core_rd_b = in_chunk_reads * k.in_chunk_b + (reads - in_chunk_reads) * out_chunk_b
+    core_wr_b = writes * out_chunk_b
+    merge_rd_b = (merge_reads + merge_psum_reads) * out_chunk_b
+    merge_wr_b = merge_writes * out_chunk_b
 
     # weights that do not fit a core's WB stream from DRAM every inference
-    spill = c["weights_per_core"] * vbytes > k.wb_bytes
+    spill = weights_per_core * vbytes > k.wb_bytes
     # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
     # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
-    need_kb = (input_elems + output_elems + c["psum_elems"]) * vbytes / 1024.0
+    need_kb = (input_elems + output_elems + psum_elems) * vbytes / 1024.0
     tiles, fm_rd, fm_wr, tile_ok = shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window,
                                                  need_kb, k.shm_kb, vbytes)
-    dram_rd = where(spill, c["weight_elems"] * vbytes, 0.0) + fm_rd
+    dram_rd = where(spill, weight_elems * vbytes, 0.0) + fm_rd
     compute = max_of(
-        (c["reads"] + c["writes"]) / k.ports,
-        c["nfu"],
+        (reads + writes) / k.ports,
+        nfu,
         active * (core_rd_b + core_wr_b) / k.noc_bpc,
         (dram_rd + fm_wr) / k.dram_bpc,
     ) + k.fill
-    merge = where(c["merge_reads"] > 0, max_of(
-        (c["merge_reads"] + c["merge_psum_reads"] + c["merge_writes"]) / k.ports,
-        c["merge_nfu"],
+    has_merge = merge_reads > 0
+    merge = 0.0 if has_merge is False else where(has_merge, max_of(  # (a layer of one point without merge: 0.0)
+        (merge_reads + merge_psum_reads + merge_writes) / k.ports,
+        merge_nfu,
         active * (merge_rd_b + merge_wr_b) / k.noc_bpc,
     ) + k.fill, 0.0)
     cycles = compute + merge
@@ -468,21 +473,21 @@ def layer_costs(c: dict, input_elems, output_elems, macs, pool_ops, rows, in_row
     energy_j = (energy_pj(c, macs, pool_ops, shm_rd, shm_wr, k) * k.vscale * 1e-12
                 + (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12)  # tech.dram_energy_j
     metrics = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
-               c["reads"] + c["merge_reads"], c["writes"] + c["merge_writes"], c["merge_psum_reads"],
-               c["nfu"] + c["merge_nfu"], shm_rd, shm_wr, active)
+               reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active)
     return metrics, compute, merge, tile_ok, need_kb
 
 
-def energy_pj(c: dict, macs, pool_ops, shm_rd, shm_wr, k: Config):
+def energy_pj(c: tuple, macs, pool_ops, shm_rd, shm_wr, k: Config):
     """On-chip dynamic energy at nominal supply [pJ]: MACs + IB/WB/OB accesses per NFU step + SHM bytes
     (Python numbers or arrays, as :func:`layer_costs`)."""
-    ni, no, vbytes, active = k.ni, k.no, k.vbytes, c["active"]
-    steps = c["nfu"] * active
+    nfu, merge_nfu, active, weight_elems = c[2], c[6], c[7], c[9]
+    ni, no, vbytes = k.ni, k.no, k.vbytes
+    steps = nfu * active
     e = macs * k.mac_pj
-    e = e + c["merge_nfu"] * active * no * k.add_pj
+    e = e + merge_nfu * active * no * k.add_pj
     e = e + pool_ops * k.add_pj  # zero for layers other than pooling
     e = e + steps * ni * vbytes * k.ib_pj
-    e = e + steps * ni * no * vbytes * k.wb_pj * (c["weight_elems"] > 0)
+    e = e + steps * ni * no * vbytes * k.wb_pj * (weight_elems > 0)
     e = e + steps * no * vbytes * k.ob_pj
     e = e + (shm_rd + shm_wr) * k.shm_pj
     return e
@@ -599,25 +604,25 @@ class MulticoreModel(Model):
 
     @staticmethod
     def _point_layers(workload: Workload, t: LayerTable, pts: Points) -> list[LayerBatch | None]:
-        """:meth:`evaluate_layers` of one point: each costed layer by :func:`fc_counts` / :func:`pool_counts`
-        and :func:`layer_costs` on Python numbers (a numpy call on a one-point array costs ~20 Python
-        operations), in workload order; then one (values x layers x 1) array for all of them."""
+        """:meth:`evaluate_layers` of one point: each distinct costed layer by :func:`fc_counts` /
+        :func:`pool_counts` and :func:`layer_costs` on Python numbers (a numpy call on a one-point array costs
+        ~20 Python operations), then one (values x layers x 1) array for all layers, in workload order."""
         k = config(pts)
-        values, ok, reason = [], [], []
+        costed = []
         for r in t.points:
             c = fc_counts(*r.fc, k) if r.fc is not None else pool_counts(*r.pool, k)
             metrics, compute, merge, fits, need_kb = layer_costs(c, *r.sizes, k)
-            values.append((*metrics, compute, merge))
-            ok.append(fits)
-            reason.append("" if fits else _shm_reason(need_kb, k.shm_kb))
-        rows = len(values)
-        block = np.array(values, dtype=float).T.reshape(len(_METRICS) + 2, rows, 1)
-        metrics = dict(zip(_METRICS, block))
-        states = {"COMPUTE": block[-2], "MERGE": block[-1]}
-        labels = {"placement": np.full((rows, 1), pts["placement"].item(0), dtype=object)}
-        return layer_batches(workload.layers, t.point_row, 1, metrics, states, labels,
-                             np.array(ok, dtype=bool).reshape(rows, 1),
-                             np.array(reason, dtype=object).reshape(rows, 1))
+            costed.append(((*metrics, compute, merge), fits, need_kb))
+        layers = [costed[j] for j in t.point_of]
+        rows = len(layers)
+        block = np.array([v for v, _, _ in layers], dtype=float).T.reshape(len(_METRICS) + 2, rows, 1)
+        ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
+        reason = np.full((rows, 1), "", dtype=object)
+        if not ok.all():
+            reason[:, 0] = ["" if fits else _shm_reason(need_kb, k.shm_kb) for _, fits, need_kb in layers]
+        return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
+                             {"COMPUTE": block[-2], "MERGE": block[-1]},
+                             {"placement": np.full((rows, 1), pts["placement"].item(0), dtype=object)}, ok, reason)
 
     def _costs(self, t: LayerTable, pts: Points):
         """(metrics, states, feasible, need_kb) of the costed rows of ``t``, arrays over (rows x points)."""
@@ -628,7 +633,7 @@ class MulticoreModel(Model):
             parts.append((len(t.fc[0]), fc_counts(*t.fc, k)))
         if t.pool:
             parts.append((len(t.pool[0]), pool_counts(*t.pool, k)))
-        c = {key: stack_rows([p[key] for _, p in parts], [rows for rows, _ in parts], n) for key in parts[0][1]}
+        c = tuple(stack_rows([p[j] for _, p in parts], [rows for rows, _ in parts], n) for j in range(len(COUNTS)))
         sz = t.sizes
         metrics, compute, merge, tile_ok, need_kb = layer_costs(
             c, sz["input_elems"], sz["output_elems"], sz["macs"], sz["pool_ops"], *t.geometry, k)
@@ -638,25 +643,53 @@ class MulticoreModel(Model):
                 np.broadcast_to(tile_ok, shape).copy(), np.broadcast_to(need_kb, shape))
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:
-        cores, ni, no = pts["cores"], pts["ni"], pts["no"]
-        vbytes = pts["value_bits"] / 8.0
-        area, static = np.zeros(len(cores)), np.zeros(len(cores))
-        clock = pts["clock_mhz"]
-        vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
-        for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
-            dt = tech.dtype_of(bits)
-            nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel] * tech.logic_area_factor(clock[sel], node)
-            buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
-            per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
-            area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
-            sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
-            static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
-
+        """Chip area and leakage (:func:`chip_area_static`: per node and width of the points; one point in Python
+        numbers), MAC units, and the SHM totals summed over the layers."""
+        n = batch_size(pts)
+        clock = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"])  # the memo of check_config's call
+        if n == 1:
+            p = {k: pts[k].item(0) for k in _CHIP_PARAMS}
+            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), clock.area_factor.item(0),
+                                            clock.vdd_ratio.item(0))
+            area, static = np.array([area]), np.array([static])
+            mac_units = float(p["cores"] * p["ni"] * p["no"])
+            hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])
+        else:
+            area, static = np.zeros(n), np.zeros(n)
+            for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
+                area[sel], static[sel] = chip_area_static(*(pts[k][sel] for k in _CHIP_PARAMS[:-2]), node, bits,
+                                                          clock.area_factor[sel], clock.vdd_ratio[sel])
+            hw_mac_units = (pts["cores"] * pts["ni"] * pts["no"]).astype(float)
+            mac_units = (pts["cores"] * pts["ni"] * pts["no"]).astype(float)
         return {
             "area_mm2": area,
-            "hw_mac_units": (cores * ni * no).astype(float),
+            "hw_mac_units": hw_mac_units,
             "static_power_w": static,
-            **layer_sums(layers, ("shm_reads_per_core", "shm_writes_per_core", "shm_read_bytes", "shm_write_bytes"),
-                         len(cores)),
-            "mac_units": (cores * ni * no).astype(float),
+            **layer_sums(layers, ("shm_reads_per_core", "shm_writes_per_core", "shm_read_bytes", "shm_write_bytes"), n),
+            "mac_units": mac_units,
         }
+
+
+#: the parameters :func:`chip_area_static` reads, in its order
+_CHIP_PARAMS = ("cores", "ni", "no", "input_buffer_entries", "output_buffer_entries", "value_bits",
+                "weight_buffer_kb", "shm_kb", "tech_nm", "value_bits")
+
+
+def chip_area_static(cores, ni, no, ib_entries, ob_entries, value_bits, weight_buffer_kb, shm_kb, node: int,
+                     bits: int, area_factor, vdd_ratio):
+    """(area [mm2], static power [W]) of the chip: per core the NFU (``ni`` x ``no`` PEs' logic synthesised for
+    the clock: ``area_factor``) and its IB, OB and WB SRAMs, plus the SHM (§1); leakage of that logic and SRAM
+    at supply ``vdd_ratio`` (technology table). Python numbers (one point) or arrays over points at one
+    technology node and width."""
+    vbytes = value_bits / 8.0
+    nfu = tech.pe_logic_area_mm2(tech.dtype_of(bits), node, 1.0) * ni * no * area_factor
+    buf_kb = (ib_entries * ni + ob_entries * no) * vbytes / 1024
+    if type(buf_kb) is float:  # one point: its three SRAMs in one call (element-wise: the bits of three)
+        buf_mm2, wb_mm2, shm_mm2 = tech.sram_area_mm2(np.array([buf_kb, weight_buffer_kb, shm_kb]), node).tolist()
+    else:
+        buf_mm2, wb_mm2, shm_mm2 = (tech.sram_area_mm2(kb, node) for kb in (buf_kb, weight_buffer_kb, shm_kb))
+    per_core = nfu + buf_mm2 + wb_mm2
+    area = cores * per_core + shm_mm2
+    sram_kb = cores * (buf_kb + weight_buffer_kb) + shm_kb
+    static = tech.static_power_w(cores * nfu, sram_kb, int(node), vdd_ratio)
+    return area, (static.item() if type(buf_kb) is float else static)
