@@ -70,3 +70,25 @@ def test_helpers_give_numpy_results_on_python_numbers():
     for a in range(1, 60):
         for b in (1, 2, 7, 16, 1024):
             assert MC.ceil_div(a, b) == int(MC.ceil_div(np.array([a]), np.array([b]))[0]) == math.ceil(a / b)
+
+
+def test_point_clock_gives_the_technology_tables_clock_costs_and_reason():
+    """point_clock (one point's clock in Python floats) == tech.clock_costs over an array, bit for bit, at every
+    node, below, at and above the nominal clock and the maximum; clock_reason == tech.clock_check's words."""
+    from archmodels import tech
+
+    rng = np.random.default_rng(8)
+    for node in tech.NODES_NM:
+        fmax, fnom = tech.fmax_mhz(node), tech.F_NOM_MHZ[node]
+        clocks = np.concatenate([rng.uniform(1.0, 3000.0, 300), [fnom, fmax, fmax * (1 + 1e-9), fnom * 0.6, 50.0,
+                                                                 np.nextafter(fnom, 0), np.nextafter(fmax, 1e9)]])
+        want = tech.clock_costs(clocks, node)
+        ok, reason = tech.clock_check(clocks, node)
+        for i, f in enumerate(clocks.tolist()):
+            MC._CLOCK_MEMO.clear()
+            got = MC.point_clock(f, node)
+            for g, w in zip(got, (want.vdd_ratio[i], want.energy_scale[i], want.area_factor[i])):
+                assert type(g) is float and _same(g, float(w)), (node, f)
+            assert (not math.isnan(got[0])) == bool(ok[i])
+            if not ok[i]:
+                assert MC.clock_reason(node) == reason[i]

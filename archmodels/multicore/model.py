@@ -353,6 +353,44 @@ class Config:
     dram_write_pj: object
 
 
+@lru_cache(maxsize=None)
+def _op_pj(bits: int, node: int) -> tuple[float, float]:
+    """(MAC, add) energy [pJ] of ``bits``-wide integers at ``node`` (technology table), once per width and node."""
+    dt = tech.dtype_of(bits)
+    return tech.mac_energy_pj(dt, node), tech.op_energy_pj("add", dt, node)
+
+
+#: (clock MHz, node) -> point_clock(...): the few calls of one point's evaluation ask for the same clock
+_CLOCK_MEMO: dict[tuple[float, int], tuple[float, float, float]] = {}
+
+
+def point_clock(clock_mhz: float, node: int) -> tuple[float, float, float]:
+    """(V / V_nom, dynamic-energy scale, logic-area factor) of one point's clock at its node: the numbers of
+    ``tech.clock_costs`` in Python floats (its squares are products, as numpy squares; the bisection above the
+    nominal clock is tech's own, :func:`tech.vdd_ratio`, remembered there)."""
+    key = (clock_mhz, node)
+    hit = _CLOCK_MEMO.get(key)
+    if hit is not None:
+        return hit
+    if not clock_mhz <= tech.fmax_mhz(node) * (1 + 1e-9):
+        v = math.nan  # above the node's maximum: infeasible
+    elif clock_mhz > tech.F_NOM_MHZ[node]:
+        v = tech.vdd_ratio(clock_mhz, node).item()
+    else:
+        v = 1.0
+    x = (clock_mhz / tech.F_NOM_MHZ[node] - tech.AREA_KNEE) / (1 - tech.AREA_KNEE)  # tech.logic_area_factor
+    x = minimum(maximum(x, 0.0), 1.0)
+    if len(_CLOCK_MEMO) >= 64:
+        _CLOCK_MEMO.clear()
+    hit = _CLOCK_MEMO[key] = (v, v * v, 1.0 + tech.AREA_PENALTY_MAX * (x * x))
+    return hit
+
+
+def clock_reason(node: int) -> str:
+    """Why a clock is infeasible at ``node`` (the words of ``tech.clock_check``)."""
+    return f"clock above the {node} nm maximum of {tech.fmax_mhz(node):.0f} MHz (V_max {tech.VDD_MAX[node]} V)"
+
+
 def config(pts: Points) -> Config:
     """The :class:`Config` of the points ``pts``: Python numbers for one point, else arrays over points."""
     one = batch_size(pts) == 1
@@ -367,15 +405,16 @@ def config(pts: Points) -> Config:
     ib_kb = p["input_buffer_entries"] * ni * vbytes / 1024
     ob_kb = p["output_buffer_entries"] * no * vbytes / 1024
     bits, node = p["value_bits"], p["tech_nm"]
-    vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # the memo of check_config's call
-    dram_read_pj, dram_write_pj = tech.dram_pj_per_byte(pts["dram"])
     if one:  # the technology table's numbers of the one node and width
-        dt = tech.dtype_of(bits)
-        mac_pj, add_pj = tech.mac_energy_pj(dt, node), tech.op_energy_pj("add", dt, node)
+        vscale = point_clock(p["clock_mhz"], node)[1]
+        dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
+        dram_read_pj, dram_write_pj = dram.read_pj_per_byte, dram.write_pj_per_byte
+        mac_pj, add_pj = _op_pj(bits, node)
         ib_pj, ob_pj, wb_pj, shm_pj = tech.sram_energy_pj_per_byte(
             np.array([ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]]), node).tolist()  # element-wise: as alone
-        vscale, dram_read_pj, dram_write_pj = vscale.item(0), dram_read_pj.item(0), dram_write_pj.item(0)
     else:
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # the memo of check_config's call
+        dram_read_pj, dram_write_pj = tech.dram_pj_per_byte(pts["dram"])
         mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), bits, node)
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), bits, node)
         ib_pj, ob_pj, wb_pj, shm_pj = (per_node(tech.sram_energy_pj_per_byte, kb, node)
@@ -516,7 +555,10 @@ class MulticoreModel(Model):
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
                                 pts["value_bits"], pts["tech_nm"])
         shm_pj = per_node(tech.sram_energy_pj_per_byte, pts["shm_kb"], pts["tech_nm"])
-        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
+        if batch_size(pts) == 1:
+            vscale = point_clock(pts["clock_mhz"].item(0), pts["tech_nm"].item(0))[1]
+        else:
+            vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
                                  pts["dram_gbps"] * 1e9, add_pj * vscale, *tech.dram_pj_per_byte(pts["dram"]),
                                  onchip_kb=pts["shm_kb"],
@@ -525,7 +567,11 @@ class MulticoreModel(Model):
                    "buffers and shared memory from SRAM bit cells")
 
     def check_config(self, pts: Points):
-        """The clock must not exceed the node's maximum (technology table)."""
+        """The clock must not exceed the node's maximum (technology table; one point: :func:`point_clock`)."""
+        if batch_size(pts) == 1:
+            node = pts["tech_nm"].item(0)
+            ok = not math.isnan(point_clock(pts["clock_mhz"].item(0), node)[0])
+            return np.array([ok]), np.array(["" if ok else clock_reason(int(node))], dtype=object)
         return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
     PARAMS = (
@@ -646,15 +692,15 @@ class MulticoreModel(Model):
         """Chip area and leakage (:func:`chip_area_static`: per node and width of the points; one point in Python
         numbers), MAC units, and the SHM totals summed over the layers."""
         n = batch_size(pts)
-        clock = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"])  # the memo of check_config's call
         if n == 1:
             p = {k: pts[k].item(0) for k in _CHIP_PARAMS}
-            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), clock.area_factor.item(0),
-                                            clock.vdd_ratio.item(0))
+            vdd, _, area_factor = point_clock(pts["clock_mhz"].item(0), p["tech_nm"])
+            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), area_factor, vdd)
             area, static = np.array([area]), np.array([static])
             mac_units = float(p["cores"] * p["ni"] * p["no"])
             hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])
         else:
+            clock = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"])  # the memo of check_config's call
             area, static = np.zeros(n), np.zeros(n)
             for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
                 area[sel], static[sel] = chip_area_static(*(pts[k][sel] for k in _CHIP_PARAMS[:-2]), node, bits,
