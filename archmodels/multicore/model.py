@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
 from functools import lru_cache
 
 import numpy as np
@@ -317,6 +318,23 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
         point_of=tuple(at[r] for r in point_rows),
         point_row=tuple(point_row),
     )
+
+
+#: id of a layer tuple -> (the tuple, its table): a study evaluates the same workload object every trial
+_TABLES: dict[int, tuple[tuple[Layer, ...], LayerTable]] = {}
+
+
+def table_of(layers: tuple[Layer, ...]) -> LayerTable:
+    """:func:`layer_table` of ``layers``, looked up by the tuple's identity first (the lru cache hashes every
+    layer on each call; the entry holds the tuple, so its id cannot name another object)."""
+    hit = _TABLES.get(id(layers))
+    if hit is not None and hit[0] is layers:
+        return hit[1]
+    t = layer_table(layers)
+    if len(_TABLES) >= 64:
+        _TABLES.clear()
+    _TABLES[id(layers)] = (layers, t)
+    return t
 
 
 @dataclass(slots=True)
@@ -627,7 +645,7 @@ class MulticoreModel(Model):
         """Every layer at once: chunk counts, cycles and energy as arrays over (layers x points); one point
         layer by layer in Python numbers (:meth:`_point_layers`), the same formulas."""
         n = batch_size(pts)
-        t = layer_table(workload.layers)
+        t = table_of(workload.layers)
         if t.rows and n == 1:
             out = self._point_layers(workload, t, pts)
         elif t.rows:
@@ -661,7 +679,9 @@ class MulticoreModel(Model):
             costed.append(((*metrics, compute, merge), fits, need_kb))
         layers = [costed[j] for j in t.point_of]
         rows = len(layers)
-        block = np.array([v for v, _, _ in layers], dtype=float).T.reshape(len(_METRICS) + 2, rows, 1)
+        width = len(_METRICS) + 2
+        block = np.fromiter(chain.from_iterable([v for v, _, _ in layers]), dtype=float, count=rows * width)
+        block = block.reshape(rows, width).T.reshape(width, rows, 1)
         ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
         reason = np.full((rows, 1), "", dtype=object)
         if not ok.all():
