@@ -320,20 +320,22 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     )
 
 
-#: id of a layer tuple -> (the tuple, its table): a study evaluates the same workload object every trial
-_TABLES: dict[int, tuple[tuple[Layer, ...], LayerTable]] = {}
+#: the ids of a tuple's layers -> (the layers, their table): a study evaluates the same layer objects every trial
+#: (and the same swapped GEMM forms, in a new tuple each time)
+_TABLES: dict[tuple[int, ...], tuple[tuple[Layer, ...], LayerTable]] = {}
 
 
 def table_of(layers: tuple[Layer, ...]) -> LayerTable:
-    """:func:`layer_table` of ``layers``, looked up by the tuple's identity first (the lru cache hashes every
-    layer on each call; the entry holds the tuple, so its id cannot name another object)."""
-    hit = _TABLES.get(id(layers))
-    if hit is not None and hit[0] is layers:
+    """:func:`layer_table` of ``layers``, looked up by the layers' identities first (the lru cache hashes every
+    layer on each call). An entry holds its layers, so their ids cannot name other objects while it exists."""
+    key = tuple(map(id, layers))
+    hit = _TABLES.get(key)
+    if hit is not None:
         return hit[1]
-    t = layer_table(layers)
+    t = layer_table(tuple(layers))
     if len(_TABLES) >= 64:
         _TABLES.clear()
-    _TABLES[id(layers)] = (layers, t)
+    _TABLES[key] = (tuple(layers), t)
     return t
 
 
@@ -757,5 +759,10 @@ def chip_area_static(cores, ni, no, ib_entries, ob_entries, value_bits, weight_b
     per_core = nfu + buf_mm2 + wb_mm2
     area = cores * per_core + shm_mm2
     sram_kb = cores * (buf_kb + weight_buffer_kb) + shm_kb
-    static = tech.static_power_w(cores * nfu, sram_kb, int(node), vdd_ratio)
-    return area, (static.item() if type(buf_kb) is float else static)
+    if type(buf_kb) is float:  # tech.static_power_w's expression on Python floats
+        node = int(node)
+        static = (cores * nfu * tech.LOGIC_LEAK_MW_PER_MM2[node] * 1e-3
+                  + sram_kb * tech.SRAM_LEAK_UW_PER_KB[node] * 1e-6) * vdd_ratio
+    else:
+        static = tech.static_power_w(cores * nfu, sram_kb, int(node), vdd_ratio)
+    return area, static
