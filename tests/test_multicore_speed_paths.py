@@ -73,8 +73,9 @@ def test_helpers_give_numpy_results_on_python_numbers():
 
 
 def test_point_clock_gives_the_technology_tables_clock_costs_and_reason():
-    """point_clock (one point's clock in Python floats) == tech.clock_costs over an array, bit for bit, at every
-    node, below, at and above the nominal clock and the maximum; clock_reason == tech.clock_check's words."""
+    """point_clock and logic_area_factor (one point's clock in Python floats) == tech.clock_costs over an array,
+    bit for bit, at every node, below, at and above the nominal clock and the maximum; clock_reason ==
+    tech.clock_check's words."""
     from archmodels import tech
 
     rng = np.random.default_rng(8)
@@ -86,7 +87,7 @@ def test_point_clock_gives_the_technology_tables_clock_costs_and_reason():
         ok, reason = tech.clock_check(clocks, node)
         for i, f in enumerate(clocks.tolist()):
             MC._CLOCK_MEMO.clear()
-            got = MC.point_clock(f, node)
+            got = (*MC.point_clock(f, node), MC.logic_area_factor(f, node))
             for g, w in zip(got, (want.vdd_ratio[i], want.energy_scale[i], want.area_factor[i])):
                 assert type(g) is float and _same(g, float(w)), (node, f)
             assert (not math.isnan(got[0])) == bool(ok[i])

@@ -381,13 +381,13 @@ def _op_pj(bits: int, node: int) -> tuple[float, float]:
 
 
 #: (clock MHz, node) -> point_clock(...): the few calls of one point's evaluation ask for the same clock
-_CLOCK_MEMO: dict[tuple[float, int], tuple[float, float, float]] = {}
+_CLOCK_MEMO: dict[tuple[float, int], tuple[float, float]] = {}
 
 
-def point_clock(clock_mhz: float, node: int) -> tuple[float, float, float]:
-    """(V / V_nom, dynamic-energy scale, logic-area factor) of one point's clock at its node: the numbers of
-    ``tech.clock_costs`` in Python floats (its squares are products, as numpy squares; the bisection above the
-    nominal clock is tech's own, :func:`tech.vdd_ratio`, remembered there)."""
+def point_clock(clock_mhz: float, node: int) -> tuple[float, float]:
+    """(V / V_nom, dynamic-energy scale) of one point's clock at its node: the numbers of ``tech.clock_costs`` in
+    Python floats (its square is a product, as numpy squares; the bisection above the nominal clock is tech's
+    own, :func:`tech.vdd_ratio`, remembered there)."""
     key = (clock_mhz, node)
     hit = _CLOCK_MEMO.get(key)
     if hit is not None:
@@ -398,12 +398,20 @@ def point_clock(clock_mhz: float, node: int) -> tuple[float, float, float]:
         v = tech.vdd_ratio(clock_mhz, node).item()
     else:
         v = 1.0
-    x = (clock_mhz / tech.F_NOM_MHZ[node] - tech.AREA_KNEE) / (1 - tech.AREA_KNEE)  # tech.logic_area_factor
-    x = minimum(maximum(x, 0.0), 1.0)
     if len(_CLOCK_MEMO) >= 64:
         _CLOCK_MEMO.clear()
-    hit = _CLOCK_MEMO[key] = (v, v * v, 1.0 + tech.AREA_PENALTY_MAX * (x * x))
+    hit = _CLOCK_MEMO[key] = (v, v * v)
     return hit
+
+
+def logic_area_factor(clock_mhz, node: int):
+    """``tech.logic_area_factor`` (logic synthesised for the clock / minimum-size logic): its expression on a
+    Python float (the square a product, as numpy squares), else tech's own on arrays."""
+    if type(clock_mhz) is not float:
+        return tech.logic_area_factor(clock_mhz, node)
+    x = (clock_mhz / tech.F_NOM_MHZ[node] - tech.AREA_KNEE) / (1 - tech.AREA_KNEE)
+    x = minimum(maximum(x, 0.0), 1.0)
+    return 1.0 + tech.AREA_PENALTY_MAX * (x * x)
 
 
 def clock_reason(node: int) -> str:
@@ -716,17 +724,18 @@ class MulticoreModel(Model):
         n = batch_size(pts)
         if n == 1:
             p = {k: pts[k].item(0) for k in _CHIP_PARAMS}
-            vdd, _, area_factor = point_clock(pts["clock_mhz"].item(0), p["tech_nm"])
-            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), area_factor, vdd)
+            clock, node = pts["clock_mhz"].item(0), p["tech_nm"]
+            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), logic_area_factor(clock, node),
+                                            point_clock(clock, node)[0])
             area, static = np.array([area]), np.array([static])
             mac_units = float(p["cores"] * p["ni"] * p["no"])
             hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])
         else:
-            clock = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"])  # the memo of check_config's call
+            clock, vdd = pts["clock_mhz"], tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
             area, static = np.zeros(n), np.zeros(n)
             for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
                 area[sel], static[sel] = chip_area_static(*(pts[k][sel] for k in _CHIP_PARAMS[:-2]), node, bits,
-                                                          clock.area_factor[sel], clock.vdd_ratio[sel])
+                                                          logic_area_factor(clock[sel], node), vdd[sel])
             hw_mac_units = (pts["cores"] * pts["ni"] * pts["no"]).astype(float)
             mac_units = (pts["cores"] * pts["ni"] * pts["no"]).astype(float)
         return {
