@@ -66,14 +66,24 @@ layer whose feature maps do not fit the SHM: it is split into tiles along
 its output rows (:func:`shm_tiling`), reading its input from DRAM once (plus
 the rows a window re-reads at each tile border) and writing its output once,
 at ``dram_gbps`` alongside the other phase limits.
+
+Evaluation (issue 15)
+---------------------
+One set of formulas (:func:`fc_counts`, :func:`pool_counts`, :func:`layer_costs`, :func:`energy_pj`,
+:func:`shm_tiling_of`, :func:`chip_area_static`) serves two paths: a batch runs them once over arrays of
+(layers x points); a single point (a study's trial) runs them layer by layer on Python numbers, each distinct
+layer shape once, and puts the results into one array (a numpy call on a one-point array costs about as much as
+20 Python operations). Small helpers (:func:`where`, :func:`minimum`, :func:`maximum`, :func:`max_of`,
+:func:`ceil`) give numpy's result on either; ``tests/test_multicore_speed_paths.py`` checks that each point alone
+gives the very numbers it gets inside a batch.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import chain
 from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 
