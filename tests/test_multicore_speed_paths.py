@@ -55,7 +55,7 @@ def test_helpers_give_numpy_results_on_python_numbers():
     xs = [0.0, 1.0, 2.5, -3.0, 7, 3, nan, 1e300]
     for a in xs:
         for b in xs:
-            want_min, want_max = np.minimum(np.array([a]), np.array([b]))[0], np.maximum(np.array([a]), np.array([b]))[0]
+            want_min, want_max = np.minimum(np.array([a]), b)[0], np.maximum(np.array([a]), b)[0]
             assert _same(float(MC.minimum(a, b)), float(want_min)) and _same(float(MC.maximum(a, b)), float(want_max))
             assert _same(float(MC.where(a < b, a, b)), float(np.where(np.array([a]) < b, a, b)[0]))
             for c in xs[:4] + [nan]:
