@@ -485,11 +485,11 @@ def fc_counts(inputs, neurons, vectors, groups, k: Config) -> tuple:
     writes = out_ch
     owned = where(is_t2, ceil_div(ceil_div(neurons, cores), no), 0)
     reps = vectors * groups
-    return (reads * reps, writes * reps, in_ch * out_ch * reps, owned * reps, owned * reps, owned * cores * reps,
-            owned * cores * reps,
-            active, misses * reps, inputs * neurons * groups,
+    return (reads * reps, writes * reps, in_ch * out_ch * reps,  # reads, writes, nfu
+            owned * reps, owned * reps, owned * cores * reps, owned * cores * reps,  # the T2 merge
+            active, misses * reps, inputs * neurons * groups,  # active, in_chunk_reads, weight_elems
             where(is_b, inputs * neurons, where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
-            where(is_t2, cores * neurons * vectors * groups, 0))
+            where(is_t2, cores * neurons * vectors * groups, 0))  # weights_per_core, psum_elems
 
 
 def pool_counts(input_elems, output_elems, channels, kernel, k: Config) -> tuple:
