@@ -133,13 +133,11 @@ def maximum(a, b):
 
 
 def max_of(a, b, c, d=None):
-    """``np.maximum.reduce([a, b, c, d])`` as float64 (the reduce stacks its operands into one float array; NaN
-    wins); on Python numbers (``a`` a Python float) a Python float. Without ``d``: of ``a``, ``b``, ``c``."""
+    """``np.maximum.reduce([a, b, c, d])`` (the reduce stacks its operands into one array, float64 when one is;
+    NaN wins); on Python numbers (``a`` a Python float) the same as a Python float. Without ``d``: of ``a``, ``b``,
+    ``c``."""
     if type(a) is not float:
-        out = np.maximum(np.maximum(a, b), c)
-        if d is not None:
-            out = np.maximum(out, d)
-        return out.astype(float, copy=False)
+        return np.maximum.reduce([a, b, c] if d is None else [a, b, c, d])
     b, c = float(b), float(c)
     m = a if a >= b or a != a else b
     m = m if m >= c or m != m else c
@@ -570,10 +568,8 @@ def energy_pj(c: tuple, macs, pool_ops, shm_rd, shm_wr, k: Config):
     return e
 
 
-def _shm_reason(need_kb: float, shm_kb: float) -> str:
-    """Why a layer cannot run: one output row (vector) with its inputs does not fit the SHM."""
-    return (f"shared memory too small: needs {need_kb:.0f} KB, and one output row (vector) "
-            f"does not fit {shm_kb:.0f} KB")
+#: why a layer cannot run, % (need [KB], SHM [KB]): one output row (vector) with its inputs does not fit the SHM
+_SHM_REASON = "shared memory too small: needs %.0f KB, and one output row (vector) does not fit %.0f KB"
 
 
 class MulticoreModel(Model):
@@ -674,7 +670,7 @@ class MulticoreModel(Model):
             if not ok.all():
                 bad = ~ok
                 shm_kb = np.broadcast_to(pts["shm_kb"], ok.shape)[bad]
-                reason[bad] = [_shm_reason(x, y) for x, y in zip(need_kb[bad].tolist(), shm_kb.tolist())]
+                reason[bad] = [_SHM_REASON % xy for xy in zip(need_kb[bad].tolist(), shm_kb.tolist())]
             placement = np.broadcast_to(pts["placement"].astype(object), ok.shape).copy()
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"placement": placement}, ok, reason)
         else:
@@ -705,7 +701,7 @@ class MulticoreModel(Model):
         ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
         reason = np.full((rows, 1), "", dtype=object)
         if not ok.all():
-            reason[:, 0] = ["" if fits else _shm_reason(need_kb, k.shm_kb) for _, fits, need_kb in layers]
+            reason[:, 0] = ["" if fits else _SHM_REASON % (need_kb, k.shm_kb) for _, fits, need_kb in layers]
         return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
                              {"COMPUTE": block[-2], "MERGE": block[-1]},
                              {"placement": np.full((rows, 1), pts["placement"].item(0), dtype=object)}, ok, reason)
