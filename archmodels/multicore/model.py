@@ -66,12 +66,24 @@ layer whose feature maps do not fit the SHM: it is split into tiles along
 its output rows (:func:`shm_tiling`), reading its input from DRAM once (plus
 the rows a window re-reads at each tile border) and writing its output once,
 at ``dram_gbps`` alongside the other phase limits.
+
+Evaluation (issue 15)
+---------------------
+One set of formulas (:func:`fc_counts`, :func:`pool_counts`, :func:`layer_costs`, :func:`energy_pj`,
+:func:`shm_tiling_of`, :func:`chip_area_static`) serves two paths: a batch runs them once over arrays of
+(layers x points); a single point (a study's trial) runs them layer by layer on Python numbers, each distinct
+layer shape once, and puts the results into one array (a numpy call on a one-point array costs about as much as
+20 Python operations). Small helpers (:func:`where`, :func:`minimum`, :func:`maximum`, :func:`max_of`,
+:func:`ceil`) give numpy's result on either; ``tests/test_multicore_speed_paths.py`` checks that each point alone
+gives the very numbers it gets inside a batch.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 
@@ -89,16 +101,78 @@ PLACEMENTS = ("B", "T1", "TR1", "T2", "TR2")
 NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 activation
 
 
+#: Input Buffer replacement policies (:func:`cyclic_misses`)
+IB_POLICIES = ("lru", "fifo")
+
+
+# ---- Python numbers or arrays ----
+# The formulas below run on Python numbers (one point, layer by layer: a numpy call costs ~20 Python operations)
+# or on numpy arrays over (layers x points) (a batch). These helpers give numpy's result either way: Python
+# +, -, *, / on floats are IEEE doubles like float64, and integer arithmetic is exact in both (counts stay far
+# below 2**53, where int64 and float64 hold them exactly).
+
+def where(cond, a, b):
+    """``np.where(cond, a, b)``; for a Python bool ``cond``, ``a`` or ``b`` itself."""
+    if type(cond) is bool:
+        return a if cond else b
+    return np.where(cond, a, b)
+
+
+def minimum(a, b):
+    """``np.minimum(a, b)`` (NaN wins); on Python numbers without numpy."""
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        return np.minimum(a, b)
+    return a if a <= b or a != a else b
+
+
+def maximum(a, b):
+    """``np.maximum(a, b)`` (NaN wins); on Python numbers without numpy."""
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        return np.maximum(a, b)
+    return a if a >= b or a != a else b
+
+
+def max_of(a, b, c, d=None):
+    """``np.maximum.reduce([a, b, c, d])`` (the reduce stacks its operands into one array, float64 when one is;
+    NaN wins); on Python numbers (``a`` a Python float) the same as a Python float. Without ``d``: of ``a``, ``b``,
+    ``c``."""
+    if type(a) is not float:
+        return np.maximum.reduce([a, b, c] if d is None else [a, b, c, d])
+    b, c = float(b), float(c)
+    m = a if a >= b or a != a else b
+    m = m if m >= c or m != m else c
+    if d is None:
+        return m
+    d = float(d)
+    return m if m >= d or m != m else d
+
+
+def ceil(x):
+    """``np.ceil(x)``: a float for a Python float, as numpy gives."""
+    if type(x) is float:
+        return float(math.ceil(x)) if math.isfinite(x) else x
+    return np.ceil(x)
+
+
+def ceil_div(a, b):
+    """Integer ``ceil(a / b)`` of positive integers (Python ints or int arrays)."""
+    return -(-a // b)
+
+
 def cyclic_misses(n_chunks, passes, entries, policy="lru"):
     """IB misses when ``n_chunks`` chunks are read in order ``passes`` times.
 
     LRU and FIFO agree on a cyclic pattern: if the chunks fit, only the first
-    pass misses; otherwise every access misses (vectorised over arrays).
+    pass misses; otherwise every access misses (Python numbers or arrays).
     """
-    if policy not in ("lru", "fifo"):
+    if policy not in IB_POLICIES:
         raise ValueError(f"unknown IB policy {policy}")
-    n_chunks, passes, entries = np.asarray(n_chunks), np.asarray(passes), np.asarray(entries)  # np.where broadcasts
-    return np.where(n_chunks <= entries, n_chunks, n_chunks * passes)
+    return _cyclic_misses(n_chunks, passes, entries)
+
+
+def _cyclic_misses(n_chunks, passes, entries):
+    """:func:`cyclic_misses` of either policy (their closed form is one)."""
+    return where(n_chunks <= entries, n_chunks, n_chunks * passes)
 
 
 def simulate_misses(n_chunks: int, passes: int, entries: int, policy: str = "lru") -> int:
@@ -128,10 +202,6 @@ def placement_order(cycles: dict[str, float], rel_tol: float = 1e-9) -> str:
     return out
 
 
-def _ceil_div(a, b):
-    return -(-np.asarray(a) // np.asarray(b))
-
-
 def tiling_geometry(layer: Layer) -> tuple[int, int, int, int]:
     """(output rows, input rows, stride, window) along which :func:`shm_tiling` splits ``layer``."""
     if isinstance(layer, (Conv2D, Pool)):
@@ -155,17 +225,20 @@ def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
 
 
 def shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window, need_kb, shm_kb, vbytes):
-    """:func:`shm_tiling` from the layer's sizes and :func:`tiling_geometry` (arrays: layers x points)."""
-    need_kb, shm_kb = np.asarray(need_kb, dtype=float), np.asarray(shm_kb, dtype=float)
+    """:func:`shm_tiling` from the layer's sizes and :func:`tiling_geometry`: Python numbers (one layer of one
+    point) or arrays over (layers x points)."""
     fits = need_kb <= shm_kb
+    if fits is True:  # a layer of one point that fits: what the lines below give (rows >= 1)
+        return 1.0, 0.0, 0.0, True
     row_in_kb = input_elems / in_rows * vbytes / 1024.0
-    room = shm_kb - np.maximum(window - stride, 0) * row_in_kb  # what a tile may use beside its halo
-    tiles = np.where(fits, 1.0, np.ceil(need_kb / np.maximum(room, 1e-9)))
+    halo = maximum(window - stride, 0)  # input rows a window re-reads at a tile border
+    room = shm_kb - halo * row_in_kb  # what a tile may use beside its halo
+    tiles = where(fits, 1.0, ceil(need_kb / maximum(room, 1e-9)))
     ok = fits | ((room > 0) & (tiles <= rows))
-    tiles = np.minimum(tiles, rows)
-    halo_rows = np.maximum(window - stride, 0) * (tiles - 1)
-    rd = np.where(fits, 0.0, input_elems * vbytes * (1.0 + halo_rows / in_rows))
-    wr = np.where(fits, 0.0, output_elems * vbytes)
+    tiles = minimum(tiles, rows)
+    halo_rows = halo * (tiles - 1)
+    rd = where(fits, 0.0, input_elems * vbytes * (1.0 + halo_rows / in_rows))
+    wr = where(fits, 0.0, output_elems * vbytes)
     return tiles, rd, wr, ok
 
 
@@ -182,13 +255,25 @@ def as_fc(layer: Layer) -> tuple[int, int, int, int] | None:
 
 
 @dataclass(frozen=True)
+class PointRow:
+    """One costed layer as Python ints (the one-point path): the arguments of :func:`fc_counts` or
+    :func:`pool_counts` (the other None), and of :func:`layer_costs`."""
+
+    fc: tuple[int, int, int, int] | None  # inputs, neurons, vectors, groups
+    pool: tuple[int, int, int, int] | None  # input_elems, output_elems, channels, kernel
+    sizes: tuple[int, ...]  # input_elems, output_elems, macs, pool_ops, then tiling_geometry
+
+
+@dataclass(frozen=True)
 class LayerTable:
     """A workload's layers as integer columns (one row per costed layer, shape (rows, 1)).
 
     Built once per layer tuple (:func:`layer_table`) so that one array expression over
     (layers x points) replaces a Python loop over layers. Costed rows are the FC-like layers
     (:func:`as_fc`) in workload order, then the pooling layers; ``row[i]`` is layer i's row,
-    -1 for a layer the model does not run (sparse products).
+    -1 for a layer the model does not run (sparse products). The one-point path reads the same
+    layers as Python ints: ``points`` the distinct ones (layers of one shape are costed once), ``point_of`` the
+    costed layers in workload order, ``point_row[i]`` layer i's position in that order.
     """
 
     fc: tuple[np.ndarray, ...]  # inputs, neurons, vectors, groups of the FC-like rows
@@ -196,6 +281,9 @@ class LayerTable:
     sizes: dict[str, np.ndarray]  # every costed row: input_elems, output_elems, macs, pool_ops
     geometry: tuple[np.ndarray, ...]  # every costed row: tiling_geometry
     row: tuple[int, ...]
+    points: tuple[PointRow, ...]  # the costed layers' distinct rows (one-point path: each costed once)
+    point_of: tuple[int, ...]  # the costed layers in workload order: their row in ``points``
+    point_row: tuple[int, ...]
 
     @property
     def rows(self) -> int:
@@ -212,6 +300,18 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     for r, i in enumerate(order):
         row[i] = r
     costed = [layers[i] for i in order]
+    in_order = sorted(order)
+    point_row = [-1] * len(layers)
+    for r, i in enumerate(in_order):
+        point_row[i] = r
+    point_rows = [PointRow(fc=None if isinstance(x, Pool) else tuple(int(v) for v in as_fc(x)),
+                           pool=(int(x.input_elems), int(x.output_elems), int(x.channels), int(x.kernel))
+                           if isinstance(x, Pool) else None,
+                           sizes=(int(x.input_elems), int(x.output_elems), int(x.macs),
+                                  int(x.ops) if isinstance(x, Pool) else 0, *map(int, tiling_geometry(x))))
+                  for x in (layers[i] for i in in_order)]
+    points = {r: None for r in point_rows}  # distinct rows, in order of first use
+    at = {r: j for j, r in enumerate(points)}
     return LayerTable(
         fc=tuple(column(v) for v in zip(*[as_fc(layers[i]) for i in fcs])) if fcs else (),
         pool=tuple(column(v) for v in zip(*[(layers[i].input_elems, layers[i].output_elems, layers[i].channels,
@@ -222,7 +322,254 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
                "pool_ops": column([x.ops if isinstance(x, Pool) else 0 for x in costed])},
         geometry=tuple(column(v) for v in zip(*[tiling_geometry(x) for x in costed])) if costed else (),
         row=tuple(row),
+        points=tuple(points),
+        point_of=tuple(at[r] for r in point_rows),
+        point_row=tuple(point_row),
     )
+
+
+#: the ids of a tuple's layers -> (the layers, their table): a study evaluates the same layer objects every trial
+#: (and the same swapped GEMM forms, in a new tuple each time)
+_TABLES: dict[tuple[int, ...], tuple[tuple[Layer, ...], LayerTable]] = {}
+
+
+def table_of(layers: tuple[Layer, ...]) -> LayerTable:
+    """:func:`layer_table` of ``layers``, looked up by the layers' identities first (the lru cache hashes every
+    layer on each call). An entry holds its layers, so their ids cannot name other objects while it exists."""
+    key = tuple(map(id, layers))
+    hit = _TABLES.get(key)
+    if hit is not None:
+        return hit[1]
+    t = layer_table(tuple(layers))
+    if len(_TABLES) >= 64:
+        _TABLES.clear()
+    _TABLES[key] = (tuple(layers), t)
+    return t
+
+
+@dataclass(slots=True)
+class Config:
+    """What the layer formulas read of a design point: Python numbers (one point) or arrays over points (a
+    batch), made by :func:`config` with the same expressions either way."""
+
+    cores: object
+    ni: object
+    no: object
+    is_b: object  # placement B (one core)
+    is_t2: object  # placement T2 or TR2 (input grouping + merge)
+    reuse: object  # Input Buffer reuse (TR1, TR2, or input_reuse)
+    entries: object  # Input Buffer entries
+    vbytes: object  # bytes per value
+    in_chunk_b: object  # bytes of an input chunk (ni values)
+    out_chunk_b: object  # bytes of an output chunk (no values)
+    ports: object  # SHM accesses per cycle (a float: counts divided by it as numpy divides int arrays)
+    noc_bpc: object  # network bytes per cycle
+    dram_bpc: object  # DRAM bytes per cycle
+    fill: object  # cycles of a phase beside its busiest resource (latencies + NFU pipeline)
+    wb_bytes: object  # Weight Buffer per core [B]
+    shm_kb: object
+    clock_hz: object
+    mac_units: object  # cores x ni x no
+    mac_pj: object  # energies at nominal supply [pJ]: a MAC, an add, a byte of IB / OB / WB / SHM
+    add_pj: object
+    ib_pj: object
+    ob_pj: object
+    wb_pj: object
+    shm_pj: object
+    vscale: object  # dynamic energy at the clock's supply / at nominal (tech.clock_costs)
+    dram_read_pj: object  # DRAM energy per byte read / written [pJ/B]
+    dram_write_pj: object
+
+
+@lru_cache(maxsize=None)
+def _op_pj(bits: int, node: int) -> tuple[float, float]:
+    """(MAC, add) energy [pJ] of ``bits``-wide integers at ``node`` (technology table), once per width and node."""
+    dt = tech.dtype_of(bits)
+    return tech.mac_energy_pj(dt, node), tech.op_energy_pj("add", dt, node)
+
+
+#: (clock MHz, node) -> point_clock(...): the few calls of one point's evaluation ask for the same clock
+_CLOCK_MEMO: dict[tuple[float, int], tuple[float, float]] = {}
+
+
+def point_clock(clock_mhz: float, node: int) -> tuple[float, float]:
+    """(V / V_nom, dynamic-energy scale) of one point's clock at its node: the numbers of ``tech.clock_costs`` in
+    Python floats (its square is a product, as numpy squares; the bisection above the nominal clock is tech's
+    own, :func:`tech.vdd_ratio`, remembered there)."""
+    key = (clock_mhz, node)
+    hit = _CLOCK_MEMO.get(key)
+    if hit is not None:
+        return hit
+    if not clock_mhz <= tech.fmax_mhz(node) * (1 + 1e-9):
+        v = math.nan  # above the node's maximum: infeasible
+    elif clock_mhz > tech.F_NOM_MHZ[node]:
+        v = tech.vdd_ratio(clock_mhz, node).item()
+    else:
+        v = 1.0
+    if len(_CLOCK_MEMO) >= 64:
+        _CLOCK_MEMO.clear()
+    hit = _CLOCK_MEMO[key] = (v, v * v)
+    return hit
+
+
+def logic_area_factor(clock_mhz, node: int):
+    """``tech.logic_area_factor`` (logic synthesised for the clock / minimum-size logic): its expression on a
+    Python float (the square a product, as numpy squares), else tech's own on arrays."""
+    if type(clock_mhz) is not float:
+        return tech.logic_area_factor(clock_mhz, node)
+    x = (clock_mhz / tech.F_NOM_MHZ[node] - tech.AREA_KNEE) / (1 - tech.AREA_KNEE)
+    x = minimum(maximum(x, 0.0), 1.0)
+    return 1.0 + tech.AREA_PENALTY_MAX * (x * x)
+
+
+def clock_reason(node: int) -> str:
+    """Why a clock is infeasible at ``node`` (the words of ``tech.clock_check``)."""
+    return f"clock above the {node} nm maximum of {tech.fmax_mhz(node):.0f} MHz (V_max {tech.VDD_MAX[node]} V)"
+
+
+def config(pts: Points) -> Config:
+    """The :class:`Config` of the points ``pts``: Python numbers for one point, else arrays over points."""
+    one = batch_size(pts) == 1
+    p = {k: v.item(0) for k, v in pts.items()} if one else pts
+    policies = {p["ib_policy"]} if one else set(pts["ib_policy"].tolist())
+    if not policies <= set(IB_POLICIES):
+        raise ValueError(f"unknown IB policy {sorted(policies - set(IB_POLICIES))[0]}")
+    cores, ni, no = p["cores"], p["ni"], p["no"]
+    pl = p["placement"]
+    vbytes = p["value_bits"] / 8.0
+    clock_hz = p["clock_mhz"] * 1e6
+    ib_kb = p["input_buffer_entries"] * ni * vbytes / 1024
+    ob_kb = p["output_buffer_entries"] * no * vbytes / 1024
+    bits, node = p["value_bits"], p["tech_nm"]
+    if one:  # the technology table's numbers of the one node and width
+        vscale = point_clock(p["clock_mhz"], node)[1]
+        dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
+        dram_read_pj, dram_write_pj = dram.read_pj_per_byte, dram.write_pj_per_byte
+        mac_pj, add_pj = _op_pj(bits, node)
+        ib_pj, ob_pj, wb_pj, shm_pj = tech.sram_energy_pj_per_byte(
+            np.array([ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]]), node).tolist()  # element-wise: as alone
+    else:
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # the memo of check_config's call
+        dram_read_pj, dram_write_pj = tech.dram_pj_per_byte(pts["dram"])
+        mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), bits, node)
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), bits, node)
+        ib_pj, ob_pj, wb_pj, shm_pj = (per_node(tech.sram_energy_pj_per_byte, kb, node)
+                                       for kb in (ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]))
+    return Config(
+        cores=cores, ni=ni, no=no, is_b=pl == "B", is_t2=(pl == "T2") | (pl == "TR2"),
+        reuse=(pl == "TR1") | (pl == "TR2") | p["input_reuse"], entries=p["input_buffer_entries"],
+        vbytes=vbytes, in_chunk_b=ni * vbytes, out_chunk_b=no * vbytes, ports=p["mem_ports"] * 1.0,
+        noc_bpc=p["noc_gbps"] * 1e9 / clock_hz, dram_bpc=p["dram_gbps"] * 1e9 / clock_hz,
+        fill=p["noc_latency_cycles"] + p["mem_latency_cycles"] + NFU_PIPELINE_STAGES,
+        wb_bytes=p["weight_buffer_kb"] * 1024.0, shm_kb=p["shm_kb"], clock_hz=clock_hz, mac_units=cores * ni * no,
+        mac_pj=mac_pj, add_pj=add_pj, ib_pj=ib_pj, ob_pj=ob_pj, wb_pj=wb_pj, shm_pj=shm_pj, vscale=vscale,
+        dram_read_pj=dram_read_pj, dram_write_pj=dram_write_pj,
+    )
+
+
+# ---- chunk counts of the busiest core (spec §1, §2; the counting rule of the module doc) ----
+def fc_counts(inputs, neurons, vectors, groups, k: Config) -> tuple:
+    """:data:`COUNTS` (chunk reads, writes, NFU steps, ...) of an FC-like layer under each point's placement
+    (§2): Python numbers (one layer of one point) or arrays over (layers x points)."""
+    cores, ni, no, is_b, is_t2 = k.cores, k.ni, k.no, k.is_b, k.is_t2
+    # inputs / neurons handled by the busiest core
+    in_vals = where(is_t2, ceil_div(inputs, cores), inputs)
+    out_vals = where(is_t2 | is_b, neurons, ceil_div(neurons, cores))
+    in_ch = ceil_div(in_vals, ni)
+    out_ch = ceil_div(out_vals, no)
+    active = where(is_b, 1, minimum(cores, where(is_t2, inputs, neurons)))
+    misses = where(k.reuse, _cyclic_misses(in_ch, out_ch, k.entries), in_ch * out_ch)
+    reads = misses + out_ch  # + one head read per output chunk
+    writes = out_ch
+    owned = where(is_t2, ceil_div(ceil_div(neurons, cores), no), 0)
+    reps = vectors * groups
+    return (reads * reps, writes * reps, in_ch * out_ch * reps,  # reads, writes, nfu
+            owned * reps, owned * reps, owned * cores * reps, owned * cores * reps,  # the T2 merge
+            active, misses * reps, inputs * neurons * groups,  # active, in_chunk_reads, weight_elems
+            where(is_b, inputs * neurons, where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
+            where(is_t2, cores * neurons * vectors * groups, 0))  # weights_per_core, psum_elems
+
+
+def pool_counts(input_elems, output_elems, channels, kernel, k: Config) -> tuple:
+    """:data:`COUNTS` of a pooling layer (channels split over the cores; no weights, no merge): Python numbers
+    or arrays, as :func:`fc_counts`."""
+    active = where(k.is_b, 1, minimum(k.cores, channels))
+    in_ch = ceil_div(ceil_div(input_elems, active), k.ni)
+    out_ch = ceil_div(ceil_div(output_elems, active), k.no)
+    return in_ch, out_ch, out_ch * kernel * kernel, 0, 0, 0, 0, active, in_ch, 0, 0, 0
+
+
+#: the chunk counts of a layer's busiest core, in the order :func:`fc_counts` and :func:`pool_counts` give them
+COUNTS = ("reads", "writes", "nfu", "merge_reads", "merge_writes", "merge_psum_reads", "merge_nfu", "active",
+          "in_chunk_reads", "weight_elems", "weights_per_core", "psum_elems")
+
+#: the model's layer metrics as :func:`layer_costs` gives them, in the order a LayerBatch holds them
+_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "shm_tiles",
+            "shm_reads_per_core", "shm_writes_per_core", "shm_merge_reads_per_core", "nfu_steps_per_core",
+            "shm_read_bytes", "shm_write_bytes", "active_cores")
+
+
+# ---- time, traffic, energy (the cycle model of the module doc; spec §5) ----
+def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_rows, stride, window, k: Config):
+    """(metrics in :data:`_METRICS` order, COMPUTE cycles, MERGE cycles, feasible, SHM need [KB]) of layers
+    with chunk counts ``c`` (:data:`COUNTS`), sizes and :func:`tiling_geometry`: Python numbers (one layer of
+    one point) or arrays over (layers x points)."""
+    (reads, writes, nfu, merge_reads, merge_writes, merge_psum_reads, merge_nfu, active, in_chunk_reads,
+     weight_elems, weights_per_core, psum_elems) = c
+    vbytes, out_chunk_b = k.vbytes, k.out_chunk_b
+    core_rd_b = in_chunk_reads * k.in_chunk_b + (reads - in_chunk_reads) * out_chunk_b
+    core_wr_b = writes * out_chunk_b
+    merge_rd_b = (merge_reads + merge_psum_reads) * out_chunk_b
+    merge_wr_b = merge_writes * out_chunk_b
+
+    # weights that do not fit a core's WB stream from DRAM every inference
+    spill = weights_per_core * vbytes > k.wb_bytes
+    # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
+    # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
+    need_kb = (input_elems + output_elems + psum_elems) * vbytes / 1024.0
+    tiles, fm_rd, fm_wr, tile_ok = shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window,
+                                                 need_kb, k.shm_kb, vbytes)
+    dram_rd = where(spill, weight_elems * vbytes, 0.0) + fm_rd
+    compute = max_of(
+        (reads + writes) / k.ports,
+        nfu,
+        active * (core_rd_b + core_wr_b) / k.noc_bpc,
+        (dram_rd + fm_wr) / k.dram_bpc,
+    ) + k.fill
+    has_merge = merge_reads > 0
+    merge = 0.0 if has_merge is False else where(has_merge, max_of(  # (a layer of one point without merge: 0.0)
+        (merge_reads + merge_psum_reads + merge_writes) / k.ports,
+        merge_nfu,
+        active * (merge_rd_b + merge_wr_b) / k.noc_bpc,
+    ) + k.fill, 0.0)
+    cycles = compute + merge
+    shm_rd = active * (core_rd_b + merge_rd_b)
+    shm_wr = active * (core_wr_b + merge_wr_b)
+    energy_j = (energy_pj(c, macs, pool_ops, shm_rd, shm_wr, k) * k.vscale * 1e-12
+                + (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12)  # tech.dram_energy_j
+    metrics = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
+               reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active)
+    return metrics, compute, merge, tile_ok, need_kb
+
+
+def energy_pj(c: tuple, macs, pool_ops, shm_rd, shm_wr, k: Config):
+    """On-chip dynamic energy at nominal supply [pJ]: MACs + IB/WB/OB accesses per NFU step + SHM bytes
+    (Python numbers or arrays, as :func:`layer_costs`)."""
+    nfu, merge_nfu, active, weight_elems = c[2], c[6], c[7], c[9]
+    ni, no, vbytes = k.ni, k.no, k.vbytes
+    steps = nfu * active
+    e = macs * k.mac_pj
+    e = e + merge_nfu * active * no * k.add_pj
+    e = e + pool_ops * k.add_pj  # zero for layers other than pooling
+    e = e + steps * ni * vbytes * k.ib_pj
+    e = e + steps * ni * no * vbytes * k.wb_pj * (weight_elems > 0)
+    e = e + steps * no * vbytes * k.ob_pj
+    e = e + (shm_rd + shm_wr) * k.shm_pj
+    return e
+
+
+#: why a layer cannot run, % (need [KB], SHM [KB]): one output row (vector) with its inputs does not fit the SHM
+_SHM_REASON = "shared memory too small: needs %.0f KB, and one output row (vector) does not fit %.0f KB"
 
 
 class MulticoreModel(Model):
@@ -242,7 +589,10 @@ class MulticoreModel(Model):
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
                                 pts["value_bits"], pts["tech_nm"])
         shm_pj = per_node(tech.sram_energy_pj_per_byte, pts["shm_kb"], pts["tech_nm"])
-        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
+        if batch_size(pts) == 1:
+            vscale = point_clock(pts["clock_mhz"].item(0), pts["tech_nm"].item(0))[1]
+        else:
+            vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
                                  pts["dram_gbps"] * 1e9, add_pj * vscale, *tech.dram_pj_per_byte(pts["dram"]),
                                  onchip_kb=pts["shm_kb"],
@@ -251,7 +601,11 @@ class MulticoreModel(Model):
                    "buffers and shared memory from SRAM bit cells")
 
     def check_config(self, pts: Points):
-        """The clock must not exceed the node's maximum (technology table)."""
+        """The clock must not exceed the node's maximum (technology table; one point: :func:`point_clock`)."""
+        if batch_size(pts) == 1:
+            node = pts["tech_nm"].item(0)
+            ok = not math.isnan(point_clock(pts["clock_mhz"].item(0), node)[0])
+            return np.array([ok]), np.array(["" if ok else clock_reason(int(node))], dtype=object)
         return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
     PARAMS = (
@@ -304,17 +658,19 @@ class MulticoreModel(Model):
         return placement_order(dict(zip(PLACEMENTS, cycles)))
 
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
-        """Every layer at once: chunk counts, cycles and energy as arrays over (layers x points)."""
+        """Every layer at once: chunk counts, cycles and energy as arrays over (layers x points); one point
+        layer by layer in Python numbers (:meth:`_point_layers`), the same formulas."""
         n = batch_size(pts)
-        t = layer_table(workload.layers)
-        if t.rows:
+        t = table_of(workload.layers)
+        if t.rows and n == 1:
+            out = self._point_layers(workload, t, pts)
+        elif t.rows:
             metrics, states, ok, need_kb = self._costs(t, pts)
             reason = np.full(ok.shape, "", dtype=object)
             if not ok.all():
                 bad = ~ok
                 shm_kb = np.broadcast_to(pts["shm_kb"], ok.shape)[bad]
-                reason[bad] = [f"shared memory too small: needs {x:.0f} KB, and one output row (vector) "
-                               f"does not fit {y:.0f} KB" for x, y in zip(need_kb[bad].tolist(), shm_kb.tolist())]
+                reason[bad] = [_SHM_REASON % xy for xy in zip(need_kb[bad].tolist(), shm_kb.tolist())]
             placement = np.broadcast_to(pts["placement"].astype(object), ok.shape).copy()
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"placement": placement}, ok, reason)
         else:
@@ -326,172 +682,102 @@ class MulticoreModel(Model):
                 lb.set(**{m.name: np.nan for m in (*LAYER_METRICS, *self.LAYER_METRICS) if m.name != "dram_bytes"})
         return out
 
-    # ---- chunk counts (per busiest core; arrays over layers x points) ----
     @staticmethod
-    def _fc_counts(inputs, neurons, vectors, groups, pts: Points) -> dict:
-        cores, ni, no = pts["cores"], pts["ni"], pts["no"]
-        pl = pts["placement"]
-        is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
-        reuse = (pl == "TR1") | (pl == "TR2") | pts["input_reuse"]
-        # inputs / neurons handled by the busiest core
-        in_vals = np.where(is_t2, _ceil_div(inputs, cores), inputs)
-        out_vals = np.where(is_t2 | is_b, neurons, _ceil_div(neurons, cores))
-        in_ch = _ceil_div(in_vals, ni)
-        out_ch = _ceil_div(out_vals, no)
-        active = np.where(is_b, 1, np.minimum(cores, np.where(is_t2, inputs, neurons)))
-        misses = np.where(
-            reuse,
-            MulticoreModel._misses(in_ch, out_ch, pts["input_buffer_entries"], pts["ib_policy"]),
-            in_ch * out_ch,
-        )
-        reads = misses + out_ch  # + one head read per output chunk
-        writes = out_ch
-        owned = np.where(is_t2, _ceil_div(_ceil_div(neurons, cores), no), 0)
-        reps = vectors * groups
-        return dict(
-            reads=reads * reps, writes=writes * reps, nfu=in_ch * out_ch * reps,
-            merge_reads=owned * reps, merge_writes=owned * reps,
-            merge_psum_reads=owned * cores * reps, merge_nfu=owned * cores * reps,
-            active=active, in_chunk_reads=misses * reps,
-            weight_elems=inputs * neurons * groups,
-            weights_per_core=np.where(is_b, inputs * neurons, np.where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
-            psum_elems=np.where(is_t2, cores * neurons * vectors * groups, 0),
-        )
+    def _point_layers(workload: Workload, t: LayerTable, pts: Points) -> list[LayerBatch | None]:
+        """:meth:`evaluate_layers` of one point: each distinct costed layer by :func:`fc_counts` /
+        :func:`pool_counts` and :func:`layer_costs` on Python numbers (a numpy call on a one-point array costs
+        ~20 Python operations), then one (values x layers x 1) array for all layers, in workload order."""
+        k = config(pts)
+        costed = []
+        for r in t.points:
+            c = fc_counts(*r.fc, k) if r.fc is not None else pool_counts(*r.pool, k)
+            metrics, compute, merge, fits, need_kb = layer_costs(c, *r.sizes, k)
+            costed.append(((*metrics, compute, merge), fits, need_kb))
+        layers = [costed[j] for j in t.point_of]
+        rows = len(layers)
+        width = len(_METRICS) + 2
+        block = np.fromiter(chain.from_iterable([v for v, _, _ in layers]), dtype=float, count=rows * width)
+        block = block.reshape(rows, width).T.reshape(width, rows, 1)
+        ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
+        reason = np.full((rows, 1), "", dtype=object)
+        if not ok.all():
+            reason[:, 0] = ["" if fits else _SHM_REASON % (need_kb, k.shm_kb) for _, fits, need_kb in layers]
+        return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
+                             {"COMPUTE": block[-2], "MERGE": block[-1]},
+                             {"placement": np.full((rows, 1), pts["placement"].item(0), dtype=object)}, ok, reason)
 
-    @staticmethod
-    def _misses(in_ch, out_ch, entries, policy):
-        out = np.empty(np.shape(in_ch), dtype=np.int64)
-        for (pol,), sel in groups(policy):
-            out[:, sel] = cyclic_misses(in_ch[:, sel], out_ch[:, sel], entries[sel], pol)
-        return out
-
-    @staticmethod
-    def _pool_counts(input_elems, output_elems, channels, kernel, pts: Points) -> dict:
-        cores, ni, no = pts["cores"], pts["ni"], pts["no"]
-        is_b = pts["placement"] == "B"
-        active = np.where(is_b, 1, np.minimum(cores, channels))
-        in_ch = _ceil_div(_ceil_div(input_elems, active), ni)
-        out_ch = _ceil_div(_ceil_div(output_elems, active), no)
-        zero = np.zeros_like(cores)
-        return dict(
-            reads=in_ch, writes=out_ch, nfu=out_ch * kernel * kernel,
-            merge_reads=zero, merge_writes=zero, merge_psum_reads=zero, merge_nfu=zero,
-            active=active, in_chunk_reads=in_ch,
-            weight_elems=0, weights_per_core=zero,
-            psum_elems=zero,
-        )
-
-    # ---- time, traffic, energy ----
     def _costs(self, t: LayerTable, pts: Points):
         """(metrics, states, feasible, need_kb) of the costed rows of ``t``, arrays over (rows x points)."""
         n = batch_size(pts)
+        k = config(pts)
         parts = []
         if t.fc:
-            parts.append((len(t.fc[0]), self._fc_counts(*t.fc, pts)))
+            parts.append((len(t.fc[0]), fc_counts(*t.fc, k)))
         if t.pool:
-            parts.append((len(t.pool[0]), self._pool_counts(*t.pool, pts)))
-        c = {k: stack_rows([p[k] for _, p in parts], [rows for rows, _ in parts], n) for k in parts[0][1]}
+            parts.append((len(t.pool[0]), pool_counts(*t.pool, k)))
+        c = tuple(stack_rows([p[j] for _, p in parts], [rows for rows, _ in parts], n) for j in range(len(COUNTS)))
         sz = t.sizes
-        vbytes = pts["value_bits"] / 8.0
-        ni, no, cores = pts["ni"], pts["no"], pts["cores"]
-        clock_hz = pts["clock_mhz"] * 1e6
-        noc_bpc = pts["noc_gbps"] * 1e9 / clock_hz
-        dram_bpc = pts["dram_gbps"] * 1e9 / clock_hz
-        fill = pts["noc_latency_cycles"] + pts["mem_latency_cycles"] + NFU_PIPELINE_STAGES
-        ports = pts["mem_ports"]
-
-        in_chunk_b, out_chunk_b = ni * vbytes, no * vbytes
-        core_rd_b = c["in_chunk_reads"] * in_chunk_b + (c["reads"] - c["in_chunk_reads"]) * out_chunk_b
-        core_wr_b = c["writes"] * out_chunk_b
-        merge_rd_b = (c["merge_reads"] + c["merge_psum_reads"]) * out_chunk_b
-        merge_wr_b = c["merge_writes"] * out_chunk_b
-        active = c["active"]
-
-        # weights that do not fit a core's WB stream from DRAM every inference
-        spill = c["weights_per_core"] * vbytes > pts["weight_buffer_kb"] * 1024.0
-        # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
-        # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
-        need_kb = (sz["input_elems"] + sz["output_elems"] + c["psum_elems"]) * vbytes / 1024.0
-        tiles, fm_rd, fm_wr, tile_ok = shm_tiling_of(sz["input_elems"], sz["output_elems"], *t.geometry,
-                                                     need_kb, pts["shm_kb"], vbytes)
-        dram_rd = np.where(spill, c["weight_elems"] * vbytes, 0.0) + fm_rd
-        compute = np.maximum.reduce([
-            (c["reads"] + c["writes"]) / ports,
-            c["nfu"],
-            active * (core_rd_b + core_wr_b) / noc_bpc,
-            (dram_rd + fm_wr) / dram_bpc,
-        ]) + fill
-        has_merge = c["merge_reads"] > 0
-        merge = np.where(has_merge, np.maximum.reduce([
-            (c["merge_reads"] + c["merge_psum_reads"] + c["merge_writes"]) / ports,
-            c["merge_nfu"],
-            active * (merge_rd_b + merge_wr_b) / noc_bpc,
-        ]) + fill, 0.0)
-        cycles = compute + merge
-        time_s = cycles / clock_hz
-        mac_units = cores * ni * no
-        util = sz["macs"] / (cycles * mac_units)
-
-        shm_rd = active * (core_rd_b + merge_rd_b)
-        shm_wr = active * (core_wr_b + merge_wr_b)
-        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # once for every layer
-        energy_j = (self._energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr) * vscale * 1e-12
-                    + tech.dram_energy_j(dram_rd, fm_wr, pts["dram"]))
-        shape = cycles.shape
-        metrics = dict(
-            cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
-            dram_write_bytes=fm_wr, energy_j=energy_j, shm_tiles=tiles,
-            shm_reads_per_core=c["reads"] + c["merge_reads"], shm_writes_per_core=c["writes"] + c["merge_writes"],
-            shm_merge_reads_per_core=c["merge_psum_reads"], nfu_steps_per_core=c["nfu"] + c["merge_nfu"],
-            shm_read_bytes=shm_rd, shm_write_bytes=shm_wr, active_cores=active,
-        )
-        states = {"COMPUTE": compute.astype(float), "MERGE": merge.astype(float)}
-        return ({k: full(v, shape) for k, v in metrics.items()}, {k: full(v, shape) for k, v in states.items()},
+        metrics, compute, merge, tile_ok, need_kb = layer_costs(
+            c, sz["input_elems"], sz["output_elems"], sz["macs"], sz["pool_ops"], *t.geometry, k)
+        shape = metrics[0].shape
+        return ({name: full(v, shape) for name, v in zip(_METRICS, metrics)},
+                {"COMPUTE": full(compute, shape), "MERGE": full(merge, shape)},
                 np.broadcast_to(tile_ok, shape).copy(), np.broadcast_to(need_kb, shape))
 
-    @staticmethod
-    def _energy_pj(sz, c, pts, vbytes, shm_rd, shm_wr):
-        """On-chip dynamic energy at nominal supply: MACs + IB/WB/OB accesses per NFU step + SHM bytes.
-
-        Energies per operation and per SRAM byte are per-point arrays (technology table at each
-        point's node and width), so one expression covers every layer and point."""
-        ni, no, nodes, bits = pts["ni"], pts["no"], pts["tech_nm"], pts["value_bits"]
-        mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), bits, nodes)
-        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), bits, nodes)
-        ib_kb = pts["input_buffer_entries"] * ni * vbytes / 1024
-        ob_kb = pts["output_buffer_entries"] * no * vbytes / 1024
-        ib_pj, ob_pj, wb_pj, shm_pj = (per_node(tech.sram_energy_pj_per_byte, kb, nodes)
-                                       for kb in (ib_kb, ob_kb, pts["weight_buffer_kb"], pts["shm_kb"]))
-        steps = c["nfu"] * c["active"]
-        e = sz["macs"] * mac_pj
-        e = e + c["merge_nfu"] * c["active"] * no * add_pj
-        e = e + sz["pool_ops"] * add_pj  # zero for layers other than pooling
-        e = e + steps * ni * vbytes * ib_pj
-        e = e + steps * ni * no * vbytes * wb_pj * (c["weight_elems"] > 0)
-        e = e + steps * no * vbytes * ob_pj
-        e = e + (shm_rd + shm_wr) * shm_pj
-        return e
-
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:
-        cores, ni, no = pts["cores"], pts["ni"], pts["no"]
-        vbytes = pts["value_bits"] / 8.0
-        area, static = np.zeros(len(cores)), np.zeros(len(cores))
-        clock = pts["clock_mhz"]
-        vdd = tech.clock_costs(clock, pts["tech_nm"]).vdd_ratio
-        for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
-            dt = tech.dtype_of(bits)
-            nfu = tech.pe_logic_area_mm2(dt, node, 1.0) * ni[sel] * no[sel] * tech.logic_area_factor(clock[sel], node)
-            buf_kb = (pts["input_buffer_entries"][sel] * ni[sel] + pts["output_buffer_entries"][sel] * no[sel]) * vbytes[sel] / 1024
-            per_core = nfu + tech.sram_area_mm2(buf_kb, node) + tech.sram_area_mm2(pts["weight_buffer_kb"][sel], node)
-            area[sel] = cores[sel] * per_core + tech.sram_area_mm2(pts["shm_kb"][sel], node)
-            sram_kb = cores[sel] * (buf_kb + pts["weight_buffer_kb"][sel]) + pts["shm_kb"][sel]
-            static[sel] = tech.static_power_w(cores[sel] * nfu, sram_kb, int(node), vdd[sel])
-
+        """Chip area and leakage (:func:`chip_area_static`: per node and width of the points; one point in Python
+        numbers), MAC units, and the SHM totals summed over the layers."""
+        n = batch_size(pts)
+        if n == 1:
+            p = {k: pts[k].item(0) for k in _CHIP_PARAMS}
+            clock, node = pts["clock_mhz"].item(0), p["tech_nm"]
+            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), logic_area_factor(clock, node),
+                                            point_clock(clock, node)[0])
+            area, static = np.array([area]), np.array([static])
+            mac_units = float(p["cores"] * p["ni"] * p["no"])
+            hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])
+        else:
+            clock, vdd = pts["clock_mhz"], tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
+            area, static = np.zeros(n), np.zeros(n)
+            for (node, bits), sel in groups(pts["tech_nm"], pts["value_bits"]):
+                area[sel], static[sel] = chip_area_static(*(pts[k][sel] for k in _CHIP_PARAMS[:-2]), node, bits,
+                                                          logic_area_factor(clock[sel], node), vdd[sel])
+            hw_mac_units = (pts["cores"] * pts["ni"] * pts["no"]).astype(float)
+            mac_units = (pts["cores"] * pts["ni"] * pts["no"]).astype(float)
         return {
             "area_mm2": area,
-            "hw_mac_units": (cores * ni * no).astype(float),
+            "hw_mac_units": hw_mac_units,
             "static_power_w": static,
-            **layer_sums(layers, ("shm_reads_per_core", "shm_writes_per_core", "shm_read_bytes", "shm_write_bytes"),
-                         len(cores)),
-            "mac_units": (cores * ni * no).astype(float),
+            **layer_sums(layers, ("shm_reads_per_core", "shm_writes_per_core", "shm_read_bytes", "shm_write_bytes"), n),
+            "mac_units": mac_units,
         }
+
+
+#: the parameters :func:`chip_area_static` reads, in its order
+_CHIP_PARAMS = ("cores", "ni", "no", "input_buffer_entries", "output_buffer_entries", "value_bits",
+                "weight_buffer_kb", "shm_kb", "tech_nm", "value_bits")
+
+
+def chip_area_static(cores, ni, no, ib_entries, ob_entries, value_bits, weight_buffer_kb, shm_kb, node: int,
+                     bits: int, area_factor, vdd_ratio):
+    """(area [mm2], static power [W]) of the chip: per core the NFU (``ni`` x ``no`` PEs' logic synthesised for
+    the clock: ``area_factor``) and its IB, OB and WB SRAMs, plus the SHM (§1); leakage of that logic and SRAM
+    at supply ``vdd_ratio`` (technology table). Python numbers (one point) or arrays over points at one
+    technology node and width."""
+    vbytes = value_bits / 8.0
+    nfu = tech.pe_logic_area_mm2(tech.dtype_of(bits), node, 1.0) * ni * no * area_factor
+    buf_kb = (ib_entries * ni + ob_entries * no) * vbytes / 1024
+    if type(buf_kb) is float:  # one point: its three SRAMs in one call (element-wise: the bits of three)
+        buf_mm2, wb_mm2, shm_mm2 = tech.sram_area_mm2(np.array([buf_kb, weight_buffer_kb, shm_kb]), node).tolist()
+    else:
+        buf_mm2, wb_mm2, shm_mm2 = (tech.sram_area_mm2(kb, node) for kb in (buf_kb, weight_buffer_kb, shm_kb))
+    per_core = nfu + buf_mm2 + wb_mm2
+    area = cores * per_core + shm_mm2
+    sram_kb = cores * (buf_kb + weight_buffer_kb) + shm_kb
+    if type(buf_kb) is float:  # tech.static_power_w's expression on Python floats
+        node = int(node)
+        static = (cores * nfu * tech.LOGIC_LEAK_MW_PER_MM2[node] * 1e-3
+                  + sram_kb * tech.SRAM_LEAK_UW_PER_KB[node] * 1e-6) * vdd_ratio
+    else:
+        static = tech.static_power_w(cores * nfu, sram_kb, int(node), vdd_ratio)
+    return area, static
