@@ -1,5 +1,5 @@
 """ReNA's one-point path (issue 15): a point alone is costed layer after layer in Python numbers
-(``archmodels/rena/num.py``), a batch over (layers x points) numpy arrays, by the same formulas. They must
+(``archmodels/num.py``), a batch over (layers x points) numpy arrays, by the same formulas. They must
 give the same numbers, states, labels, totals and reasons, bit for bit."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from archmodels import get_model
 from archmodels import tech
-from archmodels.rena import clock, dram, flows, num, resources as res
+from archmodels.rena import dram, flows, resources as res
 from archmodels.rena.fpga_devices import DEVICES
 from workloads import Workload
 from workloads.layers import FC, Conv2D, MatMul, Pool, SpMM, Vector
@@ -79,40 +79,6 @@ def test_each_point_alone_equals_the_batch_states_and_reasons(wl):
         assert one.point(0) == batch.point(i)
 
 
-def test_point_clock_equals_the_technology_table():
-    """clock.point_clock (Python numbers, tech.vdd_ratio for a clock above nominal) == tech.clock_costs of a
-    one-point array; the reason of a clock above the maximum == tech.clock_check's."""
-    rng = np.random.default_rng(4)
-    for node in tech.NODES_NM:
-        fmax = tech.fmax_mhz(node)
-        clocks = np.concatenate([rng.uniform(0.1, 3000, 300), [tech.F_NOM_MHZ[node], fmax, fmax * (1 + 1e-9),
-                                                               fmax * (1 + 2e-9), 0.6 * tech.F_NOM_MHZ[node]]])
-        for f in clocks.tolist():
-            want = tech.clock_costs(np.array([f]), np.array([node]))
-            got = clock.point_clock(f, node)
-            for key in ("vdd_ratio", "energy_scale", "area_factor"):
-                assert _same(getattr(got, key), getattr(want, key).item(0)), (node, f, key)
-            assert got.feasible == want.feasible.item(0)
-            ok, why = tech.clock_check(np.array([f]), np.array([node]))
-            assert (f <= clock.node_max_clock_mhz(node)) == ok.item(0)
-            assert why.item(0) == ("" if ok.item(0) else clock.clock_reason(node))
-
-
-def test_supply_bisection_of_one_clock_equals_the_array_bisection():
-    """clock.bisect_vdd_ratio (Python floats, numpy's power on a one-element array) == tech's bisection over an
-    array of many clocks and over a one-element array, bit for bit."""
-    rng = np.random.default_rng(12)
-    for node in tech.NODES_NM:
-        top = tech.fmax_mhz(node) * (1 + 1e-9)
-        clocks = np.concatenate([rng.uniform(tech.F_NOM_MHZ[node], top, 3000),
-                                 [np.nextafter(tech.F_NOM_MHZ[node], np.inf), tech.fmax_mhz(node), top]])
-        many = tech._bisect_vdd_ratio(clocks, node)
-        for f, want in zip(clocks.tolist(), many.tolist()):
-            assert clock.bisect_vdd_ratio(f, node) == want, (node, f)
-        for f in clocks[:200].tolist():
-            assert clock.bisect_vdd_ratio(f, node) == tech._bisect_vdd_ratio(np.array([f]), node).item(0)
-
-
 def test_python_numbers_give_the_array_values():
     """The helpers, flows, bursts, resources and SRAM energy on Python numbers == on one-element arrays."""
     rng = np.random.default_rng(8)
@@ -150,8 +116,3 @@ def test_python_numbers_give_the_array_values():
             got, want = (res.asic_area_parts_mm2(pbs, m, bits, node, f),
                          res.asic_area_parts_mm2(np.array([pbs]), np.array([m]), bits, node, np.array([f])))
             assert {k: float(v) for k, v in got.items()} == {k: v.item() for k, v in want.items()}
-    nan = math.nan
-    for a, b in ((1.0, 2.0), (2.0, 1.0), (nan, 1.0), (1.0, nan), (3, 3.0), (-0.0, 0.0)):
-        assert _same(num.maximum(a, b), float(np.maximum(a, b))) and _same(num.minimum(a, b), float(np.minimum(a, b)))
-    for v in (0.5, 4096.0, 4097.0, 1e17 + 3, nan, math.inf):
-        assert _same(num.ceil(v), float(np.ceil(v)))

@@ -29,11 +29,12 @@ compare with the line memory).
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..num import ceil, ceil_div, maximum, minimum, plain, where
 
 
 @dataclass(frozen=True)
@@ -56,51 +57,7 @@ class StageCycles:
 STAGES = StageCycles()
 
 
-# numpy's elementwise functions, computed in Python when every argument is a plain Python number (each numpy
-# call costs ~1 us, a Python operation ~50 ns; the values are the same: IEEE double or exact integer arithmetic)
-
-#: Python number types: a value of one of them is on the one-point path (``type(x) in _PLAIN``, no call)
-_PLAIN = frozenset((int, float, bool))
-
-
-def _plain(x) -> bool:
-    """``x`` is a Python number (not an array): the one-point path."""
-    return type(x) in _PLAIN
-
-
-def maximum(a, b):
-    """``np.maximum(a, b)`` (no NaN on the one-point path)."""
-    if type(a) in _PLAIN and type(b) in _PLAIN:
-        return a if a >= b else b
-    return np.maximum(a, b)
-
-
-def minimum(a, b):
-    """``np.minimum(a, b)`` (no NaN on the one-point path)."""
-    if type(a) in _PLAIN and type(b) in _PLAIN:
-        return a if a <= b else b
-    return np.minimum(a, b)
-
-
-def where(cond, a, b):
-    """``np.where(cond, a, b)``; the chosen value itself when ``cond`` is a Python bool."""
-    if type(cond) is bool:
-        return a if cond else b
-    return np.where(cond, a, b)
-
-
-def ceil(x):
-    """``np.ceil(x)`` (a float, as numpy's)."""
-    if type(x) is float:
-        return float(math.ceil(x))
-    return np.ceil(x)
-
-
-def ceil_div(a, b):
-    """Integer ceiling division (numpy arrays or ints)."""
-    if type(a) is int and type(b) is int:
-        return -(-a // b)
-    return -(-np.asarray(a) // np.asarray(b))
+# maximum / minimum / where / ceil / ceil_div: numpy's functions on arrays, Python on Python numbers (..num)
 
 
 def tree_depth(n):
@@ -136,7 +93,7 @@ def fc_fill_cycles(pixels_per_clock, activation: bool):
 
 def _int(flag):
     """A truth value (or array of them) as 0 / 1 integers."""
-    if _plain(flag):
+    if plain(flag):
         return int(bool(flag))
     return np.asarray(flag, dtype=bool).astype(np.int64)
 
@@ -153,7 +110,7 @@ def pool_tail_cycles(conv_out_h, conv_out_w, conv_stride, stream_width, pool_out
     y_used = minimum(stride * (pool_out_h - 1) + kernel - 1 - padding, conv_out_h - 1)
     x_used = minimum(stride * (pool_out_w - 1) + kernel - 1 - padding, conv_out_w - 1)
     gap_pixels = conv_stride * ((conv_out_h - 1 - y_used) * stream_width + (conv_out_w - 1 - x_used))
-    if not (_plain(gap_pixels) and _plain(pixels_per_clock)):
+    if not (plain(gap_pixels) and plain(pixels_per_clock)):
         gap_pixels, pixels_per_clock = np.asarray(gap_pixels), np.asarray(pixels_per_clock)
     return maximum(STAGES.pool - gap_pixels // pixels_per_clock, 0)
 

@@ -52,20 +52,16 @@ from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, Pool
 
 from ..layerarrays import column
+from ..num import ceil, ceil_div, maximum, minimum, where
 from .circuits import (
     STAGES,
-    ceil,
-    ceil_div,
     conv_fill_cycles,
     delay_line_words,
     fc_fill_cycles,
     fold_split,
-    maximum,
-    minimum,
     pool_line_words,
     pool_tail_cycles,
     stream_cycles,
-    where,
 )
 
 Role = Literal["conv", "fused_pool", "pool", "fc", "unsupported"]

@@ -80,7 +80,6 @@ gives the very numbers it gets inside a batch.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
@@ -94,6 +93,8 @@ from .. import tech
 from .. import vector
 from ..base import Model
 from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
+from ..clock import clock_reason, logic_area_factor, point_clock
+from ..num import ceil, ceil_div, max_of, maximum, minimum, where
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, layer_sums
 
@@ -107,57 +108,9 @@ IB_POLICIES = ("lru", "fifo")
 
 # ---- Python numbers or arrays ----
 # The formulas below run on Python numbers (one point, layer by layer: a numpy call costs ~20 Python operations)
-# or on numpy arrays over (layers x points) (a batch). These helpers give numpy's result either way: Python
-# +, -, *, / on floats are IEEE doubles like float64, and integer arithmetic is exact in both (counts stay far
-# below 2**53, where int64 and float64 hold them exactly).
-
-def where(cond, a, b):
-    """``np.where(cond, a, b)``; for a Python bool ``cond``, ``a`` or ``b`` itself."""
-    if type(cond) is bool:
-        return a if cond else b
-    return np.where(cond, a, b)
-
-
-def minimum(a, b):
-    """``np.minimum(a, b)`` (NaN wins); on Python numbers without numpy."""
-    if type(a) is np.ndarray or type(b) is np.ndarray:
-        return np.minimum(a, b)
-    return a if a <= b or a != a else b
-
-
-def maximum(a, b):
-    """``np.maximum(a, b)`` (NaN wins); on Python numbers without numpy."""
-    if type(a) is np.ndarray or type(b) is np.ndarray:
-        return np.maximum(a, b)
-    return a if a >= b or a != a else b
-
-
-def max_of(a, b, c, d=None):
-    """``np.maximum.reduce([a, b, c, d])`` (the reduce stacks its operands into one array, float64 when one is;
-    NaN wins); on Python numbers (``a`` a Python float) the same as a Python float. Without ``d``: of ``a``, ``b``,
-    ``c``."""
-    if type(a) is not float:
-        return np.maximum.reduce([a, b, c] if d is None else [a, b, c, d])
-    b, c = float(b), float(c)
-    m = a if a >= b or a != a else b
-    m = m if m >= c or m != m else c
-    if d is None:
-        return m
-    d = float(d)
-    return m if m >= d or m != m else d
-
-
-def ceil(x):
-    """``np.ceil(x)``: a float for a Python float, as numpy gives."""
-    if type(x) is float:
-        return float(math.ceil(x)) if math.isfinite(x) else x
-    return np.ceil(x)
-
-
-def ceil_div(a, b):
-    """Integer ``ceil(a / b)`` of positive integers (Python ints or int arrays)."""
-    return -(-a // b)
-
+# or on numpy arrays over (layers x points) (a batch). The helpers of ..num give numpy's result either way:
+# Python +, -, *, / on floats are IEEE doubles like float64, and integer arithmetic is exact in both (counts
+# stay far below 2**53, where int64 and float64 hold them exactly).
 
 def cyclic_misses(n_chunks, passes, entries, policy="lru"):
     """IB misses when ``n_chunks`` chunks are read in order ``passes`` times.
@@ -388,45 +341,6 @@ def _op_pj(bits: int, node: int) -> tuple[float, float]:
     return tech.mac_energy_pj(dt, node), tech.op_energy_pj("add", dt, node)
 
 
-#: (clock MHz, node) -> point_clock(...): the few calls of one point's evaluation ask for the same clock
-_CLOCK_MEMO: dict[tuple[float, int], tuple[float, float]] = {}
-
-
-def point_clock(clock_mhz: float, node: int) -> tuple[float, float]:
-    """(V / V_nom, dynamic-energy scale) of one point's clock at its node: the numbers of ``tech.clock_costs`` in
-    Python floats (its square is a product, as numpy squares; the bisection above the nominal clock is tech's
-    own, :func:`tech.vdd_ratio`, remembered there)."""
-    key = (clock_mhz, node)
-    hit = _CLOCK_MEMO.get(key)
-    if hit is not None:
-        return hit
-    if not clock_mhz <= tech.fmax_mhz(node) * (1 + 1e-9):
-        v = math.nan  # above the node's maximum: infeasible
-    elif clock_mhz > tech.F_NOM_MHZ[node]:
-        v = tech.vdd_ratio(clock_mhz, node).item()
-    else:
-        v = 1.0
-    if len(_CLOCK_MEMO) >= 64:
-        _CLOCK_MEMO.clear()
-    hit = _CLOCK_MEMO[key] = (v, v * v)
-    return hit
-
-
-def logic_area_factor(clock_mhz, node: int):
-    """``tech.logic_area_factor`` (logic synthesised for the clock / minimum-size logic): its expression on a
-    Python float (the square a product, as numpy squares), else tech's own on arrays."""
-    if type(clock_mhz) is not float:
-        return tech.logic_area_factor(clock_mhz, node)
-    x = (clock_mhz / tech.F_NOM_MHZ[node] - tech.AREA_KNEE) / (1 - tech.AREA_KNEE)
-    x = minimum(maximum(x, 0.0), 1.0)
-    return 1.0 + tech.AREA_PENALTY_MAX * (x * x)
-
-
-def clock_reason(node: int) -> str:
-    """Why a clock is infeasible at ``node`` (the words of ``tech.clock_check``)."""
-    return f"clock above the {node} nm maximum of {tech.fmax_mhz(node):.0f} MHz (V_max {tech.VDD_MAX[node]} V)"
-
-
 def config(pts: Points) -> Config:
     """The :class:`Config` of the points ``pts``: Python numbers for one point, else arrays over points."""
     one = batch_size(pts) == 1
@@ -442,7 +356,7 @@ def config(pts: Points) -> Config:
     ob_kb = p["output_buffer_entries"] * no * vbytes / 1024
     bits, node = p["value_bits"], p["tech_nm"]
     if one:  # the technology table's numbers of the one node and width
-        vscale = point_clock(p["clock_mhz"], node)[1]
+        vscale = point_clock(p["clock_mhz"], node).energy_scale
         dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
         dram_read_pj, dram_write_pj = dram.read_pj_per_byte, dram.write_pj_per_byte
         mac_pj, add_pj = _op_pj(bits, node)
@@ -590,7 +504,7 @@ class MulticoreModel(Model):
                                 pts["value_bits"], pts["tech_nm"])
         shm_pj = per_node(tech.sram_energy_pj_per_byte, pts["shm_kb"], pts["tech_nm"])
         if batch_size(pts) == 1:
-            vscale = point_clock(pts["clock_mhz"].item(0), pts["tech_nm"].item(0))[1]
+            vscale = point_clock(pts["clock_mhz"].item(0), pts["tech_nm"].item(0)).energy_scale
         else:
             vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
@@ -604,7 +518,7 @@ class MulticoreModel(Model):
         """The clock must not exceed the node's maximum (technology table; one point: :func:`point_clock`)."""
         if batch_size(pts) == 1:
             node = pts["tech_nm"].item(0)
-            ok = not math.isnan(point_clock(pts["clock_mhz"].item(0), node)[0])
+            ok = point_clock(pts["clock_mhz"].item(0), node).feasible
             return np.array([ok]), np.array(["" if ok else clock_reason(int(node))], dtype=object)
         return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
@@ -732,7 +646,7 @@ class MulticoreModel(Model):
             p = {k: pts[k].item(0) for k in _CHIP_PARAMS}
             clock, node = pts["clock_mhz"].item(0), p["tech_nm"]
             area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), logic_area_factor(clock, node),
-                                            point_clock(clock, node)[0])
+                                            point_clock(clock, node).vdd_ratio)
             area, static = np.array([area]), np.array([static])
             mac_units = float(p["cores"] * p["ni"] * p["no"])
             hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])

@@ -38,7 +38,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..layerarrays import groups
-from .num import maximum
+from ..num import maximum
 
 BURST_BYTES = 512 // 8 * 64  # 512-bit x 64-beat burst (spec §3)
 
@@ -57,7 +57,7 @@ def bursts(nbytes):
     if type(nbytes) is float:
         requests = nbytes / BURST_BYTES
         try:
-            return float(math.ceil(requests))  # num.ceil, without its call
+            return float(math.ceil(requests))  # ..num.ceil, without its call
         except (ValueError, OverflowError):  # NaN, infinities
             return requests
     return np.ceil(np.asarray(nbytes, float) / BURST_BYTES)

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .num import as_float, as_int, ceil_div, float_like, maximum, minimum, where, zeros_like
+from ..num import as_float, as_int, ceil_div, float_like, maximum, minimum, where, zeros_like
 
 #: control cycles per pass or per ring load: the controller issues one
 #: micro-code instruction per sequence of operations (§3) and switches the PBs'

@@ -53,12 +53,12 @@ from .. import tech
 from .. import vector
 from ..base import Model
 from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, stack_rows
-from .clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
+from ..clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
 from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
-from .num import maximum
+from ..num import maximum
 from ..result import LayerBatch, Metric, layer_sums
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).

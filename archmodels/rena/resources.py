@@ -41,9 +41,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tech
-from .clock import logic_area_factor
+from ..clock import logic_area_factor
 from .fpga_devices import MBIT, FpgaDevice
-from .num import ceil
+from ..num import ceil
 
 PUBLISHED_PBS = 64 * 64
 PUBLISHED_ALM_1MULT = 303_615  # spec §4, FPGA ReNA

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import tech
+from . import tech
 
 
 @lru_cache(maxsize=None)

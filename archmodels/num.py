@@ -1,8 +1,8 @@
 """numpy's elementwise functions, computed in Python when every argument is a plain Python number.
 
-ReNA's cost formulas (:mod:`.flows`, :mod:`.dram`, :mod:`.resources`, :mod:`.model`) are written once and
-run on two kinds of values: numpy arrays over (layers x points) for a batch of design points, and Python
-ints / floats for one point alone, a layer after the other (a study's trial; issue 15). A numpy call costs
+A model's cost formulas (rena, multicore, atomswitch) are written once and run on two kinds of values:
+numpy arrays over (layers x points) for a batch of design points, and Python ints / floats for one point
+alone, a layer after the other (a study's trial; issue 15). A numpy call costs
 ~1 us even on a one-element array, a Python operation ~50 ns; the values are the same: integer arithmetic
 is exact in both (no int64 overflow at these sizes), float +, -, *, / are IEEE double in both, and
 ``math.ceil`` of a float is exact. Transcendental functions (sqrt, pow) stay numpy calls.
@@ -18,17 +18,22 @@ import numpy as np
 _PLAIN = frozenset((int, float, bool))
 
 
+def plain(x) -> bool:
+    """``x`` is a Python number (not an array): the one-point path."""
+    return type(x) in _PLAIN
+
+
 def maximum(a, b):
     """``np.maximum(a, b)``, NaN included (a NaN argument gives NaN)."""
     if type(a) in _PLAIN and type(b) in _PLAIN:
-        return a if a >= b or a != a else b
+        return a if a > b or a != a else b  # equal (0.0 and -0.0 too): b, as numpy
     return np.maximum(a, b)
 
 
 def minimum(a, b):
     """``np.minimum(a, b)``, NaN included (a NaN argument gives NaN)."""
     if type(a) in _PLAIN and type(b) in _PLAIN:
-        return a if a <= b or a != a else b
+        return a if a < b or a != a else b  # equal (0.0 and -0.0 too): b, as numpy
     return np.minimum(a, b)
 
 
@@ -54,6 +59,21 @@ def ceil_div(a, b):
     if type(a) is int and type(b) is int:
         return -(-a // b)
     return -(-np.asarray(a) // np.asarray(b))
+
+
+def max_of(a, b, c, d=None):
+    """``np.maximum.reduce([a, b, c, d])`` (the reduce stacks its operands into one array, float64 when one is;
+    NaN wins); on Python numbers (``a`` a Python float) the same as a Python float. Without ``d``: of ``a``, ``b``,
+    ``c``."""
+    if type(a) is not float:
+        return np.maximum.reduce([a, b, c] if d is None else [a, b, c, d])
+    b, c = float(b), float(c)
+    m = a if a > b or a != a else b  # pairwise, left to right, as the reduce; equal: the later one, as numpy
+    m = m if m > c or m != m else c
+    if d is None:
+        return m
+    d = float(d)
+    return m if m > d or m != m else d
 
 
 def as_float(x):

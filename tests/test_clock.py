@@ -1,0 +1,48 @@
+"""archmodels.clock: what one ASIC clock costs, in Python numbers (a model's one-point path), equals the
+technology table's clock_costs / clock_check over arrays (its batch path), bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from archmodels import clock, tech
+
+
+def _same(a, b) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+def test_point_clock_equals_the_technology_table():
+    """clock.point_clock (Python numbers, tech.vdd_ratio for a clock above nominal) == tech.clock_costs of a
+    one-point array; the reason of a clock above the maximum == tech.clock_check's."""
+    rng = np.random.default_rng(4)
+    for node in tech.NODES_NM:
+        fmax = tech.fmax_mhz(node)
+        clocks = np.concatenate([rng.uniform(0.1, 3000, 300), [tech.F_NOM_MHZ[node], fmax, fmax * (1 + 1e-9),
+                                                               fmax * (1 + 2e-9), 0.6 * tech.F_NOM_MHZ[node]]])
+        for f in clocks.tolist():
+            want = tech.clock_costs(np.array([f]), np.array([node]))
+            got = clock.point_clock(f, node)
+            for key in ("vdd_ratio", "energy_scale", "area_factor"):
+                assert _same(getattr(got, key), getattr(want, key).item(0)), (node, f, key)
+            assert got.feasible == want.feasible.item(0)
+            ok, why = tech.clock_check(np.array([f]), np.array([node]))
+            assert (f <= clock.node_max_clock_mhz(node)) == ok.item(0)
+            assert why.item(0) == ("" if ok.item(0) else clock.clock_reason(node))
+
+
+def test_supply_bisection_of_one_clock_equals_the_array_bisection():
+    """clock.bisect_vdd_ratio (Python floats, numpy's power on a one-element array) == tech's bisection over an
+    array of many clocks and over a one-element array, bit for bit."""
+    rng = np.random.default_rng(12)
+    for node in tech.NODES_NM:
+        top = tech.fmax_mhz(node) * (1 + 1e-9)
+        clocks = np.concatenate([rng.uniform(tech.F_NOM_MHZ[node], top, 3000),
+                                 [np.nextafter(tech.F_NOM_MHZ[node], np.inf), tech.fmax_mhz(node), top]])
+        many = tech._bisect_vdd_ratio(clocks, node)
+        for f, want in zip(clocks.tolist(), many.tolist()):
+            assert clock.bisect_vdd_ratio(f, node) == want, (node, f)
+        for f in clocks[:200].tolist():
+            assert clock.bisect_vdd_ratio(f, node) == tech._bisect_vdd_ratio(np.array([f]), node).item(0)
