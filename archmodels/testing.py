@@ -56,10 +56,11 @@ from typing import Any
 
 import numpy as np
 
+from workloads import Workload
 from workloads.layers import KINDS
 
 from .base import Model
-from .result import LAYER_METRICS, TOTAL_METRICS
+from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult
 
 CHECKS = ("declared_parameters", "declared_metrics", "evaluates", "contract_keys", "batch_equals_scalar", "determinism",
           "infeasible_reasons", "units_and_ranges", "picklable", "coverage")
@@ -161,6 +162,41 @@ def check_model(model: Model, workloads: Sequence[str] | None = None, n_points: 
         fail("coverage", f"no feasible point among {report.n_points} (defaults, corners, random) on "
                          f"{', '.join(report.points)}: the range checks checked nothing")
     return report
+
+
+def assert_alone_equals_batch(model: Model, workload: str | Workload, rows: list[dict[str, Any]]) -> BatchResult:
+    """Each of ``rows`` evaluated alone (a study's one-point path) gives exactly what it gets inside the batch
+    of all ``rows``: feasibility and reasons (configuration, layers, the point), every layer's metrics and
+    states (their keys in the same order, the same bits, NaN equal to NaN), labels, totals and the contract
+    dictionary. Returns the batch (for the caller's own checks); raises AssertionError at the first difference."""
+    batch = model.evaluate_points(workload, rows)
+    for i, row in enumerate(rows):
+        one = model.evaluate_points(workload, [row])
+        where = f"point {i} {row}"
+        assert bool(one.feasible[0]) == bool(batch.feasible[i]) and one.reason[0] == batch.reason[i], where
+        assert one.reason_config[0] == batch.reason_config[i], where
+        assert bool(one.feasible_config[0]) == bool(batch.feasible_config[i]), where
+        assert len(one.layers) == len(batch.layers), where
+        for lb_one, lb in zip(one.layers, batch.layers):
+            at = f"{where}, layer {lb.layer.name}"
+            assert lb_one.layer is lb.layer, at
+            assert bool(lb_one.feasible[0]) == bool(lb.feasible[i]) and lb_one.reason[0] == lb.reason[i], at
+            assert list(lb_one.metrics) == list(lb.metrics) and list(lb_one.states) == list(lb.states), at
+            for key, v in [*lb_one.metrics.items(), *lb_one.states.items()]:
+                got = (lb.metrics[key] if key in lb.metrics else lb.states[key]).item(i)
+                assert _same_bits(v.item(0), got), f"{at}: {key} {v.item(0)!r} != {got!r}"
+            assert {k: v[0] for k, v in lb_one.labels.items()} == {k: v[i] for k, v in lb.labels.items()}, at
+        assert list(one.totals) == list(batch.totals), where
+        for key, v in one.totals.items():
+            got = batch.totals[key].item(i)
+            assert _same_bits(v.item(0), got), f"{where}: total {key} {v.item(0)!r} != {got!r}"
+        assert (d := _first_difference(one.point(0), batch.point(i))) is None, f"{where}: contract differs at {d}"
+    return batch
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """``a == b``, NaN equal to NaN."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
 
 
 def _run(fail: _Fail, wl: str, call, row: dict[str, Any] | None = None):

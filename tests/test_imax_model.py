@@ -10,6 +10,7 @@ import pytest
 from archmodels import get_model
 from archmodels.imax import costs as C
 from archmodels.result import LAYER_METRICS, TOTAL_METRICS
+from archmodels.testing import assert_alone_equals_batch
 from dse import validate
 from dse.cli import main
 from workloads import load_workload, sparse
@@ -221,16 +222,8 @@ def test_batch_of_random_points_equals_each_point_alone_with_layers_and_reasons(
     (random, mostly infeasible, some repeated structures) the numbers and reasons it gets alone."""
     rows = M.params.random_rows(40, np.random.default_rng(7))
     rows += [dict(rows[0], clock_mhz=rows[0]["clock_mhz"] / 2), M.params.defaults()]  # same structure, other clock
-    batch = M.evaluate_batch(wl, M.params.points(rows))
+    batch = assert_alone_equals_batch(M, wl, rows)
     assert batch.feasible.any() and not batch.feasible.all()
-    for i, row in enumerate(rows):
-        one = M.evaluate_batch(wl, M.params.points([row]))
-        assert one.reason[0] == batch.reason[i]
-        for lb_one, lb in zip(one.layers, batch.layers):
-            assert lb_one.reason[0] == lb.reason[i]
-            for key, v in lb_one.metrics.items():
-                a, b = v[0], lb.metrics[key][i]
-                assert a == b or (np.isnan(a) and np.isnan(b)), (i, lb.layer.name, key, a, b)
 
 
 def test_clock_costs_kept_per_point_set_equal_the_technology_table():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from archmodels import get_model
+from archmodels.testing import assert_alone_equals_batch
 from archmodels.imax import schedule as S
 
 M = get_model("imax")
@@ -27,20 +28,8 @@ def _rows(n: int, seed: int, divisors: tuple[int, ...]) -> list[dict]:
                                           ("spmm:m=300,k=200,n=16,sparsity=0.97", (1, 2, 4)),
                                           ("alexnet-conv", (1, 2, 3))])
 def test_each_point_alone_equals_the_batch_states_and_reasons(wl, divisors):
-    rows = _rows(120, 11, divisors)
-    batch = M.evaluate_batch(wl, M.params.points(rows))
+    batch = assert_alone_equals_batch(M, wl, _rows(120, 11, divisors))
     assert batch.feasible.any() and not batch.feasible.all()
-    for i, row in enumerate(rows):
-        one = M.evaluate_batch(wl, M.params.points([row]))
-        assert one.reason[0] == batch.reason[i]
-        for lb_one, lb in zip(one.layers, batch.layers):
-            assert lb_one.reason[0] == lb.reason[i]
-            for key, v in list(lb_one.metrics.items()) + list(lb_one.states.items()):
-                got = lb.metrics[key][i] if key in lb.metrics else lb.states[key][i]
-                assert v[0] == got or (np.isnan(v[0]) and np.isnan(got)), (i, lb.layer.name, key, v[0], got)
-        for key, v in one.totals.items():  # sums over layers one layer after the other, alone as in a batch
-            got = batch.totals[key][i]
-            assert v[0] == got or (np.isnan(v[0]) and np.isnan(got)), (i, key, v[0], got)
 
 
 def test_scalar_constraints_equal_the_array_ones():

@@ -4,12 +4,12 @@ give the same numbers, states, labels, totals and reasons, bit for bit."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
 from archmodels import get_model
+from archmodels.testing import assert_alone_equals_batch
 from archmodels import tech
 from archmodels.rena import dram, flows, resources as res
 from archmodels.rena.fpga_devices import DEVICES
@@ -51,32 +51,14 @@ def _rows(n: int, seed: int) -> list[dict]:
                    {"target": "fpga", "pb_rows": 128, "pb_cols": 128}]
 
 
-def _same(a, b) -> bool:
-    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
-
 
 @pytest.mark.parametrize("wl", ["vgg16", "alexnet", "matmul:m=300,k=200,n=50", POOL_FIRST, SPARSE])
 def test_each_point_alone_equals_the_batch_states_and_reasons(wl):
     rows = _rows(150, 21)
-    batch = M.evaluate_batch(wl, M.params.points(rows))
+    batch = assert_alone_equals_batch(M, wl, rows)
     ok, fpga = batch.feasible_config, batch.points["target"] == "fpga"
     assert (ok & fpga).any() and (ok & ~fpga).any() and (~ok & fpga).any() and (~ok & ~fpga).any()
     assert batch.feasible.any() != (wl is SPARSE)  # a sparse product: every point infeasible
-    for i, row in enumerate(rows):
-        one = M.evaluate_batch(wl, M.params.points([row]))
-        assert one.reason[0] == batch.reason[i] and one.feasible[0] == batch.feasible[i]
-        assert one.reason_config[0] == batch.reason_config[i] and one.feasible_config[0] == batch.feasible_config[i]
-        for lb_one, lb in zip(one.layers, batch.layers):
-            assert lb_one.reason[0] == lb.reason[i] and lb_one.feasible[0] == lb.feasible[i]
-            assert list(lb_one.metrics) == list(lb.metrics) and list(lb_one.states) == list(lb.states)
-            for key, v in list(lb_one.metrics.items()) + list(lb_one.states.items()):
-                got = lb.metrics[key][i] if key in lb.metrics else lb.states[key][i]
-                assert _same(v.item(0), got.item()), (i, lb.layer.name, key, v[0], got)
-            assert {k: v[0] for k, v in lb_one.labels.items()} == {k: v[i] for k, v in lb.labels.items()}
-        assert list(one.totals) == list(batch.totals)
-        for key, v in one.totals.items():
-            assert _same(v.item(0), batch.totals[key].item(i)), (i, key, v[0], batch.totals[key][i])
-        assert one.point(0) == batch.point(i)
 
 
 def test_python_numbers_give_the_array_values():
