@@ -116,7 +116,8 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     ``metrics``, sums over the layers read the (rows x points) arrays whole (:meth:`_SharedRows.cube`),
     as a study's one-point path does. ``row_keys[r]``: the metric keys of row ``r``, in its dict's order
     (default: every key of ``metrics``); ``labels`` may hold ``fused_into`` (else a column of None) and
-    sequences of per-row label objects."""
+    sequences of per-row label objects. Change a layer's metrics through its dict (``lb.metrics[key] = ...``,
+    which builds it), never by assigning ``lb.metrics`` itself: the sums would not see it."""
     rows = max(row, default=-1) + 1
     feasible = list(np.ones((rows, n), dtype=bool) if feasible is None else feasible)
     reason = list(np.full((rows, n), "", dtype=object) if reason is None else reason)
