@@ -305,6 +305,8 @@ class BatchResult:
 
     @cached_property
     def feasible(self) -> np.ndarray:
+        if self.n == 1:  # one point (a study's trial): the same conjunction on Python bools
+            return np.array([bool(self.feasible_config[0]) and all(lb.feasible[0] for lb in self.layers)])
         ok = self.feasible_config.copy()
         rows = self._layer_feasible
         if type(rows) is np.ndarray:
@@ -330,6 +332,11 @@ class BatchResult:
         out = self.reason_config.copy()
         if self.feasible.all():
             return out  # no layer has anything to say (the common case)
+        if self.n == 1:  # one point: its configuration's reason, else the first infeasible layer's
+            lb = next((lb for lb in self.layers if not lb.feasible[0]), None) if out[0] == "" else None
+            if lb is not None:
+                out[0] = f"layer {lb.name}: {lb.reason[0]}"
+            return out
         rows = self._layer_feasible
         bad = (np.flatnonzero(~rows.all(axis=1)).tolist() if type(rows) is np.ndarray
                else [i for i, r in enumerate(rows) if not r.all()])
