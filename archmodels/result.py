@@ -20,6 +20,7 @@ import numpy as np
 
 from workloads.layers import Layer
 
+from .memo import by_identity
 from .params import Points, _py, batch_size
 
 
@@ -216,20 +217,15 @@ def stacked(arrays: list) -> np.ndarray | None:
     return rows if rows.shape[1:] == first.shape else None
 
 
-_SIZES: dict[tuple[int, ...], tuple[tuple[Layer, ...], float, float]] = {}
-
-
 def layer_sizes(layers: list[Layer]) -> tuple[float, float]:
     """(MACs, vector operations) of ``layers``, summed once per layer list (the properties recompute shapes;
-    a study sums the same workload every trial). Keyed by the layers' ids, the entry holding the layers
-    (so an id cannot name another object); at most 64 entries."""
-    key = tuple(map(id, layers))
-    hit = _SIZES.get(key)
-    if hit is None:
-        if len(_SIZES) >= 64:
-            _SIZES.clear()
-        hit = _SIZES[key] = (tuple(layers), float(sum(x.macs for x in layers)), float(sum(x.vector_ops for x in layers)))
-    return hit[1], hit[2]
+    a study sums the same workload every trial); remembered by the layers' identities."""
+    return _layer_sizes(layers)
+
+
+@by_identity(by_items=True)
+def _layer_sizes(layers: list[Layer]) -> tuple[float, float]:
+    return float(sum(x.macs for x in layers)), float(sum(x.vector_ops for x in layers))
 
 
 @dataclass

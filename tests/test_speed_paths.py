@@ -215,3 +215,18 @@ def test_one_point_totals_are_the_array_path_bits(layer_values, area, units, sta
         assert one[k].shape == (1,) and one[k].dtype == np.float64, k
         a, b = one[k][0], two[k][0]
         assert (a == b and math.copysign(1, a) == math.copysign(1, b)) or (math.isnan(a) and math.isnan(b)), (k, a, b)
+
+
+def test_identity_memo_serves_the_same_objects_only():
+    """IdentityMemo: the same object (or, by_items, a new tuple of the same objects) is served from the memo;
+    equal but other objects are computed again; a full memo starts over."""
+    from archmodels.memo import IdentityMemo
+
+    calls = []
+    memo = IdentityMemo(lambda x: calls.append(x) or len(calls), size=2)
+    a, b, c = [1], [1], [2]
+    assert memo(a) == 1 and memo(a) == 1 and memo(b) == 2  # b == a, but another object
+    assert memo(c) == 3 and len(memo.memo) == 1  # the third entry found the memo full
+    items = IdentityMemo(lambda xs: calls.append(xs) or len(calls), by_items=True)
+    first = items((a, b))
+    assert items([a, b]) == first and items((a, c)) != first and items((b, a)) != first

@@ -52,6 +52,7 @@ from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, Pool
 
 from ..layerarrays import column
+from ..memo import by_identity
 from ..num import ceil, ceil_div, maximum, minimum, where
 from .circuits import (
     STAGES,
@@ -525,21 +526,10 @@ class Tables:
     max_multipliers: int  # largest full_multipliers of the stages (the balanced fold's reference)
 
 
-#: tables per workload object: id -> (the workload, its tables); a study evaluates the same object every trial
-_TABLES: dict[int, tuple[Workload, Tables]] = {}
-_TABLES_MAX = 64
-
-
+@by_identity()
 def tables(workload: Workload) -> Tables:
-    """The :class:`Tables` of ``workload``, remembered by the object's id (the entry holds the workload, so its
-    id cannot name another object): the lru caches above hash the whole workload, every layer, on each call."""
-    hit = _TABLES.get(id(workload))
-    if hit is not None and hit[0] is workload:
-        return hit[1]
+    """The :class:`Tables` of ``workload``, remembered by the object's identity (the lru caches above hash the
+    whole workload, every layer, on each call)."""
     stages = plan(workload)
-    out = Tables(stages, stage_groups(workload), stage_rows(workload), stack_order(workload),
-                 max((s.full_multipliers for s in stages), default=1))
-    if len(_TABLES) >= _TABLES_MAX:
-        _TABLES.clear()
-    _TABLES[id(workload)] = (workload, out)
-    return out
+    return Tables(stages, stage_groups(workload), stage_rows(workload), stack_order(workload),
+                  max((s.full_multipliers for s in stages), default=1))

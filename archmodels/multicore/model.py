@@ -93,6 +93,7 @@ from .. import tech
 from .. import vector
 from ..base import Model
 from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
+from ..memo import IdentityMemo
 from ..clock import clock_reason, logic_area_factor, point_clock
 from ..num import ceil, ceil_div, max_of, maximum, minimum, where
 from ..params import Param, Points, batch_size
@@ -281,23 +282,10 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     )
 
 
-#: the ids of a tuple's layers -> (the layers, their table): a study evaluates the same layer objects every trial
-#: (and the same swapped GEMM forms, in a new tuple each time)
-_TABLES: dict[tuple[int, ...], tuple[tuple[Layer, ...], LayerTable]] = {}
-
-
-def table_of(layers: tuple[Layer, ...]) -> LayerTable:
-    """:func:`layer_table` of ``layers``, looked up by the layers' identities first (the lru cache hashes every
-    layer on each call). An entry holds its layers, so their ids cannot name other objects while it exists."""
-    key = tuple(map(id, layers))
-    hit = _TABLES.get(key)
-    if hit is not None:
-        return hit[1]
-    t = layer_table(tuple(layers))
-    if len(_TABLES) >= 64:
-        _TABLES.clear()
-    _TABLES[key] = (tuple(layers), t)
-    return t
+#: :func:`layer_table` of a layer tuple, looked up by the layers' identities first (a study evaluates the same
+#: layer objects every trial, and the same swapped GEMM forms in a new tuple each time; the lru cache hashes
+#: every layer on each call)
+table_of = IdentityMemo(lambda layers: layer_table(tuple(layers)), by_items=True)
 
 
 @dataclass(slots=True)

@@ -53,6 +53,7 @@ from .. import tech
 from .. import vector
 from ..base import Model
 from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, stack_rows
+from ..memo import IdentityMemo
 from ..clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
@@ -175,23 +176,9 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
 
 _FLOWS = {"conv": conv_flow, "fc": fc_flow, "pool": pool_flow}
 
-#: id(layers) -> (layers, their LayerTable): a study evaluates the same workload object every trial, and
-#: layer_table's lru_cache hashes every layer on each call (~4 us for VGG16, ~16 us for ResNet-50). The entry
-#: holds ``layers``, so its id cannot name another tuple while the entry exists.
-_TABLES: dict[int, tuple[tuple[Layer, ...], LayerTable]] = {}
-_TABLES_MAX = 64
-
-
-def _table_of(layers: tuple[Layer, ...]) -> LayerTable:
-    """:func:`layer_table` of ``layers``, looked up by the tuple's identity first."""
-    hit = _TABLES.get(id(layers))
-    if hit is not None and hit[0] is layers:
-        return hit[1]
-    table = layer_table(layers)
-    if len(_TABLES) >= _TABLES_MAX:
-        _TABLES.clear()
-    _TABLES[id(layers)] = (layers, table)
-    return table
+#: :func:`layer_table` of a layer tuple, looked up by the tuple's identity first (a study evaluates the same
+#: workload object every trial; layer_table's lru_cache hashes every layer: ~4 us for VGG16, ~16 us for ResNet-50)
+_table_of = IdentityMemo(layer_table)
 
 
 class RenaModel(Model):
