@@ -23,7 +23,7 @@ from pathlib import Path
 
 import optuna
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
-from optuna.storages.journal import JournalFileBackend, JournalStorage
+from optuna.storages.journal import JournalStorage
 from optuna.storages.journal._file import BaseJournalFileLock, get_lock_file  # (not re-exported)
 from optuna.storages.journal._storage import JournalOperation
 from optuna.trial import TrialState

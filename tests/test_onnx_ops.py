@@ -8,7 +8,6 @@ importer); vector operations against the per-element counts of
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 

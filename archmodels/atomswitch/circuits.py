@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..num import ceil, ceil_div, maximum, minimum, plain, where
+from ..num import ceil_div, maximum, minimum, plain
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -
     ``feats``, ``agrp``, ``bgrp`` per candidate and the configurations' problem numbers (``per``: tile
     rows, A bytes per row and block, half an LMM, blocks, tiles, slots)."""
     H, W, N, L, units = cfg["H"], cfg["W"], cfg["N"], cfg["L"], cfg["units"]
-    rt, ct, arow, acol = cfg["rt"], cfg["ct"], cfg["arow"], cfg["acol"]
+    rt, ct, arow = cfg["rt"], cfg["ct"], cfg["arow"]
     urb = C.a_unit_row_bytes("dense", 1)
     e = C.VALUE_BYTES
     count, g, AG, BG = _candidates(n, cfg, lmm_opt, _a_max(cfg, np.ones(len(H), bool)))
