@@ -171,8 +171,8 @@ def test_ctrl_c_keeps_work_and_resumes(tmp_path):
     proc = _start_and_wait(path, journal, "c", at_least=20)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=600)  # awaits the exit; the limit is a hang guard only
-    assert proc.returncode == 130
-    assert "run the same command again to resume" in err and "Traceback" not in err
+    assert proc.returncode == 130, err[-3000:]
+    assert "run the same command again to resume" in err and "Traceback" not in err, err[-3000:]
     before, s = _complete(journal, "c")
     assert not s.get_trials(states=(TrialState.RUNNING,))  # in-flight trials were failed and re-queued
     done = dse_process("run", path, "--no-progress", "--n-trials", len(before) + 5)
