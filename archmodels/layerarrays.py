@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
+from itertools import chain
 
 import numpy as np
 
@@ -140,6 +141,13 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     return out
 
 
+def point_columns(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
+    """One point's per-layer values (``rows[i]``: the ``width`` values of layer i, Python numbers) as one
+    (values x layers x 1) float array: one (layers x 1) column per value, views of a single array."""
+    block = np.fromiter(chain.from_iterable(rows), float, len(rows) * width)
+    return block.reshape(len(rows), width).T.reshape(width, len(rows), 1)
+
+
 class _SharedRows:
     """The (rows x points) metric, state and label arrays of one :func:`layer_batches` call, split into row
     views once, when a layer first asks (its ``fused_into`` labels: one object array, made then)."""
@@ -201,14 +209,20 @@ class _SharedRows:
             return None
         if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
             return None  # some layer has no such metric (its dict would raise KeyError)
+        cube = self._stack(self.metrics, keys)
+        if cube is None or not from_zero:
+            return cube
+        return np.concatenate((np.zeros((len(keys), 1, self.n)), cube), axis=1)
+
+    def _stack(self, source: dict[str, np.ndarray], keys: Sequence[str]) -> np.ndarray | None:
+        """``source[k]`` for ``keys`` as one (keys x layers x points) float array, layers in their order; None
+        where some key is missing or not a float array of the (rows x points) shape."""
         shape = (self.rows, self.n)
-        arrays = [self.metrics.get(k) for k in keys]
+        arrays = [source.get(k) for k in keys]
         if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
             return None
-        cube = np.array(arrays)  # (keys x rows x points): every array has that one shape (np.stack costs 4x more)
-        if self.order is not None:
-            cube = cube.take(self.order, axis=1)
-        return np.concatenate((np.zeros((len(keys), 1, self.n)), cube), axis=1) if from_zero else cube
+        cube = np.array(arrays)  # every array has that one shape (np.stack costs 4x more)
+        return cube if self.order is None else cube.take(self.order, axis=1)
 
     def add_metrics(self, layers: Sequence, **arrays: np.ndarray) -> bool:
         """Set metrics of every layer at once: (layers x points) arrays, rows in the layers' order (replacing
@@ -228,14 +242,8 @@ class _SharedRows:
         is not a float array of the (rows x points) shape."""
         if not self.whole(layers) or "state_rows" in self.__dict__:  # a layer's states dict exists: it may differ
             return None
-        shape = (self.rows, self.n)
-        arrays = [self.states.get(s) for s in names]
-        if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
-            return None
-        cube = np.array(arrays)  # names x rows x points
-        if self.order is not None:
-            cube = cube.take(self.order, axis=1)
-        return cube.transpose(1, 0, 2).reshape(-1, self.n)
+        cube = self._stack(self.states, names)  # names x layers x points
+        return None if cube is None else cube.transpose(1, 0, 2).reshape(-1, self.n)
 
 
 class _RowLayerBatch(LayerBatch):

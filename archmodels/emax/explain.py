@@ -236,7 +236,11 @@ class LazyTextColumns:
         """Point ``at[j]`` of column ``col_of[j]`` shows ``value`` (``column[at] = value`` for many columns)."""
         self.fixed[col_of, at] = value
         self.part[col_of, at] = -1
-        for i in set(col_of.tolist()):
+        self._changed(set(col_of.tolist()))
+
+    def _changed(self, columns) -> None:
+        """Columns ``columns`` changed: the ones already made rebuild their strings when next read."""
+        for i in columns:
             col = self._columns[i]
             if col is not None:
                 col._all = None
@@ -248,9 +252,7 @@ class LazyTextColumns:
         part = np.array([len(t) for t in self.tables])
         for i in which:
             self.tables[i].append(tab)
-            col = self._columns[i]
-            if col is not None:
-                col._all = None
+        self._changed(which)
         has = rows >= 0
         none = ~has
         self.fixed[col_of[none], at[none]] = "-"

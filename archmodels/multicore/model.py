@@ -82,7 +82,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 
 import numpy as np
 
@@ -92,7 +91,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 from .. import tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import column, full, groups, layer_batches, per_node, stack_rows
+from ..layerarrays import column, full, groups, layer_batches, per_node, point_columns, stack_rows
 from ..memo import IdentityMemo
 from ..clock import clock_reason, logic_area_factor, point_clock
 from ..num import ceil, ceil_div, max_of, maximum, minimum, where
@@ -598,8 +597,7 @@ class MulticoreModel(Model):
         layers = [costed[j] for j in t.point_of]
         rows = len(layers)
         width = len(_METRICS) + 2
-        block = np.fromiter(chain.from_iterable([v for v, _, _ in layers]), dtype=float, count=rows * width)
-        block = block.reshape(rows, width).T.reshape(width, rows, 1)
+        block = point_columns([v for v, _, _ in layers], width)
         ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
         reason = np.full((rows, 1), "", dtype=object)
         if not ok.all():

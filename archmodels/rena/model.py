@@ -40,7 +40,6 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, reduce
-from itertools import chain
 from typing import Any, Callable
 
 import numpy as np
@@ -52,7 +51,7 @@ from . import resources as res
 from .. import tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, stack_rows
+from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, point_columns, stack_rows
 from ..memo import IdentityMemo
 from ..clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
@@ -332,9 +331,7 @@ class RenaModel(Model):
         cfg, c = p.cfg, p.costing
         costs = [layer_costs(flow(cfg, *args), macs, pool_ops, c) for flow, args, macs, pool_ops in t.calls]
         rows = [costs[j] for j in t.point_call]
-        # views of one (rows x values) array
-        block = np.fromiter(chain.from_iterable(rows), float, len(rows) * len(_VALUES)).reshape(len(rows), -1).T
-        block = block.reshape(len(_VALUES), len(rows), 1)
+        block = point_columns(rows, len(_VALUES))
         k = len(_METRICS)
         return (dict(zip(_METRICS, block[:k])), dict(zip(_STATES, block[k:-1])),
                 _BOUND[block[-1].astype(np.intp)])
