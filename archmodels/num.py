@@ -99,7 +99,7 @@ def zeros_like(like):
 
 
 def as_int(flag):
-    """``flag.astype(int)``: 0 / 1 of a Python bool, or an int array."""
-    if type(flag) is bool:
-        return int(flag)
-    return flag.astype(int)
+    """A truth value (or an array of them) as 0 / 1 integers: a Python int, or an int64 array."""
+    if type(flag) in _PLAIN:
+        return int(bool(flag))
+    return np.asarray(flag, dtype=bool).astype(np.int64)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..num import ceil_div, maximum, minimum, plain
+from ..num import as_int, ceil_div, maximum, minimum, plain
 
 
 @dataclass(frozen=True)
@@ -82,20 +82,13 @@ def conv_fill_cycles(tree_inputs, activation: bool, folded_inputs):
     """
     s = STAGES
     return (s.product + s.accumulate + s.adder_level * tree_depth(tree_inputs)
-            + s.partial_sum * _int(folded_inputs) + s.activation * _int(activation))
+            + s.partial_sum * as_int(folded_inputs) + s.activation * as_int(activation))
 
 
 def fc_fill_cycles(pixels_per_clock, activation: bool):
     """Clocks after the last input value of an FC stage: MAC, adder tree over the lanes, ReLU."""
     s = STAGES
-    return s.product + s.accumulate + s.adder_level * tree_depth(pixels_per_clock) + s.activation * _int(activation)
-
-
-def _int(flag):
-    """A truth value (or array of them) as 0 / 1 integers."""
-    if plain(flag):
-        return int(bool(flag))
-    return np.asarray(flag, dtype=bool).astype(np.int64)
+    return s.product + s.accumulate + s.adder_level * tree_depth(pixels_per_clock) + s.activation * as_int(activation)
 
 
 def pool_tail_cycles(conv_out_h, conv_out_w, conv_stride, stream_width, pool_out_h, pool_out_w, kernel, stride,
