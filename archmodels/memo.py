@@ -42,9 +42,6 @@ class IdentityMemo(Generic[T]):
         self.memo[key] = (held, value)
         return value
 
-    def clear(self) -> None:
-        self.memo.clear()
-
 
 def by_identity(size: int = 64, by_items: bool = False) -> Callable[[Callable[[Any], T]], IdentityMemo[T]]:
     """Decorator form of :class:`IdentityMemo`."""
