@@ -120,17 +120,16 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     sequences of per-row label objects. Change a layer's metrics through its dict (``lb.metrics[key] = ...``,
     which builds it), never by assigning ``lb.metrics`` itself: the sums would not see it."""
     rows = max(row, default=-1) + 1
-    feasible = list(np.ones((rows, n), dtype=bool) if feasible is None else feasible)
-    reason = list(np.full((rows, n), "", dtype=object) if reason is None else reason)
     shared = _SharedRows(n, rows, dict(metrics), states, labels or {}, row_keys)
+    shared.feasible, shared.reason = feasible, reason
     new = object.__new__
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
         if r < 0:
             out.append(None)
             continue
-        lb = new(_RowLayerBatch)  # the fields LayerBatch.__init__ would set, but metrics, states and labels (lazy)
-        lb.__dict__.update(layer=layer, n=n, feasible=feasible[r], reason=reason[r], _row=r, _shared=shared)
+        lb = new(_RowLayerBatch)  # LayerBatch.__init__'s fields: layer here, the others from the shared rows (lazy)
+        lb.__dict__.update(layer=layer, _row=r, _shared=shared)
         out.append(lb)
     shared.batches = [lb for lb in out if lb is not None]
     order = [lb._row for lb in shared.batches]
@@ -163,6 +162,20 @@ class _SharedRows:
         self.n, self.rows, self.metrics, self.states, self.labels = n, rows, metrics, states, labels
         self.row_keys = row_keys
         self.added: list[str] = []  # keys :meth:`add_metrics` gave every row (after a row's own keys)
+
+    #: the (rows x points) ``feasible`` and ``reason`` arrays given to :func:`layer_batches` (None: all feasible)
+    feasible: np.ndarray | None = None
+    reason: np.ndarray | None = None
+
+    @cached_property
+    def feasible_rows(self) -> list[np.ndarray]:
+        """Each row's writable ``feasible`` view (made when a layer first asks)."""
+        return list(np.ones((self.rows, self.n), dtype=bool) if self.feasible is None else self.feasible)
+
+    @cached_property
+    def reason_rows(self) -> list[np.ndarray]:
+        """Each row's writable ``reason`` view."""
+        return list(np.full((self.rows, self.n), "", dtype=object) if self.reason is None else self.reason)
 
     @cached_property
     def metric_rows(self) -> dict[str, list[np.ndarray]]:
@@ -200,6 +213,18 @@ class _SharedRows:
         the cached property, which sets :attr:`split`)."""
         return (not self.split and len(layers) == len(self.batches)
                 and not any(map(operator.is_not, layers, self.batches)))
+
+    def feasible_stack(self, layers: Sequence) -> np.ndarray | None:
+        """The ``feasible`` flags of ``layers`` as one (layers x points) bool array, layers in their order (a fresh
+        array); None where :meth:`whole` is False or some layer's ``feasible`` was read or set (it may differ)."""
+        if not self.whole(layers) or any("feasible" in lb.__dict__ for lb in layers):
+            return None
+        if self.feasible is None:
+            return np.ones((self.rows, self.n), dtype=bool)
+        out = np.array(self.feasible, dtype=bool)
+        if out.shape != (self.rows, self.n):
+            return None
+        return out if self.order is None else out[self.order]
 
     def cube(self, layers: Sequence, keys: Sequence[str], from_zero: bool = False) -> np.ndarray | None:
         """The metrics ``keys`` of ``layers`` as one float (keys x layers x points) array, layers in their
@@ -247,11 +272,24 @@ class _SharedRows:
 
 
 class _RowLayerBatch(LayerBatch):
-    """A :class:`LayerBatch` made by :func:`layer_batches`: its ``metrics``, ``states`` and ``labels`` are its
-    row's views, put into dicts on first access (then ordinary attributes: assignable, mutable)."""
+    """A :class:`LayerBatch` made by :func:`layer_batches`: its ``n``, ``feasible``, ``reason`` and its ``metrics``,
+    ``states`` and ``labels`` are its row's views (put into dicts), each made on first access (then an ordinary
+    attribute: assignable, mutable)."""
 
     _row: int
     _shared: _SharedRows
+
+    @cached_property
+    def n(self) -> int:  # type: ignore[override]
+        return self._shared.n
+
+    @cached_property
+    def feasible(self) -> np.ndarray:  # type: ignore[override]
+        return self._shared.feasible_rows[self._row]
+
+    @cached_property
+    def reason(self) -> np.ndarray:  # type: ignore[override]
+        return self._shared.reason_rows[self._row]
 
     @cached_property
     def metrics(self) -> dict[str, np.ndarray]:  # type: ignore[override]

@@ -302,7 +302,9 @@ class BatchResult:
     @cached_property
     def feasible(self) -> np.ndarray:
         if self.n == 1:  # one point (a study's trial): the same conjunction on Python bools
-            return np.array([bool(self.feasible_config[0]) and all(lb.feasible[0] for lb in self.layers)])
+            rows = self._shared_feasible
+            layers_ok = all(lb.feasible[0] for lb in self.layers) if rows is None else bool(rows.all())
+            return np.array([bool(self.feasible_config[0]) and layers_ok])
         ok = self.feasible_config.copy()
         rows = self._layer_feasible
         if type(rows) is np.ndarray:
@@ -314,8 +316,18 @@ class BatchResult:
         return ok
 
     @cached_property
+    def _shared_feasible(self) -> np.ndarray | None:
+        """The layers' ``feasible`` flags straight from the (layers x points) array of one
+        :func:`~archmodels.layerarrays.layer_batches` call, before any layer made its own row (None: otherwise)."""
+        shared = getattr(self.layers[0], "_shared", None) if self.layers else None
+        return shared.feasible_stack(self.layers) if shared is not None else None
+
+    @cached_property
     def _layer_feasible(self) -> np.ndarray | list[np.ndarray]:
         """The layers' ``feasible`` arrays: one (layers x points) array when they stack, else the list."""
+        shared = self._shared_feasible
+        if shared is not None:
+            return shared
         rows = [lb.feasible for lb in self.layers]
         try:
             out = np.array(rows, dtype=bool)
