@@ -214,10 +214,15 @@ class _SharedRows:
         return (not self.split and len(layers) == len(self.batches)
                 and not any(map(operator.is_not, layers, self.batches)))
 
+    def untouched(self, layers: Sequence, field: str) -> bool:
+        """Whether ``layers`` are this call's layers (:meth:`whole`) and none has read or set its ``field``
+        (``feasible`` or ``reason``): the (rows x points) array given is then what every layer holds."""
+        return self.whole(layers) and not any(field in lb.__dict__ for lb in layers)
+
     def feasible_stack(self, layers: Sequence) -> np.ndarray | None:
         """The ``feasible`` flags of ``layers`` as one (layers x points) bool array, layers in their order (a fresh
         array); None where :meth:`whole` is False or some layer's ``feasible`` was read or set (it may differ)."""
-        if not self.whole(layers) or any("feasible" in lb.__dict__ for lb in layers):
+        if not self.untouched(layers, "feasible"):
             return None
         if self.feasible is None:
             return np.ones((self.rows, self.n), dtype=bool)

@@ -299,11 +299,19 @@ class BatchResult:
     def n(self) -> int:
         return batch_size(self.points)
 
+    def _shared_rows(self):
+        """The :class:`~archmodels.layerarrays._SharedRows` of the first layer, if made by one
+        :func:`~archmodels.layerarrays.layer_batches` call (else None)."""
+        return getattr(self.layers[0], "_shared", None) if self.layers else None
+
     @cached_property
     def feasible(self) -> np.ndarray:
         if self.n == 1:  # one point (a study's trial): the same conjunction on Python bools
-            rows = self._shared_feasible
-            layers_ok = all(lb.feasible[0] for lb in self.layers) if rows is None else bool(rows.all())
+            shared = self._shared_rows()
+            if shared is not None and shared.feasible is None and shared.untouched(self.layers, "feasible"):
+                layers_ok = True  # every layer's flags are the all-true default, untouched
+            else:
+                layers_ok = all(lb.feasible[0] for lb in self.layers)
             return np.array([bool(self.feasible_config[0]) and layers_ok])
         ok = self.feasible_config.copy()
         rows = self._layer_feasible
@@ -316,18 +324,12 @@ class BatchResult:
         return ok
 
     @cached_property
-    def _shared_feasible(self) -> np.ndarray | None:
-        """The layers' ``feasible`` flags straight from the (layers x points) array of one
-        :func:`~archmodels.layerarrays.layer_batches` call, before any layer made its own row (None: otherwise)."""
-        shared = getattr(self.layers[0], "_shared", None) if self.layers else None
-        return shared.feasible_stack(self.layers) if shared is not None else None
-
-    @cached_property
     def _layer_feasible(self) -> np.ndarray | list[np.ndarray]:
         """The layers' ``feasible`` arrays: one (layers x points) array when they stack, else the list."""
-        shared = self._shared_feasible
-        if shared is not None:
-            return shared
+        shared = self._shared_rows()
+        stack = shared.feasible_stack(self.layers) if shared is not None else None
+        if stack is not None:  # straight from one layer_batches call's (layers x points) array
+            return stack
         rows = [lb.feasible for lb in self.layers]
         try:
             out = np.array(rows, dtype=bool)
@@ -363,10 +365,10 @@ class BatchResult:
         """Contract totals (arrays over points), then model-specific totals."""
         n = self.n
         macs, vector_ops = layer_sizes([lb.layer for lb in self.layers])
-        tot: dict[str, np.ndarray] = {"macs": np.full(n, macs), "vector_ops": np.full(n, vector_ops)}
         cube = _layer_cube(self.layers, _SUMMED_UTIL, n)  # one stack for every summed key (the common case)
         if cube is not None and n == 1:  # one point (a study's trial): the same operations on Python floats
             return self._with_model_totals(_one_point_totals(cube, macs, vector_ops, self.model_totals), n)
+        tot: dict[str, np.ndarray] = {"macs": np.full(n, macs), "vector_ops": np.full(n, vector_ops)}
         if cube is not None:
             tot.update(zip(_SUMMED, _cube_sums(cube[:-1])))
             busy = row_sum(cube[1] * cube[-1])  # time_s x utilization (as _busy)
