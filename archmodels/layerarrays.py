@@ -162,6 +162,7 @@ class _SharedRows:
         self.n, self.rows, self.metrics, self.states, self.labels = n, rows, metrics, states, labels
         self.row_keys = row_keys
         self.added: list[str] = []  # keys :meth:`add_metrics` gave every row (after a row's own keys)
+        self.touched: set[str] = set()  # ``feasible`` / ``reason`` once some layer read or set its own
 
     #: the (rows x points) ``feasible`` and ``reason`` arrays given to :func:`layer_batches` (None: all feasible)
     feasible: np.ndarray | None = None
@@ -217,7 +218,16 @@ class _SharedRows:
     def untouched(self, layers: Sequence, field: str) -> bool:
         """Whether ``layers`` are this call's layers (:meth:`whole`) and none has read or set its ``field``
         (``feasible`` or ``reason``): the (rows x points) array given is then what every layer holds."""
-        return self.whole(layers) and not any(field in lb.__dict__ for lb in layers)
+        return field not in self.touched and self.whole(layers)
+
+    def all_feasible(self, layers: Sequence) -> bool | None:
+        """Whether every one of ``layers`` is feasible at every point, read from the array given (no row views
+        made); None where :meth:`untouched` is False."""
+        if not self.untouched(layers, "feasible"):
+            return None
+        if self.feasible is None:
+            return True
+        return bool(self.feasible.all() if type(self.feasible) is np.ndarray else np.all(self.feasible))
 
     def feasible_stack(self, layers: Sequence) -> np.ndarray | None:
         """The ``feasible`` flags of ``layers`` as one (layers x points) bool array, layers in their order (a fresh
@@ -276,6 +286,32 @@ class _SharedRows:
         return None if cube is None else cube.transpose(1, 0, 2).reshape(-1, self.n)
 
 
+class _RowField:
+    """A layer's ``feasible`` or ``reason``: its row's writable view of the shared array, made when first read;
+    assignable. Reading or setting it tells the shared rows (:attr:`_SharedRows.touched`), which then stop
+    answering for the layers from the whole array."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.rows = name, f"{name}_rows"
+
+    def __get__(self, lb, owner=None):
+        if lb is None:
+            return self
+        d = lb.__dict__
+        value = d.get(self.name)
+        if value is None and "_shared" in d:
+            shared = d["_shared"]
+            shared.touched.add(self.name)
+            value = d[self.name] = getattr(shared, self.rows)[d["_row"]]
+        return value
+
+    def __set__(self, lb, value) -> None:
+        d = lb.__dict__
+        if "_shared" in d:  # (a copy made by LayerBatch.__init__ has no shared rows)
+            d["_shared"].touched.add(self.name)
+        d[self.name] = value
+
+
 class _RowLayerBatch(LayerBatch):
     """A :class:`LayerBatch` made by :func:`layer_batches`: its ``n``, ``feasible``, ``reason`` and its ``metrics``,
     ``states`` and ``labels`` are its row's views (put into dicts), each made on first access (then an ordinary
@@ -288,13 +324,8 @@ class _RowLayerBatch(LayerBatch):
     def n(self) -> int:  # type: ignore[override]
         return self._shared.n
 
-    @cached_property
-    def feasible(self) -> np.ndarray:  # type: ignore[override]
-        return self._shared.feasible_rows[self._row]
-
-    @cached_property
-    def reason(self) -> np.ndarray:  # type: ignore[override]
-        return self._shared.reason_rows[self._row]
+    feasible = _RowField()  # type: ignore[assignment]
+    reason = _RowField()  # type: ignore[assignment]
 
     @cached_property
     def metrics(self) -> dict[str, np.ndarray]:  # type: ignore[override]

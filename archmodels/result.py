@@ -308,9 +308,8 @@ class BatchResult:
     def feasible(self) -> np.ndarray:
         if self.n == 1:  # one point (a study's trial): the same conjunction on Python bools
             shared = self._shared_rows()
-            if shared is not None and shared.feasible is None and shared.untouched(self.layers, "feasible"):
-                layers_ok = True  # every layer's flags are the all-true default, untouched
-            else:
+            layers_ok = shared.all_feasible(self.layers) if shared is not None else None
+            if layers_ok is None:  # not straight from one layer_batches call's flags
                 layers_ok = all(lb.feasible[0] for lb in self.layers)
             return np.array([bool(self.feasible_config[0]) and layers_ok])
         ok = self.feasible_config.copy()

@@ -171,3 +171,33 @@ def test_groups_select_every_point_once():
         seen[sel] += 1
     assert (seen == 1).all()
     assert groups(np.array([16]), np.array([28])) == [((16, 28), slice(None))]
+
+
+@pytest.mark.parametrize("ok", [None, "given"])
+@pytest.mark.parametrize("touch", ["infeasible", "assign", "in_place", "none"])
+def test_feasibility_read_from_the_shared_rows_sees_every_layer_change(ok, touch):
+    """BatchResult.feasible / .reason read a layer_batches call's flags whole until some layer reads or sets its
+    own (layerarrays._RowField): a change made through any layer must still show."""
+    from archmodels.layerarrays import layer_batches
+    from archmodels.result import BatchResult
+
+    layers = load_workload("lenet").layers
+    rows, n = len(layers), 1
+    metrics = {k: np.ones((rows, n)) for k in ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes",
+                                              "energy_j", "utilization")}
+    given_ok = np.ones((rows, n), dtype=bool) if ok else None
+    out = layer_batches(layers, list(range(rows)), n, metrics, {}, None, given_ok)
+    if touch == "infeasible":
+        out[3].infeasible(np.array([True]), "too big")
+    elif touch == "assign":
+        out[3].feasible, out[3].reason = np.array([False]), np.array(["too big"], dtype=object)
+    elif touch == "in_place":
+        out[3].feasible[0], out[3].reason[0] = False, "too big"
+    res = BatchResult(arch="x", workload="lenet", points={"p": np.zeros(n)}, param_names=("p",), layers=out,
+                      model_totals={"area_mm2": 1.0, "hw_mac_units": 1.0}, feasible_config=np.array([True]),
+                      reason_config=np.array([""], dtype=object))
+    if touch == "none":
+        assert res.feasible.tolist() == [True] and res.reason.tolist() == [""]
+    else:
+        assert res.feasible.tolist() == [False]
+        assert res.reason.tolist() == [f"layer {layers[3].name}: too big"]
