@@ -387,6 +387,8 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
     """
     f = np.atleast_1d(np.asarray(clock_mhz, dtype=float))
     nodes = np.asarray(node_nm)
+    if f.shape == (1,) and nodes.size == 1:  # one point (a study's trial): in Python numbers, the same bits
+        return _one_clock_costs(f.item(0), int(nodes.reshape(-1)[0]))
     if nodes.shape != f.shape:
         nodes = np.broadcast_to(nodes, f.shape)
     key = (f.tobytes(), f.shape, nodes.astype(np.int64).tobytes()) if f.size <= _CLOCK_MEMO_POINTS else None
@@ -409,6 +411,21 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
         if len(_CLOCK_MEMO) >= _CLOCK_MEMO_MAX:
             del _CLOCK_MEMO[next(iter(_CLOCK_MEMO))]  # the oldest entry
         _CLOCK_MEMO[key] = out
+    return out
+
+
+def _one_clock_costs(clock_mhz: float, node_nm: int) -> ClockCosts:
+    """:func:`clock_costs` of one clock: :func:`archmodels.clock.point_clock` (this module's formulas on Python
+    floats, the supply's bisection remembered as :func:`vdd_ratio` remembers it; tests/test_clock.py checks the
+    bits) as read-only one-element arrays -- four numpy calls instead of ~40."""
+    from .clock import point_clock  # (archmodels.clock builds on this module)
+
+    _check_node(node_nm)
+    c = point_clock(clock_mhz, node_nm)
+    out = ClockCosts(np.array([c.vdd_ratio]), np.array([c.energy_scale]), np.array([c.area_factor]),
+                     np.array([c.feasible]))
+    for arr in (out.vdd_ratio, out.energy_scale, out.area_factor, out.feasible):
+        arr.flags.writeable = False
     return out
 
 

@@ -15,22 +15,30 @@ def _same(a, b) -> bool:
 
 
 def test_point_clock_equals_the_technology_table():
-    """clock.point_clock (Python numbers, tech.vdd_ratio for a clock above nominal) == tech.clock_costs of a
-    one-point array; the reason of a clock above the maximum == tech.clock_check's."""
+    """clock.point_clock (Python numbers, tech.vdd_ratio for a clock above nominal) and tech.clock_costs /
+    clock_check of a one-point array (which take point_clock) == the array path over many clocks at once, each
+    element; the reason of a clock above the maximum == the array path's."""
     rng = np.random.default_rng(4)
     for node in tech.NODES_NM:
         fmax = tech.fmax_mhz(node)
         clocks = np.concatenate([rng.uniform(0.1, 3000, 300), [tech.F_NOM_MHZ[node], fmax, fmax * (1 + 1e-9),
                                                                fmax * (1 + 2e-9), 0.6 * tech.F_NOM_MHZ[node]]])
-        for f in clocks.tolist():
-            want = tech.clock_costs(np.array([f]), np.array([node]))
+        tech._CLOCK_MEMO.clear()
+        tech._VDD_MEMO.clear()
+        clock._VDD.clear()
+        many = tech.clock_costs(clocks, np.full(len(clocks), node))  # the array path (several points)
+        many_ok, many_why = tech.clock_check(clocks, np.full(len(clocks), node))
+        for i, f in enumerate(clocks.tolist()):
             got = clock.point_clock(f, node)
+            one = tech.clock_costs(np.array([f]), np.array([node]))
             for key in ("vdd_ratio", "energy_scale", "area_factor"):
-                assert _same(getattr(got, key), getattr(want, key).item(0)), (node, f, key)
-            assert got.feasible == want.feasible.item(0)
+                assert _same(getattr(got, key), getattr(many, key).item(i)), (node, f, key)
+                assert _same(getattr(one, key).item(0), getattr(many, key).item(i)), (node, f, key)
+                assert getattr(one, key).shape == (1,) and not getattr(one, key).flags.writeable
+            assert got.feasible == many.feasible.item(i) == one.feasible.item(0)
             ok, why = tech.clock_check(np.array([f]), np.array([node]))
-            assert (f <= clock.node_max_clock_mhz(node)) == ok.item(0)
-            assert why.item(0) == ("" if ok.item(0) else clock.clock_reason(node))
+            assert (f <= clock.node_max_clock_mhz(node)) == ok.item(0) == many_ok.item(i)
+            assert why.item(0) == many_why.item(i) == ("" if ok.item(0) else clock.clock_reason(node))
 
 
 def test_supply_bisection_of_one_clock_equals_the_array_bisection():
