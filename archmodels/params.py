@@ -44,6 +44,9 @@ class Param:
     knob: bool = False
 
     def __post_init__(self) -> None:
+        # the bounds as numbers for :meth:`check`'s fast path (None: unbounded); not fields (eq, repr, hash)
+        object.__setattr__(self, "_lo", -math.inf if self.low is None else self.low)
+        object.__setattr__(self, "_hi", math.inf if self.high is None else self.high)
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"param {self.name}: choice without choices")
         self.check(self.default, "default")
@@ -76,6 +79,10 @@ class Param:
 
     def check(self, value: Any, where: str = "") -> Any:
         """Return ``value`` coerced to this parameter's type, or raise UserError."""
+        t = type(value)  # the common case first: a Python number of the right kind within bounds (a study's trial)
+        if (t is float and self.kind == "float") or (t is int and self.kind == "int"):
+            if self._lo <= value <= self._hi and (t is int or math.isfinite(value)):
+                return value
         if self.kind == "choice":
             for c in self.choices:
                 if value == c and type(value) is not bool:
@@ -131,6 +138,12 @@ class ParamSet:
         self.owner = owner
         self.by_name = {p.name: p for p in self.params}
         self._dtypes = tuple(p.dtype() for p in self.params)
+        # :meth:`_stack_one`: where each parameter sits (True: the int array, False: the float array, None: its own)
+        self._int_names = tuple(p.name for p in self.params if p.kind == "int")
+        self._float_names = tuple(p.name for p in self.params if p.kind == "float")
+        ints, floats = iter(range(len(self._int_names))), iter(range(len(self._float_names)))
+        self._slots = tuple((True, next(ints)) if p.kind == "int" else (False, next(floats)) if p.kind == "float"
+                            else (None, 0) for p in self.params)
         self.names = tuple(p.name for p in self.params)
         if len(self.by_name) != len(self.params):
             raise ValueError(f"{owner}: duplicate parameter names")
@@ -184,7 +197,20 @@ class ParamSet:
 
     def stack(self, full: Sequence[Mapping[str, Any]]) -> Points:
         """A batch of design points from rows already resolved (:meth:`resolve`: every parameter, checked)."""
+        if len(full) == 1:  # one point (a study's trial): every int and every float parameter in one array each
+            return self._stack_one(full[0])
         return {p.name: np.array([r[p.name] for r in full], dtype=dt) for p, dt in zip(self.params, self._dtypes)}
+
+    def _stack_one(self, row: Mapping[str, Any]) -> Points:
+        """:meth:`stack` of one row: the int and the float parameters as one-element slices of one int64 and
+        one float64 array (two numpy calls instead of one per parameter; the same values and dtypes), the
+        others one array each."""
+        ints = np.array([row[name] for name in self._int_names], dtype=np.int64)
+        floats = np.array([row[name] for name in self._float_names], dtype=np.float64)
+        out: Points = {}
+        for p, dt, (block, i) in zip(self.params, self._dtypes, self._slots):
+            out[p.name] = np.array([row[p.name]], dtype=dt) if block is None else (ints if block else floats)[i:i + 1]
+        return out
 
     def random_rows(self, n: int, rng: np.random.Generator, fixed: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """``n`` random design points over the declared ranges (log-uniform for wide ranges).

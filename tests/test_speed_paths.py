@@ -230,3 +230,59 @@ def test_identity_memo_serves_the_same_objects_only():
     items = IdentityMemo(lambda xs: calls.append(xs) or len(calls), by_items=True)
     first = items((a, b))
     assert items([a, b]) == first and items((a, c)) != first and items((b, a)) != first
+
+
+@pytest.mark.parametrize("arch", available())
+def test_one_row_stacks_as_in_a_batch(arch):
+    """ParamSet.stack of one row (int and float parameters as slices of one array each) gives each parameter the
+    values and dtype of the general path (that row stacked with others, then taken alone)."""
+    params = get_model(arch).params
+    rows = [params.resolve(r) for r in params.random_rows(20, np.random.default_rng(5))]
+    batch = params.stack(rows + rows[:1])  # two or more rows: one array per parameter
+    for i, row in enumerate(rows):
+        one = params.stack([row])
+        assert list(one) == list(batch) == list(params.names)
+        for k, arr in one.items():
+            assert arr.shape == (1,) and arr.dtype == batch[k].dtype, (arch, k)
+            assert arr.tolist() == batch[k][i:i + 1].tolist(), (arch, k)
+
+
+_CHECK_VALUES = st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
+                          st.sampled_from([np.float64(2.0), np.int64(3), "x", None, np.bool_(True)]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_CHECK_VALUES, lo=st.one_of(st.none(), st.integers(-50, 50)), span=st.integers(0, 100),
+       kind=st.sampled_from(["int", "float"]), unbounded_high=st.booleans())
+def test_param_check_fast_path_equals_the_general_rules(value, lo, span, kind, unbounded_high):
+    """Param.check's fast path (a Python int or float within bounds) accepts and returns exactly what the general
+    rules do: bools, numpy scalars, NaN, infinities, non-integral floats for an int, out-of-range values."""
+    from archmodels.params import Param
+
+    high = None if unbounded_high else (0 if lo is None else lo) + span
+    p = Param("x", kind, 0 if lo is None or lo <= 0 <= (high if high is not None else 1e9) else lo,
+              low=lo, high=high)
+
+    def general(v):  # the rules without the fast path (Param.check before it)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise UserError("bad")
+        if not math.isfinite(float(v)):
+            raise UserError("bad")
+        if kind == "int":
+            if float(v) != int(v):
+                raise UserError("bad")
+            v = int(v)
+        else:
+            v = float(v)
+        if (lo is not None and v < lo) or (high is not None and v > high):
+            raise UserError("bad")
+        return v
+
+    try:
+        want = general(value)
+    except UserError:
+        with pytest.raises(UserError):
+            p.check(value)
+        return
+    got = p.check(value)
+    assert got == want and type(got) is type(want)
