@@ -529,6 +529,8 @@ def _per_point(value: Any, n: int) -> np.ndarray:
 def _read_only(value: Any, n: int) -> np.ndarray:
     """``value`` broadcast to ``n`` points as a read-only view (an array of n points: a view of it)."""
     if type(value) is np.ndarray and value.shape == (n,):
+        if not value.flags.writeable:
+            return value  # read-only already (e.g. a model's memo): nothing to protect
         view = value.view()
         view.flags.writeable = False
         return view

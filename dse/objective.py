@@ -110,8 +110,10 @@ def _directions(study: Study) -> dict[str, str]:
 def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str, str],
                    declared: Sequence[Metric] = ()) -> dict[str, np.ndarray]:
     """Totals of several workloads on the same points (see module doc)."""
-    if len(results) == 1:
-        return {k: np.asarray(v, dtype=float) for k, v in results[0].totals.items()}
+    if len(results) == 1:  # float arrays as they are (the common case), others converted
+        f64 = np.float64
+        return {k: v if type(v) is np.ndarray and v.dtype == f64 else np.asarray(v, dtype=float)
+                for k, v in results[0].totals.items()}
     keys = list(results[0].totals)
     stack = {k: np.array([np.asarray(r.totals[k], dtype=float) for r in results]) for k in keys}
     if how == "worst":
