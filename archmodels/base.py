@@ -14,7 +14,7 @@ does not depend on a parameter is done once per layer.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -24,6 +24,7 @@ from workloads import Workload, load_workload
 from workloads.layers import MatMul
 
 from . import gemm, vector
+from .layerarrays import fused_into_of
 
 from .params import Param, ParamSet, Points, batch_size
 from .result import LAYER_METRICS, TOTAL_METRICS, BatchResult, LayerBatch, Metric, stacked
@@ -125,28 +126,19 @@ class Model(ABC):
         core = self._evaluate_gemms(core_wl, pts) if core_wl.layers else []
         if len(core) == len(wl.layers) and all(lb.layer is layer for lb, layer in zip(core, wl.layers)):
             return core  # nothing routed, nothing repeated (the loop below would copy the list as it is)
-        core_out = iter(core)
-        unit = self.vector_unit(pts) if any(routed) else None
         decl = self._decl("LAYER_METRICS")
-        out: list[LayerBatch] = []
-        for layer, r in zip(wl.layers, routed):
-            if not r:
-                lb = next(core_out)
-                if lb.layer is not layer:  # a batched MatMul: one product, repeated
-                    vector.repeat(lb, layer.batch, decl)
-                    lb.layer = layer
-            elif unit is None:
-                lb = vector.cost(layer, vector.VectorUnit("none", 1.0, 1.0, 1.0, 1.0, 0.0), n, self.LAYER_METRICS)
-                lb.infeasible(np.ones(n, bool), f"{self.name} does not run {layer.kind} layers")
-            else:
-                lb = vector.cost(layer, unit, n, self.LAYER_METRICS)
-            out.append(lb)
-        if any(routed):
-            keys = vector.keys_of(out)  # a vector layer only gains keys other layers have: the union is stable
-            for lb, r in zip(out, routed):
-                if r:
-                    vector.complete(lb, out, keys)
-        return out
+        for lb, layer in zip(core, (layer for layer, r in zip(wl.layers, routed) if not r)):
+            if lb.layer is not layer:  # a batched MatMul: one product, repeated
+                vector.repeat(lb, layer.batch, decl)
+                lb.layer = layer
+        vec: Iterator[LayerBatch] = iter(())
+        if any(routed):  # every vector layer at once, completed with the keys the other layers have
+            unit = self.vector_unit(pts)
+            layers = [layer for layer, r in zip(wl.layers, routed) if r]
+            why = None if unit is not None else [f"{self.name} does not run {layer.kind} layers" for layer in layers]
+            vec = iter(vector.cost_layers(layers, unit, n, self.LAYER_METRICS, vector.keys_of(core), why))
+        core_out = iter(core)
+        return [next(vec) if r else next(core_out) for r in routed]
 
     def _routing(self, wl: Workload) -> tuple[list[bool], Workload]:
         """(which layers run on the vector path, the workload of the others) of ``wl``; remembered per
@@ -169,20 +161,11 @@ class Model(ABC):
         """:meth:`evaluate_layers`, with every dense product of n > 1 vectors also evaluated in its
         other forms (FC, 1x1 conv, MatMul) and the best by :meth:`gemm_ranker` kept per point (:mod:`archmodels.gemm`)."""
         out = self.evaluate_layers(wl, pts)
-        forms = self._gemm_forms(wl)
-        if not any(forms):
+        forms, swaps = self._gemm_forms(wl)
+        if not swaps:
             return out  # no layer has another form (the steps below would leave ``out`` as it is)
         alts = [dict(a) for a in forms]  # filled with LayerBatches below: this call's own dicts
-        for form in gemm.FORMS:
-            if not any(form in a for a in alts):
-                continue
-            if self.GEMM_FORMS_CONTEXT:
-                idx = list(range(len(alts)))
-                swapped = Workload(wl.name, tuple(a.get(form, layer) for a, layer in zip(alts, wl.layers)), wl.breaks)
-            else:
-                idx = [i for i, a in enumerate(alts) if form in a]
-                cut = {wl.layers[i].name for i, j in zip(idx, idx[1:] + [-1]) if j != i + 1}
-                swapped = Workload(wl.name, tuple(alts[i][form] for i in idx), wl.breaks | cut)
+        for form, idx, swapped in swaps:
             for i, lb in zip(idx, self.evaluate_layers(swapped, pts)):
                 if form in alts[i]:
                     alts[i][form] = lb
@@ -199,18 +182,32 @@ class Model(ABC):
         it). Default: the fastest, then the least energy; a model with a mapping criterion ranks by it."""
         return gemm.fastest
 
-    def _gemm_forms(self, wl: Workload) -> list[dict[str, Any]]:
-        """``gemm.forms`` of each layer of ``wl`` (empty dicts when GEMM_FORMS is off); remembered per workload
-        object, as :meth:`_routing` (the forms depend on the layer shapes only)."""
+    def _gemm_forms(self, wl: Workload) -> tuple[list[dict[str, Any]], list[tuple[str, list[int], Workload]]]:
+        """(``gemm.forms`` of each layer of ``wl`` (empty dicts when GEMM_FORMS is off), and per form some layer
+        has: (form, the indices of the layers its workload holds, that workload)); remembered per workload
+        object, as :meth:`_routing` (the forms depend on the layer shapes only). The form workloads are the same
+        objects every call, so a model's per-workload tables (keyed by the layers' identities) serve them."""
         memo = self.__dict__.setdefault("_forms_memo", {})
         hit = memo.get(id(wl))
         if hit is not None and hit[0] is wl:
-            return hit[1]
+            return hit[1], hit[2]
         forms = [gemm.forms(layer) if self.GEMM_FORMS else {} for layer in wl.layers]
+        swaps = []
+        for form in gemm.FORMS if any(forms) else ():
+            if not any(form in a for a in forms):
+                continue
+            if self.GEMM_FORMS_CONTEXT:
+                idx = list(range(len(forms)))
+                swapped = Workload(wl.name, tuple(a.get(form, layer) for a, layer in zip(forms, wl.layers)), wl.breaks)
+            else:
+                idx = [i for i, a in enumerate(forms) if form in a]
+                cut = {wl.layers[i].name for i, j in zip(idx, idx[1:] + [-1]) if j != i + 1}
+                swapped = Workload(wl.name, tuple(forms[i][form] for i in idx), wl.breaks | cut)
+            swaps.append((form, idx, swapped))
         if len(memo) >= _ROUTING_MAX:
             memo.clear()
-        memo[id(wl)] = (wl, forms)
-        return forms
+        memo[id(wl)] = (wl, forms, swaps)
+        return forms, swaps
 
     def evaluate(self, workload: Workload | str, **params: Any) -> dict[str, Any]:
         """One design point -> the contract dictionary (a batch of one)."""
@@ -246,7 +243,9 @@ def _fused_into(layers: list[LayerBatch], names: set[str]) -> dict[str, np.ndarr
     if not names:
         return out
     for lb in layers:
-        arr = lb.labels["fused_into"]
+        arr = fused_into_of(lb)
+        if arr is None:
+            continue  # no layer runs fused into another here
         for name in set(arr.tolist()) & names:
             out[name] = out[name] | (arr == name) if name in out else (arr == name)
     return out
@@ -255,15 +254,28 @@ def _fused_into(layers: list[LayerBatch], names: set[str]) -> dict[str, np.ndarr
 def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
     """Charge each layer its leakage: ``static_energy_j`` = static power x layer time, added to ``energy_j``.
 
-    One product and one sum over (layers x points) when the layers' arrays stack (the same element-wise
-    operations as layer by layer; each layer keeps its row), else layer by layer."""
+    One product and one sum over (layers x points) for the layers of each :func:`~archmodels.layerarrays.layer_batches`
+    call, or when the layers' arrays stack (the same element-wise operations as layer by layer; each layer keeps
+    its row), else layer by layer."""
     power = np.asarray(static_power_w, dtype=float)
-    shared = getattr(layers[0], "_shared", None) if layers else None  # layers of one layerarrays.layer_batches call
-    cube = shared.cube(layers, ("time_s", "energy_j")) if shared is not None else None
-    if cube is not None and power.shape in ((), cube.shape[2:]):
-        static = power * cube[0]
-        if shared.add_metrics(layers, static_energy_j=static, energy_j=cube[1] + static):
-            return
+    calls: dict[int, tuple[Any, list[LayerBatch]]] = {}  # the layers of each layerarrays.layer_batches call
+    rest: list[LayerBatch] = []
+    for lb in layers:
+        shared = lb.__dict__.get("_shared")
+        if shared is None:
+            rest.append(lb)
+        else:
+            calls.setdefault(id(shared), (shared, []))[1].append(lb)
+    for shared, some in calls.values():  # each call's layers at once (element-wise: the same values in any grouping)
+        cube = shared.cube(some, ("time_s", "energy_j"))
+        if cube is not None and power.shape in ((), cube.shape[2:]):
+            static = power * cube[0]
+            if shared.add_metrics(some, static_energy_j=static, energy_j=cube[1] + static):
+                continue
+        rest.extend(some)
+    if not rest:
+        return
+    layers = rest
     times = [lb.metrics["time_s"] for lb in layers]
     t = stacked(times) if layers else None
     e = stacked([lb.metrics["energy_j"] for lb in layers]) if t is not None else None

@@ -18,7 +18,7 @@ import numpy as np
 
 from workloads.layers import Layer
 
-from .result import LayerBatch
+from .result import LayerBatch, metric_of  # noqa: F401 (metric_of: part of this module's helpers)
 
 
 def column(values: Iterable[int]) -> np.ndarray:
@@ -140,6 +140,32 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     return out
 
 
+def dict_keys(lb: LayerBatch) -> tuple[Sequence[str], Sequence[str], Sequence[str]]:
+    """(metric, state, label) keys of ``lb`` in its dicts' order; for a layer of :func:`layer_batches`, read from
+    the shared rows where its dicts are not built yet (they are not built for this)."""
+    d = lb.__dict__
+    shared = d.get("_shared")
+    if shared is None:
+        return lb.metrics, lb.states, lb.labels
+    metrics = d["metrics"] if "metrics" in d else shared.keys_of(d["_row"])
+    states = d["states"] if "states" in d else shared.states
+    if "labels" in d:
+        labels = d["labels"]
+    else:
+        labels = list(shared.labels) if "fused_into" in shared.labels else ["fused_into", *shared.labels]
+    return metrics, states, labels
+
+
+def fused_into_of(lb: LayerBatch) -> np.ndarray | None:
+    """``lb.labels["fused_into"]``, or None where it is surely all None (a :func:`layer_batches` layer whose call
+    gave no such label and whose labels dict is not built: nothing to read)."""
+    d = lb.__dict__
+    shared = d.get("_shared")
+    if shared is not None and "labels" not in d and "fused_into" not in shared.labels:
+        return None
+    return lb.labels["fused_into"]
+
+
 def point_columns(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
     """One point's per-layer values (``rows[i]``: the ``width`` values of layer i, Python numbers) as one
     (values x layers x 1) float array: one (layers x 1) column per value, views of a single array."""
@@ -253,6 +279,15 @@ class _SharedRows:
         if cube is None or not from_zero:
             return cube
         return np.concatenate((np.zeros((len(keys), 1, self.n)), cube), axis=1)
+
+    def has_arrays(self, keys: Sequence[str], n: int) -> bool:
+        """Whether every row has the metrics ``keys`` as rows of float (rows x ``n``) arrays (:meth:`_stack` of
+        them gives the values a layer's dict would hold, for a layer whose dict is not built)."""
+        shape = (self.rows, n)
+        if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
+            return False
+        arrays = [self.metrics.get(k) for k in keys]
+        return all(type(a) is np.ndarray and a.shape == shape and a.dtype == np.float64 for a in arrays)
 
     def _stack(self, source: dict[str, np.ndarray], keys: Sequence[str]) -> np.ndarray | None:
         """``source[k]`` for ``keys`` as one (keys x layers x points) float array, layers in their order; None

@@ -177,6 +177,20 @@ def layer_sums(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fals
     return {k: seqsum(zero + [lb.metrics[k] for lb in layers], n) for k in keys}
 
 
+def metric_of(lb: LayerBatch, key: str) -> np.ndarray:
+    """``lb.metrics[key]`` (KeyError if it has none), without building the dict of a layer made by
+    :func:`archmodels.layerarrays.layer_batches`: its row of the shared array (a view of the very values the dict
+    would hold)."""
+    d = lb.__dict__
+    shared = d.get("_shared")
+    if shared is None or "metrics" in d:
+        return lb.metrics[key]
+    r = d["_row"]
+    if shared.row_keys is not None and key not in shared.keys_of(r):
+        raise KeyError(key)
+    return shared.metrics[key][r]
+
+
 def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = False) -> np.ndarray | None:
     """The layers' metrics ``keys`` as one float array (keys x layers x points), a zero layer first if
     ``from_zero``; None when there are no layers or some metric is not an array of ``n`` points."""
@@ -187,16 +201,26 @@ def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fal
         cube = shared.cube(layers, keys, from_zero)
         if cube is not None:
             return cube
-    rows = [[lb.metrics[k] for lb in layers] for k in keys]
+    start = 1 if from_zero else 0
+    cube = np.empty((len(keys), start + len(layers), n))
     if from_zero:
-        zero = np.zeros(n)
-        for r in rows:
-            r.insert(0, zero)
-    try:
-        cube = np.array(rows, dtype=float)
-    except (ValueError, TypeError):  # shapes differ
-        return None
-    return cube if cube.shape == (len(keys), len(rows[0]), n) else None
+        cube[:, 0] = 0.0
+    runs: dict[int, tuple[Any, list[int], list[int]]] = {}  # per layer_batches call: (its rows, their places)
+    for i, lb in enumerate(layers, start):
+        d = lb.__dict__
+        shared = d.get("_shared")
+        if shared is not None and "metrics" not in d and shared.has_arrays(keys, n):
+            run = runs.setdefault(id(shared), (shared, [], []))
+            run[1].append(d["_row"])
+            run[2].append(i)
+            continue
+        try:
+            cube[:, i] = np.array([lb.metrics[k] for k in keys], dtype=float)  # one layer's own arrays
+        except (ValueError, TypeError):  # not arrays of n points
+            return None
+    for shared, rows, places in runs.values():  # each call's rows at once (copies of the very values)
+        cube[:, places] = np.array([shared.metrics[k] for k in keys])[:, rows]
+    return cube
 
 
 def _cube_sums(cube: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ its unit in ``docs/models/<model>.md`` ("Vector layers").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ import numpy as np
 from workloads.layers import Layer
 
 from . import tech
+from .layerarrays import dict_keys, layer_batches
 from .result import LAYER_METRICS, LayerBatch, Metric
 
 
@@ -70,60 +71,71 @@ def per_node(fn: Callable[[int], float], nodes) -> np.ndarray:
     return out
 
 
-def cost(layer: Layer, unit: VectorUnit, n: int, model_metrics=()) -> LayerBatch:
-    """The contract metrics of ``layer`` run on ``unit`` (see module doc).
+def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_metrics=(),
+                extra: tuple[Sequence[str], Sequence[str], Sequence[str]] = ((), (), ()),
+                why: Sequence[str] | None = None) -> list[LayerBatch]:
+    """The contract metrics of ``layers`` run on ``unit`` (see module doc), all layers at once: element-wise
+    operations over (layers x points) arrays, one numpy call each for all the layers (a network's dozens of
+    vector layers cost ~20 calls, not ~20 per layer), each layer a row (:func:`~archmodels.layerarrays.layer_batches`).
 
-    Model-specific layer metrics (``model_metrics``) are zero, except
-    ``dram_energy_j`` / ``compute_energy_j`` where a model declares them.
-    """
-    ops = float(layer.vector_ops + layer.macs)  # a MAC routed here (a depthwise conv) is one ALU pass
-    rd, wr = layer_bytes(layer, unit.elem_bytes)
+    A layer's metrics: the model-specific ones (``model_metrics``) zero, except ``dram_energy_j`` /
+    ``compute_energy_j`` where a model declares them, then the contract ones; then every metric, state and label
+    key of ``extra`` (:func:`keys_of` the workload's other layers) it lacks, zero (labels None), so model totals
+    can sum them. ``unit`` None: the model has no vector unit; layer i is infeasible at every point with reason
+    ``why[i]``."""
+    if unit is None:
+        unit = VectorUnit("none", 1.0, 1.0, 1.0, 1.0, 0.0)
+    rows = len(layers)
+    shape = (rows, n)
+    ops = np.array([float(x.vector_ops + x.macs) for x in layers]).reshape(-1, 1)
+    macs = np.array([x.macs for x in layers], dtype=np.int64).reshape(-1, 1)
+    eb = np.asarray(unit.elem_bytes, dtype=float)
+    rd = np.array([x.input_elems + x.weight_elems for x in layers], dtype=np.int64).reshape(-1, 1) * eb
+    wr = np.array([x.output_elems for x in layers], dtype=np.int64).reshape(-1, 1) * eb
     moved = rd + wr
     onchip = moved <= np.asarray(unit.onchip_kb, dtype=float) * 1024.0
     stream = np.where(onchip, unit.onchip_bytes_per_s, unit.dram_bytes_per_s)
     with np.errstate(divide="ignore", invalid="ignore"):
-        time_s = np.broadcast_to(np.maximum(ops / unit.ops_per_s, moved / stream), (n,))
+        time_s = np.broadcast_to(np.maximum(ops / unit.ops_per_s, moved / stream), shape)
     dram_rd, dram_wr = np.where(onchip, 0.0, rd), np.where(onchip, 0.0, wr)
     compute_pj = ops * np.asarray(unit.op_energy_pj, dtype=float)
     dram_pj = dram_rd * unit.dram_read_pj_per_byte + dram_wr * unit.dram_write_pj_per_byte
     move_pj = np.where(onchip, moved * unit.onchip_pj_per_byte, dram_pj)
-    lb = LayerBatch(layer, n)
-    lb.set(**{m.name: 0.0 for m in model_metrics})
     with np.errstate(divide="ignore", invalid="ignore"):
-        util = np.where(time_s > 0, layer.macs / (time_s * unit.ops_per_s), 0.0)
-    lb.set(cycles=time_s * unit.clock_hz, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
-           dram_write_bytes=dram_wr, energy_j=(compute_pj + move_pj) * 1e-12)
+        util = np.where(time_s > 0, macs / (time_s * unit.ops_per_s), 0.0)
+    zeros = np.zeros(shape)
+    metrics = {m.name: zeros for m in model_metrics}
+    metrics.update(cycles=time_s * unit.clock_hz, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
+                   dram_write_bytes=dram_wr, energy_j=(compute_pj + move_pj) * 1e-12)
     names = {m.name for m in model_metrics}
     if "compute_energy_j" in names:
-        lb.set(compute_energy_j=compute_pj * 1e-12)
+        metrics["compute_energy_j"] = compute_pj * 1e-12
     if "dram_energy_j" in names:
-        lb.set(dram_energy_j=dram_pj * 1e-12)
-    lb.labels["vector_unit"] = np.full(n, unit.label, dtype=object)
-    return lb
+        metrics["dram_energy_j"] = dram_pj * 1e-12
+    metric_keys, state_keys, label_keys = extra
+    for key in metric_keys:
+        metrics.setdefault(key, zeros)
+    # each key its own writable (layers x points) float array (as each layer had its own arrays)
+    metrics = {k: np.array(np.broadcast_to(v, shape), dtype=float) for k, v in metrics.items()}
+    states = {key: np.zeros(shape) for key in state_keys}
+    labels = {"fused_into": np.full(shape, None, dtype=object),
+              "vector_unit": np.full(shape, unit.label, dtype=object)}
+    for key in label_keys:
+        labels.setdefault(key, np.full(shape, None, dtype=object))
+    feasible = reason = None
+    if why is not None:
+        feasible, reason = np.zeros(shape, dtype=bool), np.empty(shape, dtype=object)
+        for i, text in enumerate(why):
+            reason[i] = text
+    return layer_batches(layers, list(range(rows)), n, metrics, states, labels, feasible, reason)
 
 
 def keys_of(like: list[LayerBatch]) -> tuple[list[str], list[str], list[str]]:
-    """(metric, state, label) keys of the layers ``like``, each in first-seen order (for :func:`complete`)."""
-    return (list(dict.fromkeys(k for lb in like for k in lb.metrics)),
-            list(dict.fromkeys(k for lb in like for k in lb.states)),
-            list(dict.fromkeys(k for lb in like for k in lb.labels)))
-
-
-def complete(lb: LayerBatch, like: list[LayerBatch], keys: tuple[list[str], list[str], list[str]] | None = None) -> None:
-    """Give ``lb`` every metric and state key the other layers have (zero), so model totals can sum them.
-
-    ``keys``: :func:`keys_of` ``like``, computed once when several layers are completed against the same list.
-    """
-    metrics, states, labels = keys if keys is not None else keys_of(like)
-    for key in metrics:
-        if key not in lb.metrics:
-            lb.metrics[key] = np.zeros(lb.n)
-    for key in states:
-        if key not in lb.states:
-            lb.states[key] = np.zeros(lb.n)
-    for key in labels:
-        if key not in lb.labels:
-            lb.labels[key] = np.full(lb.n, None, dtype=object)
+    """(metric, state, label) keys of the layers ``like``, each in first-seen order (``extra`` of :func:`cost_layers`)."""
+    keys = [dict_keys(lb) for lb in like]  # (a layer's lazy dicts are not built for this)
+    return (list(dict.fromkeys(k for m, _, _ in keys for k in m)),
+            list(dict.fromkeys(k for _, st, _ in keys for k in st)),
+            list(dict.fromkeys(k for _, _, lab in keys for k in lab)))
 
 
 #: per-layer metrics that scale with the number of products of a batched MatMul

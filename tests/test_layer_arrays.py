@@ -201,3 +201,25 @@ def test_feasibility_read_from_the_shared_rows_sees_every_layer_change(ok, touch
     else:
         assert res.feasible.tolist() == [False]
         assert res.reason.tolist() == [f"layer {layers[3].name}: too big"]
+
+
+@pytest.mark.parametrize("from_zero", [False, True])
+def test_layer_cube_of_layers_from_several_calls_equals_their_dicts(from_zero):
+    """result._layer_cube over layers of two layer_batches calls (rows in another order, one layer's dict built
+    and changed) and a plain LayerBatch gathers exactly what each layer's metrics dict holds, in layer order."""
+    from archmodels.layerarrays import layer_batches
+    from archmodels.result import LayerBatch, _layer_cube
+
+    rng = np.random.default_rng(9)
+    layers = load_workload("alexnet").layers
+    n, keys = 3, ("time_s", "energy_j")
+    a = layer_batches(layers[:4], [2, 0, 3, 1], n, {k: rng.random((4, n)) for k in keys}, {})
+    b = layer_batches(layers[4:7], [0, 1, 2], n, {k: rng.random((3, n)) for k in keys}, {})
+    plain = LayerBatch(layers[7], n).set(time_s=rng.random(n), energy_j=rng.random(n))
+    b[1].metrics["energy_j"] = b[1].metrics["energy_j"] * 2.0  # a layer's own dict, changed
+    mixed = [a[0], b[0], plain, a[1], a[2], b[1], a[3], b[2]]
+    cube = _layer_cube(mixed, keys, n, from_zero)
+    want = np.array([[lb.metrics[k] for lb in mixed] for k in keys])
+    if from_zero:
+        want = np.concatenate((np.zeros((len(keys), 1, n)), want), axis=1)
+    assert cube.shape == want.shape and np.array_equal(cube, want)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from archmodels import get_model
+from archmodels.result import LayerBatch
 from archmodels.vector import layer_bytes
 from workloads.layers import MatMul, Workload, elementwise, layer_norm, softmax
 
@@ -93,3 +94,83 @@ def test_atomswitch_refuses_them_for_real_limits_with_per_layer_reasons():
     r = get_model("atomswitch").evaluate("resnet50")
     bad = [l for l in r["layers"] if not l["feasible"]]
     assert not r["feasible"] and bad and all("mm2 > chip_area_mm2" in l["infeasible_reason"] for l in bad)
+
+
+# ---- vector.cost_layers: every vector layer of a workload at once == the per-layer costing it replaced ----
+
+def _cost_one_layer(layer, unit, n, model_metrics=()):
+    """The per-layer costing before issue 15 (vector.cost): the reference cost_layers must reproduce."""
+    ops = float(layer.vector_ops + layer.macs)
+    rd, wr = layer_bytes(layer, unit.elem_bytes)
+    moved = rd + wr
+    onchip = moved <= np.asarray(unit.onchip_kb, dtype=float) * 1024.0
+    stream = np.where(onchip, unit.onchip_bytes_per_s, unit.dram_bytes_per_s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        time_s = np.broadcast_to(np.maximum(ops / unit.ops_per_s, moved / stream), (n,))
+    dram_rd, dram_wr = np.where(onchip, 0.0, rd), np.where(onchip, 0.0, wr)
+    compute_pj = ops * np.asarray(unit.op_energy_pj, dtype=float)
+    dram_pj = dram_rd * unit.dram_read_pj_per_byte + dram_wr * unit.dram_write_pj_per_byte
+    move_pj = np.where(onchip, moved * unit.onchip_pj_per_byte, dram_pj)
+    lb = LayerBatch(layer, n)
+    lb.set(**{m.name: 0.0 for m in model_metrics})
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(time_s > 0, layer.macs / (time_s * unit.ops_per_s), 0.0)
+    lb.set(cycles=time_s * unit.clock_hz, time_s=time_s, utilization=util, dram_read_bytes=dram_rd,
+           dram_write_bytes=dram_wr, energy_j=(compute_pj + move_pj) * 1e-12)
+    names = {m.name for m in model_metrics}
+    if "compute_energy_j" in names:
+        lb.set(compute_energy_j=compute_pj * 1e-12)
+    if "dram_energy_j" in names:
+        lb.set(dram_energy_j=dram_pj * 1e-12)
+    lb.labels["vector_unit"] = np.full(n, unit.label, dtype=object)
+    return lb
+
+
+def _complete_one_layer(lb, keys):
+    metrics, states, labels = keys
+    for key in metrics:
+        lb.metrics.setdefault(key, np.zeros(lb.n))
+    for key in states:
+        lb.states.setdefault(key, np.zeros(lb.n))
+    for key in labels:
+        lb.labels.setdefault(key, np.full(lb.n, None, dtype=object))
+
+
+def _same_arrays(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=True)) and \
+            np.array_equal(np.signbit(a), np.signbit(b))
+    return a.shape == b.shape and a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("arch", MODELS)
+@pytest.mark.parametrize("n", [1, 5])
+@pytest.mark.parametrize("network", ["resnet50", "mobilenet_v2", "bert_encoder:seq=32,hidden=64,heads=2,ffn=128"])
+def test_vector_layers_at_once_equal_each_layer_alone(arch, n, network):
+    """vector.cost_layers over a network's vector layers gives each layer exactly the per-layer costing's metrics,
+    states, labels (keys in the same order), feasibility and reasons, for the model's own units at random points
+    and with no unit (every layer infeasible)."""
+    from archmodels import vector
+    from workloads import load_workload
+
+    model = get_model(arch)
+    pts = model.params.points(model.params.random_rows(n, np.random.default_rng(len(network) + n)))
+    layers = [x for x in load_workload(network).layers if model.runs_as_vector(x)]
+    assert layers
+    extra = (["cycles", "x_metric", "time_s", "y_metric"], ["S1", "S2"], ["bound", "fused_into"])
+    unit = model.vector_unit(pts)
+    for u, why in ((unit, None), (None, [f"no {x.kind}" for x in layers])):
+        got = vector.cost_layers(layers, u, n, model.LAYER_METRICS, extra, why)
+        for i, (layer, lb) in enumerate(zip(layers, got)):
+            want = _cost_one_layer(layer, u or vector.VectorUnit("none", 1.0, 1.0, 1.0, 1.0, 0.0), n, model.LAYER_METRICS)
+            if why:
+                want.infeasible(np.ones(n, bool), why[i])
+            _complete_one_layer(want, extra)
+            assert lb.layer is layer and lb.n == n
+            for part in ("metrics", "states", "labels"):
+                a, b = getattr(lb, part), getattr(want, part)
+                assert list(a) == list(b), (part, layer.name)
+                for k in b:
+                    assert _same_arrays(a[k], b[k]), (part, k, layer.name)
+            assert _same_arrays(lb.feasible, want.feasible) and _same_arrays(lb.reason, want.reason)
