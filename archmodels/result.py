@@ -206,14 +206,19 @@ def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fal
     if from_zero:
         cube[:, 0] = 0.0
     runs: dict[int, tuple[Any, list[int], list[int]]] = {}  # per layer_batches call: (its rows, their places)
+    usable: dict[int, bool] = {}  # per layer_batches call: whether its arrays hold the keys
     for i, lb in enumerate(layers, start):
         d = lb.__dict__
         shared = d.get("_shared")
-        if shared is not None and "metrics" not in d and shared.has_arrays(keys, n):
-            run = runs.setdefault(id(shared), (shared, [], []))
-            run[1].append(d["_row"])
-            run[2].append(i)
-            continue
+        if shared is not None and "metrics" not in d:
+            ok = usable.get(id(shared))
+            if ok is None:
+                ok = usable[id(shared)] = shared.has_arrays(keys, n)
+            if ok:
+                run = runs.setdefault(id(shared), (shared, [], []))
+                run[1].append(d["_row"])
+                run[2].append(i)
+                continue
         try:
             cube[:, i] = np.array([lb.metrics[k] for k in keys], dtype=float)  # one layer's own arrays
         except (ValueError, TypeError):  # not arrays of n points

@@ -58,7 +58,7 @@ from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles
 from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
-from ..num import maximum
+from ..num import maximum, minimum
 from ..result import LayerBatch, Metric, layer_sums
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
@@ -195,7 +195,10 @@ class RenaModel(Model):
         """Vector layers on the PB array: one operation per PB per cycle, values entering and
         leaving at the array's edge (one per row per cycle each way, as inputs are loaded and
         outputs unloaded, spec §2) and bounded by DRAM (all channels); an operation costs an add,
-        on the FPGA x the FPGA/ASIC energy ratio, bytes the DRAM energy."""
+        on the FPGA x the FPGA/ASIC energy ratio, bytes the DRAM energy. One point: the same formulas on the
+        point's Python numbers (:class:`_Point`)."""
+        if batch_size(pts) == 1:
+            return _point(pts).vector_unit(pts["tech_nm"].item(0), pts["dram_gbps"].item(0), pts["dram"].item(0))
         cfg, eff = self._config(pts)
         clock_hz = eff["clock_hz"]
         edge = cfg.rows * cfg.value_bytes * clock_hz * 2
@@ -555,6 +558,20 @@ class _Point:
         if any(over for over, _ in limits):  # device limits first
             return f"exceeds the {dev.name}: " + ", ".join(text for over, text in limits if over)
         return _TIMING % r["fmax_mhz"] if self.clock_mhz > r["fmax_mhz"] * (1 + 1e-9) else ""
+
+    def vector_unit(self, tech_nm: int, dram_gbps: float, dram: str) -> vector.VectorUnit:
+        """:meth:`RenaModel.vector_unit` of the point (Python numbers; the add's energy at the ASIC node parameter,
+        as the array path takes it, also for FPGA points)."""
+        cfg, c = self.cfg, self.costing
+        clock_hz = c.clock_hz
+        edge = cfg.rows * cfg.value_bytes * clock_hz * 2
+        add_pj = float(tech.op_energy_pj("add", tech.dtype_of(self.bits), tech_nm))
+        if self.fpga:
+            add_pj = add_pj * tech.FPGA_DYNAMIC_ENERGY_RATIO
+        read_pj, write_pj = tech.dram_pj_per_byte(dram)
+        return vector.VectorUnit("PB array", cfg.rows * cfg.cols * clock_hz, clock_hz, cfg.value_bytes,
+                                 minimum(self.channels * dram_gbps * 1e9, edge), add_pj * c.energy.vscale,
+                                 float(read_pj), float(write_pj))
 
     def totals(self, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         """:meth:`RenaModel.model_totals` of the point (one-point arrays)."""
