@@ -40,6 +40,8 @@ from benchmarks.throughput import Speed  # noqa: E402
 # Each model on VGG16 or its natural workload.
 NATURAL = {"emaxv": "vgg16-conv", "emaxvr": "vgg16", "imax": "spmm:n=512,sparsity=0.9", "rena": "vgg16",
            "atomswitch": "lenet", "multicore": "vgg16"}
+# a real network with vector layers and GEMM forms (1x1 convolutions), for the one-point cost of such studies
+NETWORK = "resnet50"
 # `dse run` before/after: (study file, sampler, trials full, trials quick)
 RUNS = (("studies/quickstart.yaml", "nsga2", 200, 40), ("studies/quickstart.yaml", "tpe", 100, 20),
         ("studies/emaxvr_dse_vgg16.yaml", "nsga2", 200, 40), ("studies/emaxvr_dse_vgg16.yaml", "tpe", 100, 20))
@@ -83,7 +85,31 @@ def section_throughput(lines: list[str], o: Options) -> None:
               + (f" (before: {b.batched_evals_per_s:,.0f}, {b.one_random_s * 1e3:.2f} ms)" if isinstance(b, Speed) else ""),
               flush=True)
     lines += speed_report.speed_section(after, before, o.baseline_line, errors, 100 if o.quick else 500)
+    _networks_table(lines, o)
     _grid_table(lines, o)
+
+
+def _networks_table(lines: list[str], o: Options) -> None:
+    """Each model on :data:`NETWORK` (vector layers, GEMM forms), before and after."""
+    after: list[Speed] = []
+    before: dict[str, Speed | str] = {}
+    errors: dict[str, str] = {}
+    quick = ["--quick"] if o.quick else []
+    for arch in o.models:
+        try:
+            a = Speed(**_speed_fields(before_after.run_in(ROOT, ["speed", arch, NETWORK, *quick])))
+        except (RuntimeError, OSError) as exc:
+            errors[arch] = str(exc)
+            continue
+        if o.baseline_tree is not None:
+            try:
+                before[arch] = Speed(**_speed_fields(before_after.run_in(
+                    o.baseline_tree, ["speed", arch, NETWORK, "--batch", str(a.batch), *quick])))
+            except (RuntimeError, OSError) as exc:
+                before[arch] = f"failed: {exc}"
+        after.append(a)
+        print(f"network {arch}: one point {a.one_random_s * 1e3:.2f} ms", flush=True)
+    lines += speed_report.networks_section(NETWORK, after, before, errors)
 
 
 def _speed_fields(d: dict) -> dict:

@@ -109,6 +109,30 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
     return lines + [""]
 
 
+def networks_section(workload: str, after: list[Speed], before: dict[str, Speed | str], errors: dict[str, str]) -> list[str]:
+    """One point and batched on a network with vector layers and GEMM forms (``workload``), per model, before and
+    after: the cost a study of such a network pays, outside issue 15's targets (measured on VGG16 or the model's
+    natural workload above)."""
+    lines = [f"### A network with vector layers and GEMM forms: `{workload}`", "",
+             "The same measurement as above (`measure_speed`, random points of the whole declared space, Optuna's "
+             f"trial in the same subprocess) on `{workload}`: its vector layers (additions, activations, "
+             "normalisations) run on the shared vector path, its 1x1 convolutions and products are costed in every "
+             "GEMM form. Not one of issue 15's targets (they name VGG16 or the model's natural workload); a study of "
+             "a real network pays this.", "",
+             "| model | layers | batched evals/s before | after | one point (random) before | after | speed-up "
+             "| one point / Optuna trial |", "|---|---|---|---|---|---|---|---|"]
+    for s in after:
+        b = before.get(s.arch)
+        if isinstance(b, Speed):
+            cells = (f"{b.batched_evals_per_s:,.0f} | {s.batched_evals_per_s:,.0f} | {b.one_random_s * 1e3:.3g} ms "
+                     f"| {s.one_random_s * 1e3:.3g} ms | {ratio_text(b.one_random_s / s.one_random_s)}")
+        else:
+            cells = (f"{b or 'not measured'} | {s.batched_evals_per_s:,.0f} | — | {s.one_random_s * 1e3:.3g} ms | —")
+        lines.append(f"| {s.arch} | {s.layers} | {cells} | {ratio_text(s.one_random_s / s.trial_s)} |")
+    lines += [""] + [f"- `{a}`: not measured: {e}" for a, e in errors.items()]
+    return lines + [""]
+
+
 def runs_section(rows: list[tuple[RunRate | None, RunRate]], baseline: str, trials_text: str,
                  large: str | None = None) -> list[str]:
     """``dse run`` trials/s before (None when no baseline) and after, per study x sampler x batch size

@@ -74,6 +74,15 @@ def test_speed_section_tables_and_targets():
     assert "| slow | failed: boom |" in md and "`gone`: not measured: RuntimeError: x" in md
 
 
+def test_networks_section_rows():
+    a, b = fake_speed("a", 2e6, 1e-3), fake_speed("b", 5e4, 5e-3)
+    md = "\n".join(speed_report.networks_section("resnet50", [a, b], {"a": fake_speed("a", 1e6, 4e-3), "b": "failed: x"},
+                                                  {"c": "RuntimeError: y"}))
+    assert "`resnet50`" in md
+    assert "| a | 10 | 1,000,000 | 2,000,000 | 4 ms | 1 ms | 4.00x | 3.33x |" in md
+    assert "| b | 10 | failed: x | 50,000 | — | 5 ms | — | 17x |" in md and "`c`: not measured: RuntimeError: y" in md
+
+
 def test_runs_section_before_missing_and_failed():
     a = speed_report.RunRate("q.yaml", "tpe", 1, 100, 2.0)
     b = speed_report.RunRate("q.yaml", "tpe", 1, 100, 4.0)
@@ -125,5 +134,8 @@ def test_quick_bench_end_to_end_with_baseline(tmp_path):
     after_part = md.split("### Before and after", 1)[1]
     row = next(l for l in after_part.splitlines() if l.startswith("| atomswitch | "))
     assert row.count("|") == 11 and "—" not in row  # before and after both measured
+    net = md.split("### A network with vector layers", 1)[1].split("###", 1)[0]
+    row = next(l for l in net.splitlines() if l.startswith("| atomswitch | "))
+    assert row.count("|") == 9 and "—" not in row  # resnet50, before and after both measured
     assert "## Profile" in md and "_Section times: throughput" in md
     assert before_after._git("worktree", "list") == before  # the temporary worktree is gone
