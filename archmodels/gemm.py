@@ -62,8 +62,11 @@ def forms(layer: Layer) -> dict[str, Layer]:
     return {f: lay for f, lay in every.items() if f != own_form(layer)}
 
 
+_OWN_FORM = {"fc": "fc", "conv": "conv"}
+
+
 def own_form(layer: Layer) -> str:
-    return {"fc": "fc", "conv": "conv"}.get(layer.kind, "matmul")
+    return _OWN_FORM.get(layer.kind, "matmul")
 
 
 def fastest(lb: LayerBatch) -> tuple[np.ndarray, np.ndarray]:
@@ -78,7 +81,7 @@ def pick(base: LayerBatch, alts: dict[str, LayerBatch], keep: np.ndarray,
     passes its own), not where ``keep`` (e.g. a later layer is fused into this one as written). Returns ``base``
     updated in place."""
     n = base.n
-    form = np.full(n, own_form(base.layer), dtype=object)
+    form = np.full(n, own_form(base.layer), dtype=object) if n > 1 else np.array([own_form(base.layer)], dtype=object)
     first, second = rank(base)
     one = n == 1  # one point (a study's trial): the comparisons on Python floats, the same rule
     if one:
