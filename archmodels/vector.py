@@ -132,10 +132,22 @@ def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_
 
 def keys_of(like: list[LayerBatch]) -> tuple[list[str], list[str], list[str]]:
     """(metric, state, label) keys of the layers ``like``, each in first-seen order (``extra`` of :func:`cost_layers`)."""
-    keys = [dict_keys(lb) for lb in like]  # (a layer's lazy dicts are not built for this)
-    return (list(dict.fromkeys(k for m, _, _ in keys for k in m)),
-            list(dict.fromkeys(k for _, st, _ in keys for k in st)),
-            list(dict.fromkeys(k for _, _, lab in keys for k in lab)))
+    metrics: dict[str, None] = {}
+    states: dict[str, None] = {}
+    labels: dict[str, None] = {}
+    calls: set[int] = set()  # layer_batches calls whose unbuilt layers were read (they all have the same keys)
+    for lb in like:
+        d = lb.__dict__
+        shared = d.get("_shared")
+        if shared is not None and shared.row_keys is None and not ("metrics" in d or "states" in d or "labels" in d):
+            if id(shared) in calls:
+                continue
+            calls.add(id(shared))
+        m, st, lab = dict_keys(lb)  # (a layer's lazy dicts are not built for this)
+        metrics.update(dict.fromkeys(m))
+        states.update(dict.fromkeys(st))
+        labels.update(dict.fromkeys(lab))
+    return list(metrics), list(states), list(labels)
 
 
 #: per-layer metrics that scale with the number of products of a batched MatMul
