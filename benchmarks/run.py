@@ -61,17 +61,27 @@ class Options:
 
 
 def section_throughput(lines: list[str], o: Options) -> None:
+    after, before, errors = _measure_models(o, lambda arch: NATURAL.get(arch, "vgg16"), "throughput")
+    lines += speed_report.speed_section(after, before, o.baseline_line, errors, 100 if o.quick else 500)
+    after, before, errors = _measure_models(o, lambda arch: NETWORK, "network")
+    lines += speed_report.networks_section(NETWORK, after, before, errors)
+    _grid_table(lines, o)
+
+
+def _measure_models(o: Options, workload_of, what: str) -> tuple[list[Speed], dict[str, Speed | str], dict[str, str]]:
+    """(after, before, errors): each model's :func:`~benchmarks.throughput.measure_speed` on ``workload_of(arch)``
+    in this tree and the baseline's (with this tree's batch size), each in its own subprocess."""
     after: list[Speed] = []
     before: dict[str, Speed | str] = {}
     errors: dict[str, str] = {}
     quick = ["--quick"] if o.quick else []
     for arch in o.models:
-        wl = NATURAL.get(arch, "vgg16")
+        wl = workload_of(arch)
         try:
             a = Speed(**_speed_fields(before_after.run_in(ROOT, ["speed", arch, wl, *quick])))
         except (RuntimeError, OSError) as exc:
             errors[arch] = str(exc)
-            print(f"throughput {arch}: {exc}", flush=True)
+            print(f"{what} {arch}: {exc}", flush=True)
             continue
         if o.baseline_tree is not None:
             try:
@@ -81,35 +91,11 @@ def section_throughput(lines: list[str], o: Options) -> None:
                 before[arch] = f"failed: {exc}"
         after.append(a)
         b = before.get(arch)
-        print(f"throughput {arch}: {a.batched_evals_per_s:,.0f} evals/s batched, one point {a.one_random_s * 1e3:.2f} ms"
+        print(f"{what} {arch} ({wl}): {a.batched_evals_per_s:,.0f} evals/s batched, one point "
+              f"{a.one_random_s * 1e3:.2f} ms"
               + (f" (before: {b.batched_evals_per_s:,.0f}, {b.one_random_s * 1e3:.2f} ms)" if isinstance(b, Speed) else ""),
               flush=True)
-    lines += speed_report.speed_section(after, before, o.baseline_line, errors, 100 if o.quick else 500)
-    _networks_table(lines, o)
-    _grid_table(lines, o)
-
-
-def _networks_table(lines: list[str], o: Options) -> None:
-    """Each model on :data:`NETWORK` (vector layers, GEMM forms), before and after."""
-    after: list[Speed] = []
-    before: dict[str, Speed | str] = {}
-    errors: dict[str, str] = {}
-    quick = ["--quick"] if o.quick else []
-    for arch in o.models:
-        try:
-            a = Speed(**_speed_fields(before_after.run_in(ROOT, ["speed", arch, NETWORK, *quick])))
-        except (RuntimeError, OSError) as exc:
-            errors[arch] = str(exc)
-            continue
-        if o.baseline_tree is not None:
-            try:
-                before[arch] = Speed(**_speed_fields(before_after.run_in(
-                    o.baseline_tree, ["speed", arch, NETWORK, "--batch", str(a.batch), *quick])))
-            except (RuntimeError, OSError) as exc:
-                before[arch] = f"failed: {exc}"
-        after.append(a)
-        print(f"network {arch}: one point {a.one_random_s * 1e3:.2f} ms", flush=True)
-    lines += speed_report.networks_section(NETWORK, after, before, errors)
+    return after, before, errors
 
 
 def _speed_fields(d: dict) -> dict:
