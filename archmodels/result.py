@@ -202,11 +202,21 @@ def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fal
         if cube is not None:
             return cube
     start = 1 if from_zero else 0
-    cube = np.empty((len(keys), start + len(layers), n))
-    if from_zero:
-        cube[:, 0] = 0.0
+    if not any("_shared" in lb.__dict__ for lb in layers):  # every layer through its own dict: one array
+        rows = [[lb.metrics[k] for lb in layers] for k in keys]
+        if from_zero:
+            zero = np.zeros(n)
+            for r in rows:
+                r.insert(0, zero)
+        try:
+            cube = np.array(rows, dtype=float)
+        except (ValueError, TypeError):  # shapes differ
+            return None
+        return cube if cube.shape == (len(keys), start + len(layers), n) else None
     runs: dict[int, tuple[Any, list[int], list[int]]] = {}  # per layer_batches call: (its rows, their places)
     usable: dict[int, bool] = {}  # per layer_batches call: whether its arrays hold the keys
+    own: list[LayerBatch] = []  # layers read through their own dicts, and their places
+    own_places: list[int] = []
     for i, lb in enumerate(layers, start):
         d = lb.__dict__
         shared = d.get("_shared")
@@ -219,10 +229,21 @@ def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fal
                 run[1].append(d["_row"])
                 run[2].append(i)
                 continue
+        own.append(lb)
+        own_places.append(i)
+    block = None
+    if own:
         try:
-            cube[:, i] = np.array([lb.metrics[k] for k in keys], dtype=float)  # one layer's own arrays
-        except (ValueError, TypeError):  # not arrays of n points
+            block = np.array([[lb.metrics[k] for lb in own] for k in keys], dtype=float)
+        except (ValueError, TypeError):  # shapes differ
             return None
+        if block.shape != (len(keys), len(own), n):
+            return None
+    cube = np.empty((len(keys), start + len(layers), n))
+    if from_zero:
+        cube[:, 0] = 0.0
+    if block is not None:
+        cube[:, own_places] = block
     for shared, rows, places in runs.values():  # each call's rows at once (copies of the very values)
         cube[:, places] = np.array([shared.metrics[k] for k in keys])[:, rows]
     return cube
