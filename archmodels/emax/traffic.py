@@ -359,22 +359,43 @@ _FC = ("inputs", "outputs", "batch")
 
 
 def shape_columns(shapes: Sequence[ConvShape | FCShape], idx: np.ndarray) -> dict[str, np.ndarray]:
-    """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers)."""
+    """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers; ``mac`` as booleans)."""
     conv = isinstance(shapes[0], ConvShape) if shapes else True
-    names = _CONV if conv else _FC
-    tab = {k: np.array([getattr(sh, k) for sh in shapes], dtype=np.int64) for k in names}
+    names = _CONV + ("mac", "vk", "rows_all") if conv else _FC
+    # one cached tuple per shape (a pooling pass lists one shape per request: many repeats), one matrix, then a
+    # contiguous gather per column
+    tab = np.array([_shape_numbers(sh) for sh in shapes], dtype=np.int64).reshape(len(shapes), len(names)).T
+    idx = np.asarray(idx, dtype=np.int64)
+    out = {k: tab[j][idx] for j, k in enumerate(names)}
     if conv:
-        tab["mac"] = np.array([sh.op == "mac" for sh in shapes], dtype=bool)
-        tab["vk"] = np.array([sh.valid_kernel_rows() for sh in shapes], dtype=np.int64)
-        tab["rows_all"] = np.array([sh.input_rows(0, sh.oh) for sh in shapes], dtype=np.int64)
-    return {k: v[idx] for k, v in tab.items()}
+        out["mac"] = out["mac"].astype(bool)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _shape_numbers(sh: ConvShape | FCShape) -> tuple[int, ...]:
+    """A row of :func:`shape_columns`: conv: :data:`_CONV`, MAC (1) or MAX (0), valid kernel rows, input rows
+    read; FC: :data:`_FC`."""
+    if isinstance(sh, FCShape):
+        return tuple(getattr(sh, k) for k in _FC)
+    return tuple(getattr(sh, k) for k in _CONV) + (int(sh.op == "mac"), sh.valid_kernel_rows(), sh.input_rows(0, sh.oh))
 
 
 def _lookup(fn, shapes: Sequence[ConvShape], idx: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``fn(shapes[idx[k]], x[k])`` for every row k."""
+    """``fn(shapes[idx[k]], x[k])`` for every row k, ``fn`` called once per distinct (shape, x) pair (x >= 0):
+    a dense table over (shape, x) when it is not much larger than the rows (no sort), else np.unique."""
     x = np.asarray(x, dtype=np.int64)
     span = int(x.max()) + 1 if len(x) else 1
-    pairs, inv = np.unique(np.asarray(idx, dtype=np.int64) * span + x, return_inverse=True)
+    key = np.asarray(idx, dtype=np.int64) * span + x
+    size = len(shapes) * span
+    if size <= 4 * len(key) + 4096 and (not len(x) or x.min() >= 0):
+        seen = np.zeros(size, bool)
+        seen[key] = True
+        pairs = np.flatnonzero(seen)
+        table = np.zeros(size, dtype=np.int64)
+        table[pairs] = [fn(shapes[i], v) for i, v in zip((pairs // span).tolist(), (pairs % span).tolist())]
+        return table[key]
+    pairs, inv = np.unique(key, return_inverse=True)
     return np.array([fn(shapes[i], int(v)) for i, v in zip(pairs // span, pairs % span)],
                     dtype=np.int64)[inv.reshape(-1)]
 
@@ -498,18 +519,44 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
     # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
     rep, var = np.nonzero(allowed)
-    # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the rest
-    v = {k: np.asarray(r[k])[rep] for k in _SPM_PLAN_READS if k in r}
-    v.update({f"pin_{k}": m[rep] for k, m in pins.items()})
+    # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the ones the traffic
+    # reads (each column gathered once, when first read: most of a row's columns are read by neither)
     f = flags[var]
-    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
-    v.update({k: a[rep] for k, a in x.items()})
+    pin_cols = {f"pin_{k}": m for k, m in pins.items()}
+    given = dict(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
+    v = _Gather((x, rep), (pin_cols, rep), ({k: r[k] for k in _SPM_PLAN_READS if k in r}, rep), **given)
     ok = _vr_spm_plan(v)
     sel = rep[ok]
-    fit = {k: np.asarray(a)[sel] for k, a in r.items() if k not in v}  # v's columns: taken from v below
-    fit.update({k: a[ok] for k, a in v.items()})
-    fit["src"] = sel
+    fit = _Gather((v.got, np.flatnonzero(ok)), (x, sel), (pin_cols, sel), (r, sel), src=sel)
     return _vr_traffic(shapes, fit)
+
+
+class _Gather:
+    """Columns by name: ``given`` ones, else ``np.asarray(d[k])[at]`` of the first source ``(d, at)`` holding
+    ``k``, gathered when first read (:func:`emaxvr_plans`: a row's columns are gathered per (row, schedule)
+    variant and again per schedule that fits; most are read by neither step). ``got``: what is known so far."""
+
+    def __init__(self, *sources: tuple[dict, np.ndarray], **given: np.ndarray):
+        self.sources = sources
+        self.got: dict[str, np.ndarray] = dict(given)
+
+    def __getitem__(self, k: str) -> np.ndarray:
+        if k in self.got:
+            return self.got[k]
+        for d, at in self.sources:
+            if k in d:
+                a = self.got[k] = np.asarray(d[k])[at]
+                return a
+        raise KeyError(k)
+
+    def __contains__(self, k: str) -> bool:
+        return k in self.got or any(k in d for d, _ in self.sources)
+
+    def get(self, k: str, default=None):
+        return self[k] if k in self else default
+
+    def update(self, **cols: np.ndarray) -> None:
+        self.got.update(cols)
 
 
 #: the columns of an :func:`emaxvr_plans` row that :func:`_vr_spm_plan` reads
