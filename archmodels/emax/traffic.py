@@ -286,12 +286,97 @@ def _in_order(m: np.ndarray) -> np.ndarray:
     return out
 
 
+def _sum_in_order(terms: list, n: int, zeros: bool) -> np.ndarray:
+    """:func:`_in_order` of a matrix whose columns are ``terms`` (float arrays or scalars over the n plans) and, if
+    ``zeros``, columns of 0.0 anywhere among them, without building it: x + 0.0 only turns -0.0 into 0.0, wherever
+    it is added in a chain of sums, so the zero columns are one ``+ 0.0`` at the end (none if there is no term)."""
+    if not terms:
+        return np.zeros(n)
+    out = np.array(np.broadcast_to(terms[0], (n,)), dtype=float)
+    for t in terms[1:]:
+        out += t
+    if zeros:
+        out += 0.0
+    return out
+
+
 def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float) -> np.ndarray:
     """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n)."""
     a = np.asarray(v, dtype=dtype)
     if not a.ndim:
         return np.full(n if keep is None else len(keep), a, dtype=dtype)
     return a if keep is None else a[keep]
+
+
+def _float(v) -> np.ndarray | float:
+    """Column ``v`` as the float column of a plan matrix holds it (a scalar stays a scalar)."""
+    a = np.asarray(v, dtype=float)
+    return a if a.ndim else float(a)
+
+
+def _bool(v) -> np.ndarray | bool:
+    """Column ``v`` as the boolean column of a plan matrix holds it (a scalar stays a scalar)."""
+    a = np.asarray(v, dtype=bool)
+    return a if a.ndim else bool(a)
+
+
+@dataclass(frozen=True)
+class _SlotMoves:
+    """The data movement of one builder call kept as its slot columns (arrays over the plans, or scalars), the
+    [plans, columns] matrices of :class:`_Moves` built only for the plans a table keeps (:meth:`take`): most
+    plans are planned in a context that no combination ends up using."""
+
+    n: int
+    on: tuple  # per slot: the transfers with a positive count (count > 0 is applied when built)
+    bursts: tuple
+    per_burst: tuple
+    each: tuple
+    dram: tuple
+    par: tuple
+    phase: np.ndarray
+    write: np.ndarray
+    rd_kind: np.ndarray
+    s_on: tuple  # per stage: on and a positive count
+    s_count: tuple
+    s_each: tuple
+    h_on: tuple
+    h_bytes: tuple
+    h_kind: np.ndarray
+
+    def take(self, rows: np.ndarray) -> _Moves:
+        """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan)."""
+        m = len(rows)
+
+        def mat(values, dtype=float):
+            return _matrix([v[rows] if isinstance(v, np.ndarray) else v for v in values], m, dtype)
+
+        on, bursts, per_burst, each, dram = (mat(self.on, bool), mat(self.bursts), mat(self.per_burst), mat(self.each),
+                                             mat(self.dram, bool))
+        count = bursts * per_burst
+        rd_on = np.concatenate([on & dram & ~self.write & (count > 0), mat(self.s_on, bool)], axis=1)
+        rd_count = np.concatenate([count, mat(self.s_count)], axis=1)
+        rd_each = np.concatenate([each, mat(self.s_each)], axis=1)
+        return _Moves(on & (count > 0), self.phase, self.write, bursts, per_burst, mat(self.par), dram, rd_on, rd_count,
+                      rd_each, self.rd_kind, mat(self.h_on, bool), mat(self.h_bytes), self.h_kind)
+
+    @cached_property
+    def _all(self) -> _Moves:
+        return self.take(np.arange(self.n))
+
+    def xfer(self):
+        return self._all.xfer()
+
+    def stage(self):
+        return self._all.stage()
+
+    def read(self):
+        return self._all.read()
+
+    def host(self):
+        return self._all.host()
+
+    def read_order(self):
+        return self._all.read_order()
 
 
 def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray], label: dict[str, np.ndarray],
@@ -301,41 +386,65 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
 
     ``slots``: the transfers in the order a schedule lists them; ``stages``: (kind, count, bytes each,
     on); ``hosts``: (kind, bytes, on). Adds the sums every plan carries (LMM traffic, DRAM writes per
-    kind, the exact DRAM bytes), each summed in list order.
+    kind, the exact DRAM bytes), each summed in list order: slot by slot as columns (the [plans, slots]
+    matrices of the data movement are built for the plans a table keeps: :class:`_SlotMoves`).
     """
-    on = _matrix([s.on for s in slots], n, bool)
-    bursts, per_burst = _matrix([s.bursts for s in slots], n), _matrix([s.per_burst for s in slots], n)
-    count = bursts * per_burst
-    each = _matrix([s.each for s in slots], n)
-    dram = _matrix([s.dram for s in slots], n, bool)
+    on = [_bool(s.on) for s in slots]
+    bursts = [_float(s.bursts) for s in slots]
+    per_burst = [_float(s.per_burst) for s in slots]
+    each = [_float(s.each) for s in slots]
+    dram = [_bool(s.dram) for s in slots]
     write = np.array([s.write for s in slots], dtype=bool)
     kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
     phase = np.array([s.phase for s in slots], dtype=np.int64)
+    delivered, stored, written, reads = [], [], [[] for _ in KINDS], []
+    no_delivered = no_stored = no_read = False
+    no_written = [False] * len(KINDS)
     with np.errstate(invalid="ignore", over="ignore"):
-        nbytes = np.where(on, count * each, 0.0)
-    moved = np.where(phase != _POOL, nbytes, 0.0)
-    delivered = _in_order(np.where(write, 0.0, moved))
-    stored = _in_order(np.where(write, moved, 0.0))
-    written = np.where(dram & write, nbytes, 0.0)
-    write_kind = np.stack([_in_order(written[:, kind == k]) for k in range(len(KINDS))], axis=1)
-    host = _in_order(_matrix([np.where(h_on, nb, 0.0) for _, nb, h_on in hosts], n))
-    # DRAM reads that move bus words: transfers (slot order), then staging
-    s_on = _matrix([s_on & (c > 0) for _, c, _, s_on in stages], n, bool)
-    rd_on = np.concatenate([on & dram & ~write & (count > 0), s_on], axis=1)
-    rd_count = np.concatenate([count, _matrix([c for _, c, _, _ in stages], n)], axis=1)
-    rd_each = np.concatenate([each, _matrix([e for _, _, e, _ in stages], n)], axis=1)
+        for j in range(len(slots)):
+            count = bursts[j] * per_burst[j]
+            product = count * each[j]
+            nbytes = np.where(on[j], product, 0.0)
+            if phase[j] == _POOL:  # moved: 0 (a zero column of the delivered and stored sums)
+                no_delivered = no_stored = True
+            elif write[j]:
+                stored.append(nbytes)
+                no_delivered = True
+            else:
+                delivered.append(nbytes)
+                no_stored = True
+            if write[j]:  # DRAM writes by kind: the slots of the kind, 0 where not a DRAM write
+                written[kind[j]].append(np.where(dram[j], nbytes, 0.0))
+            else:
+                no_written[kind[j]] = True
+            if write[j]:
+                no_read = True
+            else:
+                reads.append(np.where(on[j] & dram[j] & (count > 0), product, 0.0))
+        s_on = [_bool(s_on & (c > 0)) for _, c, _, s_on in stages]
+        s_count = [_float(c) for _, c, _, _ in stages]
+        s_each = [_float(e) for _, _, e, _ in stages]
+        reads += [np.where(o, c * e, 0.0) for o, c, e in zip(s_on, s_count, s_each)]
+        read_sum = _sum_in_order(reads, n, no_read)
+    delivered = _sum_in_order(delivered, n, no_delivered)
+    stored = _sum_in_order(stored, n, no_stored)
+    write_kind = np.empty((n, len(KINDS)), dtype=float, order="F")
+    for k in range(len(KINDS)):
+        write_kind[:, k] = _sum_in_order(written[k], n, no_written[k])
+    h_on = [_bool(h) for _, _, h in hosts]
+    h_bytes = [_float(b) for _, b, _ in hosts]
+    host = _sum_in_order([np.where(h, b, 0.0) for h, b in zip(h_on, h_bytes)], n, False)
     rd_kind = np.concatenate([kind, [KINDS.index(k) for k, *_ in stages]]).astype(np.int64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        read_sum = _in_order(np.where(rd_on, rd_count * rd_each, 0.0))
     cols = dict(cols)
     cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
-                dram_write=_in_order(write_kind), write_kind=write_kind)
+                dram_write=_sum_in_order([write_kind[:, k] for k in range(len(KINDS))], n, False), write_kind=write_kind)
     cols["dram_exact"] = cols["dram_write"] + host + read_sum
     keep = np.flatnonzero(ok)
     every = None if len(keep) == n else keep  # every candidate exists: columns as they are
-    moves = _Moves(on & (count > 0), phase, write, bursts, per_burst, _matrix([s.par for s in slots], n), dram, rd_on,
-                   rd_count, rd_each, rd_kind, _matrix([h for _, _, h in hosts], n, bool),
-                   _matrix([b for _, b, _ in hosts], n), np.array([KINDS.index(k) for k, *_ in hosts], dtype=np.int64))
+    moves = _SlotMoves(n, tuple(on), tuple(bursts), tuple(per_burst), tuple(each), tuple(dram),
+                       tuple(_float(s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
+                       tuple(s_each), tuple(h_on), tuple(h_bytes), np.array([KINDS.index(k) for k, *_ in hosts],
+                                                                            dtype=np.int64))
     return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
                      {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
