@@ -702,12 +702,13 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
                       np.where(swap_m, 2 * icpar * gpar * h * span * e, 0))
     units = np.where(oh_out, oh, _cdiv(oc, ocp))
 
-    def unit_bytes(t: np.ndarray) -> np.ndarray:
-        return np.where(oh_out, gpar * np.minimum(oc, oc_chunk) * _cdiv(oh, t) * ow_seg * e,
-                        gpar * np.minimum(oc_chunk, _cdiv(units, t) * ocp) * oh * ow_seg * e)
+    def unit_bytes(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the rows ``at`` (t: per row of at)
+        return np.where(oh_out[at], gpar[at] * np.minimum(oc[at], oc_chunk[at]) * _cdiv(oh[at], t) * ow_seg[at] * e[at],
+                        gpar[at] * np.minimum(oc_chunk[at], _cdiv(units[at], t) * ocp[at]) * oh[at] * ow_seg[at] * e[at])
 
     needs_unit = (passes > 1) | per_band_pool
-    smallest = np.where(needs_unit, unit_bytes(units), 0)
+    unit_most = unit_bytes(units)  # one band per unit: the smallest SPM unit
+    smallest = np.where(needs_unit, unit_most, 0)
     stage_in = (S > 0) & (staged > 0) & ~in_res & (resident + staged + smallest <= S)
     # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
     bad |= swap_m & (S > 0) & ~(stage_in | in_res)
@@ -718,8 +719,10 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     halo_keep = np.where(halo_rows & ~halo_dram, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
     fixed = resident + np.where(stage_in, staged, 0.0) + np.where(stage_w, w_group * gpar, 0.0)
 
-    def need(t: np.ndarray) -> np.ndarray:
-        return fixed + np.where(t > 1, halo_keep, 0.0) + unit_bytes(t)
+    def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the rows ``at`` (t: per row of at)
+        return fixed[at] + np.where(t > 1, halo_keep[at], 0.0) + unit_bytes(t, at)
+
+    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + unit_most  # need(units)
 
     keep_all = keep & ~has_pool  # the whole output stays: no bands
     keep_pooled = ~keep_all & keep & (pooled_total > S - resident)
@@ -727,11 +730,11 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     in_dram = ~keep_all & ~keep_pooled & ~no_spm & psum_dram  # an address choice (spec §3 item 3): more traffic
     banded = ~keep_all & ~keep_pooled & ~no_spm & ~in_dram & needs_unit
     plain = ~(keep_all | keep_pooled | no_spm | in_dram | banded)
-    t0 = _first_band_count(units, need, S)
+    t0 = _first_band_count(units, need, S, need_most)
     # variant ``ic_inner``: a start loops OW, OC and the input-channel passes over one output row, so the
     # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
     bad |= ic_inner & ~(oh_out & banded & (passes > 1))
-    t0 = np.where(ic_inner, np.where(need(units) <= S, units, 0), t0)
+    t0 = np.where(ic_inner, np.where(need_most <= S, units, 0), t0)
     # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
     size = np.asarray(v.get("band_size", np.zeros(len(t0))), dtype=np.int64)
     per_unit = np.where(oh_out, 1, ocp)
@@ -912,21 +915,26 @@ def _touched_inputs(sh: ConvShape, _unused: int = 0) -> int:
     return sh.groups * sh.ic * sh.input_rows(0, sh.oh) * sh.input_cols(0, sh.ow)
 
 
-def _first_band_count(units: np.ndarray, need, budget: np.ndarray) -> np.ndarray:
-    """Smallest band count t in 1..units with need(t) <= budget (need is non-increasing), 0 if none."""
+def _first_band_count(units: np.ndarray, need, budget: np.ndarray, need_most: np.ndarray) -> np.ndarray:
+    """Smallest band count t in 1..units with need(t) <= budget (need is non-increasing), 0 if none.
+    ``need(t, at)``: the need of rows ``at`` (an index, or every row) at t (per row of at); ``need_most``:
+    need(units). Bisection over the rows neither end decides (a few percent of them), numpy over those rows."""
     ones = np.ones_like(units)
-    top, single = need(units) > budget, need(ones) <= budget
-    lo, hi = ones, units.copy()  # need(lo) > budget >= need(hi)
-    search = ~top & ~single
-    while True:
-        go = search & (hi - lo > 1)
-        if not go.any():
-            break
-        mid = (lo + hi) // 2
-        fits = need(mid) <= budget
-        hi = np.where(go & fits, mid, hi)
-        lo = np.where(go & ~fits, mid, lo)
-    return np.where(top, 0, np.where(single, 1, hi))
+    top, single = need_most > budget, need(ones) <= budget
+    out = np.where(top, 0, np.where(single, 1, units))
+    at = np.flatnonzero(~top & ~single)
+    if len(at):
+        lo, hi, b = ones[at], units[at], budget[at]  # need(lo) > budget >= need(hi)
+        while True:
+            go = hi - lo > 1
+            if not go.any():
+                break
+            mid = (lo + hi) // 2
+            fits = need(mid, at) <= b
+            hi = np.where(go & fits, mid, hi)
+            lo = np.where(go & ~fits, mid, lo)
+        out[at] = hi
+    return out
 
 
 # ---------------------------------------------------------------- FC / dense products
