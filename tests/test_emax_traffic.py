@@ -267,7 +267,7 @@ def test_band_count_by_bisection_of_the_open_rows_equals_the_smallest(units, see
     def need(t, at=slice(None)):
         return fixed[at] + per[at] * -(-units[at] // t)
 
-    got = traffic._first_band_count(units, need, budget, need(units))
+    got = traffic._first_band_count(units, need, budget, need(units), need(np.ones_like(units)))
     for k in range(len(units)):
         fits = [t for t in range(1, int(units[k]) + 1) if fixed[k] + per[k] * -(-int(units[k]) // t) <= budget[k]]
         assert got[k] == (fits[0] if fits else 0)

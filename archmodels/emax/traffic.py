@@ -618,25 +618,25 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     # rules of :func:`_vr_spm_plan` a row decides alone (the same plans, fewer rows to plan): weights are
     # staged only by multiply-accumulate output-row mappings whose weights fit the SPM; partial sums go to
     # DRAM by choice only with an SPM, several passes, and not when the output stays in the SPM unpooled
-    e, S, icpar, khpar, gpar = _ints(r, "elem", "spm", "icpar", "khpar", "gpar")
-    has_pool, keep = (np.asarray(r.get(k, False), dtype=bool) for k in ("has_pool", "keep"))
-    per_band = np.asarray(r.get("per_band", False), dtype=bool)
-    w_group = np.where(x["mac"], (x["oc"] * x["ic"] * x["kh"] * x["kw"] + x["oc"]) * e, 0)
-    allowed[:, flags[:, 0]] &= (x["mac"] & (np.asarray(r["outer"]) == "OH") & (S > 0) & ~(w_group * gpar > S))[:, None]
-    passes = _cdiv(x["ic"], icpar) * _cdiv(x["kh"], khpar)
-    allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
+    row, out = _vr_rows(r, x)
+    S, keep, has_pool, per_band = row["S"], row["keep"], row["has_pool"], row["per_band"]
+    allowed[:, flags[:, 0]] &= (x["mac"] & row["oh_out"] & (S > 0) & ~(row["w_gpar"] > S))[:, None]
+    allowed[:, flags[:, 1]] &= ((S > 0) & (out["passes"] > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
+    # ... and the SPM plan's rules that do not depend on the variant (:func:`_vr_rows`)
+    allowed &= ~row["bad"][:, None]
+    allowed[:, flags[:, 2]] &= row["halo_rows"][:, None]
+    allowed[:, flags[:, 3]] &= row["inner_ok"][:, None]
     # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
     # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
     rep, var = np.nonzero(allowed)
-    # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the ones the traffic
-    # reads (each column gathered once, when first read: most of a row's columns are read by neither)
+    # the SPM plan of every (row, variant) from its row's numbers; the schedules that fit get the columns the
+    # traffic reads (each gathered once, when first read: most of a row's columns are not read)
     f = flags[var]
     pin_cols = {f"pin_{k}": m for k, m in pins.items()}
-    given = dict(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
-    v = _Gather((x, rep), (pin_cols, rep), ({k: r[k] for k in _SPM_PLAN_READS if k in r}, rep), **given)
-    ok = _vr_spm_plan(v)
+    v = _Gather((pin_cols, rep), (r, rep), stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
+    ok = _vr_spm_plan(v, row, rep)
     sel = rep[ok]
-    fit = _Gather((v.got, np.flatnonzero(ok)), (x, sel), (pin_cols, sel), (r, sel), src=sel)
+    fit = _Gather((v.got, np.flatnonzero(ok)), (out, sel), (x, sel), (pin_cols, sel), (r, sel), src=sel)
     return _vr_traffic(shapes, fit)
 
 
@@ -668,32 +668,31 @@ class _Gather:
         self.got.update(cols)
 
 
-#: the columns of an :func:`emaxvr_plans` row that :func:`_vr_spm_plan` reads
-_SPM_PLAN_READS = ("elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow", "outer",
-                   "mode", "resident", "keep", "has_pool", "per_band", "band_size", "dram_search")
-
-
-def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
-    """Which rows of ``v`` have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so
-    that one accumulation unit fits, where partial sums live, staged inputs, the SPM need."""
-    stage_w, psum_dram, halo_dram, ic_inner, mac = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner",
-                                                                   "mac"))
-    g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (v[k] for k in _CONV)
+def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The SPM plan's numbers of every row of :func:`emaxvr_plans` that do not depend on the schedule variant
+    (computed once per row, not per (row, variant)): (what :func:`_vr_spm_plan` reads, the columns the traffic
+    reads: staged inputs, passes, segments, result sizes). ``bad``: rows no variant can plan (the output kept in
+    the SPM pooled does not fit; a swapped plane neither staged nor resident with an SPM); ``halo_rows``: rows
+    whose halo may come from DRAM; ``inner_ok``: rows whose input-channel loop may run inside a start."""
+    g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (x[k] for k in _CONV)
     e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
-        v, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
-    oh_out = v["outer"] == "OH"
-    rows_m, swap_m = v["mode"] == "rows", v["mode"] == "swap"
-    in_res, keep, has_pool = (np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool"))
-    bad = psum_dram & (S == 0)  # without an SPM the partial sums are in DRAM anyway
+        r, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
+    oh_out = np.asarray(r["outer"]) == "OH"
+    mode = np.asarray(r["mode"])
+    rows_m, swap_m = mode == "rows", mode == "swap"
+    n0 = len(oh_out)
+
+    def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False)
+        return np.broadcast_to(np.asarray(r.get(k, False), dtype=bool), (n0,))
+
+    in_res, keep, has_pool, per_band = (flag(k) for k in ("resident", "keep", "has_pool", "per_band"))
     passes = _cdiv(ic, icpar) * _cdiv(kh, khpar)
     n_seg = _cdiv(ow, ow_seg)
     out_total = g * (oc * oh * ow * e)
     in_total = g * ic * h * w * e
-    w_group = np.where(mac, (oc * ic * kh * kw + oc) * e, 0)
+    w_group = np.where(x["mac"], (oc * ic * kh * kw + oc) * e, 0)
     pooled_total = np.where(has_pool, g * oc * p_oh * p_ow * e, 0.0)
-    per_band_pool = has_pool & np.asarray(v["per_band"], dtype=bool)
-    bad |= stage_w & (~mac | ~oh_out | (S == 0) | (w_group * gpar > S))
-    bad |= psum_dram & ((passes == 1) | per_band_pool | stage_w | (keep & ~has_pool))
+    per_band_pool = has_pool & per_band
 
     # ---- SPM plan: bands of the outermost loop so that one accumulation unit fits ----
     resident = np.where(in_res, in_total, 0.0)
@@ -701,59 +700,87 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     staged = np.where(rows_m, icpar * gpar * np.minimum(h, kh_ext + stride) * span * e,
                       np.where(swap_m, 2 * icpar * gpar * h * span * e, 0))
     units = np.where(oh_out, oh, _cdiv(oc, ocp))
-
-    def unit_bytes(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the rows ``at`` (t: per row of at)
-        return np.where(oh_out[at], gpar[at] * np.minimum(oc[at], oc_chunk[at]) * _cdiv(oh[at], t) * ow_seg[at] * e[at],
-                        gpar[at] * np.minimum(oc_chunk[at], _cdiv(units[at], t) * ocp[at]) * oh[at] * ow_seg[at] * e[at])
-
+    unit = dict(oh_out=oh_out, gpar=gpar, oc=oc, oc_chunk=oc_chunk, oh=oh, ow_seg=ow_seg, e=e, units=units, ocp=ocp)
     needs_unit = (passes > 1) | per_band_pool
-    unit_most = unit_bytes(units)  # one band per unit: the smallest SPM unit
+    unit_most = _unit_bytes(unit, units)  # one band per unit: the smallest SPM unit
     smallest = np.where(needs_unit, unit_most, 0)
     stage_in = (S > 0) & (staged > 0) & ~in_res & (resident + staged + smallest <= S)
-    # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
-    bad |= swap_m & (S > 0) & ~(stage_in | in_res)
     # output-row bands keep the kernel halo rows of every input channel so a band boundary re-reads nothing
     # (variant ``halo_dram``: re-read them from DRAM per band, which leaves the SPM to larger bands)
     halo_rows = stage_in & rows_m & oh_out & (kh_ext > stride)
-    bad |= halo_dram & ~halo_rows
-    halo_keep = np.where(halo_rows & ~halo_dram, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
-    fixed = resident + np.where(stage_in, staged, 0.0) + np.where(stage_w, w_group * gpar, 0.0)
-
-    def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the rows ``at`` (t: per row of at)
-        return fixed[at] + np.where(t > 1, halo_keep[at], 0.0) + unit_bytes(t, at)
-
-    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + unit_most  # need(units)
-
     keep_all = keep & ~has_pool  # the whole output stays: no bands
     keep_pooled = ~keep_all & keep & (pooled_total > S - resident)
     no_spm = ~keep_all & ~keep_pooled & (S == 0)
-    in_dram = ~keep_all & ~keep_pooled & ~no_spm & psum_dram  # an address choice (spec §3 item 3): more traffic
-    banded = ~keep_all & ~keep_pooled & ~no_spm & ~in_dram & needs_unit
-    plain = ~(keep_all | keep_pooled | no_spm | in_dram | banded)
-    t0 = _first_band_count(units, need, S, need_most)
+    free = ~keep_all & ~keep_pooled & ~no_spm  # banded unless the partial sums go to DRAM or need no unit
+    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
+    size = np.asarray(r.get("band_size", np.zeros(len(units))), dtype=np.int64)
+    row = dict(S=S, keep=keep, has_pool=has_pool, per_band=per_band, oh_out=oh_out, w_gpar=w_group * gpar,
+               # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
+               bad=keep_pooled | (swap_m & (S > 0) & ~(stage_in | in_res)), halo_rows=halo_rows,
+               # variant ``ic_inner`` needs output-row bands of several passes (:func:`_vr_spm_plan`)
+               inner_ok=oh_out & free & needs_unit & (passes > 1),
+               halo_kept=np.where(halo_rows, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0),
+               fixed=resident + np.where(stage_in, staged, 0.0), unit_most=unit_most, unit_one=_unit_bytes(unit, 1),
+               units=units, keep_all=keep_all, no_spm=no_spm, free=free, needs_unit=needs_unit, passes=passes,
+               n_seg=n_seg, out_total=out_total, unit=unit,
+               size_bands=_cdiv(units, np.maximum(1, size // np.where(oh_out, 1, ocp))), sized=size > 0,
+               dram_search=flag("dram_search"))
+    out = dict(stage_in=stage_in, passes=passes, n_seg=n_seg, out_total=out_total, w_group=w_group,
+               pooled_total=pooled_total, per_band_pool=per_band_pool)
+    return row, out
+
+
+def _unit_bytes(u: dict[str, np.ndarray], t, at=slice(None)) -> np.ndarray:
+    """SPM bytes of one accumulation unit of rows ``at`` (of :func:`_vr_rows`' ``unit`` columns ``u``) split into
+    ``t`` bands (per row of at, or one for all)."""
+    oh_out, gpar, oc, oc_chunk, oh, ow_seg, e, units, ocp = (u[k][at] for k in ("oh_out", "gpar", "oc", "oc_chunk", "oh",
+                                                                                  "ow_seg", "e", "units", "ocp"))
+    return np.where(oh_out, gpar * np.minimum(oc, oc_chunk) * _cdiv(oh, t) * ow_seg * e,
+                    gpar * np.minimum(oc_chunk, _cdiv(units, t) * ocp) * oh * ow_seg * e)
+
+
+def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], rep: np.ndarray) -> np.ndarray:
+    """Which (row, variant) pairs of ``v`` (row ``rep`` of :func:`_vr_rows`' ``row`` numbers, the variant's flags)
+    have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so that one accumulation unit fits,
+    where partial sums live, the SPM need. The rules a row decides alone were applied before (its variants are not
+    planned)."""
+    stage_w, psum_dram, halo_dram, ic_inner = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner"))
+    S, units, oh_out, passes, n_seg = (row[k][rep] for k in ("S", "units", "oh_out", "passes", "n_seg"))
+    keep_all, no_spm, free, needs_unit = (row[k][rep] for k in ("keep_all", "no_spm", "free", "needs_unit"))
+    halo_keep = np.where(~halo_dram, row["halo_kept"][rep], 0)
+    fixed = row["fixed"][rep] + np.where(stage_w, row["w_gpar"][rep], 0.0)
+    unit = row["unit"]
+
+    def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the pairs ``at`` (t: per pair of at)
+        return fixed[at] + np.where(t > 1, halo_keep[at], 0.0) + _unit_bytes(unit, t, rep[at])
+
+    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + row["unit_most"][rep]  # need(units)
+    need_one = fixed + 0.0 + row["unit_one"][rep]  # need(1)
+    in_dram = free & psum_dram  # an address choice (spec §3 item 3): more traffic
+    banded = free & ~psum_dram & needs_unit
+    plain = ~(keep_all | no_spm | in_dram | banded)
+    t0 = _first_band_count(units, need, S, need_most, need_one)
     # variant ``ic_inner``: a start loops OW, OC and the input-channel passes over one output row, so the
     # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
-    bad |= ic_inner & ~(oh_out & banded & (passes > 1))
     t0 = np.where(ic_inner, np.where(need_most <= S, units, 0), t0)
-    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
-    size = np.asarray(v.get("band_size", np.zeros(len(t0))), dtype=np.int64)
-    per_unit = np.where(oh_out, 1, ocp)
-    t0 = np.where((size > 0) & (t0 > 0), np.maximum(t0, _cdiv(units, np.maximum(1, size // per_unit))), t0)
+    # a pinned band size only adds bands
+    t0 = np.where(row["sized"][rep] & (t0 > 0), np.maximum(t0, row["size_bands"][rep]), t0)
     t = np.maximum(t0, 1)
-    bad |= keep_all & ((S == 0) | (fixed + out_total > S))
-    bad |= keep_pooled
+    bad = keep_all & ((S == 0) | (fixed + row["out_total"][rep] > S))
     bad |= banded & (t0 == 0)
     bad |= plain & (fixed > S)
     bands = np.where(banded, t, 1)
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
-    spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need(t)], fixed)
+    at = np.flatnonzero(banded)
+    need_t = np.zeros(len(t))
+    need_t[at] = need(t[at], at)
+    spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + row["out_total"][rep], 0.0, fixed, need_t], fixed)
     # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
     # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
-    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~np.asarray(v.get("dram_search", False), dtype=bool)
+    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~row["dram_search"][rep]
     bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
     bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
-    v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, stage_in=stage_in, halo_keep=halo_keep, passes=passes,
-             n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total, per_band_pool=per_band_pool)
+    v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, halo_keep=halo_keep)
     return ~bad
 
 
@@ -915,12 +942,13 @@ def _touched_inputs(sh: ConvShape, _unused: int = 0) -> int:
     return sh.groups * sh.ic * sh.input_rows(0, sh.oh) * sh.input_cols(0, sh.ow)
 
 
-def _first_band_count(units: np.ndarray, need, budget: np.ndarray, need_most: np.ndarray) -> np.ndarray:
+def _first_band_count(units: np.ndarray, need, budget: np.ndarray, need_most: np.ndarray,
+                      need_one: np.ndarray) -> np.ndarray:
     """Smallest band count t in 1..units with need(t) <= budget (need is non-increasing), 0 if none.
-    ``need(t, at)``: the need of rows ``at`` (an index, or every row) at t (per row of at); ``need_most``:
-    need(units). Bisection over the rows neither end decides (a few percent of them), numpy over those rows."""
+    ``need(t, at)``: the need of rows ``at`` (an index) at t (per row of at); ``need_most``, ``need_one``:
+    need(units), need(1). Bisection over the rows neither end decides (a few percent of them), numpy over those rows."""
     ones = np.ones_like(units)
-    top, single = need_most > budget, need(ones) <= budget
+    top, single = need_most > budget, need_one <= budget
     out = np.where(top, 0, np.where(single, 1, units))
     at = np.flatnonzero(~top & ~single)
     if len(at):
