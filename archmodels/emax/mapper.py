@@ -761,14 +761,12 @@ class _Req:
 
 def _by_object(objs: Sequence, numbers, k: int) -> np.ndarray:
     """[k, len(objs)] int64: ``numbers(obj)`` (k numbers) per object, computed once per distinct object (a batch's
-    requests repeat each array once per layer and each layer shape once per array)."""
-    first = {id(o): o for o in objs}  # the distinct objects, in first-seen order
-    if len(first) == len(objs):
-        return np.array([numbers(o) for o in objs], dtype=np.int64).reshape(len(objs), k).T.copy()
-    where = {key: j for j, key in enumerate(first)}
-    at = np.fromiter([where[id(o)] for o in objs], dtype=np.int64, count=len(objs))
-    table = np.array([numbers(o) for o in first.values()], dtype=np.int64).reshape(len(first), k).T
-    return table[:, at]
+    requests repeat each array once per layer and each layer shape once per array; objects told apart by ``id``,
+    all alive while this runs)."""
+    ids = np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
+    _, first, at = np.unique(ids, return_index=True, return_inverse=True)
+    table = np.array([numbers(objs[i]) for i in first.tolist()], dtype=np.int64).reshape(len(first), k).T
+    return table[:, at.reshape(-1)]
 
 
 def _cdiv(a, b):
