@@ -1022,7 +1022,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     for p in every:
         whole_fits |= (q.rows - HEADER_ROWS[p] - _tail_rows_np(p, q.cols) >= q.kh * geo[p][3]) & (pairs_ok if p == "pairs" else True)
     slots = _slots(arch)
-    nums = np.zeros((n, len(slots), len(_NUMBERS)))
+    nums = np.zeros((len(_NUMBERS), len(slots), n))  # field, slot, request: each written and read contiguously
     valid = np.zeros((n, len(slots)), bool)
     slot_ok, fit_code, fit_need = (np.zeros((n, len(slots)), t) for t in (bool, np.int64, np.int64))
     allowed, why = {}, {}
@@ -1044,15 +1044,16 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
             n_seg, ow_seg, oc_chunk, need, fit_code[:, j], fit_need[:, j] = fit[mode == "resident"]
             valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
             for f, v in core.items():
-                nums[:, j, col[f]] = v
-            nums[:, j, col["n_seg"]] = n_seg
-            nums[:, j, col["ow_seg"]] = ow_seg
-            nums[:, j, col["oc_chunk"]] = oc_chunk
-            nums[:, j, col["lmm_need"]] = need
-            nums[:, j, col["pload"]] = p != "single"
+                nums[col[f], j] = v
+            nums[col["n_seg"], j] = n_seg
+            nums[col["ow_seg"], j] = ow_seg
+            nums[col["oc_chunk"], j] = oc_chunk
+            nums[col["lmm_need"], j] = need
+            nums[col["pload"], j] = p != "single"
             j += 1
     req, slot = np.nonzero(valid)
-    out = {f: nums[req, slot, k] for f, k in col.items()}
+    flat = slot * n + req
+    out = {f: nums[k].reshape(-1)[flat] for f, k in col.items()}
     labels = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)
     # a tile search's other tiles (:func:`_tiles`), each right after its structure's first
     search = ((q.tile_search > 0) & q.mac)[req] if arch == "emaxvr" else ()
