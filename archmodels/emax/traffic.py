@@ -98,25 +98,25 @@ class _Moves:
         r, jj = np.nonzero(self.xfer_on[:, by_phase])
         j = by_phase[jj]
         kind = self.rd_kind[j]
-        rounds = self.bursts[r, j] * np.ceil(self.per_burst[r, j] / self.par[r, j] - 1e-9)
-        return r, {"phase": self.phase[j], "count": self.rd_count[r, j], "each": self.rd_each[r, j], "rounds": rounds,
-                   "read": (~self.write[j]).astype(float), "dram": self.dram[r, j].astype(float),
+        rounds = _pick(self.bursts, r, j) * np.ceil(_pick(self.per_burst, r, j) / _pick(self.par, r, j) - 1e-9)
+        return r, {"phase": self.phase[j], "count": _pick(self.rd_count, r, j), "each": _pick(self.rd_each, r, j),
+                   "rounds": rounds, "read": (~self.write[j]).astype(float), "dram": _pick(self.dram, r, j).astype(float),
                    "weight": (kind == 1).astype(float)}
 
     def stage(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         ns = len(self.phase)
         r, j = np.nonzero(self.rd_on[:, ns:])
-        return r, {"count": self.rd_count[r, ns + j], "each": self.rd_each[r, ns + j],
+        return r, {"count": _pick(self.rd_count, r, ns + j), "each": _pick(self.rd_each, r, ns + j),
                    "weight": (self.rd_kind[ns + j] == 1).astype(float)}
 
     def read(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         r, j = np.nonzero(self.rd_on)
-        return r, {"kind": self.rd_kind[j], "count": self.rd_count[r, j], "each": self.rd_each[r, j],
+        return r, {"kind": self.rd_kind[j], "count": _pick(self.rd_count, r, j), "each": _pick(self.rd_each, r, j),
                    "weight": (self.rd_kind[j] == 1).astype(float)}
 
     def host(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         r, j = np.nonzero(self.h_on)
-        return r, {"kind": self.h_kind[j], "bytes": self.h_bytes[r, j]}
+        return r, {"kind": self.h_kind[j], "bytes": _pick(self.h_bytes, r, j)}
 
     def read_order(self) -> np.ndarray:
         """Per plan, the kinds its reads (then host reads) name, in first-named order, padded with len(KINDS)."""
@@ -131,6 +131,15 @@ class _Moves:
                 pos[:, k] = np.where(m.any(axis=1), at[m.argmax(axis=1)], big)
         order = np.argsort(pos, axis=1, kind="stable")
         return np.where(np.take_along_axis(pos, order, axis=1) == big, len(KINDS), order)
+
+
+def _pick(m: np.ndarray, r: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``m[r, j]`` of a matrix as one flat take (numpy's two-array fancy indexing costs ~4x more)."""
+    if m.flags.f_contiguous:
+        return np.take(m.ravel(order="F"), j * m.shape[0] + r)
+    if m.flags.c_contiguous:
+        return np.take(m.ravel(), r * m.shape[1] + j)
+    return m[r, j]
 
 
 @dataclass(frozen=True)
