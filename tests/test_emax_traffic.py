@@ -138,49 +138,9 @@ import numpy as np  # noqa: E402
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from archmodels.emax import traffic  # noqa: E402
-from archmodels.emax.traffic import _POOL, KINDS, PlanTable, _in_order, _matrix, _Moves, _per_plan  # noqa: E402
+from archmodels.emax.traffic import PlanTable, _in_order, _matrix  # noqa: E402
 
 SPEED = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _assemble_matrices(n, ok, src, cols, label, slots, stages, hosts, load_bytes_per_iter) -> PlanTable:
-    """The plain computation :func:`traffic._assemble` replaced: every sum over [plans, slots] matrices built for
-    every plan."""
-    on = _matrix([s.on for s in slots], n, bool)
-    bursts, per_burst = _matrix([s.bursts for s in slots], n), _matrix([s.per_burst for s in slots], n)
-    count = bursts * per_burst
-    each = _matrix([s.each for s in slots], n)
-    dram = _matrix([s.dram for s in slots], n, bool)
-    write = np.array([s.write for s in slots], dtype=bool)
-    kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
-    phase = np.array([s.phase for s in slots], dtype=np.int64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        nbytes = np.where(on, count * each, 0.0)
-    moved = np.where(phase != _POOL, nbytes, 0.0)
-    delivered = _in_order(np.where(write, 0.0, moved))
-    stored = _in_order(np.where(write, moved, 0.0))
-    written = np.where(dram & write, nbytes, 0.0)
-    write_kind = np.stack([_in_order(written[:, kind == k]) for k in range(len(KINDS))], axis=1)
-    host = _in_order(_matrix([np.where(h_on, nb, 0.0) for _, nb, h_on in hosts], n))
-    s_on = _matrix([s_on & (c > 0) for _, c, _, s_on in stages], n, bool)
-    rd_on = np.concatenate([on & dram & ~write & (count > 0), s_on], axis=1)
-    rd_count = np.concatenate([count, _matrix([c for _, c, _, _ in stages], n)], axis=1)
-    rd_each = np.concatenate([each, _matrix([e for _, _, e, _ in stages], n)], axis=1)
-    rd_kind = np.concatenate([kind, [KINDS.index(k) for k, *_ in stages]]).astype(np.int64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        read_sum = _in_order(np.where(rd_on, rd_count * rd_each, 0.0))
-    cols = dict(cols)
-    cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
-                dram_write=_in_order(write_kind), write_kind=write_kind)
-    cols["dram_exact"] = cols["dram_write"] + host + read_sum
-    keep = np.flatnonzero(ok)
-    every = None if len(keep) == n else keep
-    moves = _Moves(on & (count > 0), phase, write, bursts, per_burst, _matrix([s.par for s in slots], n), dram, rd_on,
-                   rd_count, rd_each, rd_kind, _matrix([h for _, _, h in hosts], n, bool),
-                   _matrix([b for _, b, _ in hosts], n), np.array([KINDS.index(k) for k, *_ in hosts], dtype=np.int64))
-    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
-                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
-                     ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
 def _same_bits(a, b, what: str) -> None:
@@ -213,9 +173,10 @@ def _same_tables(t: PlanTable, ref: PlanTable) -> None:
 @given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
        wl=st.sampled_from(["alexnet", "vgg16", "mobilenet_v2"]))
 def test_plan_sums_by_slot_equal_the_matrices(seed, arch, wl):
-    """_assemble (the sums slot by slot, the data movement's matrices only for the plans a table keeps) gives every
-    plan column, label and entry table bit for bit as the [plans, slots] matrices did, for every builder call of
-    random points (pooling passes and FC layers included)."""
+    """_assemble_columns (the sums slot by slot, the data movement's matrices only for the plans a table keeps: large
+    tables) gives every plan column, label and entry table bit for bit as _assemble_matrices (the [plans, slots]
+    matrices of every plan: small tables), for every builder call of random points (pooling passes and FC layers
+    included)."""
     from archmodels.emax import model
 
     calls = []
@@ -232,7 +193,7 @@ def test_plan_sums_by_slot_equal_the_matrices(seed, arch, wl):
         m.evaluate_points(wl, rows)
     assert calls
     for args in calls:
-        _same_tables(real(*args), _assemble_matrices(*args))
+        _same_tables(traffic._assemble_columns(*args), traffic._assemble_matrices(*args))
 
 
 @SPEED

@@ -134,7 +134,9 @@ class _Moves:
 
 
 def _pick(m: np.ndarray, r: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """``m[r, j]`` of a matrix as one flat take (numpy's two-array fancy indexing costs ~4x more)."""
+    """``m[r, j]`` of a matrix as one flat take (numpy's two-array fancy indexing costs ~4x more on large tables)."""
+    if len(r) < 1024:
+        return m[r, j]
     if m.flags.f_contiguous:
         return np.take(m.ravel(order="F"), j * m.shape[0] + r)
     if m.flags.c_contiguous:
@@ -301,7 +303,8 @@ def _sum_in_order(terms: list, n: int, zeros: bool) -> np.ndarray:
     it is added in a chain of sums, so the zero columns are one ``+ 0.0`` at the end (none if there is no term)."""
     if not terms:
         return np.zeros(n)
-    out = np.array(np.broadcast_to(terms[0], (n,)), dtype=float)
+    first = terms[0]
+    out = np.array(first, dtype=float) if np.ndim(first) else np.full(n, first, dtype=float)
     for t in terms[1:]:
         out += t
     if zeros:
@@ -388,6 +391,11 @@ class _SlotMoves:
         return self._all.read_order()
 
 
+#: plans from which :func:`_assemble` sums slot by slot as columns (below: over [plans, slots] matrices, fewer numpy
+#: calls: one design point's tables)
+ASSEMBLE_COLUMNS_FROM = 2048
+
+
 def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray], label: dict[str, np.ndarray],
               slots: list[_Slot], stages: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
               hosts: list[tuple[str, np.ndarray, np.ndarray]], load_bytes_per_iter: np.ndarray) -> PlanTable:
@@ -395,9 +403,61 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
 
     ``slots``: the transfers in the order a schedule lists them; ``stages``: (kind, count, bytes each,
     on); ``hosts``: (kind, bytes, on). Adds the sums every plan carries (LMM traffic, DRAM writes per
-    kind, the exact DRAM bytes), each summed in list order: slot by slot as columns (the [plans, slots]
-    matrices of the data movement are built for the plans a table keeps: :class:`_SlotMoves`).
+    kind, the exact DRAM bytes), each summed in list order. From :data:`ASSEMBLE_COLUMNS_FROM` plans slot by slot
+    as columns (:func:`_assemble_columns`), else over [plans, slots] matrices (:func:`_assemble_matrices`): the
+    same bits.
     """
+    build = _assemble_columns if n >= ASSEMBLE_COLUMNS_FROM else _assemble_matrices
+    return build(n, ok, src, cols, label, slots, stages, hosts, load_bytes_per_iter)
+
+
+def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray],
+                       label: dict[str, np.ndarray], slots: list[_Slot], stages: list, hosts: list,
+                       load_bytes_per_iter: np.ndarray) -> PlanTable:
+    """:func:`_assemble` over [plans, slots] matrices built for every plan (few numpy calls: small tables)."""
+    on = _matrix([s.on for s in slots], n, bool)
+    bursts, per_burst = _matrix([s.bursts for s in slots], n), _matrix([s.per_burst for s in slots], n)
+    count = bursts * per_burst
+    each = _matrix([s.each for s in slots], n)
+    dram = _matrix([s.dram for s in slots], n, bool)
+    write = np.array([s.write for s in slots], dtype=bool)
+    kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
+    phase = np.array([s.phase for s in slots], dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        nbytes = np.where(on, count * each, 0.0)
+    moved = np.where(phase != _POOL, nbytes, 0.0)
+    delivered = _in_order(np.where(write, 0.0, moved))
+    stored = _in_order(np.where(write, moved, 0.0))
+    written = np.where(dram & write, nbytes, 0.0)
+    write_kind = np.stack([_in_order(written[:, kind == k]) for k in range(len(KINDS))], axis=1)
+    host = _in_order(_matrix([np.where(h_on, nb, 0.0) for _, nb, h_on in hosts], n))
+    # DRAM reads that move bus words: transfers (slot order), then staging
+    s_on = _matrix([s_on & (c > 0) for _, c, _, s_on in stages], n, bool)
+    rd_on = np.concatenate([on & dram & ~write & (count > 0), s_on], axis=1)
+    rd_count = np.concatenate([count, _matrix([c for _, c, _, _ in stages], n)], axis=1)
+    rd_each = np.concatenate([each, _matrix([e for _, _, e, _ in stages], n)], axis=1)
+    rd_kind = np.concatenate([kind, [KINDS.index(k) for k, *_ in stages]]).astype(np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        read_sum = _in_order(np.where(rd_on, rd_count * rd_each, 0.0))
+    cols = dict(cols)
+    cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
+                dram_write=_in_order(write_kind), write_kind=write_kind)
+    cols["dram_exact"] = cols["dram_write"] + host + read_sum
+    keep = np.flatnonzero(ok)
+    every = None if len(keep) == n else keep  # every candidate exists: columns as they are
+    moves = _Moves(on & (count > 0), phase, write, bursts, per_burst, _matrix([s.par for s in slots], n), dram, rd_on,
+                   rd_count, rd_each, rd_kind, _matrix([h for _, _, h in hosts], n, bool),
+                   _matrix([b for _, b, _ in hosts], n), np.array([KINDS.index(k) for k, *_ in hosts], dtype=np.int64))
+    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
+                     ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
+
+
+def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray],
+                      label: dict[str, np.ndarray], slots: list[_Slot], stages: list, hosts: list,
+                      load_bytes_per_iter: np.ndarray) -> PlanTable:
+    """:func:`_assemble` slot by slot as columns (the [plans, slots] matrices of the data movement are built for the
+    plans a table keeps: :class:`_SlotMoves`; most plans are planned in a context no combination ends up using)."""
     on = [_bool(s.on) for s in slots]
     bursts = [_float(s.bursts) for s in slots]
     per_burst = [_float(s.per_burst) for s in slots]
