@@ -109,3 +109,55 @@ def test_fc_mapping_236_inputs_in_parallel():
     maps, _ = fc_candidates(shape_of(load_workload("alexnet").layer("FC11")), EMAXVR)
     m = maps[0]
     assert (m.icpar, m.oc_chunk, m.order) == (236, 512, ("OC",))  # 59 rows x 4; 1 KB / 2 B weights per PE
+
+
+# ---------------------------------------------------------------- speed paths (issue 15): the same answers
+import numpy as np  # noqa: E402
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from archmodels.emax import mapper  # noqa: E402
+from archmodels.emax.mapper import ConvShape  # noqa: E402
+
+SPEED = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+CONV_SHAPES = sorted({sh for wl in ("alexnet", "vgg16", "mobilenet_v2", "resnet50")
+                      for sh in map(shape_of, load_workload(wl).layers) if isinstance(sh, ConvShape)}, key=repr)
+
+
+@SPEED
+@given(pairs=st.lists(st.tuples(st.integers(1, 2048), st.integers(1, 5000)), min_size=1, max_size=40))
+def test_largest_divisor_by_table_equals_the_loop(pairs):
+    n, limit = (np.array(v, dtype=np.int64) for v in zip(*pairs))
+    assert mapper._largest_divisor_np(n, limit).tolist() == [mapper._largest_divisor(a, b) for a, b in pairs]
+
+
+@SPEED
+@given(cols=st.lists(st.integers(0, 64), min_size=1, max_size=20), pattern=st.sampled_from(["single", "A", "B", "pairs", "fc"]))
+def test_tail_rows_by_table_equals_the_formula(cols, pattern):
+    got = mapper._tail_rows_np(pattern, np.array(cols, dtype=np.int64))
+    assert got.dtype == np.int64 and got.tolist() == [mapper._tail_rows(pattern, c) for c in cols]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_mapper_table_of_shared_objects_equals_one_by_one(seed, arch):
+    """conv_table as a batch asks it (every layer of a few arrays: the same shape and array objects repeated,
+    numbers taken once per object; a tile search's extra tiles cached) lists what conv_candidates lists request
+    by request, texts of the same width, twice (the tile cache warm the second time)."""
+    rng = np.random.default_rng(seed)
+    arrays = [Hw(arch, int(rng.integers(4, int(rng.choice([16, 64, 513])))), int(rng.choice([2, 4, 8, 16])),
+                 int(round(float(np.exp(rng.uniform(np.log(16), np.log(2**21)))))), 0, int(rng.choice([2, 4])),
+                 int(rng.choice([0, 0, int(rng.integers(1, 4097))])), int(rng.choice([0, 1, 2]))) for _ in range(5)]
+    layers = [CONV_SHAPES[i] for i in rng.integers(0, len(CONV_SHAPES), 10)]
+    shapes = [sh for _ in arrays for sh in layers]
+    hws = [hw for hw in arrays for _ in layers]
+    n = len(shapes)
+    pats = ["auto"] * n if arch == "emaxv" else [str(rng.choice(["auto", "A", "B"])) for _ in range(n)]
+    orders = ["auto"] * n
+    maps = [mapper.conv_candidates(*a)[0] for a in zip(shapes, hws, pats, orders)]
+    ref = mapper.mapping_columns([m for ms in maps for m in ms])
+    for _ in range(2):
+        tab = mapper.conv_table(arch, shapes, hws, pats, orders)
+        assert tab.req.tolist() == np.repeat(np.arange(n), [len(ms) for ms in maps]).tolist()
+        assert list(tab.cols) == list(ref)
+        for k, v in ref.items():
+            assert tab.cols[k].dtype == v.dtype and np.array_equal(tab.cols[k], v), k

@@ -129,3 +129,136 @@ def test_grouped_and_strided_conv_shapes_run():
         lay = r["layers"][0]
         assert r["feasible"] and lay["dram_output_write_bytes"] == layer.output_elems * (4 if arch == "emaxv" else 2)
         assert 0 < lay["utilization"] <= 1
+
+
+# ---------------------------------------------------------------- speed paths (issue 15): the same bits
+from unittest import mock  # noqa: E402
+
+import numpy as np  # noqa: E402
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from archmodels.emax import traffic  # noqa: E402
+from archmodels.emax.traffic import PlanTable, _in_order, _matrix  # noqa: E402
+
+SPEED = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _same_bits(a, b, what: str) -> None:
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    if a.dtype == object:
+        assert a.tolist() == b.tolist(), what
+    else:
+        assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes(), what  # -0.0 and NaN too
+
+
+def _same_tables(t: PlanTable, ref: PlanTable) -> None:
+    assert list(t.plan) == list(ref.plan) and list(t.label) == list(ref.label)
+    for k in ref.plan:
+        _same_bits(t.plan[k], ref.plan[k], k)
+    for k in ref.label:
+        _same_bits(t.label[k], ref.label[k], k)
+    _same_bits(t.src, ref.src, "src")
+    rows = np.arange(len(ref))[::-1][::2].copy()  # a table keeps some plans, in another order
+    for a, b in ((t, ref), (t.take(rows), ref.take(rows))):
+        for part in ("xfer", "stage", "read", "host"):
+            got, want = getattr(a, part), getattr(b, part)
+            assert list(got) == list(want), part
+            for k in want:
+                _same_bits(got[k], want[k], f"{part}.{k}")
+        _same_bits(a.read_order, b.read_order, "read_order")
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["alexnet", "vgg16", "mobilenet_v2"]))
+def test_plan_sums_by_slot_equal_the_matrices(seed, arch, wl):
+    """_assemble_columns (the sums slot by slot, the data movement's matrices only for the plans a table keeps: large
+    tables) gives every plan column, label and entry table bit for bit as _assemble_matrices (the [plans, slots]
+    matrices of every plan: small tables), for every builder call of random points (pooling passes and FC layers
+    included)."""
+    from archmodels.emax import model
+
+    calls = []
+    real = traffic._assemble
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    m = get_model(arch)
+    rows = m.params.random_rows(6, np.random.default_rng(seed))
+    model.workload_plans.cache_clear()
+    with mock.patch.object(traffic, "_assemble", spy):
+        m.evaluate_points(wl, rows)
+    assert calls
+    for args in calls:
+        _same_tables(traffic._assemble_columns(*args), traffic._assemble_matrices(*args))
+
+
+@SPEED
+@given(cols=st.lists(st.lists(st.sampled_from([0.0, -0.0, 1.5, -2.25, 3e300, float("inf"), float("-inf"),
+                                               float("nan"), 7.0]), min_size=4, max_size=4), max_size=6),
+       zero_at=st.lists(st.integers(0, 7), max_size=4))
+def test_sum_of_columns_with_zero_columns_equals_the_matrix_sum(cols, zero_at):
+    """_sum_in_order (the zero columns as one + 0.0 at the end) equals _in_order over the matrix with the zero
+    columns where they stand, bit for bit (-0.0, infinities and NaN included)."""
+    n = 4
+    terms = [np.array(c) for c in cols]
+    full = list(terms)
+    for z in sorted(zero_at, reverse=True):
+        full.insert(min(z, len(full)), np.zeros(n))
+    with np.errstate(invalid="ignore", over="ignore"):
+        got = traffic._sum_in_order(terms, n, bool(zero_at))
+        want = _in_order(_matrix(full, n))
+        _same_bits(got, want, "sum")
+
+
+@SPEED
+@given(units=st.lists(st.integers(1, 600), min_size=1, max_size=30), seed=st.integers(0, 2**31 - 1))
+def test_band_count_by_bisection_of_the_open_rows_equals_the_smallest(units, seed):
+    """_first_band_count (bisection over the rows neither end decides) gives the smallest t in 1..units whose
+    need fits, 0 if none, for needs that fall with t."""
+    rng = np.random.default_rng(seed)
+    units = np.array(units, dtype=np.int64)
+    fixed = rng.integers(0, 1000, len(units)).astype(float)
+    per = rng.integers(1, 5000, len(units))
+    budget = rng.integers(0, 200_000, len(units))
+
+    def need(t, at=slice(None)):
+        return fixed[at] + per[at] * -(-units[at] // t)
+
+    got = traffic._first_band_count(units, need, budget, need(units), need(np.ones_like(units)))
+    for k in range(len(units)):
+        fits = [t for t in range(1, int(units[k]) + 1) if fixed[k] + per[k] * -(-int(units[k]) // t) <= budget[k]]
+        assert got[k] == (fits[0] if fits else 0)
+
+
+@SPEED
+@given(idx=st.lists(st.integers(0, 4), max_size=40), xs=st.lists(st.integers(0, 300), max_size=40))
+def test_lookup_by_dense_table_equals_one_call_per_row(idx, xs):
+    """_lookup answers fn(shape, x) per row, by the dense table or by np.unique."""
+    k = min(len(idx), len(xs))
+    idx, xs = np.array(idx[:k], dtype=np.int64), np.array(xs[:k], dtype=np.int64)
+    shapes = list(ALEX.layers[:5])
+
+    def fn(sh, x):
+        return sh.output_elems * 1000 + x
+
+    want = [fn(shapes[i], int(x)) for i, x in zip(idx, xs)]
+    assert traffic._lookup(fn, shapes, idx, xs).tolist() == want
+    big = [shapes[0]] * 10_000  # a table much larger than the rows: the np.unique path
+    assert traffic._lookup(fn, big, idx * 2000, xs).tolist() == [fn(big[0], int(x)) for x in xs]
+
+
+def test_gather_reads_sources_in_order_when_first_read():
+    """_Gather: given columns first, then the first source holding the name, gathered at its index once."""
+    a, b = {"x": np.arange(5), "y": np.arange(5) * 10}, {"x": np.arange(5) * 100, "z": np.arange(5) * 7}
+    g = traffic._Gather((a, np.array([4, 0])), (b, np.array([1, 1])), w=np.array([9]))
+    assert g["x"].tolist() == [4, 0] and g["z"].tolist() == [7, 7] and g["w"].tolist() == [9]
+    assert "y" in g and "q" not in g and g.get("q", 3) == 3 and g.get("y").tolist() == [40, 0]
+    assert g["x"] is g["x"]  # gathered once
+    g.update(x=np.array([1]))
+    assert g["x"].tolist() == [1]
+    with pytest.raises(KeyError):
+        g["q"]

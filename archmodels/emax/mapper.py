@@ -611,6 +611,20 @@ def _with_lmm(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> tuple[Mapping, ..
                                     _weights_spread(pattern, macs, kernel_lmms)))
 
 
+@lru_cache(maxsize=65536)
+def _more_tiles(slot: tuple, sh: ConvShape, arch: str, elem: int, tile_search: int, n_seg: int, ow_seg: int,
+                oc_chunk: int, ocp: int, pxp: int, need: int, spread: tuple[int, int] | None) -> list[tuple]:
+    """(n_seg, ow_seg, oc_chunk, LMM need) of the tiles of :func:`_tiles` after the first, of a structure of
+    ``slot`` = (pattern, loop order, input mode) whose LMM fit is the first (its need ``need``): all they depend on
+    besides the layer (random design points share them: their LMM sizes differ, their fits repeat). A list, read
+    only."""
+    p, o, mode = slot
+    hw = Hw(arch, 0, 0, 0, 0, elem, 0, tile_search)  # what _tiles reads of the array
+    return [(n_seg if w == ow_seg else -(-sh.ow // w), w, t,
+             need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(p, o, mode, sh, elem, w, t, ocp)[0])
+            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)[1:]]
+
+
 def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
     """Per (pattern, loop order, input mode) of :func:`_conv_structures`, in candidate order: a :class:`Rejected`,
     or (name, structure, LMM fit) for a structure that fits ``hw``'s LMM (:func:`_fit_lmm`)."""
@@ -722,9 +736,12 @@ _SHAPE_FIELDS = ("groups", "ic", "oc", "kh", "kw", "stride", "pad", "h", "w", "o
 
 
 def _tail_rows_np(pattern: str, cols: np.ndarray) -> np.ndarray:
-    """:func:`_tail_rows` of every column count (ceil(log2 c) is exact in floats for these small integers)."""
+    """:func:`_tail_rows` of every column count (ceil(log2 c) is exact in floats for these small integers; looked
+    up in a table of the counts up to the largest, cols >= 0)."""
     if pattern in ("single", "A", "fc"):
-        return np.where(cols > 1, np.ceil(np.log2(np.maximum(cols, 1))).astype(np.int64) + 2, 2)
+        top = int(cols.max()) + 1 if len(cols) else 1
+        c = np.arange(top)
+        return np.where(c > 1, np.ceil(np.log2(np.maximum(c, 1))).astype(np.int64) + 2, 2)[cols]
     return np.full(cols.shape, 3 if pattern == "pairs" else 2, dtype=np.int64)
 
 
@@ -732,19 +749,50 @@ class _Req:
     """The fields of many (layer shape, array) requests as int64 arrays (one element per request)."""
 
     def __init__(self, shapes: Sequence[ConvShape], hws: Sequence[Hw]):
-        s = np.array([sh.numbers for sh in shapes], dtype=np.int64).reshape(len(shapes), len(_SHAPE_FIELDS) + 1)
+        s = _by_object(shapes, attrgetter("numbers"), len(_SHAPE_FIELDS) + 1)
         for j, f in enumerate(_SHAPE_FIELDS):
-            setattr(self, f, s[:, j])
-        self.mac = s[:, -1].astype(bool)
-        h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap) for hw in hws],
-                     dtype=np.int64).reshape(len(hws), 5)
-        self.rows, self.cols, self.lmm, self.e, self.oc_cap = h.T
+            setattr(self, f, s[j])
+        self.mac = s[-1].astype(bool)
+        self.rows, self.cols, self.lmm, self.e, self.oc_cap, self.tile_search = _by_object(
+            hws, attrgetter("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"), 6)
         self.lddhr = self.e == 2
         self.kw_ext = self.dil * (self.kw - 1) + 1
 
 
+def _by_object(objs: Sequence, numbers, k: int) -> np.ndarray:
+    """[k, len(objs)] int64: ``numbers(obj)`` (k numbers) per object, computed once per distinct object (a batch's
+    requests repeat each array once per layer and each layer shape once per array; objects told apart by ``id``,
+    all alive while this runs)."""
+    ids = np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
+    _, first, at = np.unique(ids, return_index=True, return_inverse=True)
+    table = np.array([numbers(objs[i]) for i in first.tolist()], dtype=np.int64).reshape(len(first), k).T
+    return table[:, at.reshape(-1)]
+
+
 def _cdiv(a, b):
     return -(-a // b)
+
+
+def _largest_divisor_np(n: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """:func:`_largest_divisor` of every (n, limit) pair (n >= 1, limit >= 1): per distinct n, a table of the
+    largest divisor at most each limit up to n (:func:`_divisor_table`)."""
+    vals, inv = np.unique(n, return_inverse=True)
+    tables = [_divisor_table(int(v)) for v in vals.tolist()]
+    start = np.cumsum([0] + [len(t) for t in tables[:-1]])
+    inv = inv.reshape(-1)
+    return np.concatenate(tables)[start[inv] + np.minimum(limit, n)]
+
+
+@lru_cache(maxsize=1024)
+def _divisor_table(n: int) -> np.ndarray:
+    """``_largest_divisor(n, k)`` for k = 0 .. n."""
+    out = np.zeros(n + 1, dtype=np.int64)
+    best = 0
+    for k in range(1, n + 1):
+        if n % k == 0:
+            best = k
+        out[k] = best
+    return out
 
 
 def _geometry_np(pattern: str, q: _Req) -> tuple[np.ndarray, ...]:
@@ -773,9 +821,7 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
     max_b = ~w & (pattern == "B")
     icpar = np.where(max_b, 1, np.minimum(q.ic, np.maximum(avail, 0) // whole))
     if arch == "emaxv":
-        pair = np.stack([q.ic, np.maximum(icpar, 1)], axis=1)
-        u, inv = np.unique(pair, axis=0, return_inverse=True)
-        icpar = np.array([_largest_divisor(int(a), int(b)) for a, b in u], dtype=np.int64)[inv.reshape(-1)]
+        icpar = _largest_divisor_np(q.ic, np.maximum(icpar, 1))
     pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
     split_khpar = np.maximum(avail, 0) // rpk
     rows_code = np.select([fits, ~split_ok, avail < 1, split_khpar < 1], [0, 1, 2, 3], 0)
@@ -976,7 +1022,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     for p in every:
         whole_fits |= (q.rows - HEADER_ROWS[p] - _tail_rows_np(p, q.cols) >= q.kh * geo[p][3]) & (pairs_ok if p == "pairs" else True)
     slots = _slots(arch)
-    nums = np.zeros((n, len(slots), len(_NUMBERS)))
+    nums = np.zeros((len(_NUMBERS), len(slots), n))  # field, slot, request: each written and read contiguously
     valid = np.zeros((n, len(slots)), bool)
     slot_ok, fit_code, fit_need = (np.zeros((n, len(slots)), t) for t in (bool, np.int64, np.int64))
     allowed, why = {}, {}
@@ -998,37 +1044,47 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
             n_seg, ow_seg, oc_chunk, need, fit_code[:, j], fit_need[:, j] = fit[mode == "resident"]
             valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
             for f, v in core.items():
-                nums[:, j, col[f]] = v
-            nums[:, j, col["n_seg"]] = n_seg
-            nums[:, j, col["ow_seg"]] = ow_seg
-            nums[:, j, col["oc_chunk"]] = oc_chunk
-            nums[:, j, col["lmm_need"]] = need
-            nums[:, j, col["pload"]] = p != "single"
+                nums[col[f], j] = v
+            nums[col["n_seg"], j] = n_seg
+            nums[col["ow_seg"], j] = ow_seg
+            nums[col["oc_chunk"], j] = oc_chunk
+            nums[col["lmm_need"], j] = need
+            nums[col["pload"], j] = p != "single"
             j += 1
     req, slot = np.nonzero(valid)
-    out = {f: nums[req, slot, k] for f, k in col.items()}
-    lab = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)[slot]
+    flat = slot * n + req
+    out = {f: nums[k].reshape(-1)[flat] for f, k in col.items()}
+    labels = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)
     # a tile search's other tiles (:func:`_tiles`), each right after its structure's first
-    search = (np.array([hw.tile_search > 0 for hw in hws], dtype=bool) & q.mac)[req] if arch == "emaxvr" else ()
+    search = ((q.tile_search > 0) & q.mac)[req] if arch == "emaxvr" else ()
     if np.any(search):
         at, extra = [], []
-        f = [out[k] for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par", "lmm_need")]
-        for r in np.flatnonzero(search).tolist():
-            sh, hw, (p, o, mode) = shapes[req[r]], hws[req[r]], slots[slot[r]]
-            n_seg, ow_seg, oc_chunk, ocp, pxp, need = (int(v[r]) for v in f)
-            spread = _weights_spread(p, out["macs"][r], out["kernel_lmms"][r])
-            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)[1:]:
-                at.append(r)
-                extra.append((n_seg if w == ow_seg else -(-sh.ow // w), w, t,
-                              need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(p, o, mode, sh, hw.elem_bytes, w, t, ocp)[0]))
+        rows = np.flatnonzero(search)
+        f = [out[k][rows].tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par", "lmm_need", "macs",
+                                             "kernel_lmms")]
+        for r, j, sl, *v in zip(rows.tolist(), req[rows].tolist(), slot[rows].tolist(), *f):
+            hw = hws[j]
+            more = _more_tiles(slots[sl], shapes[j], hw.arch, hw.elem_bytes, hw.tile_search, *(int(x) for x in v[:6]),
+                               _weights_spread(slots[sl][0], v[6], v[7]))
+            at += [r] * len(more)
+            extra += more
         if at:
             at = np.array(at, dtype=np.int64)
             rank = np.argsort(np.concatenate([np.arange(len(req)), at]), kind="stable")
             new = dict(zip(("n_seg", "ow_seg", "oc_chunk", "lmm_need"), np.array(extra, dtype=float).T))
             out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
-            req, lab = np.concatenate([req, req[at]])[rank], np.concatenate([lab, lab[at]])[rank]
+            req, slot = np.concatenate([req, req[at]])[rank], np.concatenate([slot, slot[at]])[rank]
+    lab = labels[slot]
+    # fixed-width text as ``astype(str)`` of the objects gives it: as wide as the longest text present
+    present = np.zeros(len(slots), bool)
+    present[slot] = True
     for j, k in enumerate(("pattern", "outer", "mode", "name", "order_name")):
-        out[k] = lab[:, j].astype(str) if k in ("pattern", "outer", "mode") else lab[:, j]
+        if k in ("pattern", "outer", "mode"):
+            texts = [x[j] for x in labels.tolist()]
+            wide = max([len(t) for t, on in zip(texts, present.tolist()) if on], default=1)
+            out[k] = np.array(texts, dtype=f"<U{wide}")[slot]
+        else:
+            out[k] = lab[:, j]
     pairs_why = (((pat_knob == "auto") | (pat_knob == "pairs")) & ~pairs_ok) if arch == "emaxvr" else np.zeros(n, bool)
     return ConvTable(out, req, arch, shapes, hws, pairs_why, allowed, why, slot_ok, fit_code, fit_need)
 

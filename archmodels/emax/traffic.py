@@ -98,25 +98,25 @@ class _Moves:
         r, jj = np.nonzero(self.xfer_on[:, by_phase])
         j = by_phase[jj]
         kind = self.rd_kind[j]
-        rounds = self.bursts[r, j] * np.ceil(self.per_burst[r, j] / self.par[r, j] - 1e-9)
-        return r, {"phase": self.phase[j], "count": self.rd_count[r, j], "each": self.rd_each[r, j], "rounds": rounds,
-                   "read": (~self.write[j]).astype(float), "dram": self.dram[r, j].astype(float),
+        rounds = _pick(self.bursts, r, j) * np.ceil(_pick(self.per_burst, r, j) / _pick(self.par, r, j) - 1e-9)
+        return r, {"phase": self.phase[j], "count": _pick(self.rd_count, r, j), "each": _pick(self.rd_each, r, j),
+                   "rounds": rounds, "read": (~self.write[j]).astype(float), "dram": _pick(self.dram, r, j).astype(float),
                    "weight": (kind == 1).astype(float)}
 
     def stage(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         ns = len(self.phase)
         r, j = np.nonzero(self.rd_on[:, ns:])
-        return r, {"count": self.rd_count[r, ns + j], "each": self.rd_each[r, ns + j],
+        return r, {"count": _pick(self.rd_count, r, ns + j), "each": _pick(self.rd_each, r, ns + j),
                    "weight": (self.rd_kind[ns + j] == 1).astype(float)}
 
     def read(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         r, j = np.nonzero(self.rd_on)
-        return r, {"kind": self.rd_kind[j], "count": self.rd_count[r, j], "each": self.rd_each[r, j],
+        return r, {"kind": self.rd_kind[j], "count": _pick(self.rd_count, r, j), "each": _pick(self.rd_each, r, j),
                    "weight": (self.rd_kind[j] == 1).astype(float)}
 
     def host(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         r, j = np.nonzero(self.h_on)
-        return r, {"kind": self.h_kind[j], "bytes": self.h_bytes[r, j]}
+        return r, {"kind": self.h_kind[j], "bytes": _pick(self.h_bytes, r, j)}
 
     def read_order(self) -> np.ndarray:
         """Per plan, the kinds its reads (then host reads) name, in first-named order, padded with len(KINDS)."""
@@ -131,6 +131,17 @@ class _Moves:
                 pos[:, k] = np.where(m.any(axis=1), at[m.argmax(axis=1)], big)
         order = np.argsort(pos, axis=1, kind="stable")
         return np.where(np.take_along_axis(pos, order, axis=1) == big, len(KINDS), order)
+
+
+def _pick(m: np.ndarray, r: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``m[r, j]`` of a matrix as one flat take (numpy's two-array fancy indexing costs ~4x more on large tables)."""
+    if len(r) < 1024:
+        return m[r, j]
+    if m.flags.f_contiguous:
+        return np.take(m.ravel(order="F"), j * m.shape[0] + r)
+    if m.flags.c_contiguous:
+        return np.take(m.ravel(), r * m.shape[1] + j)
+    return m[r, j]
 
 
 @dataclass(frozen=True)
@@ -286,12 +297,103 @@ def _in_order(m: np.ndarray) -> np.ndarray:
     return out
 
 
+def _sum_in_order(terms: list, n: int, zeros: bool) -> np.ndarray:
+    """:func:`_in_order` of a matrix whose columns are ``terms`` (float arrays or scalars over the n plans) and, if
+    ``zeros``, columns of 0.0 anywhere among them, without building it: x + 0.0 only turns -0.0 into 0.0, wherever
+    it is added in a chain of sums, so the zero columns are one ``+ 0.0`` at the end (none if there is no term)."""
+    if not terms:
+        return np.zeros(n)
+    first = terms[0]
+    out = np.array(first, dtype=float) if np.ndim(first) else np.full(n, first, dtype=float)
+    for t in terms[1:]:
+        out += t
+    if zeros:
+        out += 0.0
+    return out
+
+
 def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float) -> np.ndarray:
     """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n)."""
     a = np.asarray(v, dtype=dtype)
     if not a.ndim:
         return np.full(n if keep is None else len(keep), a, dtype=dtype)
     return a if keep is None else a[keep]
+
+
+def _float(v) -> np.ndarray | float:
+    """Column ``v`` as the float column of a plan matrix holds it (a scalar stays a scalar)."""
+    a = np.asarray(v, dtype=float)
+    return a if a.ndim else float(a)
+
+
+def _bool(v) -> np.ndarray | bool:
+    """Column ``v`` as the boolean column of a plan matrix holds it (a scalar stays a scalar)."""
+    a = np.asarray(v, dtype=bool)
+    return a if a.ndim else bool(a)
+
+
+@dataclass(frozen=True)
+class _SlotMoves:
+    """The data movement of one builder call kept as its slot columns (arrays over the plans, or scalars), the
+    [plans, columns] matrices of :class:`_Moves` built only for the plans a table keeps (:meth:`take`): most
+    plans are planned in a context that no combination ends up using."""
+
+    n: int
+    on: tuple  # per slot: the transfers with a positive count (count > 0 is applied when built)
+    bursts: tuple
+    per_burst: tuple
+    each: tuple
+    dram: tuple
+    par: tuple
+    phase: np.ndarray
+    write: np.ndarray
+    rd_kind: np.ndarray
+    s_on: tuple  # per stage: on and a positive count
+    s_count: tuple
+    s_each: tuple
+    h_on: tuple
+    h_bytes: tuple
+    h_kind: np.ndarray
+
+    def take(self, rows: np.ndarray) -> _Moves:
+        """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan)."""
+        m = len(rows)
+
+        def mat(values, dtype=float):
+            return _matrix([v[rows] if isinstance(v, np.ndarray) else v for v in values], m, dtype)
+
+        on, bursts, per_burst, each, dram = (mat(self.on, bool), mat(self.bursts), mat(self.per_burst), mat(self.each),
+                                             mat(self.dram, bool))
+        count = bursts * per_burst
+        rd_on = np.concatenate([on & dram & ~self.write & (count > 0), mat(self.s_on, bool)], axis=1)
+        rd_count = np.concatenate([count, mat(self.s_count)], axis=1)
+        rd_each = np.concatenate([each, mat(self.s_each)], axis=1)
+        return _Moves(on & (count > 0), self.phase, self.write, bursts, per_burst, mat(self.par), dram, rd_on, rd_count,
+                      rd_each, self.rd_kind, mat(self.h_on, bool), mat(self.h_bytes), self.h_kind)
+
+    @cached_property
+    def _all(self) -> _Moves:
+        return self.take(np.arange(self.n))
+
+    def xfer(self):
+        return self._all.xfer()
+
+    def stage(self):
+        return self._all.stage()
+
+    def read(self):
+        return self._all.read()
+
+    def host(self):
+        return self._all.host()
+
+    def read_order(self):
+        return self._all.read_order()
+
+
+#: plans from which :func:`_assemble` sums slot by slot as columns (below: over [plans, slots] matrices, fewer numpy
+#: calls: one design point's tables)
+ASSEMBLE_COLUMNS_FROM = 2048
 
 
 def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray], label: dict[str, np.ndarray],
@@ -301,8 +403,18 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
 
     ``slots``: the transfers in the order a schedule lists them; ``stages``: (kind, count, bytes each,
     on); ``hosts``: (kind, bytes, on). Adds the sums every plan carries (LMM traffic, DRAM writes per
-    kind, the exact DRAM bytes), each summed in list order.
+    kind, the exact DRAM bytes), each summed in list order. From :data:`ASSEMBLE_COLUMNS_FROM` plans slot by slot
+    as columns (:func:`_assemble_columns`), else over [plans, slots] matrices (:func:`_assemble_matrices`): the
+    same bits.
     """
+    build = _assemble_columns if n >= ASSEMBLE_COLUMNS_FROM else _assemble_matrices
+    return build(n, ok, src, cols, label, slots, stages, hosts, load_bytes_per_iter)
+
+
+def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray],
+                       label: dict[str, np.ndarray], slots: list[_Slot], stages: list, hosts: list,
+                       load_bytes_per_iter: np.ndarray) -> PlanTable:
+    """:func:`_assemble` over [plans, slots] matrices built for every plan (few numpy calls: small tables)."""
     on = _matrix([s.on for s in slots], n, bool)
     bursts, per_burst = _matrix([s.bursts for s in slots], n), _matrix([s.per_burst for s in slots], n)
     count = bursts * per_burst
@@ -341,6 +453,72 @@ def _assemble(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarra
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
+def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, np.ndarray],
+                      label: dict[str, np.ndarray], slots: list[_Slot], stages: list, hosts: list,
+                      load_bytes_per_iter: np.ndarray) -> PlanTable:
+    """:func:`_assemble` slot by slot as columns (the [plans, slots] matrices of the data movement are built for the
+    plans a table keeps: :class:`_SlotMoves`; most plans are planned in a context no combination ends up using)."""
+    on = [_bool(s.on) for s in slots]
+    bursts = [_float(s.bursts) for s in slots]
+    per_burst = [_float(s.per_burst) for s in slots]
+    each = [_float(s.each) for s in slots]
+    dram = [_bool(s.dram) for s in slots]
+    write = np.array([s.write for s in slots], dtype=bool)
+    kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
+    phase = np.array([s.phase for s in slots], dtype=np.int64)
+    delivered, stored, written, reads = [], [], [[] for _ in KINDS], []
+    no_delivered = no_stored = no_read = False
+    no_written = [False] * len(KINDS)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in range(len(slots)):
+            count = bursts[j] * per_burst[j]
+            product = count * each[j]
+            nbytes = np.where(on[j], product, 0.0)
+            if phase[j] == _POOL:  # moved: 0 (a zero column of the delivered and stored sums)
+                no_delivered = no_stored = True
+            elif write[j]:
+                stored.append(nbytes)
+                no_delivered = True
+            else:
+                delivered.append(nbytes)
+                no_stored = True
+            if write[j]:  # DRAM writes by kind: the slots of the kind, 0 where not a DRAM write
+                written[kind[j]].append(np.where(dram[j], nbytes, 0.0))
+            else:
+                no_written[kind[j]] = True
+            if write[j]:
+                no_read = True
+            else:
+                reads.append(np.where(on[j] & dram[j] & (count > 0), product, 0.0))
+        s_on = [_bool(s_on & (c > 0)) for _, c, _, s_on in stages]
+        s_count = [_float(c) for _, c, _, _ in stages]
+        s_each = [_float(e) for _, _, e, _ in stages]
+        reads += [np.where(o, c * e, 0.0) for o, c, e in zip(s_on, s_count, s_each)]
+        read_sum = _sum_in_order(reads, n, no_read)
+    delivered = _sum_in_order(delivered, n, no_delivered)
+    stored = _sum_in_order(stored, n, no_stored)
+    write_kind = np.empty((n, len(KINDS)), dtype=float, order="F")
+    for k in range(len(KINDS)):
+        write_kind[:, k] = _sum_in_order(written[k], n, no_written[k])
+    h_on = [_bool(h) for _, _, h in hosts]
+    h_bytes = [_float(b) for _, b, _ in hosts]
+    host = _sum_in_order([np.where(h, b, 0.0) for h, b in zip(h_on, h_bytes)], n, False)
+    rd_kind = np.concatenate([kind, [KINDS.index(k) for k, *_ in stages]]).astype(np.int64)
+    cols = dict(cols)
+    cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
+                dram_write=_sum_in_order([write_kind[:, k] for k in range(len(KINDS))], n, False), write_kind=write_kind)
+    cols["dram_exact"] = cols["dram_write"] + host + read_sum
+    keep = np.flatnonzero(ok)
+    every = None if len(keep) == n else keep  # every candidate exists: columns as they are
+    moves = _SlotMoves(n, tuple(on), tuple(bursts), tuple(per_burst), tuple(each), tuple(dram),
+                       tuple(_float(s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
+                       tuple(s_each), tuple(h_on), tuple(h_bytes), np.array([KINDS.index(k) for k, *_ in hosts],
+                                                                            dtype=np.int64))
+    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
+                     ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
+
+
 # ---------------------------------------------------------------- layer shapes as columns
 @lru_cache(maxsize=65536)
 def _rows_sum(sh: ConvShape, bands: int) -> int:
@@ -359,22 +537,43 @@ _FC = ("inputs", "outputs", "batch")
 
 
 def shape_columns(shapes: Sequence[ConvShape | FCShape], idx: np.ndarray) -> dict[str, np.ndarray]:
-    """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers)."""
+    """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers; ``mac`` as booleans)."""
     conv = isinstance(shapes[0], ConvShape) if shapes else True
-    names = _CONV if conv else _FC
-    tab = {k: np.array([getattr(sh, k) for sh in shapes], dtype=np.int64) for k in names}
+    names = _CONV + ("mac", "vk", "rows_all") if conv else _FC
+    # one cached tuple per shape (a pooling pass lists one shape per request: many repeats), one matrix, then a
+    # contiguous gather per column
+    tab = np.array([_shape_numbers(sh) for sh in shapes], dtype=np.int64).reshape(len(shapes), len(names)).T
+    idx = np.asarray(idx, dtype=np.int64)
+    out = {k: tab[j][idx] for j, k in enumerate(names)}
     if conv:
-        tab["mac"] = np.array([sh.op == "mac" for sh in shapes], dtype=bool)
-        tab["vk"] = np.array([sh.valid_kernel_rows() for sh in shapes], dtype=np.int64)
-        tab["rows_all"] = np.array([sh.input_rows(0, sh.oh) for sh in shapes], dtype=np.int64)
-    return {k: v[idx] for k, v in tab.items()}
+        out["mac"] = out["mac"].astype(bool)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _shape_numbers(sh: ConvShape | FCShape) -> tuple[int, ...]:
+    """A row of :func:`shape_columns`: conv: :data:`_CONV`, MAC (1) or MAX (0), valid kernel rows, input rows
+    read; FC: :data:`_FC`."""
+    if isinstance(sh, FCShape):
+        return tuple(getattr(sh, k) for k in _FC)
+    return tuple(getattr(sh, k) for k in _CONV) + (int(sh.op == "mac"), sh.valid_kernel_rows(), sh.input_rows(0, sh.oh))
 
 
 def _lookup(fn, shapes: Sequence[ConvShape], idx: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``fn(shapes[idx[k]], x[k])`` for every row k."""
+    """``fn(shapes[idx[k]], x[k])`` for every row k, ``fn`` called once per distinct (shape, x) pair (x >= 0):
+    a dense table over (shape, x) when it is not much larger than the rows (no sort), else np.unique."""
     x = np.asarray(x, dtype=np.int64)
     span = int(x.max()) + 1 if len(x) else 1
-    pairs, inv = np.unique(np.asarray(idx, dtype=np.int64) * span + x, return_inverse=True)
+    key = np.asarray(idx, dtype=np.int64) * span + x
+    size = len(shapes) * span
+    if size <= 4 * len(key) + 4096 and (not len(x) or x.min() >= 0):
+        seen = np.zeros(size, bool)
+        seen[key] = True
+        pairs = np.flatnonzero(seen)
+        table = np.zeros(size, dtype=np.int64)
+        table[pairs] = [fn(shapes[i], v) for i, v in zip((pairs // span).tolist(), (pairs % span).tolist())]
+        return table[key]
+    pairs, inv = np.unique(key, return_inverse=True)
     return np.array([fn(shapes[i], int(v)) for i, v in zip(pairs // span, pairs % span)],
                     dtype=np.int64)[inv.reshape(-1)]
 
@@ -488,56 +687,81 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     # rules of :func:`_vr_spm_plan` a row decides alone (the same plans, fewer rows to plan): weights are
     # staged only by multiply-accumulate output-row mappings whose weights fit the SPM; partial sums go to
     # DRAM by choice only with an SPM, several passes, and not when the output stays in the SPM unpooled
-    e, S, icpar, khpar, gpar = _ints(r, "elem", "spm", "icpar", "khpar", "gpar")
-    has_pool, keep = (np.asarray(r.get(k, False), dtype=bool) for k in ("has_pool", "keep"))
-    per_band = np.asarray(r.get("per_band", False), dtype=bool)
-    w_group = np.where(x["mac"], (x["oc"] * x["ic"] * x["kh"] * x["kw"] + x["oc"]) * e, 0)
-    allowed[:, flags[:, 0]] &= (x["mac"] & (np.asarray(r["outer"]) == "OH") & (S > 0) & ~(w_group * gpar > S))[:, None]
-    passes = _cdiv(x["ic"], icpar) * _cdiv(x["kh"], khpar)
-    allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
+    row, out = _vr_rows(r, x)
+    S, keep, has_pool, per_band = row["S"], row["keep"], row["has_pool"], row["per_band"]
+    allowed[:, flags[:, 0]] &= (x["mac"] & row["oh_out"] & (S > 0) & ~(row["w_gpar"] > S))[:, None]
+    allowed[:, flags[:, 1]] &= ((S > 0) & (out["passes"] > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
+    # ... and the SPM plan's rules that do not depend on the variant (:func:`_vr_rows`)
+    allowed &= ~row["bad"][:, None]
+    allowed[:, flags[:, 2]] &= row["halo_rows"][:, None]
+    allowed[:, flags[:, 3]] &= row["inner_ok"][:, None]
     # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
     # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
     rep, var = np.nonzero(allowed)
-    # the SPM plan of every (row, variant) reads a few columns; the schedules that fit get the rest
-    v = {k: np.asarray(r[k])[rep] for k in _SPM_PLAN_READS if k in r}
-    v.update({f"pin_{k}": m[rep] for k, m in pins.items()})
+    # the SPM plan of every (row, variant) from its row's numbers; the schedules that fit get the columns the
+    # traffic reads (each gathered once, when first read: most of a row's columns are not read)
     f = flags[var]
-    v.update(stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
-    v.update({k: a[rep] for k, a in x.items()})
-    ok = _vr_spm_plan(v)
+    pin_cols = {f"pin_{k}": m for k, m in pins.items()}
+    v = _Gather((pin_cols, rep), (r, rep), stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
+    ok = _vr_spm_plan(v, row, rep)
     sel = rep[ok]
-    fit = {k: np.asarray(a)[sel] for k, a in r.items() if k not in v}  # v's columns: taken from v below
-    fit.update({k: a[ok] for k, a in v.items()})
-    fit["src"] = sel
+    fit = _Gather((v.got, np.flatnonzero(ok)), (out, sel), (x, sel), (pin_cols, sel), (r, sel), src=sel)
     return _vr_traffic(shapes, fit)
 
 
-#: the columns of an :func:`emaxvr_plans` row that :func:`_vr_spm_plan` reads
-_SPM_PLAN_READS = ("elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow", "outer",
-                   "mode", "resident", "keep", "has_pool", "per_band", "band_size", "dram_search")
+class _Gather:
+    """Columns by name: ``given`` ones, else ``np.asarray(d[k])[at]`` of the first source ``(d, at)`` holding
+    ``k``, gathered when first read (:func:`emaxvr_plans`: a row's columns are gathered per (row, schedule)
+    variant and again per schedule that fits; most are read by neither step). ``got``: what is known so far."""
+
+    def __init__(self, *sources: tuple[dict, np.ndarray], **given: np.ndarray):
+        self.sources = sources
+        self.got: dict[str, np.ndarray] = dict(given)
+
+    def __getitem__(self, k: str) -> np.ndarray:
+        if k in self.got:
+            return self.got[k]
+        for d, at in self.sources:
+            if k in d:
+                a = self.got[k] = np.asarray(d[k])[at]
+                return a
+        raise KeyError(k)
+
+    def __contains__(self, k: str) -> bool:
+        return k in self.got or any(k in d for d, _ in self.sources)
+
+    def get(self, k: str, default=None):
+        return self[k] if k in self else default
+
+    def update(self, **cols: np.ndarray) -> None:
+        self.got.update(cols)
 
 
-def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
-    """Which rows of ``v`` have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so
-    that one accumulation unit fits, where partial sums live, staged inputs, the SPM need."""
-    stage_w, psum_dram, halo_dram, ic_inner, mac = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner",
-                                                                   "mac"))
-    g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (v[k] for k in _CONV)
+def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The SPM plan's numbers of every row of :func:`emaxvr_plans` that do not depend on the schedule variant
+    (computed once per row, not per (row, variant)): (what :func:`_vr_spm_plan` reads, the columns the traffic
+    reads: staged inputs, passes, segments, result sizes). ``bad``: rows no variant can plan (the output kept in
+    the SPM pooled does not fit; a swapped plane neither staged nor resident with an SPM); ``halo_rows``: rows
+    whose halo may come from DRAM; ``inner_ok``: rows whose input-channel loop may run inside a start."""
+    g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (x[k] for k in _CONV)
     e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
-        v, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
-    oh_out = v["outer"] == "OH"
-    rows_m, swap_m = v["mode"] == "rows", v["mode"] == "swap"
-    in_res, keep, has_pool = (np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool"))
-    bad = psum_dram & (S == 0)  # without an SPM the partial sums are in DRAM anyway
+        r, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
+    oh_out = np.asarray(r["outer"]) == "OH"
+    mode = np.asarray(r["mode"])
+    rows_m, swap_m = mode == "rows", mode == "swap"
+    n0 = len(oh_out)
+
+    def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False)
+        return np.broadcast_to(np.asarray(r.get(k, False), dtype=bool), (n0,))
+
+    in_res, keep, has_pool, per_band = (flag(k) for k in ("resident", "keep", "has_pool", "per_band"))
     passes = _cdiv(ic, icpar) * _cdiv(kh, khpar)
     n_seg = _cdiv(ow, ow_seg)
     out_total = g * (oc * oh * ow * e)
     in_total = g * ic * h * w * e
-    w_group = np.where(mac, (oc * ic * kh * kw + oc) * e, 0)
+    w_group = np.where(x["mac"], (oc * ic * kh * kw + oc) * e, 0)
     pooled_total = np.where(has_pool, g * oc * p_oh * p_ow * e, 0.0)
-    per_band_pool = has_pool & np.asarray(v["per_band"], dtype=bool)
-    bad |= stage_w & (~mac | ~oh_out | (S == 0) | (w_group * gpar > S))
-    bad |= psum_dram & ((passes == 1) | per_band_pool | stage_w | (keep & ~has_pool))
+    per_band_pool = has_pool & per_band
 
     # ---- SPM plan: bands of the outermost loop so that one accumulation unit fits ----
     resident = np.where(in_res, in_total, 0.0)
@@ -545,56 +769,87 @@ def _vr_spm_plan(v: dict[str, np.ndarray]) -> np.ndarray:
     staged = np.where(rows_m, icpar * gpar * np.minimum(h, kh_ext + stride) * span * e,
                       np.where(swap_m, 2 * icpar * gpar * h * span * e, 0))
     units = np.where(oh_out, oh, _cdiv(oc, ocp))
-
-    def unit_bytes(t: np.ndarray) -> np.ndarray:
-        return np.where(oh_out, gpar * np.minimum(oc, oc_chunk) * _cdiv(oh, t) * ow_seg * e,
-                        gpar * np.minimum(oc_chunk, _cdiv(units, t) * ocp) * oh * ow_seg * e)
-
+    unit = dict(oh_out=oh_out, gpar=gpar, oc=oc, oc_chunk=oc_chunk, oh=oh, ow_seg=ow_seg, e=e, units=units, ocp=ocp)
     needs_unit = (passes > 1) | per_band_pool
-    smallest = np.where(needs_unit, unit_bytes(units), 0)
+    unit_most = _unit_bytes(unit, units)  # one band per unit: the smallest SPM unit
+    smallest = np.where(needs_unit, unit_most, 0)
     stage_in = (S > 0) & (staged > 0) & ~in_res & (resident + staged + smallest <= S)
-    # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
-    bad |= swap_m & (S > 0) & ~(stage_in | in_res)
     # output-row bands keep the kernel halo rows of every input channel so a band boundary re-reads nothing
     # (variant ``halo_dram``: re-read them from DRAM per band, which leaves the SPM to larger bands)
     halo_rows = stage_in & rows_m & oh_out & (kh_ext > stride)
-    bad |= halo_dram & ~halo_rows
-    halo_keep = np.where(halo_rows & ~halo_dram, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0)
-    fixed = resident + np.where(stage_in, staged, 0.0) + np.where(stage_w, w_group * gpar, 0.0)
-
-    def need(t: np.ndarray) -> np.ndarray:
-        return fixed + np.where(t > 1, halo_keep, 0.0) + unit_bytes(t)
-
     keep_all = keep & ~has_pool  # the whole output stays: no bands
     keep_pooled = ~keep_all & keep & (pooled_total > S - resident)
     no_spm = ~keep_all & ~keep_pooled & (S == 0)
-    in_dram = ~keep_all & ~keep_pooled & ~no_spm & psum_dram  # an address choice (spec §3 item 3): more traffic
-    banded = ~keep_all & ~keep_pooled & ~no_spm & ~in_dram & needs_unit
-    plain = ~(keep_all | keep_pooled | no_spm | in_dram | banded)
-    t0 = _first_band_count(units, need, S)
+    free = ~keep_all & ~keep_pooled & ~no_spm  # banded unless the partial sums go to DRAM or need no unit
+    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
+    size = np.asarray(r.get("band_size", np.zeros(len(units))), dtype=np.int64)
+    row = dict(S=S, keep=keep, has_pool=has_pool, per_band=per_band, oh_out=oh_out, w_gpar=w_group * gpar,
+               # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
+               bad=keep_pooled | (swap_m & (S > 0) & ~(stage_in | in_res)), halo_rows=halo_rows,
+               # variant ``ic_inner`` needs output-row bands of several passes (:func:`_vr_spm_plan`)
+               inner_ok=oh_out & free & needs_unit & (passes > 1),
+               halo_kept=np.where(halo_rows, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0),
+               fixed=resident + np.where(stage_in, staged, 0.0), unit_most=unit_most, unit_one=_unit_bytes(unit, 1),
+               units=units, keep_all=keep_all, no_spm=no_spm, free=free, needs_unit=needs_unit, passes=passes,
+               n_seg=n_seg, out_total=out_total, unit=unit,
+               size_bands=_cdiv(units, np.maximum(1, size // np.where(oh_out, 1, ocp))), sized=size > 0,
+               dram_search=flag("dram_search"))
+    out = dict(stage_in=stage_in, passes=passes, n_seg=n_seg, out_total=out_total, w_group=w_group,
+               pooled_total=pooled_total, per_band_pool=per_band_pool)
+    return row, out
+
+
+def _unit_bytes(u: dict[str, np.ndarray], t, at=slice(None)) -> np.ndarray:
+    """SPM bytes of one accumulation unit of rows ``at`` (of :func:`_vr_rows`' ``unit`` columns ``u``) split into
+    ``t`` bands (per row of at, or one for all)."""
+    oh_out, gpar, oc, oc_chunk, oh, ow_seg, e, units, ocp = (u[k][at] for k in ("oh_out", "gpar", "oc", "oc_chunk", "oh",
+                                                                                  "ow_seg", "e", "units", "ocp"))
+    return np.where(oh_out, gpar * np.minimum(oc, oc_chunk) * _cdiv(oh, t) * ow_seg * e,
+                    gpar * np.minimum(oc_chunk, _cdiv(units, t) * ocp) * oh * ow_seg * e)
+
+
+def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], rep: np.ndarray) -> np.ndarray:
+    """Which (row, variant) pairs of ``v`` (row ``rep`` of :func:`_vr_rows`' ``row`` numbers, the variant's flags)
+    have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so that one accumulation unit fits,
+    where partial sums live, the SPM need. The rules a row decides alone were applied before (its variants are not
+    planned)."""
+    stage_w, psum_dram, halo_dram, ic_inner = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner"))
+    S, units, oh_out, passes, n_seg = (row[k][rep] for k in ("S", "units", "oh_out", "passes", "n_seg"))
+    keep_all, no_spm, free, needs_unit = (row[k][rep] for k in ("keep_all", "no_spm", "free", "needs_unit"))
+    halo_keep = np.where(~halo_dram, row["halo_kept"][rep], 0)
+    fixed = row["fixed"][rep] + np.where(stage_w, row["w_gpar"][rep], 0.0)
+    unit = row["unit"]
+
+    def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the pairs ``at`` (t: per pair of at)
+        return fixed[at] + np.where(t > 1, halo_keep[at], 0.0) + _unit_bytes(unit, t, rep[at])
+
+    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + row["unit_most"][rep]  # need(units)
+    need_one = fixed + 0.0 + row["unit_one"][rep]  # need(1)
+    in_dram = free & psum_dram  # an address choice (spec §3 item 3): more traffic
+    banded = free & ~psum_dram & needs_unit
+    plain = ~(keep_all | no_spm | in_dram | banded)
+    t0 = _first_band_count(units, need, S, need_most, need_one)
     # variant ``ic_inner``: a start loops OW, OC and the input-channel passes over one output row, so the
     # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
-    bad |= ic_inner & ~(oh_out & banded & (passes > 1))
-    t0 = np.where(ic_inner, np.where(need(units) <= S, units, 0), t0)
-    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
-    size = np.asarray(v.get("band_size", np.zeros(len(t0))), dtype=np.int64)
-    per_unit = np.where(oh_out, 1, ocp)
-    t0 = np.where((size > 0) & (t0 > 0), np.maximum(t0, _cdiv(units, np.maximum(1, size // per_unit))), t0)
+    t0 = np.where(ic_inner, np.where(need_most <= S, units, 0), t0)
+    # a pinned band size only adds bands
+    t0 = np.where(row["sized"][rep] & (t0 > 0), np.maximum(t0, row["size_bands"][rep]), t0)
     t = np.maximum(t0, 1)
-    bad |= keep_all & ((S == 0) | (fixed + out_total > S))
-    bad |= keep_pooled
+    bad = keep_all & ((S == 0) | (fixed + row["out_total"][rep] > S))
     bad |= banded & (t0 == 0)
     bad |= plain & (fixed > S)
     bands = np.where(banded, t, 1)
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
-    spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need(t)], fixed)
+    at = np.flatnonzero(banded)
+    need_t = np.zeros(len(t))
+    need_t[at] = need(t[at], at)
+    spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + row["out_total"][rep], 0.0, fixed, need_t], fixed)
     # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
     # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
-    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~np.asarray(v.get("dram_search", False), dtype=bool)
+    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~row["dram_search"][rep]
     bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
     bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
-    v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, stage_in=stage_in, halo_keep=halo_keep, passes=passes,
-             n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total, per_band_pool=per_band_pool)
+    v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, halo_keep=halo_keep)
     return ~bad
 
 
@@ -756,21 +1011,27 @@ def _touched_inputs(sh: ConvShape, _unused: int = 0) -> int:
     return sh.groups * sh.ic * sh.input_rows(0, sh.oh) * sh.input_cols(0, sh.ow)
 
 
-def _first_band_count(units: np.ndarray, need, budget: np.ndarray) -> np.ndarray:
-    """Smallest band count t in 1..units with need(t) <= budget (need is non-increasing), 0 if none."""
+def _first_band_count(units: np.ndarray, need, budget: np.ndarray, need_most: np.ndarray,
+                      need_one: np.ndarray) -> np.ndarray:
+    """Smallest band count t in 1..units with need(t) <= budget (need is non-increasing), 0 if none.
+    ``need(t, at)``: the need of rows ``at`` (an index) at t (per row of at); ``need_most``, ``need_one``:
+    need(units), need(1). Bisection over the rows neither end decides (a few percent of them), numpy over those rows."""
     ones = np.ones_like(units)
-    top, single = need(units) > budget, need(ones) <= budget
-    lo, hi = ones, units.copy()  # need(lo) > budget >= need(hi)
-    search = ~top & ~single
-    while True:
-        go = search & (hi - lo > 1)
-        if not go.any():
-            break
-        mid = (lo + hi) // 2
-        fits = need(mid) <= budget
-        hi = np.where(go & fits, mid, hi)
-        lo = np.where(go & ~fits, mid, lo)
-    return np.where(top, 0, np.where(single, 1, hi))
+    top, single = need_most > budget, need_one <= budget
+    out = np.where(top, 0, np.where(single, 1, units))
+    at = np.flatnonzero(~top & ~single)
+    if len(at):
+        lo, hi, b = ones[at], units[at], budget[at]  # need(lo) > budget >= need(hi)
+        while True:
+            go = hi - lo > 1
+            if not go.any():
+                break
+            mid = (lo + hi) // 2
+            fits = need(mid, at) <= b
+            hi = np.where(go & fits, mid, hi)
+            lo = np.where(go & ~fits, mid, lo)
+        out[at] = hi
+    return out
 
 
 # ---------------------------------------------------------------- FC / dense products
