@@ -88,3 +88,19 @@ def test_sparse_plans_of_all_formats_and_tilings_at_once_equal_the_tile_walk(see
             assert v[i] == want[key][0], key
         checked.add((fmt[g], mapping[g], bool(opt[g])))
     assert len(checked) == 8  # every format, mapping and lmm_opt met
+
+
+def test_distinct_rows_by_code_equal_np_unique_rows():
+    """schedule.distinct_rows (one mixed-radix code per row, or tuples when the code would overflow) gives
+    np.unique(axis=0)'s first indices and inverse; reasons and build errors are written per distinct row."""
+    rng = np.random.default_rng(8)
+    for big in (False, True):
+        cols = [rng.integers(0, 5, 300), rng.integers(0, 3, 300), rng.integers(0, 4, 300)]
+        if big:  # a radix product past 2**62: the tuple path
+            cols.append(rng.choice([0, 1 << 40], 300))
+            cols.append(rng.choice([0, 1 << 30], 300))
+        first, inv = S.distinct_rows(tuple(cols))
+        rows = np.stack(cols, axis=1)
+        _, want_first, want_inv = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        assert first.tolist() == want_first.tolist() and inv.tolist() == np.asarray(want_inv).reshape(-1).tolist()
+        assert (rows[first][inv] == rows).all()

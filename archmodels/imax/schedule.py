@@ -255,6 +255,7 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
     return Problem(**base, tiles=tiles, row_tiles=rt, col_tiles=ct)
 
 
+@lru_cache(maxsize=4096)  # a batch asks for the same few lines (small units or LMMs) many times
 def build_error(mapping: str, units: int, cols: int, lmm_kb: int, H: int) -> str:
     """Why :func:`build` fails on a configuration with ``H`` MAC units that it found no tiling for (or with
     no MAC unit): too few units for the mapping, or an LMM half below one A row-block or one B word."""
@@ -459,11 +460,30 @@ def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
                       _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
                       for c in CONSTRAINTS], axis=1)
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
-    text = {int(code): _REASON_HEAD + ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
-            for code in set(pattern.tolist())}
-    return [f"{text[code]} for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"  # _reason_line, inlined
-            for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
-                                            n.tolist(), lim["N"].tolist(), lim["L"].tolist())]
+    # _reason_line, its head written once per (pattern of broken constraints, tile, n): random points share few
+    # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
+    first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
+    names = {code: ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
+             for code in set(pattern[first].tolist())}
+    heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
+             zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
+    return [f"{heads[i]}{N}, lmm_kb={kb}" for i, N, kb in zip(inv.tolist(), lim["N"].tolist(), (lim["L"] // 1024).tolist())]
+
+
+def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(first index of each distinct row, row of each element) of the rows formed by non-negative integer
+    columns ``cols`` (``np.unique(..., axis=0)``'s index and inverse): one int64 code per row (mixed radix)
+    when it fits, else the rows as tuples."""
+    cols = [np.asarray(c, dtype=np.int64) for c in cols]
+    radix = [int(c.max()) + 1 if len(c) else 1 for c in cols]
+    if math.prod(radix) < 1 << 62:
+        code = np.zeros(len(cols[0]), np.int64)
+        for c, r in zip(cols, radix):
+            code = code * r + c
+        _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+        return first, np.asarray(inv).reshape(-1)
+    _, first, inv = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
+    return first, np.asarray(inv).reshape(-1)
 
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
