@@ -185,7 +185,7 @@ class ImaxModel(Model):
             key, reps = (prods[0].m, prods[0].k, prods[0].n, None), len(prods)
             r = runs[key]
             dense_time = r["time"] * reps
-        lb.infeasible(~r["ok"], r["reason"])
+        lb.infeasible(~r["ok"], r["reason"][0] if batch.n == 1 else r["reason"])  # one point: its line (no broadcast)
         self._fill(lb, layer, r, reps, dense_time, batch)
         grp = batch.groups(sparse)
         lb.labels["format"] = grp.fmt
@@ -227,9 +227,11 @@ class ImaxModel(Model):
         for g in np.flatnonzero(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
         bad = np.flatnonzero(cfg["error"])
-        if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling); H follows
-            # from (mapping, units, cols), so one line per distinct (mapping, units, cols, lmm_kb)
-            first, inv = S.distinct_rows(tuple(rows[bad][:, 1:5].T))
+        if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling): the line
+            # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key
+            mc, units, cols, kb = rows[bad][:, 1:5].T
+            no_h = cfg["H"][bad] < 1
+            first, inv = S.distinct_rows((no_h, mc, cols, np.where(no_h, units, 0), np.where(no_h, 0, kb)))
             lines = [S.build_error(C.MAPPINGS[mc], units, cols, kb, H) for mc, units, cols, kb, H in
                      zip(*rows[bad[first]][:, 1:5].T.tolist(), cfg["H"][bad[first]].tolist())]
             reasons[bad] = np.array(lines, dtype=object)[inv]
@@ -280,15 +282,20 @@ class ImaxModel(Model):
     # ------------------------------------------------------------ totals
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
-        area, static = np.zeros(n), np.zeros(n)
-        vdd = _clock_costs(pts).vdd_ratio
+        cc = _clock_costs(pts)  # its area factor is tech.logic_area_factor of these clocks: not computed again
         nodes = tech.distinct(pts["tech_nm"])
-        for node in nodes:
-            sel = slice(None) if len(nodes) == 1 else pts["tech_nm"] == node
-            u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
-            logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f)
-            area[sel] = logic + lmm
-            static[sel] = tech.static_power_w(logic, nc * u * kb, int(node), vdd[sel])
+        if len(nodes) == 1:  # one node (a study at a fixed node, one point): no selection
+            u, kb, nc, f = pts["units"], pts["lmm_kb"], pts["nchip"], pts["clock_mhz"]
+            logic, lmm = C.area_parts_mm2(u, kb, nc, int(nodes[0]), f, cc.area_factor)
+            area, static = logic + lmm, tech.static_power_w(logic, nc * u * kb, int(nodes[0]), cc.vdd_ratio)
+        else:
+            area, static = np.zeros(n), np.zeros(n)
+            for node in nodes:
+                sel = pts["tech_nm"] == node
+                u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
+                logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f, cc.area_factor[sel])
+                area[sel] = logic + lmm
+                static[sel] = tech.static_power_w(logic, nc * u * kb, int(node), cc.vdd_ratio[sel])
         base = {"area_mm2": area, "hw_mac_units": (pts["nchip"] * pts["units"] * C.SIMD).astype(float),
                 "static_power_w": static}
         if not layers:
@@ -310,9 +317,8 @@ class ImaxModel(Model):
                 "lmm_utilization_unoptimized": util_unopt / tot_time,
                 "starts": starts,
             }
-        macs = cube[:, 5]
-        macs = np.where(np.isnan(macs), -1.0, macs).max(axis=0)
-        out["mac_units"] = np.where(macs < 0, np.nan, macs)
+        # the largest chain of a layer, NaN layers skipped (all NaN: NaN); chains are >= 0
+        out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0)
         return out
 
 

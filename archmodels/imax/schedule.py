@@ -427,14 +427,12 @@ def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
     lim = _limits(p) if lim is None else lim
     n, N = lim["n"], lim["N"]
     b_top = lim["W"] * 2 if lim["simd"] else min(max(n, 1), 4096)
-    at_a = broken(lim, 1, 1, 1)
-    at_b = broken(lim, 1, b_top, b_top)
+    at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
     if n % N != 0:
         indivisible = True
     else:
         indivisible = any((n // N) % b != 0 for b in range(2, b_top + 1))
-    flags = [at_a[c] if c in ("4.4.2", "4.4.3") else indivisible if c == "4.4.10" else at_b[c]
-             for c in CONSTRAINTS]
+    flags = [indivisible if c == "4.4.10" else at[c] for c in CONSTRAINTS]
     return _reason_line(", ".join(c for c, bad in zip(CONSTRAINTS, flags) if bad), lim["arow"], lim["acol"], n, N,
                         lim["L"])
 
@@ -454,13 +452,10 @@ def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
     every BGRP."""
     n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
-    at_a = broken(lim, 1, 1, 1)
-    at_b = broken(lim, 1, b_top, b_top)
-    flags = np.stack([at_a[c] if c in ("4.4.2", "4.4.3") else
-                      _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
-                      for c in CONSTRAINTS], axis=1)
+    at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
+    flags = np.stack([_some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in CONSTRAINTS],
+                     axis=1)
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
-    # _reason_line, its head written once per (pattern of broken constraints, tile, n): random points share few
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
     first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
     names = {code: ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
