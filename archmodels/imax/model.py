@@ -175,8 +175,7 @@ class ImaxModel(Model):
         if sparse:
             key, reps = (layer.m, layer.k, layer.n, layer), 1
             r = self._runs([key], batch, True)[0]
-            dense_time = (_dense_time_one(key, batch) if batch.n == 1 else
-                          self._runs([key[:3] + (None,)], batch, False, reasons=False)[0]["time"]) * reps
+            dense_time = self._dense_reference(key, batch) * reps
         else:
             prods = as_matmuls(layer)
             if not prods:  # pooling: not a matrix product
@@ -218,6 +217,21 @@ class ImaxModel(Model):
         if len(sel):
             _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (batch.nchip, batch.clock_hz, batch.bw)))
         return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(nk)]
+
+    def _dense_reference(self, key: tuple, batch: _Batch) -> np.ndarray:
+        """The time of product ``key`` run dense at each point (the reference of a sparse product; NaN without
+        a schedule). Only the points whose ``nchip`` divides n are planned: elsewhere 4.4.10 leaves no BGRP
+        (:func:`schedule.unschedulable`), and random points of the space mostly fall there."""
+        if batch.n == 1:
+            return _dense_time_one(key, batch)
+        dense_key = key[:3] + (None,)
+        may = np.flatnonzero(key[2] % batch.nchip == 0)
+        if len(may) == batch.n:
+            return self._runs([dense_key], batch, False, reasons=False)[0]["time"]
+        out = np.full(batch.n, np.nan)
+        if len(may):
+            out[may] = self._runs([dense_key], batch.subset(may), False, reasons=False)[0]["time"]
+        return out
 
     @staticmethod
     def _reasons(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
@@ -358,6 +372,11 @@ class _Batch:
         return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
                    np.asarray(pts["nchip"], dtype=np.int64),
                    _clock_costs(pts).energy_scale, nodes)
+
+    def subset(self, idx: np.ndarray) -> _Batch:
+        """The points ``idx`` of this batch as a batch of their own (their structural groups found anew)."""
+        return _Batch({k: v[idx] for k, v in self.pts.items()}, len(idx), self.clock_hz[idx], self.bw[idx],
+                      self.nchip[idx], self.vscale[idx], [(node, sel[idx]) for node, sel in self.nodes])
 
     def groups(self, sparse: bool) -> _Groups:
         if sparse not in self._groups and self.n == 1:
