@@ -271,11 +271,14 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
         most = np.broadcast_to(AG, gid_g.shape)
         cj = np.flatnonzero(jd)  # JDS candidates: packed groups
         if len(cj):
+            # packed once per JDS configuration: its candidates share AGRP (the largest, a_max) and the packing
+            # does not depend on BGRP
             budget = (cfg["L"] // 2) // cfg["e"]
-            packed = S.pack(margins[:, :, np.searchsorted(jx, g[cj])], nb[:, g[cj]], budget[g[cj]], AG[cj])
+            packed = S.pack(margins, nb[:, jx], budget[jx], a_max[jx])
+            at = np.searchsorted(jx, g[cj])
             most = most.copy()
             for out, p in zip((GA, big, most), packed):
-                out[:, cj] = p
+                out[:, cj] = p[:, at]
         S.tile_sums(f, ch, tc, GA, big, most, BG)
     else:
         S.tile_sums_swapped_a(f, ch, tc, BG)
