@@ -175,7 +175,7 @@ class ImaxModel(Model):
         if sparse:
             key, reps = (layer.m, layer.k, layer.n, layer), 1
             r = self._runs([key], batch, True)[0]
-            dense_time = self._dense_reference(key, batch) * reps
+            dense_time = self._dense_reference(key, batch, r) * reps
         else:
             prods = as_matmuls(layer)
             if not prods:  # pooling: not a matrix product
@@ -218,19 +218,19 @@ class ImaxModel(Model):
             _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (batch.nchip, batch.clock_hz, batch.bw)))
         return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(nk)]
 
-    def _dense_reference(self, key: tuple, batch: _Batch) -> np.ndarray:
+    def _dense_reference(self, key: tuple, batch: _Batch, run: dict[str, np.ndarray]) -> np.ndarray:
         """The time of product ``key`` run dense at each point (the reference of a sparse product; NaN without
-        a schedule). Only the points whose ``nchip`` divides n are planned: elsewhere 4.4.10 leaves no BGRP
-        (:func:`schedule.unschedulable`), and random points of the space mostly fall there."""
+        a schedule). A point whose format is dense takes the time of its own ``run`` (the same configuration
+        and product: that very run). Of the others only those whose ``nchip`` divides n are planned:
+        elsewhere 4.4.10 leaves no BGRP (:func:`schedule.unschedulable`), and random points mostly fall there."""
         if batch.n == 1:
-            return _dense_time_one(key, batch)
-        dense_key = key[:3] + (None,)
-        may = np.flatnonzero(key[2] % batch.nchip == 0)
-        if len(may) == batch.n:
-            return self._runs([dense_key], batch, False, reasons=False)[0]["time"]
-        out = np.full(batch.n, np.nan)
-        if len(may):
-            out[may] = self._runs([dense_key], batch.subset(may), False, reasons=False)[0]["time"]
+            return run["time"] if batch.groups(True).row[0] == 0 else _dense_time_one(key, batch)
+        grp = batch.groups(True)
+        own = grp.uniq[grp.inv, 0] == 0  # format code 0: dense
+        need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
+        out = np.where(own, run["time"], np.nan)
+        if len(need):
+            out[need] = self._runs([key[:3] + (None,)], batch.subset(need), False, reasons=False)[0]["time"]
         return out
 
     @staticmethod
