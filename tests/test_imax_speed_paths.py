@@ -32,13 +32,17 @@ def test_each_point_alone_equals_the_batch_states_and_reasons(wl, divisors):
     assert batch.feasible.any() and not batch.feasible.all()
 
 
-def test_scalar_constraints_equal_the_array_ones():
-    """broken() over Python numbers == over arrays; no_schedule_reason() == no_schedule_reasons()."""
+@pytest.mark.parametrize("shared_tails", [False, True])
+def test_scalar_constraints_equal_the_array_ones(shared_tails):
+    """broken() over Python numbers == over arrays; no_schedule_reason() == no_schedule_reasons() (whose lines
+    are joined from shared (nchip, lmm_kb) tails when many configurations share them, else written whole)."""
     rng = np.random.default_rng(3)
     G = 400
     mapping = rng.choice(["dense", "ivj", "ivs"], G)
+    lmm_kb, nchip = ((rng.choice([3, 40], G), rng.choice([5, 7], G)) if shared_tails
+                     else (rng.integers(1, 64, G), rng.integers(1, 12, G)))
     cfg = S.configurations(rng.integers(1, 600, G), rng.integers(1, 600, G), 96, mapping, rng.integers(1, 100, G),
-                           rng.choice([1, 2, 4, 8], G), rng.integers(1, 64, G), rng.integers(1, 12, G))
+                           rng.choice([1, 2, 4, 8], G), lmm_kb, nchip)
     ok = ~cfg["error"]
     lim = {k: v[ok] if np.ndim(v) else v for k, v in cfg.items()}
     arrays = S.no_schedule_reasons(lim)
