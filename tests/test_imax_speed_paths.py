@@ -45,7 +45,7 @@ def test_scalar_constraints_equal_the_array_ones(shared_tails):
                            rng.choice([1, 2, 4, 8], G), lmm_kb, nchip)
     ok = ~cfg["error"]
     lim = {k: v[ok] if np.ndim(v) else v for k, v in cfg.items()}
-    arrays = S.no_schedule_reasons(lim)
+    arrays = S.no_schedule_reasons(lim, shared=shared_tails)
     for g in range(int(ok.sum())):
         one = {k: (v[g].item() if np.ndim(v) else v) for k, v in lim.items()}
         for a, b in [(1, 1), (2, 3), (1, 8)]:

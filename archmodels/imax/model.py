@@ -251,7 +251,7 @@ class ImaxModel(Model):
             reasons[bad] = np.array(lines, dtype=object)[inv]
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
-            reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()})
+            reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()}, shared=len(keys) > 1)
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:

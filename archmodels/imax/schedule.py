@@ -444,12 +444,13 @@ def _reason_line(broken_names: str, rows: int, cols: int, n: int, nchip: int, lm
     return f"{_REASON_HEAD}{broken_names} for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}"
 
 
-def no_schedule_reasons(lim: dict[str, np.ndarray]) -> np.ndarray:
+def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.ndarray:
     """:func:`no_schedule_reason` of configurations without a build error (``lim``: arrays of
     :func:`broken`'s names): the constraints AGRP = 1 breaks (4.4.2, 4.4.3) and those some BGRP = CGRP in
     1..b_top breaks. 4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any
     BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
-    every BGRP. Returns the lines as an object array."""
+    every BGRP. Returns the lines as an object array; ``shared``: many configurations share their (nchip,
+    lmm_kb) (several products of a network on the same points): each such tail is written once."""
     n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
     at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
@@ -464,9 +465,8 @@ def no_schedule_reasons(lim: dict[str, np.ndarray]) -> np.ndarray:
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
     N, kb = lim["N"], lim["L"] // 1024
     out = np.empty(len(pattern), dtype=object)
-    tail_first, tail_inv = distinct_rows((N, kb))
-    if 2 * len(tail_first) < len(pattern):  # several products of a network on the same configurations: each
-        # (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
+    if shared:  # each (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
+        tail_first, tail_inv = distinct_rows((N, kb))
         tails = [f"{N_}, lmm_kb={kb_}" for N_, kb_ in zip(N[tail_first].tolist(), kb[tail_first].tolist())]
         out[:] = np.array(heads, dtype=object)[inv] + np.array(tails, dtype=object)[tail_inv]
     else:
