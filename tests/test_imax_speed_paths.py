@@ -108,3 +108,19 @@ def test_distinct_rows_by_code_equal_np_unique_rows():
         _, want_first, want_inv = np.unique(rows, axis=0, return_index=True, return_inverse=True)
         assert first.tolist() == want_first.tolist() and inv.tolist() == np.asarray(want_inv).reshape(-1).tolist()
         assert (rows[first][inv] == rows).all()
+
+
+def test_build_error_lines_name_only_their_key():
+    """model._reasons writes one build-error line per distinct (mapping, cols, units) when H < 1 and per lmm_kb
+    otherwise: the line must not depend on anything else (else points would share a wrong line)."""
+    from archmodels.imax import costs as C
+
+    for mapping in C.MAPPINGS:
+        for cols in (1, 2, 4, 8):
+            for units in (4, 5, 6, 8, 12, 20, 40):
+                H = int(C.mac_units(units, cols, mapping))
+                if H < 1:
+                    assert len({S.build_error(mapping, units, cols, kb, H) for kb in (1, 4, 64, 4096)}) == 1
+    lines = {S.build_error(m, u, c, 1, int(C.mac_units(u, c, m))) for m in C.MAPPINGS for c in (1, 2, 4, 8)
+             for u in (64, 100, 1024) if C.mac_units(u, c, m) >= 1}
+    assert len(lines) == 1
