@@ -124,3 +124,18 @@ def test_build_error_lines_name_only_their_key():
     lines = {S.build_error(m, u, c, 1, int(C.mac_units(u, c, m))) for m in C.MAPPINGS for c in (1, 2, 4, 8)
              for u in (64, 100, 1024) if C.mac_units(u, c, m) >= 1}
     assert len(lines) == 1
+
+
+def test_batch_dram_energy_equals_tech():
+    """model._Batch.dram_energy_j (pJ per byte looked up once per batch) == tech.dram_energy_j, bit for bit."""
+    from archmodels import tech
+    from archmodels.imax import model as IM
+
+    rng = np.random.default_rng(4)
+    pts = M.params.points(M.params.random_rows(300, rng))
+    batch = IM._Batch.of(pts)
+    for _ in range(2):  # the second call reads the remembered lookup
+        reads, writes = rng.random(300) * 1e9, rng.integers(0, 1 << 40, 300).astype(float)
+        reads[::7] = np.nan
+        got, want = batch.dram_energy_j(reads, writes), tech.dram_energy_j(reads, writes, pts["dram"])
+        assert np.array_equal(got, want, equal_nan=True) and got.tobytes() == want.tobytes()

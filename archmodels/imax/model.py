@@ -272,7 +272,7 @@ class ImaxModel(Model):
         for node, sel in batch.nodes:
             sel = np.flatnonzero(sel & ok) if len(batch.nodes) > 1 or not ok.all() else slice(None)
             energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
-        energy = energy + tech.dram_energy_j(reads, writes, pts["dram"])
+        energy = energy + batch.dram_energy_j(reads, writes)
         cycles = time_s * clock_hz
         with np.errstate(divide="ignore", invalid="ignore"):
             util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
@@ -365,6 +365,15 @@ class _Batch:
     vscale: np.ndarray
     nodes: list[tuple[int, np.ndarray]]
     _groups: dict[bool, _Groups] = field(default_factory=dict)
+    _dram_pj: tuple[np.ndarray, np.ndarray] | None = None
+
+    def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray) -> np.ndarray:
+        """``tech.dram_energy_j`` at the points' DRAM types, their pJ per byte looked up once per batch (not
+        once per layer: the lookup walks the points' names in Python)."""
+        if self._dram_pj is None:
+            self._dram_pj = tech.dram_pj_per_byte(self.pts["dram"])
+        read_pj, write_pj = self._dram_pj
+        return (np.asarray(read_bytes, dtype=float) * read_pj + np.asarray(write_bytes, dtype=float) * write_pj) * 1e-12
 
     @classmethod
     def of(cls, pts: Points) -> _Batch:
