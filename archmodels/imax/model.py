@@ -41,7 +41,9 @@ candidates and the times, numpy over all (point, candidate) pairs. A call
 with a few configurations takes the cached scalar schedules of
 ``schedule.py`` instead; a batch of one point (a study asking one point at a
 time) screens each product in Python numbers (``_screen``, cached) before
-it. All paths give the same numbers bit for bit (tested).
+it. The dense reference of a sparse product is planned only where it is not
+the run itself (format dense) and may exist (``nchip`` divides n). All paths
+give the same numbers bit for bit (tested).
 """
 
 from __future__ import annotations

@@ -476,8 +476,8 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
 
 def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(first index of each distinct row, row of each element) of the rows formed by non-negative integer
-    columns ``cols`` (``np.unique(..., axis=0)``'s index and inverse): one int64 code per row (mixed radix)
-    when it fits, else the rows as tuples."""
+    columns ``cols`` (``np.unique(..., axis=0)``'s index and inverse): one int64 code per row (mixed radix,
+    the first column most significant: the same order) when it fits, else ``np.unique`` over the rows."""
     cols = [np.asarray(c, dtype=np.int64) for c in cols]
     radix = [int(c.max()) + 1 if len(c) else 1 for c in cols]
     if math.prod(radix) < 1 << 62:
