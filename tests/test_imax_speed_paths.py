@@ -32,16 +32,20 @@ def test_each_point_alone_equals_the_batch_states_and_reasons(wl, divisors):
     assert batch.feasible.any() and not batch.feasible.all()
 
 
-def test_scalar_constraints_equal_the_array_ones():
-    """broken() over Python numbers == over arrays; no_schedule_reason() == no_schedule_reasons()."""
+@pytest.mark.parametrize("shared_tails", [False, True])
+def test_scalar_constraints_equal_the_array_ones(shared_tails):
+    """broken() over Python numbers == over arrays; no_schedule_reason() == no_schedule_reasons() (whose lines
+    are joined from shared (nchip, lmm_kb) tails when many configurations share them, else written whole)."""
     rng = np.random.default_rng(3)
     G = 400
     mapping = rng.choice(["dense", "ivj", "ivs"], G)
+    lmm_kb, nchip = ((rng.choice([3, 40], G), rng.choice([5, 7], G)) if shared_tails
+                     else (rng.integers(1, 64, G), rng.integers(1, 12, G)))
     cfg = S.configurations(rng.integers(1, 600, G), rng.integers(1, 600, G), 96, mapping, rng.integers(1, 100, G),
-                           rng.choice([1, 2, 4, 8], G), rng.integers(1, 64, G), rng.integers(1, 12, G))
+                           rng.choice([1, 2, 4, 8], G), lmm_kb, nchip)
     ok = ~cfg["error"]
     lim = {k: v[ok] if np.ndim(v) else v for k, v in cfg.items()}
-    arrays = S.no_schedule_reasons(lim)
+    arrays = S.no_schedule_reasons(lim, shared=shared_tails)
     for g in range(int(ok.sum())):
         one = {k: (v[g].item() if np.ndim(v) else v) for k, v in lim.items()}
         for a, b in [(1, 1), (2, 3), (1, 8)]:
@@ -88,3 +92,50 @@ def test_sparse_plans_of_all_formats_and_tilings_at_once_equal_the_tile_walk(see
             assert v[i] == want[key][0], key
         checked.add((fmt[g], mapping[g], bool(opt[g])))
     assert len(checked) == 8  # every format, mapping and lmm_opt met
+
+
+def test_distinct_rows_by_code_equal_np_unique_rows():
+    """schedule.distinct_rows (one mixed-radix code per row, or tuples when the code would overflow) gives
+    np.unique(axis=0)'s first indices and inverse; reasons and build errors are written per distinct row."""
+    rng = np.random.default_rng(8)
+    for big in (False, True):
+        cols = [rng.integers(0, 5, 300), rng.integers(0, 3, 300), rng.integers(0, 4, 300)]
+        if big:  # a radix product past 2**62: the tuple path
+            cols.append(rng.choice([0, 1 << 40], 300))
+            cols.append(rng.choice([0, 1 << 30], 300))
+        first, inv = S.distinct_rows(tuple(cols))
+        rows = np.stack(cols, axis=1)
+        _, want_first, want_inv = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        assert first.tolist() == want_first.tolist() and inv.tolist() == np.asarray(want_inv).reshape(-1).tolist()
+        assert (rows[first][inv] == rows).all()
+
+
+def test_build_error_lines_name_only_their_key():
+    """model._reasons writes one build-error line per distinct (mapping, cols, units) when H < 1 and per lmm_kb
+    otherwise: the line must not depend on anything else (else points would share a wrong line)."""
+    from archmodels.imax import costs as C
+
+    for mapping in C.MAPPINGS:
+        for cols in (1, 2, 4, 8):
+            for units in (4, 5, 6, 8, 12, 20, 40):
+                H = int(C.mac_units(units, cols, mapping))
+                if H < 1:
+                    assert len({S.build_error(mapping, units, cols, kb, H) for kb in (1, 4, 64, 4096)}) == 1
+    lines = {S.build_error(m, u, c, 1, int(C.mac_units(u, c, m))) for m in C.MAPPINGS for c in (1, 2, 4, 8)
+             for u in (64, 100, 1024) if C.mac_units(u, c, m) >= 1}
+    assert len(lines) == 1
+
+
+def test_batch_dram_energy_equals_tech():
+    """model._Batch.dram_energy_j (pJ per byte looked up once per batch) == tech.dram_energy_j, bit for bit."""
+    from archmodels import tech
+    from archmodels.imax import model as IM
+
+    rng = np.random.default_rng(4)
+    pts = M.params.points(M.params.random_rows(300, rng))
+    batch = IM._Batch.of(pts)
+    for _ in range(2):  # the second call reads the remembered lookup
+        reads, writes = rng.random(300) * 1e9, rng.integers(0, 1 << 40, 300).astype(float)
+        reads[::7] = np.nan
+        got, want = batch.dram_energy_j(reads, writes), tech.dram_energy_j(reads, writes, pts["dram"])
+        assert np.array_equal(got, want, equal_nan=True) and got.tobytes() == want.tobytes()

@@ -177,10 +177,11 @@ def range_words(units, cols):
     return np.asarray(units) * np.asarray(cols) * RANGE_WORDS_PER_PE
 
 
-def logic_area_mm2(units, nchip, node_nm: int, clock_mhz=0.0):
-    """Logic of all units: 2 FP32 FMAs x the fitted PE overhead each, synthesised for ``clock_mhz``."""
-    return (np.asarray(nchip) * np.asarray(units) * tech.pe_logic_area_mm2("fp32", node_nm, SIMD)
-            * tech.logic_area_factor(clock_mhz, node_nm))
+def logic_area_mm2(units, nchip, node_nm: int, clock_mhz=0.0, area_factor=None):
+    """Logic of all units: 2 FP32 FMAs x the fitted PE overhead each, synthesised for ``clock_mhz``
+    (``area_factor``: its ``tech.logic_area_factor`` when the caller has it, e.g. from ``tech.clock_costs``)."""
+    factor = tech.logic_area_factor(clock_mhz, node_nm) if area_factor is None else area_factor
+    return np.asarray(nchip) * np.asarray(units) * tech.pe_logic_area_mm2("fp32", node_nm, SIMD) * factor
 
 
 def area_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
@@ -194,10 +195,10 @@ def area_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
     return logic + lmm
 
 
-def area_parts_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
+def area_parts_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0, area_factor=None):
     """The two terms of :func:`area_mm2`: (logic of all units, their LMMs) [mm^2] (the totals need both)."""
     lmm = np.asarray(nchip) * np.asarray(units) * tech.sram_area_mm2(lmm_kb, node_nm)
-    return logic_area_mm2(units, nchip, node_nm, clock_mhz), lmm
+    return logic_area_mm2(units, nchip, node_nm, clock_mhz, area_factor), lmm
 
 
 def energy_pj(issued_macs, lmm_bytes, lmm_kb, node_nm: int, vscale=1.0):

@@ -144,7 +144,8 @@ class _Tiling:
     nz: np.ndarray  # the sorted row nonzeros of each tile, tile after tile
 
 
-@lru_cache(maxsize=64)  # a few arrays of row counts per (matrix, format, tiling)
+@lru_cache(maxsize=256)  # a few arrays of m x column tiles row counts per (matrix, format, tiling); random points of
+# the space meet ~80 tilings of a 1024 x 1024 matrix (64 entries thrashed)
 def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
     """:func:`schedule.tile_row_nnz` of a sparse layer's matrix as a :class:`_Tiling`."""
     from workloads.parametric import matrix_of
@@ -230,15 +231,23 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     nb = -(-tiles.top[gid] // H)  # [tile slots, configs]
     fallback = ((nb == 0) & (gid < len(tiles.rows) - 1)).any(axis=0) | tiles.narrow[which]
     parts = []
+    few = tiles.count[which] <= _FEW_TILES
     for opt in (False, True):
-        idx = np.flatnonzero(~fallback & (lmm_opt == opt))
-        if len(idx):
-            sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
-            parts.append((idx, _sparse_group(tiles, gid[:, idx], jds[idx], ivs[idx], n, sub, opt, H[idx],
-                                             nb[:, idx])))
+        for part in (few, ~few):  # most configurations have a few tiles: not padded to the most of any
+            idx = np.flatnonzero(~fallback & (lmm_opt == opt) & part)
+            if len(idx):
+                slots = int(tiles.count[which[idx]].max())  # the tile slots these configurations use
+                sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
+                parts.append((idx, _sparse_group(tiles, gid[:slots, idx], jds[idx], ivs[idx], n, sub, opt, H[idx],
+                                                 nb[:slots, idx])))
     out = merge(G, parts)
     out["fallback"] = fallback
     return out
+
+
+#: configurations with at most this many tiles are planned apart from those with more (whose tile slots would
+#: pad theirs: one tiling of 64 tiles made every configuration's Margins, packing and sums 64 slots wide)
+_FEW_TILES = 4
 
 
 def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarray, n, cfg, opt: bool, H,
@@ -271,11 +280,14 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
         most = np.broadcast_to(AG, gid_g.shape)
         cj = np.flatnonzero(jd)  # JDS candidates: packed groups
         if len(cj):
+            # packed once per JDS configuration: its candidates share AGRP (the largest, a_max) and the packing
+            # does not depend on BGRP
             budget = (cfg["L"] // 2) // cfg["e"]
-            packed = S.pack(margins[:, :, np.searchsorted(jx, g[cj])], nb[:, g[cj]], budget[g[cj]], AG[cj])
+            packed = S.pack(margins, nb[:, jx], budget[jx], a_max[jx])
+            at = np.searchsorted(jx, g[cj])
             most = most.copy()
             for out, p in zip((GA, big, most), packed):
-                out[:, cj] = p
+                out[:, cj] = p[:, at]
         S.tile_sums(f, ch, tc, GA, big, most, BG)
     else:
         S.tile_sums_swapped_a(f, ch, tc, BG)

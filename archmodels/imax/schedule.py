@@ -255,6 +255,7 @@ def build(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int,
     return Problem(**base, tiles=tiles, row_tiles=rt, col_tiles=ct)
 
 
+@lru_cache(maxsize=4096)  # a batch asks for the same few lines (small units or LMMs) many times
 def build_error(mapping: str, units: int, cols: int, lmm_kb: int, H: int) -> str:
     """Why :func:`build` fails on a configuration with ``H`` MAC units that it found no tiling for (or with
     no MAC unit): too few units for the mapping, or an LMM half below one A row-block or one B word."""
@@ -426,14 +427,12 @@ def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
     lim = _limits(p) if lim is None else lim
     n, N = lim["n"], lim["N"]
     b_top = lim["W"] * 2 if lim["simd"] else min(max(n, 1), 4096)
-    at_a = broken(lim, 1, 1, 1)
-    at_b = broken(lim, 1, b_top, b_top)
+    at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
     if n % N != 0:
         indivisible = True
     else:
         indivisible = any((n // N) % b != 0 for b in range(2, b_top + 1))
-    flags = [at_a[c] if c in ("4.4.2", "4.4.3") else indivisible if c == "4.4.10" else at_b[c]
-             for c in CONSTRAINTS]
+    flags = [indivisible if c == "4.4.10" else at[c] for c in CONSTRAINTS]
     return _reason_line(", ".join(c for c, bad in zip(CONSTRAINTS, flags) if bad), lim["arow"], lim["acol"], n, N,
                         lim["L"])
 
@@ -445,25 +444,50 @@ def _reason_line(broken_names: str, rows: int, cols: int, n: int, nchip: int, lm
     return f"{_REASON_HEAD}{broken_names} for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}"
 
 
-def no_schedule_reasons(lim: dict[str, np.ndarray]) -> list[str]:
+def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.ndarray:
     """:func:`no_schedule_reason` of configurations without a build error (``lim``: arrays of
     :func:`broken`'s names): the constraints AGRP = 1 breaks (4.4.2, 4.4.3) and those some BGRP = CGRP in
     1..b_top breaks. 4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any
     BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
-    every BGRP."""
+    every BGRP. Returns the lines as an object array; ``shared``: many configurations share their (nchip,
+    lmm_kb) (several products of a network on the same points): each such tail is written once."""
     n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
-    at_a = broken(lim, 1, 1, 1)
-    at_b = broken(lim, 1, b_top, b_top)
-    flags = np.stack([at_a[c] if c in ("4.4.2", "4.4.3") else
-                      _some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at_b[c]
-                      for c in CONSTRAINTS], axis=1)
+    at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
+    flags = np.stack([_some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in CONSTRAINTS],
+                     axis=1)
     pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
-    text = {int(code): _REASON_HEAD + ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
-            for code in set(pattern.tolist())}
-    return [f"{text[code]} for a {r}x{c} tile, n={n_}, nchip={N}, lmm_kb={L // 1024}"  # _reason_line, inlined
-            for code, r, c, n_, N, L in zip(pattern.tolist(), lim["arow"].tolist(), lim["acol"].tolist(),
-                                            n.tolist(), lim["N"].tolist(), lim["L"].tolist())]
+    # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
+    first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
+    names = {code: ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
+             for code in set(pattern[first].tolist())}
+    heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
+             zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
+    N, kb = lim["N"], lim["L"] // 1024
+    out = np.empty(len(pattern), dtype=object)
+    if shared:  # each (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
+        tail_first, tail_inv = distinct_rows((N, kb))
+        tails = [f"{N_}, lmm_kb={kb_}" for N_, kb_ in zip(N[tail_first].tolist(), kb[tail_first].tolist())]
+        out[:] = np.array(heads, dtype=object)[inv] + np.array(tails, dtype=object)[tail_inv]
+    else:
+        out[:] = [f"{heads[i]}{N_}, lmm_kb={kb_}" for i, N_, kb_ in zip(inv.tolist(), N.tolist(), kb.tolist())]
+    return out
+
+
+def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(first index of each distinct row, row of each element) of the rows formed by non-negative integer
+    columns ``cols`` (``np.unique(..., axis=0)``'s index and inverse): one int64 code per row (mixed radix,
+    the first column most significant: the same order) when it fits, else ``np.unique`` over the rows."""
+    cols = [np.asarray(c, dtype=np.int64) for c in cols]
+    radix = [int(c.max()) + 1 if len(c) else 1 for c in cols]
+    if math.prod(radix) < 1 << 62:
+        code = np.zeros(len(cols[0]), np.int64)
+        for c, r in zip(cols, radix):
+            code = code * r + c
+        _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+        return first, np.asarray(inv).reshape(-1)
+    _, first, inv = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
+    return first, np.asarray(inv).reshape(-1)
 
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
