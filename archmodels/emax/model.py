@@ -878,7 +878,7 @@ class _Planned:
 
 def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, np.ndarray], owner: np.ndarray,
                    hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool], pins: list[dict[str, Any]],
-                   passes: dict[str, np.ndarray]) -> _Planned:
+                   passes: _PoolPasses) -> _Planned:
     """The plans of every (layer, combination) of ``run`` (not fused), for each combination k in its first
     ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its position in
     ``run`` (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
@@ -906,47 +906,75 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
              dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
         r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    for name, v in passes.items():
+    for name, v in passes.cols.items():
         r[name] = v[li, ki]
+    nseg = nl * nk * len(CONTEXTS)
     tables = []
     fc = np.array([isinstance(shapes[i], FCShape) for i in range(nl)], dtype=bool)[li]
     for sel, build in ((~fc, emaxv_plans if arch == "emaxv" else emaxvr_plans), (fc, fc_plans)):
         use = sorted(set(li[sel].tolist()))
-        if not use:
+        extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
+        if not use and not extra:
             continue
         sub = {name: v[sel] for name, v in r.items()}
         sub["shape"] = np.searchsorted(use, li[sel])
-        tab = build([shapes[i] for i in use], sub)
-        tables.append((tab, np.flatnonzero(sel)[tab.src]))
+        at = np.flatnonzero(sel)
+        if extra:
+            sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
+            sub["shape"][len(at):] += len(use)
+            at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
+        tab = build([shapes[i] for i in use] + (passes.shapes if extra else []), sub)
+        if extra:
+            _fill_pool_passes(tab, len(at) - extra, passes, li[sel], ki[sel])
+        tables.append((tab, at[tab.src]))
     tab = concat([t for t, _ in tables]) if tables else _empty_table()
+    row_seg = np.append(row_seg, nseg)
     seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
-    nseg = nl * nk * len(CONTEXTS)
-    count = np.bincount(seg, minlength=nseg)
-    start = np.zeros(nseg, dtype=np.int64)
+    count = np.bincount(seg, minlength=nseg + 1)[:nseg]
+    start = np.zeros(nseg + 1, dtype=np.int64)
     first, at = np.unique(seg, return_index=True)
     start[first] = at  # a segment's plans are contiguous
+    start = start[:nseg]
     chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
     stats = []
     for sel in (np.ones(len(seg), bool), chainable):
-        n_sel = np.bincount(seg[sel], minlength=nseg)
-        macs = np.full(nseg, -np.inf)
+        n_sel = np.bincount(seg[sel], minlength=nseg + 1)[:nseg]
+        macs = np.full(nseg + 1, -np.inf)
         np.maximum.at(macs, seg[sel], tab.plan["macs"][sel])
-        dram = np.full(nseg, np.inf)
+        dram = np.full(nseg + 1, np.inf)
         np.minimum.at(dram, seg[sel], tab.plan["dram_exact"][sel])
-        stats += [n_sel, macs, dram]
+        stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
 
 
+@dataclass(frozen=True)
+class _PoolPasses:
+    """The fused pooling passes of a chunk: layer i (of layer i + 1's pooling) runs one per combination k with
+    ``pooled[i, k]``: the widest pooling mapping on the same array, run as one start without an SPM. ``cols``: per
+    pass column ``[layers, combinations]`` (0 where none; ``pool_iterations`` and ``pool_loop_ends`` come from the
+    pass's schedule, filled by :func:`_fill_pool_passes`); ``rows``: the passes as :func:`emaxvr_plans` rows, planned
+    in the same builder call as the layers' rows (numpy's cost per call dominates one design point)."""
+
+    cols: dict[str, np.ndarray]
+    rows: dict[str, np.ndarray]
+    shapes: list[ConvShape]
+    li: np.ndarray
+    ki: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.li)
+
+
 def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.ndarray], req: np.ndarray,
-                 pairs: list[tuple[int, int]]) -> dict[str, np.ndarray]:
-    """The fused pooling pass of layer i (of layer i + 1's pooling) per combination ([layers, combinations],
-    0 where none): the widest pooling mapping on the same array, run as one start without an SPM. ``maps``:
-    the pooling mappings (columns) of request ``req`` = position in ``pairs`` of its (layer i, combination)."""
-    out = {name: np.zeros(pooled.shape) for name in ("pool_oh", "pool_ow", "pool_ops", "pool_iterations",
-                                                     "pool_loop_ends", "pool_rows_used", "pool_regs")}
+                 pairs: list[tuple[int, int]]) -> _PoolPasses:
+    """The fused pooling passes (:class:`_PoolPasses`) of ``pooled``. ``maps``: the pooling mappings (columns) of
+    request ``req`` = position in ``pairs`` of its (layer i, combination)."""
+    names = ("pool_oh", "pool_ow", "pool_ops", "pool_iterations", "pool_loop_ends", "pool_rows_used", "pool_regs")
+    out = {name: np.zeros(pooled.shape) for name in names}
     li, ki = np.nonzero(pooled)
     if not len(li):
-        return out
+        return _PoolPasses(out, {}, [], li, ki)
     pools = [shapes[i + 1] for i in li]
     # each request's first mapping of the most MAC units (a request's rows are contiguous, requests in order)
     macs = maps["macs"]
@@ -963,18 +991,31 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
              elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
              keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
              pool_ow=np.zeros(n))
-    tab = emaxvr_plans(pools, r)
-    first = np.minimum(np.searchsorted(tab.src, np.arange(n)), len(tab) - 1)  # each mapping's first schedule
-    if not len(tab) or (tab.src[first] != np.arange(n)).any():
-        raise IndexError("list index out of range")  # a pooling mapping without a schedule
+    # the columns a layer's row has besides, as the builder takes them absent: no pins, no band size, no pass
+    r.update(band_size=np.zeros(n, np.int64), dram_search=np.zeros(n, bool),
+             **{PIN_PREFIX + name: np.full(n, "auto") for name in PINS},
+             **{name: np.zeros(n) for name in names if name not in r})
     out["pool_oh"][li, ki] = [p.oh for p in pools]
     out["pool_ow"][li, ki] = [p.ow for p in pools]
     out["pool_ops"][li, ki] = [p.groups * p.oh * p.ow * p.kh * p.kw for p in pools]
-    out["pool_iterations"][li, ki] = tab.plan["iterations"][first]
-    out["pool_loop_ends"][li, ki] = tab.plan["loop_ends"][first]
     out["pool_rows_used"][li, ki] = r["rows_used"]
     out["pool_regs"][li, ki] = r["regs"]
-    return out
+    return _PoolPasses(out, r, pools, li, ki)
+
+
+def _fill_pool_passes(tab: PlanTable, n_rows: int, passes: _PoolPasses, li: np.ndarray, ki: np.ndarray) -> None:
+    """After one :func:`emaxvr_plans` call over ``n_rows`` layer rows (layer ``li``, combination ``ki`` each) and
+    then the passes' rows: the pass columns ``pool_iterations`` and ``pool_loop_ends`` (each pass's first schedule)
+    into ``passes.cols`` and into the layer rows' plans of ``tab`` (the builder only carries them)."""
+    n = passes.n
+    first = np.minimum(np.searchsorted(tab.src, n_rows + np.arange(n)), len(tab) - 1)  # each pass's first schedule
+    if not len(tab) or (tab.src[first] != n_rows + np.arange(n)).any():
+        raise IndexError("list index out of range")  # a pooling mapping without a schedule
+    own = tab.src < n_rows
+    for name, col in (("pool_iterations", "iterations"), ("pool_loop_ends", "loop_ends")):
+        passes.cols[name][passes.li, passes.ki] = tab.plan[col][first]
+        v = tab.plan[name]
+        v[own] = passes.cols[name][li, ki][tab.src[own]]
 
 
 def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned,
