@@ -157,3 +157,23 @@ def test_small_and_large_paths_decide_alike(monkeypatch):
         r = m.evaluate_points("vgg16", rows)
         out.append([repr(r.point(i)) for i in range(r.n)])
     assert out[0] == out[1]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["vgg16", "alexnet", "mobilenet_v2"]))
+def test_timing_every_pair_equals_pruning_first(seed, arch, wl):
+    """The choice times every (plan, point) pair at once below TIME_ALL_UPTO pairs (the choice's and the report's
+    states from one pass) and prunes first above: forced either way, a batch and its points alone get the same
+    numbers and texts."""
+    m = get_model(arch)
+    rows = m.params.random_rows(6, np.random.default_rng(seed))
+    out = []
+    for upto in (0, 10**9):
+        with mock.patch.object(model, "TIME_ALL_UPTO", upto):
+            model.workload_plans.cache_clear()
+            explain._MEMO.clear()
+            r = m.evaluate_points(wl, rows)
+            alone = [m.evaluate_points(wl, [row]).point(0) for row in rows[:2]]
+            out.append(([repr(r.point(i)) for i in range(r.n)], [repr(p) for p in alone]))
+    assert out[0] == out[1]

@@ -43,7 +43,7 @@ from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table
                      mapping_columns, shape_of)
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
 from . import timing
-from .timing import STATES, Link, pair_dram_reads, pair_states
+from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
 from ..layerarrays import PointsMemo, layer_batches
 from ..params import Param, Points, batch_size
@@ -530,16 +530,25 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     if len(pts):
         cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
+        # few pairs (one design point): every pair timed at once, for the choice and the report (numpy's cost
+        # per call exceeds the pairs the pruning would spare); else the pruning first, then the pairs it keeps
+        every = len(pair_row) <= TIME_ALL_UPTO
+        st_all, report = pair_states_both(tab, pair_row, pair_pt, link) if every else (None, None)
         # (one candidate per point, as on EMAXV: nothing to prune)
         keep = (_within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
-                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt])
+                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt], st_all)
                 if len(pair_row) > len(start) else
                 np.ones(len(pair_row), bool))
+        kept = None
         if not keep.all():
             cnt = np.add.reduceat(keep.astype(np.int64), start)
             start = np.cumsum(cnt) - cnt
             pair_row, pair_pt, e_comp, e_sram = pair_row[keep], pair_pt[keep], e_comp[keep], e_sram[keep]
-        st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
+            kept = np.flatnonzero(keep)
+        if every:
+            st = st_all if kept is None else {k: v[kept] for k, v in st_all.items()}
+        else:
+            st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
         cycles = sum(st[s] for s in STATES)
         t = cycles / link.clock_hz[pair_pt]
         en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
@@ -548,7 +557,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         crit = pp.criterion[pair_pt]
         pick = start + select(crit, t, en, dr, start)
         rows = pair_row[pick]
-        res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts))
+        picked = None if report is None else {k: v[pick if kept is None else kept[pick]] for k, v in report.items()}
+        res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts), picked)
         ru = runner_up(crit, t, en, dr, start, pick)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
@@ -566,9 +576,14 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     out.add(p, idx, np.repeat(li, n_pts), pts, res, labels, plans)
 
 
+#: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first
+TIME_ALL_UPTO = 2048
+
+
 def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,
                   e_other: np.ndarray, start: np.ndarray, dram_rd_pj: np.ndarray,
-                  dram_wr_pj: np.ndarray, static_w: np.ndarray) -> np.ndarray:
+                  dram_wr_pj: np.ndarray, static_w: np.ndarray,
+                  timed: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Which (plan, point) pairs may still be chosen: an exact pruning before the per-state timing.
 
     A lower bound of each pair's criterion value comes from what needs no transfer timing: cycles of
@@ -576,6 +591,7 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     bytes before bus-word rounding (rounding only adds). Per point, the pair with the lowest bound is
     timed exactly; pairs whose bound exceeds that value by more than the criterion's tie tolerance cannot
     be within the tolerance of the best, so :func:`select` would never pick them (nor count them as ties).
+    ``timed``: :func:`pair_states` (for the choice) of every pair, if known.
     """
     # constants read at call time: the fit (archmodels/emax/fit.py) varies them
     c = {k: tab.plan[k][rows] for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
@@ -599,7 +615,8 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     seg = np.searchsorted(start, first, side="right") - 1
     probe = start.copy()  # a segment without a finite bound is timed at its own first pair
     probe[seg[::-1]] = first[::-1]
-    st = pair_states(tab, rows[probe], pts[probe], link, for_choice=True)
+    st = (pair_states(tab, rows[probe], pts[probe], link, for_choice=True) if timed is None else
+          {k: timed[k][probe] for k in (*STATES, "_dram_read", "_dram_write")})
     t = sum(st[s] for s in STATES) / clock[probe]
     dr = st["_dram_read"] + st["_dram_write"]
     en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], dram_rd_pj[probe], dram_wr_pj[probe]) + e_other[probe]
@@ -672,10 +689,12 @@ def _all_metric_names() -> tuple[str, ...]:
 
 
 def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, pp: _PointConsts,
-                  e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray) -> dict[str, np.ndarray]:
+                  e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray,
+                  st: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Every metric of plan ``rows[k]`` at point ``pts[k]`` of a layer of ``macs[k]`` MACs (states as
-    ``state:NAME``)."""
-    st = pair_states(tab, rows, pts, link, for_choice=False)
+    ``state:NAME``; ``st``: :func:`pair_states` of these pairs for the report, if known)."""
+    if st is None:
+        st = pair_states(tab, rows, pts, link, for_choice=False)
     cycles = sum(st[s] for s in STATES)
     time_s = cycles / link.clock_hz[pts]
     rd, dram_r = pair_dram_reads(tab, rows, pts, link)
