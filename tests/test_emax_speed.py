@@ -177,3 +177,27 @@ def test_timing_every_pair_equals_pruning_first(seed, arch, wl):
             alone = [m.evaluate_points(wl, [row]).point(0) for row in rows[:2]]
             out.append(([repr(r.point(i)) for i in range(r.n)], [repr(p) for p in alone]))
     assert out[0] == out[1]
+
+
+@SETTINGS
+@given(crit=st.sampled_from(model.CRITERIA), counts=st.lists(st.integers(1, 5), min_size=1, max_size=6),
+       seed=st.integers(0, 2**31 - 1))
+def test_one_criterion_as_text_equals_per_pair(crit, counts, seed):
+    """The choice under one criterion for every pair (a string: one design point) ranks, picks and finds the
+    runner-up as with the criterion per pair (an array), ties, NaN and repeated values included."""
+    rng = np.random.default_rng(seed)
+    n = sum(counts)
+    start = np.cumsum(counts) - np.array(counts)
+
+    def col():
+        return rng.choice([1.0, 1.01, 2.0, 3.0, np.nan], n) * rng.choice([1.0, 1.0 + 1e-12], n)
+
+    t, en, dr = col(), col(), col()
+    per = np.full(n, crit, dtype=object)
+    assert np.array_equal(model._primary(crit, t, en, dr), model._primary(per, t, en, dr), equal_nan=True)
+    pick = model.select(crit, t, en, dr, start)
+    assert np.array_equal(pick, model.select(per, t, en, dr, start))
+    at = start + pick
+    assert np.array_equal(model.runner_up(crit, t, en, dr, start, at), model.runner_up(per, t, en, dr, start, at))
+    assert model._first_rtol(crit, True) == model._first_rtol(per, True)[0]
+    assert model._first_rtol(crit, False) == model._first_rtol(per, False)[0]

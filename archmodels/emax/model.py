@@ -399,6 +399,9 @@ class _PointConsts:
 
     def __init__(self, pts: Points, n: int):
         self.criterion = np.asarray(pts["criterion"], dtype=object)
+        #: the criterion every point has (one design point, a batch under one criterion), else None: the choice
+        #: then compares no text per pair (:func:`_primary` and :func:`select` take it as a plain string)
+        self.only = self.criterion[0] if n and (self.criterion == self.criterion[0]).all() else None
         self.pes = (pts["rows"] * pts["cols"]).astype(float)
         spm_kb = pts.get("spm_kb", np.zeros(n))
         self.spm_kb = np.asarray(spm_kb, dtype=float)
@@ -535,7 +538,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         every = len(pair_row) <= TIME_ALL_UPTO
         st_all, report = pair_states_both(tab, pair_row, pair_pt, link) if every else (None, None)
         # (one candidate per point, as on EMAXV: nothing to prune)
-        keep = (_within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
+        crit = pp.only if pp.only is not None else pp.criterion[pair_pt]
+        keep = (_within_bound(tab, pair_row, pair_pt, link, crit, e_comp + e_sram, start,
                               pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt], st_all)
                 if len(pair_row) > len(start) else
                 np.ones(len(pair_row), bool))
@@ -554,19 +558,21 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
               + (e_comp + e_sram) + pp.static_w[pair_pt] * t)  # the whole energy: a slower plan leaks longer
         dr = st["_dram_read"] + st["_dram_write"]
-        crit = pp.criterion[pair_pt]
-        pick = start + select(crit, t, en, dr, start)
+        if pp.only is None:
+            crit = pp.criterion[pair_pt]
+        by = _primary(crit, t, en, dr)
+        pick = start + select(crit, t, en, dr, start, by)
         rows = pair_row[pick]
         picked = None if report is None else {k: v[pick if kept is None else kept[pick]] for k, v in report.items()}
         res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts), picked)
-        ru = runner_up(crit, t, en, dr, start, pick)
+        ru = runner_up(crit, t, en, dr, start, pick, by)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = {k: np.where(has, v[ru_at] / v[pick], np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
         res.update(ratios)
-        by = _primary(crit, t, en, dr)
-        rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
+        rtol = _first_rtol(crit, False)
+        rtol = rtol if isinstance(crit, str) else rtol[pick]
         verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
                            dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
@@ -580,7 +586,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
 TIME_ALL_UPTO = 2048
 
 
-def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,
+def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray | str,
                   e_other: np.ndarray, start: np.ndarray, dram_rd_pj: np.ndarray,
                   dram_wr_pj: np.ndarray, static_w: np.ndarray,
                   timed: dict[str, np.ndarray] | None = None) -> np.ndarray:
@@ -621,29 +627,35 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     dr = st["_dram_read"] + st["_dram_write"]
     en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], dram_rd_pj[probe], dram_wr_pj[probe]) + e_other[probe]
           + static_w[probe] * t)
-    crit = criterion[probe]
-    ref = _primary(crit, t, en, dr) * (1 + np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL))
+    crit = criterion if isinstance(criterion, str) else criterion[probe]
+    ref = _primary(crit, t, en, dr) * (1 + _first_rtol(crit, False))
     keep = ~(lb > np.repeat(ref * (1 + 1e-9), cnt))  # NaN bounds or references prune nothing
     keep[probe] = True
     return keep
 
 
-def _primary(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
-    """The value each pair's criterion ranks plans by."""
+def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
+    """The value each pair's criterion ranks plans by (``criterion`` a string: every pair's; the array ranked by, not
+    a copy)."""
+    if isinstance(criterion, str):
+        if criterion == "edp":
+            return energy_j * time_s
+        return energy_j if criterion == "energy" else dram_b if criterion == "dram" else time_s
     return np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
                      [energy_j, dram_b, energy_j * time_s], time_s)
 
 
-def runner_up(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
-              start: np.ndarray, pick: np.ndarray) -> np.ndarray:
+def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+              start: np.ndarray, pick: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
     """Per point, the pair index of the best other plan by the point's criterion (-1 if none differs).
 
     Plans with the chosen plan's time and DRAM bytes (the same schedule reached another way) do not count.
+    ``by``: :func:`_primary` of the pairs, if known.
     """
     cnt = np.diff(np.append(start, len(time_s)))
     same = (np.isclose(time_s, np.repeat(time_s[pick], cnt), rtol=1e-9, atol=0)
             & np.isclose(dram_b, np.repeat(dram_b[pick], cnt), rtol=1e-9, atol=0))
-    v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b))
+    v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
     best = np.minimum.reduceat(v, start) if len(v) else np.zeros(0)
     at = np.flatnonzero(v == np.repeat(best, cnt))
     first = np.full(len(start), -1, dtype=np.int64)
@@ -652,25 +664,27 @@ def runner_up(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, d
     return np.where(np.isfinite(best), first, -1)
 
 
-def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
-           start: np.ndarray) -> np.ndarray:
+def select(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+           start: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
     """Position of the chosen plan among each point's candidates.
 
     Arrays over (point, candidate) pairs, a point's candidates contiguous from ``start[point]``. The
     criterion picks the plans within :data:`TIE_RTOL` of the best (:data:`TIME_THEN_DRAM_RTOL` of the
     fastest for ``time_then_dram``; exactly the least traffic for ``dram``; ``edp`` = energy x time); among them the fewest DRAM bytes
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
+    ``criterion`` a string: every pair's; ``by``: :func:`_primary` of the pairs, if known.
     """
-    by = _primary(criterion, time_s, energy_j, dram_b)
-    second = np.where(criterion == "dram", time_s, dram_b)
-    third = np.where(criterion == "energy", time_s, energy_j)
+    if by is None:
+        by = _primary(criterion, time_s, energy_j, dram_b)
+    if isinstance(criterion, str):
+        second = time_s if criterion == "dram" else dram_b
+        third = time_s if criterion == "energy" else energy_j
+    else:
+        second = np.where(criterion == "dram", time_s, dram_b)
+        third = np.where(criterion == "energy", time_s, energy_j)
     cnt = np.diff(np.append(start, len(time_s)))
     ok = np.ones(len(time_s), bool)
-    # criterion=dram asks for the least traffic: no tie tolerance on it (trading traffic for time is
-    # time_then_dram's job) beyond float rounding; TIE_RTOL was fitted on the time criterion's calibration cases
-    first_rtol = np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
-                           TIE_RTOL)
-    for metric, rtol in ((by, first_rtol), (second, 1e-3), (third, 0.0)):
+    for metric, rtol in ((by, _first_rtol(criterion, True)), (second, 1e-3), (third, 0.0)):
         # NaN (e.g. energy at a clock above the node's fmax) ranks last; a level where no candidate has a
         # finite value decides nothing (before, it emptied the set and the first candidate won, which
         # depended on which candidates the batch's pruning had kept: batch != scalar)
@@ -680,6 +694,20 @@ def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram
     local = np.arange(len(time_s)) - np.repeat(start, cnt)
     first = np.minimum.reduceat(np.where(ok, local, len(time_s)), start)
     return np.where(first == len(time_s), 0, first)  # none left: the first candidate
+
+
+def _first_rtol(criterion: np.ndarray | str, exact_dram: bool) -> np.ndarray | float:
+    """The tie tolerance of each pair's criterion (a float for a criterion string): :data:`TIME_THEN_DRAM_RTOL` for
+    ``time_then_dram``, else :data:`TIE_RTOL`; with ``exact_dram`` (:func:`select`), ``dram`` asks for the least
+    traffic: no tie tolerance on it (trading traffic for time is time_then_dram's job) beyond float rounding
+    (:data:`DRAM_SAME_RTOL`); TIE_RTOL was fitted on the time criterion's calibration cases."""
+    if isinstance(criterion, str):
+        return (TIME_THEN_DRAM_RTOL if criterion == "time_then_dram" else
+                DRAM_SAME_RTOL if exact_dram and criterion == "dram" else TIE_RTOL)
+    if not exact_dram:
+        return np.where(criterion == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)
+    return np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
+                     TIE_RTOL)
 
 
 @lru_cache(maxsize=1)
