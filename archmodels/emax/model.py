@@ -238,7 +238,7 @@ class _EmaxBase(Model):
                     pts.get("spm_gbps", np.full(n, 15.36)), pts.get("spm_latency_ns", np.full(n, 1000 / 240)),
                     pts["dtype_bits"] // 8, pts["cols"])
         pp = _PointConsts(pts, n)
-        macs = np.array([float(layer.macs) for layer in workload.layers])
+        macs = np.array([float(m) for m in _layer_macs(workload)])
         out = _Results(len(workload.layers), n)
         step = max(1, CHUNK // max(1, len(workload.layers)))
         for lo in range(0, len(keys), step):
@@ -265,7 +265,9 @@ class _EmaxBase(Model):
 
         area = _area_static(pts)
         cycles, time_s = tot("cycles"), tot("time_s")
-        macs = float(sum(lb.layer.macs for lb in layers))
+        wl_layers = workload.layers
+        same = len(layers) == len(wl_layers) and all(lb.layer is layer for lb, layer in zip(layers, wl_layers))
+        macs = float(sum(_layer_macs(workload)) if same else sum(lb.layer.macs for lb in layers))
         dram = tot("dram_read_bytes") + tot("dram_write_bytes")
         pes = (pts["rows"] * pts["cols"]).astype(float)
         static = area["static_power_w"]
@@ -716,6 +718,12 @@ def _all_metric_names() -> tuple[str, ...]:
         m.name for m in _metrics())
 
 
+#: the plan columns :func:`_plan_metrics` reports (the others are gathered for no pair)
+_REPORTED_PLAN_COLUMNS = ("dram_write", "starts", "activations", "bands", "passes", "macs", "icpar", "alus", "rows_used",
+                          "ops", "spm_read", "spm_write", "spm_need", "lmm_read", "lmm_write", "compulsory",
+                          "write_kind")
+
+
 def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, pp: _PointConsts,
                   e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray,
                   st: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
@@ -726,7 +734,7 @@ def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     cycles = sum(st[s] for s in STATES)
     time_s = cycles / link.clock_hz[pts]
     rd, dram_r = pair_dram_reads(tab, rows, pts, link)
-    p = {k: v[rows] for k, v in tab.plan.items()}
+    p = {k: tab.plan[k][rows] for k in _REPORTED_PLAN_COLUMNS}
     dram_w = p["dram_write"]
     e_dram = cost.dram_energy_j(dram_r, dram_w, pp.dram_rd_pj[pts], pp.dram_wr_pj[pts])
     pes = pp.pes[pts]
@@ -787,6 +795,12 @@ def _hw(arch: str, key: tuple) -> Hw:
 def _fusable(conv, pool) -> bool:
     return (isinstance(conv, Conv2D) and isinstance(pool, Pool) and pool.channels == conv.out_ch
             and pool.in_h == conv.out_h and pool.in_w == conv.out_w)
+
+
+@lru_cache(maxsize=64)
+def _layer_macs(workload: Workload) -> tuple[int, ...]:
+    """Each layer's MACs (a property computed when read: read once per workload)."""
+    return tuple(layer.macs for layer in workload.layers)
 
 
 @lru_cache(maxsize=64)
