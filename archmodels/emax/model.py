@@ -436,9 +436,13 @@ class _Results:
     def __init__(self, nl: int, n: int):
         self.nl, self.n = nl, n
         names = _all_metric_names()  # every metric a plan gives, NaN until set: one allocation for all
-        self.metrics: dict[str, np.ndarray] = dict(zip(names, np.full((len(names), nl, n), np.nan)))
+        #: the metrics, then the states: [key, layer, point], NaN until set (one scatter per chunk for every key)
+        self.cube = np.full((len(names) + len(STATES), nl, n), np.nan)
+        self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
-        self.states = {s: np.full((nl, n), np.nan) for s in STATES}
+        self.states = dict(zip(STATES, self.cube[len(names):]))
+        #: the cube's row of each key as :func:`_plan_metrics` names it (states as ``state:NAME``)
+        self.row = _cube_rows()
         self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
         self.texts = {k: LazyTextColumns(nl, n, fn) for k, fn in LAZY_TEXTS.items()}
         self.feasible = np.ones((nl, n), bool)
@@ -478,17 +482,23 @@ class _Results:
                         self.reason[i, idx[k]] = why
         if f_pts:  # fused into the layer before: zeros, and its name
             fl, fp, into = np.concatenate(f_layer), np.concatenate(f_pts), np.concatenate(f_into)
-            for v in (*self.metrics.values(), *self.states.values()):
-                v[fl, fp] = 0.0
+            self.cube[:, fl, fp] = 0.0
+            for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
+                self.metrics[k][fl, fp] = 0.0
             for texts in self.texts.values():
                 texts.fill(fl, fp, "-")
             self.labels["fused_into"][fl, fp] = into
             self.labels["mapping"][fl, fp] = np.array([f"fused into {f}" for f in into], dtype=object)
             for k in ("loop_order", "runner_up_lost"):
                 self.labels[k][fl, fp] = "-"
-        flat = layer_of * self.n + at  # positions in the [layers, points] arrays: one 1-D scatter per key
+        flat = layer_of * self.n + at  # positions in the [layers, points] arrays
+        in_cube = [k for k in res if k in self.row]
+        if in_cube:  # one scatter for every key of the cube
+            self.cube.reshape(len(self.cube), -1)[np.array([self.row[k] for k in in_cube])[:, None], flat] = \
+                np.stack([res[k] for k in in_cube])
         for k, v in res.items():
-            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
+            if k not in self.row:
+                (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
         if plans:
@@ -710,6 +720,13 @@ def _first_rtol(criterion: np.ndarray | str, exact_dram: bool) -> np.ndarray | f
         return np.where(criterion == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)
     return np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
                      TIE_RTOL)
+
+
+@lru_cache(maxsize=1)
+def _cube_rows() -> dict[str, int]:
+    """The row of each metric (then ``state:NAME``) in :attr:`_Results.cube`."""
+    keys = _all_metric_names() + tuple("state:" + s for s in STATES)
+    return {k: j for j, k in enumerate(keys)}
 
 
 @lru_cache(maxsize=1)
