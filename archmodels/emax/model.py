@@ -462,12 +462,12 @@ class _Results:
                 if p.count[i, 0] > 0:
                     if ran is None:
                         ran = [k for k in res if not k.startswith("state:")]
+                        for k in ran:  # (every metric name is in the cube: only keys beyond it)
+                            if k not in self.metrics:
+                                self.metrics[k] = np.full((self.nl, self.n), np.nan)
                     self.names[i] = ran
                 else:
                     self.names[i] = list(_all_metric_names())
-                for k in self.names[i]:
-                    if k not in self.metrics:
-                        self.metrics[k] = np.full((self.nl, self.n), np.nan)
             if p.fused_into[i].count(None) < len(p.fused_into[i]):  # some combination fused this layer
                 fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
                 pts = np.concatenate([idx[k] for k in fused])
@@ -1005,7 +1005,7 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[sel], ki[sel])
         tables.append((tab, at[tab.src]))
-    tab = concat([t for t, _ in tables]) if tables else _empty_table()
+    tab = (tables[0][0] if len(tables) == 1 else concat([t for t, _ in tables])) if tables else _empty_table()
     row_seg = np.append(row_seg, nseg)
     seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
     count = np.bincount(seg, minlength=nseg + 1)[:nseg]
