@@ -46,6 +46,7 @@ from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
 from ..layerarrays import PointsMemo, layer_batches
+from ..memo import by_identity
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums, row_sum, seqsum
 
@@ -814,13 +815,13 @@ def _fusable(conv, pool) -> bool:
             and pool.in_h == conv.out_h and pool.in_w == conv.out_w)
 
 
-@lru_cache(maxsize=64)
+@by_identity()
 def _layer_macs(workload: Workload) -> tuple[int, ...]:
-    """Each layer's MACs (a property computed when read: read once per workload)."""
+    """Each layer's MACs (a property computed when read: read once per workload object)."""
     return tuple(layer.macs for layer in workload.layers)
 
 
-@lru_cache(maxsize=64)
+@by_identity()
 def _shapes(workload: Workload) -> tuple[ConvShape | FCShape | None, ...]:
     return tuple(shape_of(layer) for layer in workload.layers)
 
@@ -839,15 +840,37 @@ def _spm_tiles(mhw: Hw, hw: Hw, sh) -> Hw:
     return replace(mhw, tile_search=2) if whole > hw.spm_bytes else mhw
 
 
-@lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
+class _Same:
+    """An object as a cache key by its identity (a workload hashes every layer's fields: several us a call)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
 def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Plans:
-    """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values).
+    """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values), remembered
+    (:func:`_workload_plans`) by the workload object and the keys."""
+    return _workload_plans(arch, _Same(workload), keys)
+
+
+@lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
+def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
+    """Plans of every layer of workload ``same.obj`` for each structural combination ``keys``.
 
     A pooling layer right after a convolution runs fused with it (EMAXVR with an SPM and ``pool_fusion``)
     if the pooling can be mapped. A layer's output stays in the SPM for the next layer when both have
     plans for it (unbanded, partial sums in the SPM), neither needs a narrower mapping for it, and it
     saves DRAM traffic over writing the output and reading it back.
     """
+    workload = same.obj
     layers, shapes = workload.layers, _shapes(workload)
     nl, nk = len(layers), len(keys)
     hws = [_hw(arch, k) for k in keys]
@@ -887,6 +910,10 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
                 for i, _ in pairs]
 
     return _final_plans(planned, rejections, shapes, fused, resident, keep)
+
+
+workload_plans.cache_clear = _workload_plans.cache_clear  # type: ignore[attr-defined]
+workload_plans.cache_info = _workload_plans.cache_info  # type: ignore[attr-defined]
 
 
 def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
