@@ -816,6 +816,14 @@ def _fusable(conv, pool) -> bool:
 
 
 @by_identity()
+def _fusable_layers(workload: Workload) -> tuple[int, ...]:
+    """The layers i whose next layer is a pooling that may run fused with them (:func:`_fusable`, no break between)."""
+    layers = workload.layers
+    return tuple(i for i in range(len(layers) - 1)
+                 if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks)
+
+
+@by_identity()
 def _layer_macs(workload: Workload) -> tuple[int, ...]:
     """Each layer's MACs (a property computed when read: read once per workload object)."""
     return tuple(layer.macs for layer in workload.layers)
@@ -880,8 +888,7 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     fused: list[list[str | None]] = [[None] * nk for _ in range(nl)]
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
-    pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in range(nl - 1)
-             if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks]
+    pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in _fusable_layers(workload)]
     pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs], ["auto"] * len(pairs),
                           ["auto"] * len(pairs))
     pool_maps, pool_req = pool_tab.cols, pool_tab.req
@@ -999,6 +1006,13 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
     m_of = np.maximum(n_maps, 1)[owner_row]
     row_map = first[owner_row] + at % m_of
     row_seg = seg0[owner_row] + at // m_of
+    # the rows of conv and pooling layers first, then those of FC layers (each in the order above): each builder's
+    # rows are a slice (the builders' tables are concatenated in that order)
+    is_fc = np.array([isinstance(sh, FCShape) for sh in shapes], dtype=bool)[row_seg // len(CONTEXTS) // nk]
+    n_conv = len(is_fc) - int(is_fc.sum())
+    if 0 < n_conv < len(is_fc):
+        by_builder = np.argsort(is_fc, kind="stable")
+        row_map, row_seg = row_map[by_builder], row_seg[by_builder]
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
     ki = row_seg // len(CONTEXTS) % nk
@@ -1015,22 +1029,22 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
         r[name] = v[li, ki]
     nseg = nl * nk * len(CONTEXTS)
     tables = []
-    fc = np.array([isinstance(shapes[i], FCShape) for i in range(nl)], dtype=bool)[li]
-    for sel, build in ((~fc, emaxv_plans if arch == "emaxv" else emaxvr_plans), (fc, fc_plans)):
-        use = sorted(set(li[sel].tolist()))
+    for (lo, hi), build in (((0, n_conv), emaxv_plans if arch == "emaxv" else emaxvr_plans),
+                            ((n_conv, len(row_seg)), fc_plans)):
+        use = sorted(set(li[lo:hi].tolist()))
         extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
         if not use and not extra:
             continue
-        sub = {name: v[sel] for name, v in r.items()}
-        sub["shape"] = np.searchsorted(use, li[sel])
-        at = np.flatnonzero(sel)
+        sub = {name: v[lo:hi] for name, v in r.items()}
+        sub["shape"] = np.searchsorted(use, li[lo:hi])
+        at = np.arange(lo, hi)
         if extra:
             sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
             sub["shape"][len(at):] += len(use)
             at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
         tab = build([shapes[i] for i in use] + (passes.shapes if extra else []), sub)
         if extra:
-            _fill_pool_passes(tab, len(at) - extra, passes, li[sel], ki[sel])
+            _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
         tables.append((tab, at[tab.src]))
     tab = (tables[0][0] if len(tables) == 1 else concat([t for t, _ in tables])) if tables else _empty_table()
     row_seg = np.append(row_seg, nseg)
