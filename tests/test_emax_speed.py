@@ -201,3 +201,32 @@ def test_one_criterion_as_text_equals_per_pair(crit, counts, seed):
     assert np.array_equal(model.runner_up(crit, t, en, dr, start, at), model.runner_up(per, t, en, dr, start, at))
     assert model._first_rtol(crit, True) == model._first_rtol(per, True)[0]
     assert model._first_rtol(crit, False) == model._first_rtol(per, False)[0]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16", "alexnet"]), n=st.sampled_from([1, 5]))
+def test_pooling_passes_planned_with_the_layers_equal_planned_alone(seed, wl, n):
+    """The fused pooling passes ride along in the layers' EMAXVR builder call: each pass's first schedule (its
+    iterations and loop ends, which the fused layer's plans carry) equals the pass planned alone."""
+    from archmodels.emax import traffic
+    m = get_model("emaxvr")
+    rows = [dict(r, pool_fusion=True, spm_kb=max(r["spm_kb"], 64.0))
+            for r in m.params.random_rows(n, np.random.default_rng(seed))]
+    seen = []
+    real = model._fill_pool_passes
+
+    def spy(tab, n_rows, passes, li, ki):
+        real(tab, n_rows, passes, li, ki)
+        seen.append((tab, n_rows, passes, li, ki))
+
+    model.workload_plans.cache_clear()
+    with mock.patch.object(model, "_fill_pool_passes", spy):
+        m.evaluate_points(wl, rows)
+    assert seen
+    for tab, n_rows, passes, li, ki in seen:
+        alone = traffic.emaxvr_plans(passes.shapes, {k: v.copy() for k, v in passes.rows.items()})
+        first = np.searchsorted(alone.src, np.arange(passes.n))
+        own = tab.src < n_rows
+        for name, col in (("pool_iterations", "iterations"), ("pool_loop_ends", "loop_ends")):
+            assert np.array_equal(passes.cols[name][passes.li, passes.ki], alone.plan[col][first])
+            assert np.array_equal(tab.plan[name][own], passes.cols[name][li, ki][tab.src[own]])
