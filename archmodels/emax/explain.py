@@ -210,13 +210,21 @@ class LazyText:
 class LazyTextColumns:
     """``count`` :class:`LazyText` columns of ``n`` points (e.g. one per layer), their arrays rows of three
     shared (count x n) arrays: three allocations for all columns, :meth:`put` fills many columns in one
-    scatter per array, and a column object is made only when asked for (a study's trial never asks)."""
+    scatter per array, and a column object is made only when asked for (a study's trial never asks).
+    ``share``: the columns of another text function whose points read the same plans: these use its arrays and
+    tables (filled and put once, through either)."""
 
-    def __init__(self, count: int, n: int, fn):
+    def __init__(self, count: int, n: int, fn, share: LazyTextColumns | None = None):
         self.n, self.fn = n, fn
-        self.fixed = np.full((count, n), None, dtype=object)
-        self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
-        self.tables: list[list[PlanTable]] = [[] for _ in range(count)]
+        if share is None:
+            self.fixed = np.full((count, n), None, dtype=object)
+            self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
+            self.tables: list[list[PlanTable]] = [[] for _ in range(count)]
+            self._group: list[LazyTextColumns] = [self]
+        else:
+            self.fixed, self.part, self.row, self.tables = share.fixed, share.part, share.row, share.tables
+            self._group = share._group
+            self._group.append(self)
         self._columns: list[LazyText | None] = [None] * count
 
     def __getitem__(self, i: int) -> LazyText:
@@ -239,11 +247,13 @@ class LazyTextColumns:
         self._changed(set(col_of.tolist()))
 
     def _changed(self, columns) -> None:
-        """Columns ``columns`` changed: the ones already made rebuild their strings when next read."""
-        for i in columns:
-            col = self._columns[i]
-            if col is not None:
-                col._all = None
+        """Columns ``columns`` changed: the ones already made (of every text function sharing them) rebuild their
+        strings when next read."""
+        for texts in self._group:
+            for i in columns:
+                col = texts._columns[i]
+                if col is not None:
+                    col._all = None
 
     def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
         """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);

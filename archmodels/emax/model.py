@@ -445,15 +445,19 @@ class _Results:
         #: the cube's row of each key as :func:`_plan_metrics` names it (states as ``state:NAME``)
         self.row = _cube_rows()
         self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
-        self.texts = {k: LazyTextColumns(nl, n, fn) for k, fn in LAZY_TEXTS.items()}
+        self.texts: dict[str, LazyTextColumns] = {}
+        for k, fn in LAZY_TEXTS.items():  # the texts of the chosen plan share one set of arrays
+            owner = _TEXT_OWNER[k]
+            self.texts[k] = LazyTextColumns(nl, n, fn, self.texts[owner] if owner != k else None)
         self.feasible = np.ones((nl, n), bool)
         self.reason = np.full((nl, n), "", dtype=object)
 
-    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, res: dict[str, np.ndarray],
-            labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
+    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, which: list[int],
+            res: dict[str, np.ndarray], labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
         """Combination k of ``p`` at points ``idx[k]``: per layer fused, infeasible (``p.reason``), or ran:
-        (layer, point) pairs ``(layer_of, at)`` got the metrics ``res`` (states as ``state:NAME``), ``labels``
-        and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1: none, shown as ``-``)."""
+        (layer, point) pairs ``(layer_of, at)`` of layers ``which`` got the metrics ``res`` (states as
+        ``state:NAME``), ``labels`` and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1:
+        none, shown as ``-``; a key of :data:`_TEXT_OWNER`: its own and the texts sharing its plans)."""
         f_layer: list[np.ndarray] = []
         f_pts: list[np.ndarray] = []
         f_into: list[np.ndarray] = []
@@ -486,8 +490,8 @@ class _Results:
             self.cube[:, fl, fp] = 0.0
             for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
                 self.metrics[k][fl, fp] = 0.0
-            for texts in self.texts.values():
-                texts.fill(fl, fp, "-")
+            for k in _TEXT_OWNERS:
+                self.texts[k].fill(fl, fp, "-")
             self.labels["fused_into"][fl, fp] = into
             self.labels["mapping"][fl, fp] = np.array([f"fused into {f}" for f in into], dtype=object)
             for k in ("loop_order", "runner_up_lost"):
@@ -496,16 +500,14 @@ class _Results:
         in_cube = [k for k in res if k in self.row]
         if in_cube:  # one scatter for every key of the cube
             self.cube.reshape(len(self.cube), -1)[np.array([self.row[k] for k in in_cube])[:, None], flat] = \
-                np.stack([res[k] for k in in_cube])
+                np.array([res[k] for k in in_cube])
         for k, v in res.items():
             if k not in self.row:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
-        if plans:
-            which = np.unique(layer_of).tolist()  # the layers that ran at some point of this combination
-            for k, rows in plans.items():
-                self.texts[k].put(which, layer_of, at, p.table, rows)
+        for k, rows in plans.items():
+            self.texts[k].put(which, layer_of, at, p.table, rows)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
@@ -523,6 +525,10 @@ _SUMMED_KEYS = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "star
 #: per-layer label keys in the contract's order; the texts of :data:`LAZY_TEXTS` are built when read
 _LABEL_KEYS = ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS
 _EAGER_LABELS = tuple(k for k in _LABEL_KEYS if k not in LAZY_TEXTS)
+#: per text of :data:`LAZY_TEXTS`, the text whose plans it reads (and whose arrays it shares): the chosen plan's
+#: texts read the plans of ``schedule``, the runner-up's its own
+_TEXT_OWNER = {k: "schedule" if k in ("schedule", *PLAN_TEXTS) else k for k in LAZY_TEXTS}
+_TEXT_OWNERS = tuple(dict.fromkeys(_TEXT_OWNER.values()))
 #: the order of a layer's ``labels`` dict: ``fused_into`` first (as ``LayerBatch.__init__`` puts it), then the rest
 _LABEL_ORDER = ("fused_into",) + tuple(k for k in _LABEL_KEYS if k != "fused_into")
 
@@ -590,9 +596,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
                            dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
                   "runner_up_lost": verdict}
-        plans = {k: rows for k in LAZY_TEXTS}
-        plans["runner_up"] = np.where(has, pair_row[ru_at], -1)
-    out.add(p, idx, np.repeat(li, n_pts), pts, res, labels, plans)
+        plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
+    out.add(p, idx, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
 
 
 #: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first
