@@ -230,3 +230,24 @@ def test_pooling_passes_planned_with_the_layers_equal_planned_alone(seed, wl, n)
         for name, col in (("pool_iterations", "iterations"), ("pool_loop_ends", "loop_ends")):
             assert np.array_equal(passes.cols[name][passes.li, passes.ki], alone.plan[col][first])
             assert np.array_equal(tab.plan[name][own], passes.cols[name][li, ki][tab.src[own]])
+
+
+@SETTINGS
+@given(crit=st.sampled_from(model.CRITERIA), seed=st.integers(0, 2**31 - 1), n=st.integers(0, 12))
+def test_verdicts_under_one_criterion_equal_per_point(crit, seed, n):
+    """The runner-up verdicts for one criterion (a string) are the per-point phrases, text for text."""
+    rng = np.random.default_rng(seed)
+    worse, more, none = (rng.random(n) < 0.5 for _ in range(3))
+    per = explain.verdicts(np.full(n, crit, dtype=object), worse, more, none)
+    one = explain.verdicts(crit, worse, more, none)
+    assert one.dtype == per.dtype and one.tolist() == per.tolist()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(0, 40))
+def test_close_equals_isclose(seed, n):
+    """The runner-up's sameness test equals np.isclose(rtol=1e-9, atol=0), NaN, infinities and zeros included."""
+    rng = np.random.default_rng(seed)
+    pool = np.array([0.0, -0.0, 1.0, 1.0 + 1e-10, 1.0 + 1e-8, -1.0, 3e300, np.inf, -np.inf, np.nan, 5e-324])
+    x, y = rng.choice(pool, n), rng.choice(pool, n)
+    assert np.array_equal(model._close(x, y), np.isclose(x, y, rtol=1e-9, atol=0))

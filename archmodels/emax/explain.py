@@ -97,8 +97,14 @@ def placement(tab: PlanTable, r: int) -> str:
     return f"input: {src} -> {lmm_in}; weights: {weights}; partial sums: {psum} (LMM double-buffered); output: {out}"
 
 
-def verdicts(criterion: np.ndarray, worse: np.ndarray, more_dram: np.ndarray, none: np.ndarray) -> np.ndarray:
-    """Why each runner-up lost, as one of a few phrases (numbers are in the ``runner_up_*_ratio`` metrics)."""
+def verdicts(criterion: np.ndarray | str, worse: np.ndarray, more_dram: np.ndarray, none: np.ndarray) -> np.ndarray:
+    """Why each runner-up lost, as one of a few phrases (numbers are in the ``runner_up_*_ratio`` metrics);
+    ``criterion`` a string: every point's (the four phrases written once)."""
+    if isinstance(criterion, str):
+        phrases = np.array(["no other plan within the criterion's tolerance", "worse " + criterion,
+                            "tied on " + criterion + " (within the tolerance), more DRAM traffic",
+                            "tied on " + criterion + " and DRAM traffic, more energy or later in order"], dtype=object)
+        return phrases[np.where(none, 0, np.where(worse, 1, np.where(more_dram, 2, 3)))]
     return np.select([none, worse, more_dram],
                      ["no other plan within the criterion's tolerance", "worse " + criterion.astype(str),
                       "tied on " + criterion.astype(str) + " (within the tolerance), more DRAM traffic"],

@@ -592,7 +592,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         res.update(ratios)
         rtol = _first_rtol(crit, False)
         rtol = rtol if isinstance(crit, str) else rtol[pick]
-        verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
+        verdict = verdicts(pp.only if pp.only is not None else pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
                            dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
                   "runner_up_lost": verdict}
@@ -671,8 +671,7 @@ def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndar
     ``by``: :func:`_primary` of the pairs, if known.
     """
     cnt = np.diff(np.append(start, len(time_s)))
-    same = (np.isclose(time_s, np.repeat(time_s[pick], cnt), rtol=1e-9, atol=0)
-            & np.isclose(dram_b, np.repeat(dram_b[pick], cnt), rtol=1e-9, atol=0))
+    same = _close(time_s, np.repeat(time_s[pick], cnt)) & _close(dram_b, np.repeat(dram_b[pick], cnt))
     v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
     best = np.minimum.reduceat(v, start) if len(v) else np.zeros(0)
     at = np.flatnonzero(v == np.repeat(best, cnt))
@@ -680,6 +679,13 @@ def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndar
     seg = np.searchsorted(start, at, side="right") - 1
     first[seg[::-1]] = at[::-1]  # the first pair of each segment that attains its best
     return np.where(np.isfinite(best), first, -1)
+
+
+def _close(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``np.isclose(x, y, rtol=1e-9, atol=0)`` of float arrays, its comparisons written out (without the
+    function's per-call argument checks)."""
+    with np.errstate(invalid="ignore"):
+        return (np.abs(x - y) <= 1e-9 * np.abs(y)) & np.isfinite(y) | (x == y)
 
 
 def select(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
