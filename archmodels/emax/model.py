@@ -904,9 +904,11 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
     pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in _fusable_layers(workload)]
-    pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs], ["auto"] * len(pairs),
-                          ["auto"] * len(pairs))
-    pool_maps, pool_req = pool_tab.cols, pool_tab.req
+    pool_maps, pool_req = {}, np.zeros(0, np.int64)  # (no pooling layer to fuse: EMAXV, no SPM, fusion off)
+    if pairs:
+        pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
+                              ["auto"] * len(pairs), ["auto"] * len(pairs))
+        pool_maps, pool_req = pool_tab.cols, pool_tab.req
     for r in np.unique(pool_req).tolist():
         i, k = pairs[r]
         fused[i + 1][k] = layers[i].name
