@@ -251,3 +251,24 @@ def test_close_equals_isclose(seed, n):
     pool = np.array([0.0, -0.0, 1.0, 1.0 + 1e-10, 1.0 + 1e-8, -1.0, 3e300, np.inf, -np.inf, np.nan, 5e-324])
     x, y = rng.choice(pool, n), rng.choice(pool, n)
     assert np.array_equal(model._close(x, y), np.isclose(x, y, rtol=1e-9, atol=0))
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_lazy_text_where_equals_where_of_the_strings(seed):
+    """np.where between two lazy text columns of one text function (a GEMM form picked per point) stays lazy and
+    shows, point by point and as an array, what np.where of their strings shows; other numpy functions get the
+    strings."""
+    m = get_model("emaxvr")
+    rng = np.random.default_rng(seed)
+    rows = m.params.random_rows(8, rng)
+    layers = m.evaluate_points("vgg16", rows).layers
+    for key in model.LAZY_TEXTS:
+        a, b = layers[int(rng.integers(len(layers)))].labels[key], layers[int(rng.integers(len(layers)))].labels[key]
+        cond = rng.random(len(rows)) < 0.5
+        both = np.where(cond, a, b)
+        assert isinstance(both, explain.LazyText)
+        want = np.where(cond, np.asarray(a), np.asarray(b))
+        assert [both[i] for i in range(len(rows))] == want.tolist()
+        assert np.asarray(np.where(~cond, both, a)).tolist() == np.where(~cond, want, np.asarray(a)).tolist()
+        assert np.concatenate([a, b]).tolist() == np.asarray(a).tolist() + np.asarray(b).tolist()

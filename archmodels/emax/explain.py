@@ -202,6 +202,24 @@ class LazyText:
             return self.fixed[i] if part < 0 else text_of(self.fn, self.tables[part], int(self.row[i]))
         return np.asarray(self)[i]
 
+    @staticmethod
+    def choose(cond: np.ndarray, a: LazyText, b: LazyText) -> LazyText:
+        """``np.where(cond, a, b)`` of two columns of one text function, still lazy: each point keeps the source
+        it has in the column it is taken from (its fixed value, or a plan of one of the tables)."""
+        cond = np.asarray(cond, dtype=bool)
+        part = np.where(cond, a.part, np.where(b.part >= 0, b.part + len(a.tables), -1))
+        return LazyText(len(part), a.fn, (np.where(cond, a.fixed, b.fixed), part, np.where(cond, a.row, b.row)),
+                        a.tables + b.tables)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """``np.where`` between two columns of one text function stays lazy (:meth:`choose`: a GEMM form picked
+        per point, ``archmodels.gemm.pick``, builds no string); any other numpy function gets the strings."""
+        if func is np.where and len(args) == 3 and not kwargs:
+            c, a, b = args
+            if isinstance(a, LazyText) and isinstance(b, LazyText) and a.fn is b.fn and not isinstance(c, LazyText):
+                return LazyText.choose(c, a, b)
+        return func(*_strings(args), **{k: _strings(v) for k, v in kwargs.items()})
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         if self._all is None:
             out = self.fixed.copy()
@@ -211,6 +229,15 @@ class LazyText:
                     out[at] = by_content(tab, self.row[at], self.fn)
             self._all = out
         return self._all if dtype is None else self._all.astype(dtype)
+
+
+def _strings(x):
+    """``x`` with every :class:`LazyText` in it (nested in lists and tuples) as its array of strings."""
+    if isinstance(x, LazyText):
+        return np.asarray(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_strings(v) for v in x)
+    return x
 
 
 class LazyTextColumns:

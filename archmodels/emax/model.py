@@ -216,6 +216,8 @@ class _EmaxBase(Model):
         crit = np.asarray(pts["criterion"], dtype=object)
         static_w = _rank_static_w(pts, batch_size(pts))
         by_time = (crit == "dram") | (crit == "energy")
+        if len(crit) and (crit == crit[0]).all():  # one criterion (one design point): ranked as a string
+            crit = crit[0]
 
         def rank(lb: LayerBatch) -> tuple[np.ndarray, np.ndarray]:
             m = lb.metrics
