@@ -46,7 +46,7 @@ from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
 from ..layerarrays import PointsMemo, layer_batches
-from ..memo import by_identity
+from ..memo import IdentityMemo, by_identity
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums, row_sum, seqsum
 
@@ -241,7 +241,7 @@ class _EmaxBase(Model):
                     pts.get("spm_gbps", np.full(n, 15.36)), pts.get("spm_latency_ns", np.full(n, 1000 / 240)),
                     pts["dtype_bits"] // 8, pts["cols"])
         pp = _PointConsts(pts, n)
-        macs = np.array([float(m) for m in _layer_macs(workload)])
+        macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
         step = max(1, CHUNK // max(1, len(workload.layers)))
         for lo in range(0, len(keys), step):
@@ -270,7 +270,7 @@ class _EmaxBase(Model):
         cycles, time_s = tot("cycles"), tot("time_s")
         wl_layers = workload.layers
         same = len(layers) == len(wl_layers) and all(lb.layer is layer for lb, layer in zip(layers, wl_layers))
-        macs = float(sum(_layer_macs(workload)) if same else sum(lb.layer.macs for lb in layers))
+        macs = float(sum(_layer_macs(_canonical(workload))) if same else sum(lb.layer.macs for lb in layers))
         dram = tot("dram_read_bytes") + tot("dram_write_bytes")
         pes = (pts["rows"] * pts["cols"]).astype(float)
         static = area["static_power_w"]
@@ -832,6 +832,19 @@ def _fusable(conv, pool) -> bool:
             and pool.in_h == conv.out_h and pool.in_w == conv.out_w)
 
 
+@lru_cache(maxsize=64)
+def _first_equal(workload: Workload) -> Workload:
+    """The first workload object seen equal to ``workload`` (by value: a workload built anew for each call, e.g. a
+    product's other GEMM forms, finds the entries of the first in the caches below)."""
+    return workload
+
+
+#: each workload object's first equal (:func:`_first_equal`), looked up by identity: the caches keyed by a workload
+#: (:func:`_shapes`, :func:`_layer_macs`, :func:`_fusable_layers`, :func:`workload_plans`) take that one, by identity
+#: (a workload hashes every layer's fields, several us, on each lookup by value)
+_canonical = IdentityMemo(_first_equal)
+
+
 @by_identity()
 def _fusable_layers(workload: Workload) -> tuple[int, ...]:
     """The layers i whose next layer is a pooling that may run fused with them (:func:`_fusable`, no break between)."""
@@ -866,7 +879,7 @@ def _spm_tiles(mhw: Hw, hw: Hw, sh) -> Hw:
 
 
 class _Same:
-    """An object as a cache key by its identity (a workload hashes every layer's fields: several us a call)."""
+    """An object as a cache key by its identity (see :data:`_canonical`)."""
 
     __slots__ = ("obj",)
 
@@ -882,8 +895,8 @@ class _Same:
 
 def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Plans:
     """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values), remembered
-    (:func:`_workload_plans`) by the workload object and the keys."""
-    return _workload_plans(arch, _Same(workload), keys)
+    (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys."""
+    return _workload_plans(arch, _Same(_canonical(workload)), keys)
 
 
 @lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
