@@ -231,6 +231,30 @@ class LazyText:
         return self._all if dtype is None else self._all.astype(dtype)
 
 
+class _ColumnText(LazyText):
+    """Column ``i`` of a :class:`LazyTextColumns`: its arrays are rows of the shared ones, taken when used (a
+    layer's label dict holds one per text key; a study's trial reads none)."""
+
+    def __init__(self, cols: LazyTextColumns, i: int):
+        self.fn, self._cols, self._i, self._all = cols.fn, cols, i, None
+
+    @property
+    def fixed(self) -> np.ndarray:  # type: ignore[override]
+        return self._cols.fixed[self._i]
+
+    @property
+    def part(self) -> np.ndarray:  # type: ignore[override]
+        return self._cols.part[self._i]
+
+    @property
+    def row(self) -> np.ndarray:  # type: ignore[override]
+        return self._cols.row[self._i]
+
+    @property
+    def tables(self) -> list[PlanTable]:  # type: ignore[override]
+        return self._cols.tables[self._i]
+
+
 def _strings(x):
     """``x`` with every :class:`LazyText` in it (nested in lists and tuples) as its array of strings."""
     if isinstance(x, LazyText):
@@ -263,8 +287,7 @@ class LazyTextColumns:
     def __getitem__(self, i: int) -> LazyText:
         col = self._columns[i]
         if col is None:
-            col = self._columns[i] = LazyText(self.n, self.fn, (self.fixed[i], self.part[i], self.row[i]),
-                                              self.tables[i])
+            col = self._columns[i] = _ColumnText(self, i)
         return col
 
     def __len__(self) -> int:
