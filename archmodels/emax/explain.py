@@ -207,6 +207,10 @@ class LazyText:
         """``np.where(cond, a, b)`` of two columns of one text function, still lazy: each point keeps the source
         it has in the column it is taken from (its fixed value, or a plan of one of the tables)."""
         cond = np.asarray(cond, dtype=bool)
+        for every, col in ((cond.all(), a), (not cond.any(), b)):  # one column's points only (one design point)
+            if every:
+                return LazyText(len(cond), col.fn, (col.fixed.copy(), col.part.copy(), col.row.copy()),
+                                list(col.tables))
         part = np.where(cond, a.part, np.where(b.part >= 0, b.part + len(a.tables), -1))
         return LazyText(len(part), a.fn, (np.where(cond, a.fixed, b.fixed), part, np.where(cond, a.row, b.row)),
                         a.tables + b.tables)
