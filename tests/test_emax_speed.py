@@ -210,8 +210,9 @@ def test_pooling_passes_planned_with_the_layers_equal_planned_alone(seed, wl, n)
     iterations and loop ends, which the fused layer's plans carry) equals the pass planned alone."""
     from archmodels.emax import traffic
     m = get_model("emaxvr")
-    rows = [dict(r, pool_fusion=True, spm_kb=max(r["spm_kb"], 64.0), rows=max(r["rows"], 64), lmm_kb=max(r["lmm_kb"], 2.0))
-            for r in m.params.random_rows(n, np.random.default_rng(seed))]  # an array the pooling layers map on
+    rows = [dict(r, pool_fusion=True, spm_kb=max(r["spm_kb"], 64.0), rows=max(r["rows"], 64),
+                 lmm_kb=max(r["lmm_kb"], 2.0))  # an array with an SPM that the pooling layers map on
+            for r in m.params.random_rows(n, np.random.default_rng(seed))]
     seen = []
     real = model._fill_pool_passes
 

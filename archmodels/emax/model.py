@@ -595,8 +595,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         res.update(ratios)
         rtol = _first_rtol(crit, False)
         rtol = rtol if isinstance(crit, str) else rtol[pick]
-        verdict = verdicts(pp.only if pp.only is not None else pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
-                           dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
+        verdict = verdicts(pp.only if pp.only is not None else pp.criterion[pts],
+                           by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
                   "runner_up_lost": verdict}
         plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
@@ -754,9 +754,9 @@ def _all_metric_names() -> tuple[str, ...]:
 
 
 #: the plan columns :func:`_plan_metrics` reports (the others are gathered for no pair)
-_REPORTED_PLAN_COLUMNS = ("dram_write", "starts", "activations", "bands", "passes", "macs", "icpar", "alus", "rows_used",
-                          "ops", "spm_read", "spm_write", "spm_need", "lmm_read", "lmm_write", "compulsory",
-                          "write_kind")
+_REPORTED_PLAN_COLUMNS = ("dram_write", "starts", "activations", "bands", "passes", "macs", "icpar", "alus",
+                          "rows_used", "ops", "spm_read", "spm_write", "spm_need", "lmm_read", "lmm_write",
+                          "compulsory", "write_kind")
 
 
 def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, pp: _PointConsts,
