@@ -157,3 +157,119 @@ def test_small_and_large_paths_decide_alike(monkeypatch):
         r = m.evaluate_points("vgg16", rows)
         out.append([repr(r.point(i)) for i in range(r.n)])
     assert out[0] == out[1]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["vgg16", "alexnet", "mobilenet_v2"]))
+def test_timing_every_pair_equals_pruning_first(seed, arch, wl):
+    """The choice times every (plan, point) pair at once below TIME_ALL_UPTO pairs (the choice's and the report's
+    states from one pass) and prunes first above: forced either way, a batch and its points alone get the same
+    numbers and texts."""
+    m = get_model(arch)
+    rows = m.params.random_rows(6, np.random.default_rng(seed))
+    out = []
+    for upto in (0, 10**9):
+        with mock.patch.object(model, "TIME_ALL_UPTO", upto):
+            model.workload_plans.cache_clear()
+            explain._MEMO.clear()
+            r = m.evaluate_points(wl, rows)
+            alone = [m.evaluate_points(wl, [row]).point(0) for row in rows[:2]]
+            out.append(([repr(r.point(i)) for i in range(r.n)], [repr(p) for p in alone]))
+    assert out[0] == out[1]
+
+
+@SETTINGS
+@given(crit=st.sampled_from(model.CRITERIA), counts=st.lists(st.integers(1, 5), min_size=1, max_size=6),
+       seed=st.integers(0, 2**31 - 1))
+def test_one_criterion_as_text_equals_per_pair(crit, counts, seed):
+    """The choice under one criterion for every pair (a string: one design point) ranks, picks and finds the
+    runner-up as with the criterion per pair (an array), ties, NaN and repeated values included."""
+    rng = np.random.default_rng(seed)
+    n = sum(counts)
+    start = np.cumsum(counts) - np.array(counts)
+
+    def col():
+        return rng.choice([1.0, 1.01, 2.0, 3.0, np.nan], n) * rng.choice([1.0, 1.0 + 1e-12], n)
+
+    t, en, dr = col(), col(), col()
+    per = np.full(n, crit, dtype=object)
+    assert np.array_equal(model._primary(crit, t, en, dr), model._primary(per, t, en, dr), equal_nan=True)
+    pick = model.select(crit, t, en, dr, start)
+    assert np.array_equal(pick, model.select(per, t, en, dr, start))
+    at = start + pick
+    assert np.array_equal(model.runner_up(crit, t, en, dr, start, at), model.runner_up(per, t, en, dr, start, at))
+    assert model._first_rtol(crit, True) == model._first_rtol(per, True)[0]
+    assert model._first_rtol(crit, False) == model._first_rtol(per, False)[0]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16", "alexnet"]), n=st.sampled_from([1, 5]))
+def test_pooling_passes_planned_with_the_layers_equal_planned_alone(seed, wl, n):
+    """The fused pooling passes ride along in the layers' EMAXVR builder call: each pass's first schedule (its
+    iterations and loop ends, which the fused layer's plans carry) equals the pass planned alone."""
+    from archmodels.emax import traffic
+    m = get_model("emaxvr")
+    rows = [dict(r, pool_fusion=True, spm_kb=max(r["spm_kb"], 64.0), rows=max(r["rows"], 64),
+                 lmm_kb=max(r["lmm_kb"], 2.0))  # an array with an SPM that the pooling layers map on
+            for r in m.params.random_rows(n, np.random.default_rng(seed))]
+    seen = []
+    real = model._fill_pool_passes
+
+    def spy(tab, n_rows, passes, li, ki):
+        real(tab, n_rows, passes, li, ki)
+        seen.append((tab, n_rows, passes, li, ki))
+
+    model.workload_plans.cache_clear()
+    with mock.patch.object(model, "_fill_pool_passes", spy):
+        m.evaluate_points(wl, rows)
+    assert seen
+    for tab, n_rows, passes, li, ki in seen:
+        alone = traffic.emaxvr_plans(passes.shapes, {k: v.copy() for k, v in passes.rows.items()})
+        first = np.searchsorted(alone.src, np.arange(passes.n))
+        own = tab.src < n_rows
+        for name, col in (("pool_iterations", "iterations"), ("pool_loop_ends", "loop_ends")):
+            assert np.array_equal(passes.cols[name][passes.li, passes.ki], alone.plan[col][first])
+            assert np.array_equal(tab.plan[name][own], passes.cols[name][li, ki][tab.src[own]])
+
+
+@SETTINGS
+@given(crit=st.sampled_from(model.CRITERIA), seed=st.integers(0, 2**31 - 1), n=st.integers(0, 12))
+def test_verdicts_under_one_criterion_equal_per_point(crit, seed, n):
+    """The runner-up verdicts for one criterion (a string) are the per-point phrases, text for text."""
+    rng = np.random.default_rng(seed)
+    worse, more, none = (rng.random(n) < 0.5 for _ in range(3))
+    per = explain.verdicts(np.full(n, crit, dtype=object), worse, more, none)
+    one = explain.verdicts(crit, worse, more, none)
+    assert one.dtype == per.dtype and one.tolist() == per.tolist()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(0, 40))
+def test_close_equals_isclose(seed, n):
+    """The runner-up's sameness test equals np.isclose(rtol=1e-9, atol=0), NaN, infinities and zeros included."""
+    rng = np.random.default_rng(seed)
+    pool = np.array([0.0, -0.0, 1.0, 1.0 + 1e-10, 1.0 + 1e-8, -1.0, 3e300, np.inf, -np.inf, np.nan, 5e-324])
+    x, y = rng.choice(pool, n), rng.choice(pool, n)
+    assert np.array_equal(model._close(x, y), np.isclose(x, y, rtol=1e-9, atol=0))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1))
+def test_lazy_text_where_equals_where_of_the_strings(seed):
+    """np.where between two lazy text columns of one text function (a GEMM form picked per point) stays lazy and
+    shows, point by point and as an array, what np.where of their strings shows; other numpy functions get the
+    strings."""
+    m = get_model("emaxvr")
+    rng = np.random.default_rng(seed)
+    rows = m.params.random_rows(8, rng)
+    layers = m.evaluate_points("vgg16", rows).layers
+    for key in model.LAZY_TEXTS:
+        a, b = layers[int(rng.integers(len(layers)))].labels[key], layers[int(rng.integers(len(layers)))].labels[key]
+        cond = rng.random(len(rows)) < rng.choice([0.0, 0.5, 1.0])  # one column's points only, or some of each
+        both = np.where(cond, a, b)
+        assert isinstance(both, explain.LazyText)
+        want = np.where(cond, np.asarray(a), np.asarray(b))
+        assert [both[i] for i in range(len(rows))] == want.tolist()
+        assert np.asarray(np.where(~cond, both, a)).tolist() == np.where(~cond, want, np.asarray(a)).tolist()
+        assert np.concatenate([a, b]).tolist() == np.asarray(a).tolist() + np.asarray(b).tolist()

@@ -78,7 +78,9 @@ def area_mm2(rows, cols, lmm_kb, spm_kb, bits, node_nm, clock_mhz=0.0) -> dict[s
     """Area of the PE logic (synthesised for ``clock_mhz``), the LMMs and the SPM (arrays over points) [mm^2]."""
     args = [np.asarray(x) for x in (rows, cols, lmm_kb, spm_kb, bits, node_nm, clock_mhz)]
     shape = np.broadcast(*args).shape
-    rows, cols, lmm_kb, spm_kb, bits, node, clock = (np.broadcast_to(a, shape) for a in args)
+    if any(a.shape != shape for a in args):  # (arrays over the same points, the usual call, need no broadcast)
+        args = [np.broadcast_to(a, shape) for a in args]
+    rows, cols, lmm_kb, spm_kb, bits, node, clock = args
     pes = rows.astype(float) * cols
     logic, lmm, spm = np.empty(shape), np.empty(shape), np.empty(shape)
     for b in np.unique(bits):

@@ -97,8 +97,14 @@ def placement(tab: PlanTable, r: int) -> str:
     return f"input: {src} -> {lmm_in}; weights: {weights}; partial sums: {psum} (LMM double-buffered); output: {out}"
 
 
-def verdicts(criterion: np.ndarray, worse: np.ndarray, more_dram: np.ndarray, none: np.ndarray) -> np.ndarray:
-    """Why each runner-up lost, as one of a few phrases (numbers are in the ``runner_up_*_ratio`` metrics)."""
+def verdicts(criterion: np.ndarray | str, worse: np.ndarray, more_dram: np.ndarray, none: np.ndarray) -> np.ndarray:
+    """Why each runner-up lost, as one of a few phrases (numbers are in the ``runner_up_*_ratio`` metrics);
+    ``criterion`` a string: every point's (the four phrases written once)."""
+    if isinstance(criterion, str):
+        phrases = np.array(["no other plan within the criterion's tolerance", "worse " + criterion,
+                            "tied on " + criterion + " (within the tolerance), more DRAM traffic",
+                            "tied on " + criterion + " and DRAM traffic, more energy or later in order"], dtype=object)
+        return phrases[np.where(none, 0, np.where(worse, 1, np.where(more_dram, 2, 3)))]
     return np.select([none, worse, more_dram],
                      ["no other plan within the criterion's tolerance", "worse " + criterion.astype(str),
                       "tied on " + criterion.astype(str) + " (within the tolerance), more DRAM traffic"],
@@ -196,6 +202,28 @@ class LazyText:
             return self.fixed[i] if part < 0 else text_of(self.fn, self.tables[part], int(self.row[i]))
         return np.asarray(self)[i]
 
+    @staticmethod
+    def choose(cond: np.ndarray, a: LazyText, b: LazyText) -> LazyText:
+        """``np.where(cond, a, b)`` of two columns of one text function, still lazy: each point keeps the source
+        it has in the column it is taken from (its fixed value, or a plan of one of the tables)."""
+        cond = np.asarray(cond, dtype=bool)
+        for every, col in ((cond.all(), a), (not cond.any(), b)):  # one column's points only (one design point)
+            if every:
+                return LazyText(len(cond), col.fn, (col.fixed.copy(), col.part.copy(), col.row.copy()),
+                                list(col.tables))
+        part = np.where(cond, a.part, np.where(b.part >= 0, b.part + len(a.tables), -1))
+        return LazyText(len(part), a.fn, (np.where(cond, a.fixed, b.fixed), part, np.where(cond, a.row, b.row)),
+                        a.tables + b.tables)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """``np.where`` between two columns of one text function stays lazy (:meth:`choose`: a GEMM form picked
+        per point, ``archmodels.gemm.pick``, builds no string); any other numpy function gets the strings."""
+        if func is np.where and len(args) == 3 and not kwargs:
+            c, a, b = args
+            if isinstance(a, LazyText) and isinstance(b, LazyText) and a.fn is b.fn and not isinstance(c, LazyText):
+                return LazyText.choose(c, a, b)
+        return func(*_strings(args), **{k: _strings(v) for k, v in kwargs.items()})
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         if self._all is None:
             out = self.fixed.copy()
@@ -207,23 +235,63 @@ class LazyText:
         return self._all if dtype is None else self._all.astype(dtype)
 
 
+class _ColumnText(LazyText):
+    """Column ``i`` of a :class:`LazyTextColumns`: its arrays are rows of the shared ones, taken when used (a
+    layer's label dict holds one per text key; a study's trial reads none)."""
+
+    def __init__(self, cols: LazyTextColumns, i: int):
+        self.fn, self._cols, self._i, self._all = cols.fn, cols, i, None
+
+    @property
+    def fixed(self) -> np.ndarray:  # type: ignore[override]
+        return self._cols.fixed[self._i]
+
+    @property
+    def part(self) -> np.ndarray:  # type: ignore[override]
+        return self._cols.part[self._i]
+
+    @property
+    def row(self) -> np.ndarray:  # type: ignore[override]
+        return self._cols.row[self._i]
+
+    @property
+    def tables(self) -> list[PlanTable]:  # type: ignore[override]
+        return self._cols.tables[self._i]
+
+
+def _strings(x):
+    """``x`` with every :class:`LazyText` in it (nested in lists and tuples) as its array of strings."""
+    if isinstance(x, LazyText):
+        return np.asarray(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_strings(v) for v in x)
+    return x
+
+
 class LazyTextColumns:
     """``count`` :class:`LazyText` columns of ``n`` points (e.g. one per layer), their arrays rows of three
     shared (count x n) arrays: three allocations for all columns, :meth:`put` fills many columns in one
-    scatter per array, and a column object is made only when asked for (a study's trial never asks)."""
+    scatter per array, and a column object is made only when asked for (a study's trial never asks).
+    ``share``: the columns of another text function whose points read the same plans: these use its arrays and
+    tables (filled and put once, through either)."""
 
-    def __init__(self, count: int, n: int, fn):
+    def __init__(self, count: int, n: int, fn, share: LazyTextColumns | None = None):
         self.n, self.fn = n, fn
-        self.fixed = np.full((count, n), None, dtype=object)
-        self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
-        self.tables: list[list[PlanTable]] = [[] for _ in range(count)]
+        if share is None:
+            self.fixed = np.full((count, n), None, dtype=object)
+            self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
+            self.tables: list[list[PlanTable]] = [[] for _ in range(count)]
+            self._group: list[LazyTextColumns] = [self]
+        else:
+            self.fixed, self.part, self.row, self.tables = share.fixed, share.part, share.row, share.tables
+            self._group = share._group
+            self._group.append(self)
         self._columns: list[LazyText | None] = [None] * count
 
     def __getitem__(self, i: int) -> LazyText:
         col = self._columns[i]
         if col is None:
-            col = self._columns[i] = LazyText(self.n, self.fn, (self.fixed[i], self.part[i], self.row[i]),
-                                              self.tables[i])
+            col = self._columns[i] = _ColumnText(self, i)
         return col
 
     def __len__(self) -> int:
@@ -239,11 +307,13 @@ class LazyTextColumns:
         self._changed(set(col_of.tolist()))
 
     def _changed(self, columns) -> None:
-        """Columns ``columns`` changed: the ones already made rebuild their strings when next read."""
-        for i in columns:
-            col = self._columns[i]
-            if col is not None:
-                col._all = None
+        """Columns ``columns`` changed: the ones already made (of every text function sharing them) rebuild their
+        strings when next read."""
+        for texts in self._group:
+            for i in columns:
+                col = texts._columns[i]
+                if col is not None:
+                    col._all = None
 
     def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
         """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);

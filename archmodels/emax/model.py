@@ -43,9 +43,10 @@ from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table
                      mapping_columns, shape_of)
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
 from . import timing
-from .timing import STATES, Link, pair_dram_reads, pair_states
+from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
 from ..layerarrays import PointsMemo, layer_batches
+from ..memo import IdentityMemo, by_identity
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums, row_sum, seqsum
 
@@ -215,6 +216,8 @@ class _EmaxBase(Model):
         crit = np.asarray(pts["criterion"], dtype=object)
         static_w = _rank_static_w(pts, batch_size(pts))
         by_time = (crit == "dram") | (crit == "energy")
+        if len(crit) and (crit == crit[0]).all():  # one criterion (one design point): ranked as a string
+            crit = crit[0]
 
         def rank(lb: LayerBatch) -> tuple[np.ndarray, np.ndarray]:
             m = lb.metrics
@@ -238,7 +241,7 @@ class _EmaxBase(Model):
                     pts.get("spm_gbps", np.full(n, 15.36)), pts.get("spm_latency_ns", np.full(n, 1000 / 240)),
                     pts["dtype_bits"] // 8, pts["cols"])
         pp = _PointConsts(pts, n)
-        macs = np.array([float(layer.macs) for layer in workload.layers])
+        macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
         step = max(1, CHUNK // max(1, len(workload.layers)))
         for lo in range(0, len(keys), step):
@@ -265,7 +268,9 @@ class _EmaxBase(Model):
 
         area = _area_static(pts)
         cycles, time_s = tot("cycles"), tot("time_s")
-        macs = float(sum(lb.layer.macs for lb in layers))
+        wl_layers = workload.layers
+        same = len(layers) == len(wl_layers) and all(lb.layer is layer for lb, layer in zip(layers, wl_layers))
+        macs = float(sum(_layer_macs(_canonical(workload))) if same else sum(lb.layer.macs for lb in layers))
         dram = tot("dram_read_bytes") + tot("dram_write_bytes")
         pes = (pts["rows"] * pts["cols"]).astype(float)
         static = area["static_power_w"]
@@ -399,6 +404,9 @@ class _PointConsts:
 
     def __init__(self, pts: Points, n: int):
         self.criterion = np.asarray(pts["criterion"], dtype=object)
+        #: the criterion every point has (one design point, a batch under one criterion), else None: the choice
+        #: then compares no text per pair (:func:`_primary` and :func:`select` take it as a plain string)
+        self.only = self.criterion[0] if n and (self.criterion == self.criterion[0]).all() else None
         self.pes = (pts["rows"] * pts["cols"]).astype(float)
         spm_kb = pts.get("spm_kb", np.zeros(n))
         self.spm_kb = np.asarray(spm_kb, dtype=float)
@@ -431,19 +439,27 @@ class _Results:
     def __init__(self, nl: int, n: int):
         self.nl, self.n = nl, n
         names = _all_metric_names()  # every metric a plan gives, NaN until set: one allocation for all
-        self.metrics: dict[str, np.ndarray] = dict(zip(names, np.full((len(names), nl, n), np.nan)))
+        #: the metrics, then the states: [key, layer, point], NaN until set (one scatter per chunk for every key)
+        self.cube = np.full((len(names) + len(STATES), nl, n), np.nan)
+        self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
-        self.states = {s: np.full((nl, n), np.nan) for s in STATES}
+        self.states = dict(zip(STATES, self.cube[len(names):]))
+        #: the cube's row of each key as :func:`_plan_metrics` names it (states as ``state:NAME``)
+        self.row = _cube_rows()
         self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
-        self.texts = {k: LazyTextColumns(nl, n, fn) for k, fn in LAZY_TEXTS.items()}
+        self.texts: dict[str, LazyTextColumns] = {}
+        for k, fn in LAZY_TEXTS.items():  # the texts of the chosen plan share one set of arrays
+            owner = _TEXT_OWNER[k]
+            self.texts[k] = LazyTextColumns(nl, n, fn, self.texts[owner] if owner != k else None)
         self.feasible = np.ones((nl, n), bool)
         self.reason = np.full((nl, n), "", dtype=object)
 
-    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, res: dict[str, np.ndarray],
-            labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
+    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, which: list[int],
+            res: dict[str, np.ndarray], labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
         """Combination k of ``p`` at points ``idx[k]``: per layer fused, infeasible (``p.reason``), or ran:
-        (layer, point) pairs ``(layer_of, at)`` got the metrics ``res`` (states as ``state:NAME``), ``labels``
-        and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1: none, shown as ``-``)."""
+        (layer, point) pairs ``(layer_of, at)`` of layers ``which`` got the metrics ``res`` (states as
+        ``state:NAME``), ``labels`` and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1:
+        none, shown as ``-``; a key of :data:`_TEXT_OWNER`: its own and the texts sharing its plans)."""
         f_layer: list[np.ndarray] = []
         f_pts: list[np.ndarray] = []
         f_into: list[np.ndarray] = []
@@ -453,12 +469,12 @@ class _Results:
                 if p.count[i, 0] > 0:
                     if ran is None:
                         ran = [k for k in res if not k.startswith("state:")]
+                        for k in ran:  # (every metric name is in the cube: only keys beyond it)
+                            if k not in self.metrics:
+                                self.metrics[k] = np.full((self.nl, self.n), np.nan)
                     self.names[i] = ran
                 else:
                     self.names[i] = list(_all_metric_names())
-                for k in self.names[i]:
-                    if k not in self.metrics:
-                        self.metrics[k] = np.full((self.nl, self.n), np.nan)
             if p.fused_into[i].count(None) < len(p.fused_into[i]):  # some combination fused this layer
                 fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
                 pts = np.concatenate([idx[k] for k in fused])
@@ -473,23 +489,27 @@ class _Results:
                         self.reason[i, idx[k]] = why
         if f_pts:  # fused into the layer before: zeros, and its name
             fl, fp, into = np.concatenate(f_layer), np.concatenate(f_pts), np.concatenate(f_into)
-            for v in (*self.metrics.values(), *self.states.values()):
-                v[fl, fp] = 0.0
-            for texts in self.texts.values():
-                texts.fill(fl, fp, "-")
+            self.cube[:, fl, fp] = 0.0
+            for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
+                self.metrics[k][fl, fp] = 0.0
+            for k in _TEXT_OWNERS:
+                self.texts[k].fill(fl, fp, "-")
             self.labels["fused_into"][fl, fp] = into
             self.labels["mapping"][fl, fp] = np.array([f"fused into {f}" for f in into], dtype=object)
             for k in ("loop_order", "runner_up_lost"):
                 self.labels[k][fl, fp] = "-"
-        flat = layer_of * self.n + at  # positions in the [layers, points] arrays: one 1-D scatter per key
+        flat = layer_of * self.n + at  # positions in the [layers, points] arrays
+        in_cube = [k for k in res if k in self.row]
+        if in_cube:  # one scatter for every key of the cube
+            self.cube.reshape(len(self.cube), -1)[np.array([self.row[k] for k in in_cube])[:, None], flat] = \
+                np.array([res[k] for k in in_cube])
         for k, v in res.items():
-            (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
+            if k not in self.row:
+                (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
-        if plans:
-            which = np.unique(layer_of).tolist()  # the layers that ran at some point of this combination
-            for k, rows in plans.items():
-                self.texts[k].put(which, layer_of, at, p.table, rows)
+        for k, rows in plans.items():
+            self.texts[k].put(which, layer_of, at, p.table, rows)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
@@ -507,6 +527,10 @@ _SUMMED_KEYS = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "star
 #: per-layer label keys in the contract's order; the texts of :data:`LAZY_TEXTS` are built when read
 _LABEL_KEYS = ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS
 _EAGER_LABELS = tuple(k for k in _LABEL_KEYS if k not in LAZY_TEXTS)
+#: per text of :data:`LAZY_TEXTS`, the text whose plans it reads (and whose arrays it shares): the chosen plan's
+#: texts read the plans of ``schedule``, the runner-up's its own
+_TEXT_OWNER = {k: "schedule" if k in ("schedule", *PLAN_TEXTS) else k for k in LAZY_TEXTS}
+_TEXT_OWNERS = tuple(dict.fromkeys(_TEXT_OWNER.values()))
 #: the order of a layer's ``labels`` dict: ``fused_into`` first (as ``LayerBatch.__init__`` puts it), then the rest
 _LABEL_ORDER = ("fused_into",) + tuple(k for k in _LABEL_KEYS if k != "fused_into")
 
@@ -530,45 +554,66 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     if len(pts):
         cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
+        # up to TIME_ALL_UPTO pairs every pair is timed at once, for the choice and the report (the pruning would
+        # spare few pairs, and one design point pays numpy's cost per call three times); else the pruning first,
+        # then the pairs it keeps, then the chosen ones
+        every = len(pair_row) <= TIME_ALL_UPTO
+        st_all, report = pair_states_both(tab, pair_row, pair_pt, link) if every else (None, None)
         # (one candidate per point, as on EMAXV: nothing to prune)
-        keep = (_within_bound(tab, pair_row, pair_pt, link, pp.criterion[pair_pt], e_comp + e_sram, start,
-                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt])
+        crit = pp.only if pp.only is not None else pp.criterion[pair_pt]
+        keep = (_within_bound(tab, pair_row, pair_pt, link, crit, e_comp + e_sram, start,
+                              pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt], st_all)
                 if len(pair_row) > len(start) else
                 np.ones(len(pair_row), bool))
+        kept = None
         if not keep.all():
             cnt = np.add.reduceat(keep.astype(np.int64), start)
             start = np.cumsum(cnt) - cnt
             pair_row, pair_pt, e_comp, e_sram = pair_row[keep], pair_pt[keep], e_comp[keep], e_sram[keep]
-        st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
+            kept = np.flatnonzero(keep)
+        if every:
+            st = st_all if kept is None else {k: v[kept] for k, v in st_all.items()}
+        else:
+            st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
         cycles = sum(st[s] for s in STATES)
         t = cycles / link.clock_hz[pair_pt]
         en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
               + (e_comp + e_sram) + pp.static_w[pair_pt] * t)  # the whole energy: a slower plan leaks longer
         dr = st["_dram_read"] + st["_dram_write"]
-        crit = pp.criterion[pair_pt]
-        pick = start + select(crit, t, en, dr, start)
+        if pp.only is None:
+            crit = pp.criterion[pair_pt]
+        by = _primary(crit, t, en, dr)
+        pick = start + select(crit, t, en, dr, start, by)
         rows = pair_row[pick]
-        res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts))
-        ru = runner_up(crit, t, en, dr, start, pick)
+        picked = None if report is None else {k: v[pick if kept is None else kept[pick]] for k, v in report.items()}
+        res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts), picked)
+        ru = runner_up(crit, t, en, dr, start, pick, by)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = {k: np.where(has, v[ru_at] / v[pick], np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
         res.update(ratios)
-        by = _primary(crit, t, en, dr)
-        rtol = np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)[pick]
-        verdict = verdicts(pp.criterion[pts], by[ru_at] > by[pick] * (1 + rtol) + 1e-30,
-                           dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
+        rtol = _first_rtol(crit, False)
+        rtol = rtol if isinstance(crit, str) else rtol[pick]
+        verdict = verdicts(pp.only if pp.only is not None else pp.criterion[pts],
+                           by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
                   "runner_up_lost": verdict}
-        plans = {k: rows for k in LAZY_TEXTS}
-        plans["runner_up"] = np.where(has, pair_row[ru_at], -1)
-    out.add(p, idx, np.repeat(li, n_pts), pts, res, labels, plans)
+        plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
+    out.add(p, idx, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
 
 
-def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray,
+#: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first: the pruning
+#: spares few pairs (a layer has a handful of plans per point), so one pass is faster at every size measured (one
+#: point 1.3x, 512 random points 1.1x, a 20,000-point sweep of one structure 1.5x); above it, the pruning bounds
+#: the memory (that sweep: +8 % peak RSS timed at once)
+TIME_ALL_UPTO = 1 << 20
+
+
+def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, criterion: np.ndarray | str,
                   e_other: np.ndarray, start: np.ndarray, dram_rd_pj: np.ndarray,
-                  dram_wr_pj: np.ndarray, static_w: np.ndarray) -> np.ndarray:
+                  dram_wr_pj: np.ndarray, static_w: np.ndarray,
+                  timed: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Which (plan, point) pairs may still be chosen: an exact pruning before the per-state timing.
 
     A lower bound of each pair's criterion value comes from what needs no transfer timing: cycles of
@@ -576,6 +621,7 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     bytes before bus-word rounding (rounding only adds). Per point, the pair with the lowest bound is
     timed exactly; pairs whose bound exceeds that value by more than the criterion's tie tolerance cannot
     be within the tolerance of the best, so :func:`select` would never pick them (nor count them as ties).
+    ``timed``: :func:`pair_states` (for the choice) of every pair, if known.
     """
     # constants read at call time: the fit (archmodels/emax/fit.py) varies them
     c = {k: tab.plan[k][rows] for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
@@ -599,34 +645,40 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     seg = np.searchsorted(start, first, side="right") - 1
     probe = start.copy()  # a segment without a finite bound is timed at its own first pair
     probe[seg[::-1]] = first[::-1]
-    st = pair_states(tab, rows[probe], pts[probe], link, for_choice=True)
+    st = (pair_states(tab, rows[probe], pts[probe], link, for_choice=True) if timed is None else
+          {k: timed[k][probe] for k in (*STATES, "_dram_read", "_dram_write")})
     t = sum(st[s] for s in STATES) / clock[probe]
     dr = st["_dram_read"] + st["_dram_write"]
     en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], dram_rd_pj[probe], dram_wr_pj[probe]) + e_other[probe]
           + static_w[probe] * t)
-    crit = criterion[probe]
-    ref = _primary(crit, t, en, dr) * (1 + np.where(crit == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL))
+    crit = criterion if isinstance(criterion, str) else criterion[probe]
+    ref = _primary(crit, t, en, dr) * (1 + _first_rtol(crit, False))
     keep = ~(lb > np.repeat(ref * (1 + 1e-9), cnt))  # NaN bounds or references prune nothing
     keep[probe] = True
     return keep
 
 
-def _primary(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
-    """The value each pair's criterion ranks plans by."""
+def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
+    """The value each pair's criterion ranks plans by (``criterion`` a string: every pair's; the array ranked by, not
+    a copy)."""
+    if isinstance(criterion, str):
+        if criterion == "edp":
+            return energy_j * time_s
+        return energy_j if criterion == "energy" else dram_b if criterion == "dram" else time_s
     return np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
                      [energy_j, dram_b, energy_j * time_s], time_s)
 
 
-def runner_up(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
-              start: np.ndarray, pick: np.ndarray) -> np.ndarray:
+def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+              start: np.ndarray, pick: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
     """Per point, the pair index of the best other plan by the point's criterion (-1 if none differs).
 
     Plans with the chosen plan's time and DRAM bytes (the same schedule reached another way) do not count.
+    ``by``: :func:`_primary` of the pairs, if known.
     """
     cnt = np.diff(np.append(start, len(time_s)))
-    same = (np.isclose(time_s, np.repeat(time_s[pick], cnt), rtol=1e-9, atol=0)
-            & np.isclose(dram_b, np.repeat(dram_b[pick], cnt), rtol=1e-9, atol=0))
-    v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b))
+    same = _close(time_s, np.repeat(time_s[pick], cnt)) & _close(dram_b, np.repeat(dram_b[pick], cnt))
+    v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
     best = np.minimum.reduceat(v, start) if len(v) else np.zeros(0)
     at = np.flatnonzero(v == np.repeat(best, cnt))
     first = np.full(len(start), -1, dtype=np.int64)
@@ -635,25 +687,34 @@ def runner_up(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, d
     return np.where(np.isfinite(best), first, -1)
 
 
-def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
-           start: np.ndarray) -> np.ndarray:
+def _close(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``np.isclose(x, y, rtol=1e-9, atol=0)`` of float arrays, its comparisons written out (without the
+    function's per-call argument checks)."""
+    with np.errstate(invalid="ignore"):
+        return (np.abs(x - y) <= 1e-9 * np.abs(y)) & np.isfinite(y) | (x == y)
+
+
+def select(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+           start: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
     """Position of the chosen plan among each point's candidates.
 
     Arrays over (point, candidate) pairs, a point's candidates contiguous from ``start[point]``. The
     criterion picks the plans within :data:`TIE_RTOL` of the best (:data:`TIME_THEN_DRAM_RTOL` of the
     fastest for ``time_then_dram``; exactly the least traffic for ``dram``; ``edp`` = energy x time); among them the fewest DRAM bytes
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
+    ``criterion`` a string: every pair's; ``by``: :func:`_primary` of the pairs, if known.
     """
-    by = _primary(criterion, time_s, energy_j, dram_b)
-    second = np.where(criterion == "dram", time_s, dram_b)
-    third = np.where(criterion == "energy", time_s, energy_j)
+    if by is None:
+        by = _primary(criterion, time_s, energy_j, dram_b)
+    if isinstance(criterion, str):
+        second = time_s if criterion == "dram" else dram_b
+        third = time_s if criterion == "energy" else energy_j
+    else:
+        second = np.where(criterion == "dram", time_s, dram_b)
+        third = np.where(criterion == "energy", time_s, energy_j)
     cnt = np.diff(np.append(start, len(time_s)))
     ok = np.ones(len(time_s), bool)
-    # criterion=dram asks for the least traffic: no tie tolerance on it (trading traffic for time is
-    # time_then_dram's job) beyond float rounding; TIE_RTOL was fitted on the time criterion's calibration cases
-    first_rtol = np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
-                           TIE_RTOL)
-    for metric, rtol in ((by, first_rtol), (second, 1e-3), (third, 0.0)):
+    for metric, rtol in ((by, _first_rtol(criterion, True)), (second, 1e-3), (third, 0.0)):
         # NaN (e.g. energy at a clock above the node's fmax) ranks last; a level where no candidate has a
         # finite value decides nothing (before, it emptied the set and the first candidate won, which
         # depended on which candidates the batch's pruning had kept: batch != scalar)
@@ -665,21 +726,50 @@ def select(criterion: np.ndarray, time_s: np.ndarray, energy_j: np.ndarray, dram
     return np.where(first == len(time_s), 0, first)  # none left: the first candidate
 
 
+def _first_rtol(criterion: np.ndarray | str, exact_dram: bool) -> np.ndarray | float:
+    """The tie tolerance of each pair's criterion (a float for a criterion string): :data:`TIME_THEN_DRAM_RTOL` for
+    ``time_then_dram``, else :data:`TIE_RTOL`; with ``exact_dram`` (:func:`select`), ``dram`` asks for the least
+    traffic: no tie tolerance on it (trading traffic for time is time_then_dram's job) beyond float rounding
+    (:data:`DRAM_SAME_RTOL`); TIE_RTOL was fitted on the time criterion's calibration cases."""
+    if isinstance(criterion, str):
+        return (TIME_THEN_DRAM_RTOL if criterion == "time_then_dram" else
+                DRAM_SAME_RTOL if exact_dram and criterion == "dram" else TIE_RTOL)
+    if not exact_dram:
+        return np.where(criterion == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)
+    return np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
+                     TIE_RTOL)
+
+
+@lru_cache(maxsize=1)
+def _cube_rows() -> dict[str, int]:
+    """The row of each metric (then ``state:NAME``) in :attr:`_Results.cube`."""
+    keys = _all_metric_names() + tuple("state:" + s for s in STATES)
+    return {k: j for j, k in enumerate(keys)}
+
+
 @lru_cache(maxsize=1)
 def _all_metric_names() -> tuple[str, ...]:
     return ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j") + tuple(
         m.name for m in _metrics())
 
 
+#: the plan columns :func:`_plan_metrics` reports (the others are gathered for no pair)
+_REPORTED_PLAN_COLUMNS = ("dram_write", "starts", "activations", "bands", "passes", "macs", "icpar", "alus",
+                          "rows_used", "ops", "spm_read", "spm_write", "spm_need", "lmm_read", "lmm_write",
+                          "compulsory", "write_kind")
+
+
 def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, pp: _PointConsts,
-                  e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray) -> dict[str, np.ndarray]:
+                  e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray,
+                  st: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Every metric of plan ``rows[k]`` at point ``pts[k]`` of a layer of ``macs[k]`` MACs (states as
-    ``state:NAME``)."""
-    st = pair_states(tab, rows, pts, link, for_choice=False)
+    ``state:NAME``; ``st``: :func:`pair_states` of these pairs for the report, if known)."""
+    if st is None:
+        st = pair_states(tab, rows, pts, link, for_choice=False)
     cycles = sum(st[s] for s in STATES)
     time_s = cycles / link.clock_hz[pts]
     rd, dram_r = pair_dram_reads(tab, rows, pts, link)
-    p = {k: v[rows] for k, v in tab.plan.items()}
+    p = {k: tab.plan[k][rows] for k in _REPORTED_PLAN_COLUMNS}
     dram_w = p["dram_write"]
     e_dram = cost.dram_energy_j(dram_r, dram_w, pp.dram_rd_pj[pts], pp.dram_wr_pj[pts])
     pes = pp.pes[pts]
@@ -743,6 +833,33 @@ def _fusable(conv, pool) -> bool:
 
 
 @lru_cache(maxsize=64)
+def _first_equal(workload: Workload) -> Workload:
+    """The first workload object seen equal to ``workload`` (by value: a workload built anew for each call, e.g. a
+    product's other GEMM forms, finds the entries of the first in the caches below)."""
+    return workload
+
+
+#: each workload object's first equal (:func:`_first_equal`), looked up by identity: the caches keyed by a workload
+#: (:func:`_shapes`, :func:`_layer_macs`, :func:`_fusable_layers`, :func:`workload_plans`) take that one, by identity
+#: (a workload hashes every layer's fields, several us, on each lookup by value)
+_canonical = IdentityMemo(_first_equal)
+
+
+@by_identity()
+def _fusable_layers(workload: Workload) -> tuple[int, ...]:
+    """The layers i whose next layer is a pooling that may run fused with them (:func:`_fusable`, no break between)."""
+    layers = workload.layers
+    return tuple(i for i in range(len(layers) - 1)
+                 if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks)
+
+
+@by_identity()
+def _layer_macs(workload: Workload) -> tuple[int, ...]:
+    """Each layer's MACs (a property computed when read: read once per workload object)."""
+    return tuple(layer.macs for layer in workload.layers)
+
+
+@by_identity()
 def _shapes(workload: Workload) -> tuple[ConvShape | FCShape | None, ...]:
     return tuple(shape_of(layer) for layer in workload.layers)
 
@@ -761,15 +878,37 @@ def _spm_tiles(mhw: Hw, hw: Hw, sh) -> Hw:
     return replace(mhw, tile_search=2) if whole > hw.spm_bytes else mhw
 
 
-@lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
+class _Same:
+    """An object as a cache key by its identity (see :data:`_canonical`)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
 def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Plans:
-    """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values).
+    """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values), remembered
+    (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys."""
+    return _workload_plans(arch, _Same(_canonical(workload)), keys)
+
+
+@lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
+def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
+    """Plans of every layer of workload ``same.obj`` for each structural combination ``keys``.
 
     A pooling layer right after a convolution runs fused with it (EMAXVR with an SPM and ``pool_fusion``)
     if the pooling can be mapped. A layer's output stays in the SPM for the next layer when both have
     plans for it (unbanded, partial sums in the SPM), neither needs a narrower mapping for it, and it
     saves DRAM traffic over writing the output and reading it back.
     """
+    workload = same.obj
     layers, shapes = workload.layers, _shapes(workload)
     nl, nk = len(layers), len(keys)
     hws = [_hw(arch, k) for k in keys]
@@ -779,11 +918,12 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
     fused: list[list[str | None]] = [[None] * nk for _ in range(nl)]
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
-    pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in range(nl - 1)
-             if _fusable(layers[i], layers[i + 1]) and layers[i].name not in workload.breaks]
-    pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs], ["auto"] * len(pairs),
-                          ["auto"] * len(pairs))
-    pool_maps, pool_req = pool_tab.cols, pool_tab.req
+    pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in _fusable_layers(workload)]
+    pool_maps, pool_req = {}, np.zeros(0, np.int64)  # (no pooling layer to fuse: EMAXV, no SPM, fusion off)
+    if pairs:
+        pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
+                              ["auto"] * len(pairs), ["auto"] * len(pairs))
+        pool_maps, pool_req = pool_tab.cols, pool_tab.req
     for r in np.unique(pool_req).tolist():
         i, k = pairs[r]
         fused[i + 1][k] = layers[i].name
@@ -809,6 +949,10 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Pl
                 for i, _ in pairs]
 
     return _final_plans(planned, rejections, shapes, fused, resident, keep)
+
+
+workload_plans.cache_clear = _workload_plans.cache_clear  # type: ignore[attr-defined]
+workload_plans.cache_info = _workload_plans.cache_info  # type: ignore[attr-defined]
 
 
 def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
@@ -878,7 +1022,7 @@ class _Planned:
 
 def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, np.ndarray], owner: np.ndarray,
                    hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool], pins: list[dict[str, Any]],
-                   passes: dict[str, np.ndarray]) -> _Planned:
+                   passes: _PoolPasses) -> _Planned:
     """The plans of every (layer, combination) of ``run`` (not fused), for each combination k in its first
     ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its position in
     ``run`` (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
@@ -894,6 +1038,13 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
     m_of = np.maximum(n_maps, 1)[owner_row]
     row_map = first[owner_row] + at % m_of
     row_seg = seg0[owner_row] + at // m_of
+    # the rows of conv and pooling layers first, then those of FC layers (each in the order above): each builder's
+    # rows are a slice (the builders' tables are concatenated in that order)
+    is_fc = np.array([isinstance(sh, FCShape) for sh in shapes], dtype=bool)[row_seg // len(CONTEXTS) // nk]
+    n_conv = len(is_fc) - int(is_fc.sum())
+    if 0 < n_conv < len(is_fc):
+        by_builder = np.argsort(is_fc, kind="stable")
+        row_map, row_seg = row_map[by_builder], row_seg[by_builder]
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
     ki = row_seg // len(CONTEXTS) % nk
@@ -906,47 +1057,75 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
              dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
         r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    for name, v in passes.items():
+    for name, v in passes.cols.items():
         r[name] = v[li, ki]
-    tables = []
-    fc = np.array([isinstance(shapes[i], FCShape) for i in range(nl)], dtype=bool)[li]
-    for sel, build in ((~fc, emaxv_plans if arch == "emaxv" else emaxvr_plans), (fc, fc_plans)):
-        use = sorted(set(li[sel].tolist()))
-        if not use:
-            continue
-        sub = {name: v[sel] for name, v in r.items()}
-        sub["shape"] = np.searchsorted(use, li[sel])
-        tab = build([shapes[i] for i in use], sub)
-        tables.append((tab, np.flatnonzero(sel)[tab.src]))
-    tab = concat([t for t, _ in tables]) if tables else _empty_table()
-    seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
     nseg = nl * nk * len(CONTEXTS)
-    count = np.bincount(seg, minlength=nseg)
-    start = np.zeros(nseg, dtype=np.int64)
+    tables = []
+    for (lo, hi), build in (((0, n_conv), emaxv_plans if arch == "emaxv" else emaxvr_plans),
+                            ((n_conv, len(row_seg)), fc_plans)):
+        use = sorted(set(li[lo:hi].tolist()))
+        extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
+        if not use and not extra:
+            continue
+        sub = {name: v[lo:hi] for name, v in r.items()}
+        sub["shape"] = np.searchsorted(use, li[lo:hi])
+        at = np.arange(lo, hi)
+        if extra:
+            sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
+            sub["shape"][len(at):] += len(use)
+            at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
+        tab = build([shapes[i] for i in use] + (passes.shapes if extra else []), sub)
+        if extra:
+            _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
+        tables.append((tab, at[tab.src]))
+    tab = (tables[0][0] if len(tables) == 1 else concat([t for t, _ in tables])) if tables else _empty_table()
+    row_seg = np.append(row_seg, nseg)
+    seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
+    count = np.bincount(seg, minlength=nseg + 1)[:nseg]
+    start = np.zeros(nseg + 1, dtype=np.int64)
     first, at = np.unique(seg, return_index=True)
     start[first] = at  # a segment's plans are contiguous
+    start = start[:nseg]
     chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
     stats = []
     for sel in (np.ones(len(seg), bool), chainable):
-        n_sel = np.bincount(seg[sel], minlength=nseg)
-        macs = np.full(nseg, -np.inf)
+        n_sel = np.bincount(seg[sel], minlength=nseg + 1)[:nseg]
+        macs = np.full(nseg + 1, -np.inf)
         np.maximum.at(macs, seg[sel], tab.plan["macs"][sel])
-        dram = np.full(nseg, np.inf)
+        dram = np.full(nseg + 1, np.inf)
         np.minimum.at(dram, seg[sel], tab.plan["dram_exact"][sel])
-        stats += [n_sel, macs, dram]
+        stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
 
 
+@dataclass(frozen=True)
+class _PoolPasses:
+    """The fused pooling passes of a chunk: layer i (of layer i + 1's pooling) runs one per combination k with
+    ``pooled[i, k]``: the widest pooling mapping on the same array, run as one start without an SPM. ``cols``: per
+    pass column ``[layers, combinations]`` (0 where none; ``pool_iterations`` and ``pool_loop_ends`` come from the
+    pass's schedule, filled by :func:`_fill_pool_passes`); ``rows``: the passes as :func:`emaxvr_plans` rows, planned
+    in the same builder call as the layers' rows (numpy's cost per call dominates one design point)."""
+
+    cols: dict[str, np.ndarray]
+    rows: dict[str, np.ndarray]
+    shapes: list[ConvShape]
+    li: np.ndarray
+    ki: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.li)
+
+
 def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.ndarray], req: np.ndarray,
-                 pairs: list[tuple[int, int]]) -> dict[str, np.ndarray]:
-    """The fused pooling pass of layer i (of layer i + 1's pooling) per combination ([layers, combinations],
-    0 where none): the widest pooling mapping on the same array, run as one start without an SPM. ``maps``:
-    the pooling mappings (columns) of request ``req`` = position in ``pairs`` of its (layer i, combination)."""
-    out = {name: np.zeros(pooled.shape) for name in ("pool_oh", "pool_ow", "pool_ops", "pool_iterations",
-                                                     "pool_loop_ends", "pool_rows_used", "pool_regs")}
+                 pairs: list[tuple[int, int]]) -> _PoolPasses:
+    """The fused pooling passes (:class:`_PoolPasses`) of ``pooled``. ``maps``: the pooling mappings (columns) of
+    request ``req`` = position in ``pairs`` of its (layer i, combination)."""
+    names = ("pool_oh", "pool_ow", "pool_ops", "pool_iterations", "pool_loop_ends", "pool_rows_used", "pool_regs")
+    out = {name: np.zeros(pooled.shape) for name in names}
     li, ki = np.nonzero(pooled)
     if not len(li):
-        return out
+        return _PoolPasses(out, {}, [], li, ki)
     pools = [shapes[i + 1] for i in li]
     # each request's first mapping of the most MAC units (a request's rows are contiguous, requests in order)
     macs = maps["macs"]
@@ -963,18 +1142,31 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
              elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
              keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
              pool_ow=np.zeros(n))
-    tab = emaxvr_plans(pools, r)
-    first = np.minimum(np.searchsorted(tab.src, np.arange(n)), len(tab) - 1)  # each mapping's first schedule
-    if not len(tab) or (tab.src[first] != np.arange(n)).any():
-        raise IndexError("list index out of range")  # a pooling mapping without a schedule
+    # the columns a layer's row has besides, as the builder takes them absent: no pins, no band size, no pass
+    r.update(band_size=np.zeros(n, np.int64), dram_search=np.zeros(n, bool),
+             **{PIN_PREFIX + name: np.full(n, "auto") for name in PINS},
+             **{name: np.zeros(n) for name in names if name not in r})
     out["pool_oh"][li, ki] = [p.oh for p in pools]
     out["pool_ow"][li, ki] = [p.ow for p in pools]
     out["pool_ops"][li, ki] = [p.groups * p.oh * p.ow * p.kh * p.kw for p in pools]
-    out["pool_iterations"][li, ki] = tab.plan["iterations"][first]
-    out["pool_loop_ends"][li, ki] = tab.plan["loop_ends"][first]
     out["pool_rows_used"][li, ki] = r["rows_used"]
     out["pool_regs"][li, ki] = r["regs"]
-    return out
+    return _PoolPasses(out, r, pools, li, ki)
+
+
+def _fill_pool_passes(tab: PlanTable, n_rows: int, passes: _PoolPasses, li: np.ndarray, ki: np.ndarray) -> None:
+    """After one :func:`emaxvr_plans` call over ``n_rows`` layer rows (layer ``li``, combination ``ki`` each) and
+    then the passes' rows: the pass columns ``pool_iterations`` and ``pool_loop_ends`` (each pass's first schedule)
+    into ``passes.cols`` and into the layer rows' plans of ``tab`` (the builder only carries them)."""
+    n = passes.n
+    first = np.minimum(np.searchsorted(tab.src, n_rows + np.arange(n)), len(tab) - 1)  # each pass's first schedule
+    if not len(tab) or (tab.src[first] != n_rows + np.arange(n)).any():
+        raise IndexError("list index out of range")  # a pooling mapping without a schedule
+    own = tab.src < n_rows
+    for name, col in (("pool_iterations", "iterations"), ("pool_loop_ends", "loop_ends")):
+        passes.cols[name][passes.li, passes.ki] = tab.plan[col][first]
+        v = tab.plan[name]
+        v[own] = passes.cols[name][li, ki][tab.src[own]]
 
 
 def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned,

@@ -122,6 +122,20 @@ def pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, f
     staged reads are added one by one after the bus transfers, and DRAM bytes by direction are returned
     as ``_dram_read``/``_dram_write``; otherwise (the chosen plan's report) their sum is added at once.
     """
+    return _pair_states(tab, rows, pts, link, (for_choice,))[0]
+
+
+def pair_states_both(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link
+                     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """:func:`pair_states` of the same pairs for the choice and for the report, the transfers expanded and
+    priced once (every value is per pair: the same bits as two calls, or as calls on a subset of the pairs)."""
+    choice, report = _pair_states(tab, rows, pts, link, (True, False))
+    return choice, report
+
+
+def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
+                 variants: tuple[bool, ...]) -> list[dict[str, np.ndarray]]:
+    """:func:`pair_states` for each ``for_choice`` of ``variants`` (the shared part computed once)."""
     n, nph = len(rows), len(PHASES)
     x = tab.xfer
     pair, e = _expand(x, len(tab), rows)
@@ -140,44 +154,54 @@ def pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, f
     st_b = s["count"][s_e] * words(s["each"][s_e], s["weight"][s_e], link.bus_bytes[s_pt], link.elem[s_pt]) \
         * link.bus_bytes[s_pt]
     s_seg = s_pair * nph + PHASES.index("pload")
-    out: dict[str, np.ndarray] = {}
-    if for_choice:
-        dram_b = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
-        spm_b = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
-        out["_dram_read"] = _sums(n, (np.arange(n), tab.plan["host"][rows]), (pair, moved * dram * read), (s_pair, st_b))
-        out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
-    else:
-        staged = _sums(n * nph, (s_seg, st_b))
-        dram_b = _sums(n * nph, (seg, moved * dram)) + staged
-        spm_b = _sums(n * nph, (seg, moved * (1 - dram))) + staged
     ptr = np.repeat(pts, nph)
-    bus_c = np.maximum(work / link.cols[ptr], longest)
-    ph = np.maximum.reduce([bus_c, dram_b / link.dram_bpc[ptr], spm_b / link.spm_bpc[ptr]]).reshape(n, nph)
+    bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
     col = {k: tab.plan[k][rows] for k in _STATE_COLS}
     exec_c = col["iterations"] + col["loop_ends"] * LOOP_END_BUBBLE_CYCLES
     ppe = col["activations"] * PIPE_CYCLES_PER_ROW * col["rows_used"]
-    pl, pd = ph[:, 2], ph[:, 3]
-    exposed = np.maximum(0.0, pl + pd - (exec_c + ppe))
-    share = np.divide(pl, pl + pd, out=np.zeros_like(pl), where=(pl + pd) > 0)
     pool_fixed = START_OVERHEAD_CYCLES + np.ceil(col["pool_regs"] / REGV_REGS_PER_CYCLE) \
         + PIPE_CYCLES_PER_ROW * col["pool_rows_used"]
     pool_compute = col["pool_iterations"] + col["pool_loop_ends"] * LOOP_END_BUBBLE_CYCLES
-    st = {
+    fixed = {
         "CONF": col["rows_used"] * link.cols[pts] * CONF_CYCLES_PER_PE,
         "LMMI": col["activations"] * START_OVERHEAD_CYCLES,
-        "LOAD": ph[:, 0],
         "REGV": col["activations"] * np.ceil(col["regs"] / REGV_REGS_PER_CYCLE),
-        "EXEC": exec_c,
-        "PRE_POST_EXEC": ppe,
-        "DRAIN": ph[:, 1],
-        "PLOAD": exposed * share,
-        "PDRAIN": exposed - exposed * share,
-        "POOL": np.where(col["has_pool"] > 0, pool_fixed + np.maximum(pool_compute, ph[:, 4]), 0.0),
-        "_pload_total": pl,
-        "_pdrain_total": pd,
     }
-    st.update(out)
-    return st
+    results = []
+    for for_choice in variants:
+        out: dict[str, np.ndarray] = {}
+        if for_choice:
+            dram_b = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
+            spm_b = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
+            out["_dram_read"] = _sums(n, (np.arange(n), tab.plan["host"][rows]), (pair, moved * dram * read),
+                                      (s_pair, st_b))
+            out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
+        else:
+            staged = _sums(n * nph, (s_seg, st_b))
+            dram_b = _sums(n * nph, (seg, moved * dram)) + staged
+            spm_b = _sums(n * nph, (seg, moved * (1 - dram))) + staged
+        bus_c = np.maximum(work / bus_cols, longest)
+        ph = np.maximum.reduce([bus_c, dram_b / dram_bpc, spm_b / spm_bpc]).reshape(n, nph)
+        pl, pd = ph[:, 2], ph[:, 3]
+        exposed = np.maximum(0.0, pl + pd - (exec_c + ppe))
+        share = np.divide(pl, pl + pd, out=np.zeros_like(pl), where=(pl + pd) > 0)
+        st = {
+            "CONF": fixed["CONF"],
+            "LMMI": fixed["LMMI"],
+            "LOAD": ph[:, 0],
+            "REGV": fixed["REGV"],
+            "EXEC": exec_c,
+            "PRE_POST_EXEC": ppe,
+            "DRAIN": ph[:, 1],
+            "PLOAD": exposed * share,
+            "PDRAIN": exposed - exposed * share,
+            "POOL": np.where(col["has_pool"] > 0, pool_fixed + np.maximum(pool_compute, ph[:, 4]), 0.0),
+            "_pload_total": pl,
+            "_pdrain_total": pd,
+        }
+        st.update(out)
+        results.append(st)
+    return results
 
 
 def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
