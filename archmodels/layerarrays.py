@@ -140,20 +140,18 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     return out
 
 
-def dict_keys(lb: LayerBatch) -> tuple[Sequence[str], Sequence[str], Sequence[str]]:
-    """(metric, state, label) keys of ``lb`` in its dicts' order; for a layer of :func:`layer_batches`, read from
-    the shared rows where its dicts are not built yet (they are not built for this)."""
+def dict_keys(lb: LayerBatch, part: str) -> Sequence[str]:
+    """The keys of ``lb``'s ``part`` dict (``metrics``, ``states`` or ``labels``) in its order; for a layer of
+    :func:`layer_batches`, read from the shared rows where that dict is not built yet (it is not built for this)."""
     d = lb.__dict__
     shared = d.get("_shared")
-    if shared is None:
-        return lb.metrics, lb.states, lb.labels
-    metrics = d["metrics"] if "metrics" in d else shared.keys_of(d["_row"])
-    states = d["states"] if "states" in d else shared.states
-    if "labels" in d:
-        labels = d["labels"]
-    else:
-        labels = list(shared.labels) if "fused_into" in shared.labels else ["fused_into", *shared.labels]
-    return metrics, states, labels
+    if shared is None or part in d:
+        return getattr(lb, part)
+    if part == "metrics":
+        return shared.keys_of(d["_row"])
+    if part == "states":
+        return shared.states
+    return list(shared.labels) if "fused_into" in shared.labels else ["fused_into", *shared.labels]
 
 
 def fused_into_of(lb: LayerBatch) -> np.ndarray | None:

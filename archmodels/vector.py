@@ -132,22 +132,18 @@ def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_
 
 def keys_of(like: list[LayerBatch]) -> tuple[list[str], list[str], list[str]]:
     """(metric, state, label) keys of the layers ``like``, each in first-seen order (``extra`` of :func:`cost_layers`)."""
-    metrics: dict[str, None] = {}
-    states: dict[str, None] = {}
-    labels: dict[str, None] = {}
-    calls: set[int] = set()  # layer_batches calls whose unbuilt layers were read (they all have the same keys)
+    out: tuple[dict[str, None], ...] = ({}, {}, {})  # metric, state, label keys
+    read: set[tuple[int, int]] = set()  # (layer_batches call, part) whose unbuilt dicts were read: all the same keys
     for lb in like:
         d = lb.__dict__
         shared = d.get("_shared")
-        if shared is not None and shared.row_keys is None and not ("metrics" in d or "states" in d or "labels" in d):
-            if id(shared) in calls:
-                continue
-            calls.add(id(shared))
-        m, st, lab = dict_keys(lb)  # (a layer's lazy dicts are not built for this)
-        metrics.update(dict.fromkeys(m))
-        states.update(dict.fromkeys(st))
-        labels.update(dict.fromkeys(lab))
-    return list(metrics), list(states), list(labels)
+        for part, name in enumerate(("metrics", "states", "labels")):
+            if shared is not None and name not in d and (part or shared.row_keys is None):
+                if (id(shared), part) in read:
+                    continue
+                read.add((id(shared), part))
+            out[part].update(dict.fromkeys(dict_keys(lb, name)))  # (a lazy dict is not built for this)
+    return list(out[0]), list(out[1]), list(out[2])
 
 
 #: per-layer metrics that scale with the number of products of a batched MatMul
