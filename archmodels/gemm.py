@@ -74,6 +74,15 @@ def fastest(lb: LayerBatch) -> tuple[np.ndarray, np.ndarray]:
     return metric_of(lb, "time_s"), metric_of(lb, "energy_j")
 
 
+def _all_of(better: np.ndarray, a, b):
+    """``np.where(better, a, b)`` where ``better`` is all true: a copy of ``a`` when it is an array of ``b``'s
+    dtype and shape (the same values and dtype ``np.where`` gives, one copy instead of a selection), else
+    ``np.where`` itself (other dtypes, lazy text columns)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape:
+        return a.copy()
+    return np.where(better, a, b)
+
+
 def pick(base: LayerBatch, alts: dict[str, LayerBatch], keep: np.ndarray,
          rank: Callable[[LayerBatch], tuple[np.ndarray, np.ndarray]] = fastest) -> LayerBatch:
     """Per point, the best feasible of ``base`` and ``alts`` by ``rank`` (a first value, ties within 1e-9
@@ -105,17 +114,18 @@ def pick(base: LayerBatch, alts: dict[str, LayerBatch], keep: np.ndarray,
                                                  & np.isfinite(t))
             if not better.any():
                 continue
+        where = _all_of if one else np.where  # one point: the better form wins it whole
         for key, arr in base.metrics.items():
             if key in alt.metrics:
-                base.metrics[key] = np.where(better, alt.metrics[key], arr)
+                base.metrics[key] = where(better, alt.metrics[key], arr)
         for key in set(base.states) | set(alt.states):
             a = alt.states.get(key, np.zeros(n))
-            base.states[key] = np.where(better, a, base.states.get(key, np.zeros(n)))
+            base.states[key] = where(better, a, base.states.get(key, np.zeros(n)))
         for key, arr in alt.labels.items():
             if key in base.labels and key != "fused_into":
-                base.labels[key] = np.where(better, arr, base.labels[key])
-        base.feasible = np.where(better, alt.feasible, base.feasible)
-        base.reason = np.where(better, alt.reason, base.reason)
+                base.labels[key] = where(better, arr, base.labels[key])
+        base.feasible = where(better, alt.feasible, base.feasible)
+        base.reason = where(better, alt.reason, base.reason)
         form = np.where(better, name, form)
         if not one:
             best_t = np.where(better, t, best_t)

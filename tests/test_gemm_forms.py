@@ -76,3 +76,23 @@ def test_emax_forms_ranked_by_the_mapping_criterion(arch, criterion, key):
     for i in np.flatnonzero(best.feasible):
         vals = [r.totals[key][i] for r in each.values() if r.feasible[i]]
         assert best.totals[key][i] <= min(vals) * (1 + 1e-9), (i, best.totals[key][i], vals)
+
+
+def test_one_point_form_win_copies_exactly_what_where_selects():
+    """gemm._all_of (one point, the better form wins whole) gives np.where's values and dtype for every kind of
+    array a LayerBatch holds: floats (-0.0, NaN, inf), ints, bools, objects, and mixed dtypes (np.where itself)."""
+    import numpy as np
+
+    from archmodels.gemm import _all_of
+
+    better = np.ones(1, dtype=bool)
+    cases = [(np.array([-0.0]), np.array([1.0])), (np.array([np.nan]), np.array([2.0])),
+             (np.array([np.inf]), np.array([0.0])), (np.array([3]), np.array([4])),
+             (np.array([False]), np.array([True])), (np.array(["x"], dtype=object), np.array([None], dtype=object)),
+             (np.array([5]), np.array([1.5])), (np.array([True]), np.array([0.5])),
+             (np.broadcast_to(np.array([7.0]), (1,)), np.array([1.0]))]
+    for a, b in cases:
+        got, want = _all_of(better, a, b), np.where(better, a, b)
+        assert got.dtype == want.dtype and got.shape == want.shape and got.flags.writeable
+        assert got.tobytes() == want.tobytes() if got.dtype != object else got.tolist() == want.tolist()
+        assert got is not a
