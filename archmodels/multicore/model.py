@@ -94,7 +94,7 @@ from ..base import Model
 from ..layerarrays import column, full, groups, layer_batches, per_node, point_columns, stack_rows
 from ..memo import IdentityMemo
 from ..clock import clock_reason, logic_area_factor, point_clock
-from ..num import ceil, ceil_div, max_of, maximum, minimum, where
+from ..num import ceil, max_of, maximum, minimum, where
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, layer_sums
 
@@ -297,8 +297,12 @@ class Config:
     no: object
     is_b: object  # placement B (one core)
     is_t2: object  # placement T2 or TR2 (input grouping + merge)
+    in_split: object  # cores the inputs are split over: cores for T2 / TR2, else 1
+    out_split: object  # cores the neurons are split over: cores for T1 / TR1, else 1
+    psum_cores: object  # cores holding partial sums in SHM: cores for T2 / TR2, else 0
     reuse: object  # Input Buffer reuse (TR1, TR2, or input_reuse)
     entries: object  # Input Buffer entries
+    reuse_entries: object  # IB entries that reuse chunks: ``entries`` with reuse, else -1 (no chunk count fits)
     vbytes: object  # bytes per value
     in_chunk_b: object  # bytes of an input chunk (ni values)
     out_chunk_b: object  # bytes of an output chunk (no values)
@@ -356,9 +360,12 @@ def config(pts: Points) -> Config:
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), bits, node)
         ib_pj, ob_pj, wb_pj, shm_pj = (per_node(tech.sram_energy_pj_per_byte, kb, node)
                                        for kb in (ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]))
+    is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
+    reuse, entries = (pl == "TR1") | (pl == "TR2") | p["input_reuse"], p["input_buffer_entries"]
     return Config(
-        cores=cores, ni=ni, no=no, is_b=pl == "B", is_t2=(pl == "T2") | (pl == "TR2"),
-        reuse=(pl == "TR1") | (pl == "TR2") | p["input_reuse"], entries=p["input_buffer_entries"],
+        cores=cores, ni=ni, no=no, is_b=is_b, is_t2=is_t2, in_split=where(is_t2, cores, 1),
+        out_split=where(is_t2 | is_b, 1, cores), psum_cores=where(is_t2, cores, 0),
+        reuse=reuse, entries=entries, reuse_entries=where(reuse, entries, -1),
         vbytes=vbytes, in_chunk_b=ni * vbytes, out_chunk_b=no * vbytes, ports=p["mem_ports"] * 1.0,
         noc_bpc=p["noc_gbps"] * 1e9 / clock_hz, dram_bpc=p["dram_gbps"] * 1e9 / clock_hz,
         fill=p["noc_latency_cycles"] + p["mem_latency_cycles"] + NFU_PIPELINE_STAGES,
@@ -372,31 +379,35 @@ def config(pts: Points) -> Config:
 def fc_counts(inputs, neurons, vectors, groups, k: Config) -> tuple:
     """:data:`COUNTS` (chunk reads, writes, NFU steps, ...) of an FC-like layer under each point's placement
     (§2): Python numbers (one layer of one point) or arrays over (layers x points)."""
-    cores, ni, no, is_b, is_t2 = k.cores, k.ni, k.no, k.is_b, k.is_t2
-    # inputs / neurons handled by the busiest core
-    in_vals = where(is_t2, ceil_div(inputs, cores), inputs)
-    out_vals = where(is_t2 | is_b, neurons, ceil_div(neurons, cores))
-    in_ch = ceil_div(in_vals, ni)
-    out_ch = ceil_div(out_vals, no)
-    active = where(is_b, 1, minimum(cores, where(is_t2, inputs, neurons)))
-    misses = where(k.reuse, _cyclic_misses(in_ch, out_ch, k.entries), in_ch * out_ch)
+    # Ceiling divisions are written -(-a // b) (exact on ints and int arrays alike, no helper call: issue 15), and
+    # the placement's choices are read from the Config's per-point splits (dividing by 1 keeps a value).
+    cores, is_t2 = k.cores, k.is_t2
+    # inputs / neurons handled by the busiest core: inputs split over the cores by T2 / TR2, neurons by T1 / TR1
+    in_vals = -(-inputs // k.in_split)
+    out_vals = -(-neurons // k.out_split)
+    in_ch = -(-in_vals // k.ni)
+    out_ch = -(-out_vals // k.no)
+    active = where(k.is_b, 1, minimum(cores, where(is_t2, inputs, neurons)))
+    misses = _cyclic_misses(in_ch, out_ch, k.reuse_entries)  # no reuse: no group fits (-1 entries), all read
     reads = misses + out_ch  # + one head read per output chunk
     writes = out_ch
-    owned = where(is_t2, ceil_div(ceil_div(neurons, cores), no), 0)
+    owned = -(-neurons // cores // k.no) * is_t2  # T2: the output chunks of a core's ceil(neurons / cores); else 0
     reps = vectors * groups
+    merge = owned * reps
+    gather = owned * cores * reps
     return (reads * reps, writes * reps, in_ch * out_ch * reps,  # reads, writes, nfu
-            owned * reps, owned * reps, owned * cores * reps, owned * cores * reps,  # the T2 merge
+            merge, merge, gather, gather,  # the T2 merge
             active, misses * reps, inputs * neurons * groups,  # active, in_chunk_reads, weight_elems
-            where(is_b, inputs * neurons, where(is_t2, in_vals * neurons, out_vals * inputs)) * groups,
-            where(is_t2, cores * neurons * vectors * groups, 0))  # weights_per_core, psum_elems
+            in_vals * out_vals * groups,  # weights_per_core (B: all; T1: its neurons' share; T2: its inputs' share)
+            k.psum_cores * neurons * vectors * groups)  # psum_elems (T2 / TR2 only)
 
 
 def pool_counts(input_elems, output_elems, channels, kernel, k: Config) -> tuple:
     """:data:`COUNTS` of a pooling layer (channels split over the cores; no weights, no merge): Python numbers
     or arrays, as :func:`fc_counts`."""
     active = where(k.is_b, 1, minimum(k.cores, channels))
-    in_ch = ceil_div(ceil_div(input_elems, active), k.ni)
-    out_ch = ceil_div(ceil_div(output_elems, active), k.no)
+    in_ch = -(-input_elems // active // k.ni)  # ceil(ceil(input_elems / active) / ni), as in fc_counts
+    out_ch = -(-output_elems // active // k.no)
     return in_ch, out_ch, out_ch * kernel * kernel, 0, 0, 0, 0, active, in_ch, 0, 0, 0
 
 
@@ -409,10 +420,13 @@ _METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_by
             "shm_reads_per_core", "shm_writes_per_core", "shm_merge_reads_per_core", "nfu_steps_per_core",
             "shm_read_bytes", "shm_write_bytes", "active_cores")
 
+#: what :func:`layer_costs` gives of a layer: its metrics, then its COMPUTE and MERGE cycles (states)
+_VALUES = (*_METRICS, "COMPUTE", "MERGE")
+
 
 # ---- time, traffic, energy (the cycle model of the module doc; spec §5) ----
 def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_rows, stride, window, k: Config):
-    """(metrics in :data:`_METRICS` order, COMPUTE cycles, MERGE cycles, feasible, SHM need [KB]) of layers
+    """(values in :data:`_VALUES` order: metrics, COMPUTE and MERGE cycles; feasible; SHM need [KB]) of layers
     with chunk counts ``c`` (:data:`COUNTS`), sizes and :func:`tiling_geometry`: Python numbers (one layer of
     one point) or arrays over (layers x points)."""
     (reads, writes, nfu, merge_reads, merge_writes, merge_psum_reads, merge_nfu, active, in_chunk_reads,
@@ -430,7 +444,7 @@ def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_ro
     need_kb = (input_elems + output_elems + psum_elems) * vbytes / 1024.0
     tiles, fm_rd, fm_wr, tile_ok = shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window,
                                                  need_kb, k.shm_kb, vbytes)
-    dram_rd = where(spill, weight_elems * vbytes, 0.0) + fm_rd
+    dram_rd = weight_elems * vbytes * spill + fm_rd  # x * False: 0.0 (x >= 0), x * True: x, as np.where
     compute = max_of(
         (reads + writes) / k.ports,
         nfu,
@@ -448,9 +462,10 @@ def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_ro
     shm_wr = active * (core_wr_b + merge_wr_b)
     energy_j = (energy_pj(c, macs, pool_ops, shm_rd, shm_wr, k) * k.vscale * 1e-12
                 + (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12)  # tech.dram_energy_j
-    metrics = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
-               reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active)
-    return metrics, compute, merge, tile_ok, need_kb
+    values = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
+              reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active,
+              compute, merge)
+    return values, tile_ok, need_kb
 
 
 def energy_pj(c: tuple, macs, pool_ops, shm_rd, shm_wr, k: Config):
@@ -589,19 +604,21 @@ class MulticoreModel(Model):
         :func:`pool_counts` and :func:`layer_costs` on Python numbers (a numpy call on a one-point array costs
         ~20 Python operations), then one (values x layers x 1) array for all layers, in workload order."""
         k = config(pts)
-        costed = []
+        values, fits, need = [], [], []
         for r in t.points:
             c = fc_counts(*r.fc, k) if r.fc is not None else pool_counts(*r.pool, k)
-            metrics, compute, merge, fits, need_kb = layer_costs(c, *r.sizes, k)
-            costed.append(((*metrics, compute, merge), fits, need_kb))
-        layers = [costed[j] for j in t.point_of]
-        rows = len(layers)
-        width = len(_METRICS) + 2
-        block = point_columns([v for v, _, _ in layers], width)
-        ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
-        reason = np.full((rows, 1), "", dtype=object)
-        if not ok.all():
-            reason[:, 0] = ["" if fits else _SHM_REASON % (need_kb, k.shm_kb) for _, fits, need_kb in layers]
+            v, ok, need_kb = layer_costs(c, *r.sizes, k)
+            values.append(v)
+            fits.append(ok)
+            need.append(need_kb)
+        of = t.point_of
+        rows = len(of)
+        block = point_columns([values[j] for j in of], len(_VALUES))
+        ok = reason = None  # every layer fits (layer_batches: all feasible, no reason)
+        if not all(fits):
+            ok = np.array([fits[j] for j in of], dtype=bool).reshape(rows, 1)
+            reason = np.array(["" if fits[j] else _SHM_REASON % (need[j], k.shm_kb) for j in of],
+                              dtype=object).reshape(rows, 1)
         return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
                              {"COMPUTE": block[-2], "MERGE": block[-1]},
                              {"placement": np.full((rows, 1), pts["placement"].item(0), dtype=object)}, ok, reason)
@@ -617,8 +634,9 @@ class MulticoreModel(Model):
             parts.append((len(t.pool[0]), pool_counts(*t.pool, k)))
         c = tuple(stack_rows([p[j] for _, p in parts], [rows for rows, _ in parts], n) for j in range(len(COUNTS)))
         sz = t.sizes
-        metrics, compute, merge, tile_ok, need_kb = layer_costs(
+        values, tile_ok, need_kb = layer_costs(
             c, sz["input_elems"], sz["output_elems"], sz["macs"], sz["pool_ops"], *t.geometry, k)
+        *metrics, compute, merge = values
         shape = metrics[0].shape
         return ({name: full(v, shape) for name, v in zip(_METRICS, metrics)},
                 {"COMPUTE": full(compute, shape), "MERGE": full(merge, shape)},
