@@ -69,7 +69,7 @@ at ``dram_gbps`` alongside the other phase limits.
 
 Evaluation (issue 15)
 ---------------------
-One set of formulas (:func:`fc_counts`, :func:`pool_counts`, :func:`layer_costs`, :func:`energy_pj`,
+One set of formulas (:func:`fc_counts`, :func:`pool_counts`, :func:`layer_costs` (time, traffic, energy),
 :func:`shm_tiling_of`, :func:`chip_area_static`) serves two paths: a batch runs them once over arrays of
 (layers x points); a single point (a study's trial) runs them layer by layer on Python numbers, each distinct
 layer shape once, and puts the results into one array (a numpy call on a one-point array costs about as much as
@@ -93,7 +93,8 @@ from .. import vector
 from ..base import Model
 from ..layerarrays import column, full, groups, layer_batches, per_node, point_columns, stack_rows
 from ..memo import IdentityMemo
-from ..clock import clock_reason, logic_area_factor, point_clock
+from ..clock import clock_reason, logic_area_factor
+from ..clock import point_clock as _point_clock
 from ..num import ceil, max_of, maximum, minimum, where
 from ..params import Param, Points, batch_size
 from ..result import LAYER_METRICS, LayerBatch, Metric, layer_sums
@@ -104,6 +105,10 @@ NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 
 
 #: Input Buffer replacement policies (:func:`cyclic_misses`)
 IB_POLICIES = ("lru", "fifo")
+
+#: :func:`archmodels.clock.point_clock` of the last few (clock, node) pairs: a trial asks for its point's three
+#: times (feasibility, layers, totals)
+point_clock = lru_cache(maxsize=8)(_point_clock)
 
 
 # ---- Python numbers or arrays ----
@@ -155,13 +160,14 @@ def placement_order(cycles: dict[str, float], rel_tol: float = 1e-9) -> str:
     return out
 
 
-def tiling_geometry(layer: Layer) -> tuple[int, int, int, int]:
-    """(output rows, input rows, stride, window) along which :func:`shm_tiling` splits ``layer``."""
+def tiling_geometry(layer: Layer) -> tuple[int, int, int]:
+    """(output rows, input rows, halo) along which :func:`shm_tiling` splits ``layer``; the halo: the input rows
+    a window re-reads at a tile border (window - stride, at least 0)."""
     if isinstance(layer, (Conv2D, Pool)):
         window = layer.dilation * (layer.kernel_h - 1) + 1 if isinstance(layer, Conv2D) else layer.kernel
-        return layer.out_h, layer.in_h, layer.stride, window
+        return layer.out_h, layer.in_h, max(window - layer.stride, 0)
     rows = layer.batch if isinstance(layer, FC) else getattr(layer, "n", 1)
-    return rows, rows, 1, 1
+    return rows, rows, 0
 
 
 def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
@@ -177,22 +183,30 @@ def shm_tiling(layer: Layer, need_kb, shm_kb, vbytes):
     return shm_tiling_of(layer.input_elems, layer.output_elems, *tiling_geometry(layer), need_kb, shm_kb, vbytes)
 
 
-def shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window, need_kb, shm_kb, vbytes):
+def shm_tiling_of(input_elems, output_elems, rows, in_rows, halo, need_kb, shm_kb, vbytes):
     """:func:`shm_tiling` from the layer's sizes and :func:`tiling_geometry`: Python numbers (one layer of one
     point) or arrays over (layers x points)."""
     fits = need_kb <= shm_kb
     if fits is True:  # a layer of one point that fits: what the lines below give (rows >= 1)
-        return 1.0, 0.0, 0.0, True
+        return _FITS
+    some_fit = fits is not False  # arrays: the layers x points that fit take one tile and no DRAM traffic (where)
     row_in_kb = input_elems / in_rows * vbytes / 1024.0
-    halo = maximum(window - stride, 0)  # input rows a window re-reads at a tile border
     room = shm_kb - halo * row_in_kb  # what a tile may use beside its halo
-    tiles = where(fits, 1.0, ceil(need_kb / maximum(room, 1e-9)))
+    tiles = ceil(need_kb / maximum(room, 1e-9))
+    if some_fit:
+        tiles = where(fits, 1.0, tiles)
     ok = fits | ((room > 0) & (tiles <= rows))
     tiles = minimum(tiles, rows)
     halo_rows = halo * (tiles - 1)
-    rd = where(fits, 0.0, input_elems * vbytes * (1.0 + halo_rows / in_rows))
-    wr = where(fits, 0.0, output_elems * vbytes)
+    rd = input_elems * vbytes * (1.0 + halo_rows / in_rows)
+    wr = output_elems * vbytes
+    if some_fit:
+        rd, wr = where(fits, 0.0, rd), where(fits, 0.0, wr)
     return tiles, rd, wr, ok
+
+
+#: :func:`shm_tiling_of` of a layer of one point that fits the SHM (one tile, no feature-map DRAM traffic)
+_FITS = (1.0, 0.0, 0.0, True)
 
 
 def as_fc(layer: Layer) -> tuple[int, int, int, int] | None:
@@ -425,7 +439,7 @@ _VALUES = (*_METRICS, "COMPUTE", "MERGE")
 
 
 # ---- time, traffic, energy (the cycle model of the module doc; spec §5) ----
-def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_rows, stride, window, k: Config):
+def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_rows, halo, k: Config):
     """(values in :data:`_VALUES` order: metrics, COMPUTE and MERGE cycles; feasible; SHM need [KB]) of layers
     with chunk counts ``c`` (:data:`COUNTS`), sizes and :func:`tiling_geometry`: Python numbers (one layer of
     one point) or arrays over (layers x points)."""
@@ -442,8 +456,8 @@ def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_ro
     # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
     # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
     need_kb = (input_elems + output_elems + psum_elems) * vbytes / 1024.0
-    tiles, fm_rd, fm_wr, tile_ok = shm_tiling_of(input_elems, output_elems, rows, in_rows, stride, window,
-                                                 need_kb, k.shm_kb, vbytes)
+    tiles, fm_rd, fm_wr, tile_ok = _FITS if (need_kb <= k.shm_kb) is True else shm_tiling_of(  # (no call: it fits)
+        input_elems, output_elems, rows, in_rows, halo, need_kb, k.shm_kb, vbytes)
     dram_rd = weight_elems * vbytes * spill + fm_rd  # x * False: 0.0 (x >= 0), x * True: x, as np.where
     compute = max_of(
         (reads + writes) / k.ports,
@@ -460,19 +474,8 @@ def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_ro
     cycles = compute + merge
     shm_rd = active * (core_rd_b + merge_rd_b)
     shm_wr = active * (core_wr_b + merge_wr_b)
-    energy_j = (energy_pj(c, macs, pool_ops, shm_rd, shm_wr, k) * k.vscale * 1e-12
-                + (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12)  # tech.dram_energy_j
-    values = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
-              reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active,
-              compute, merge)
-    return values, tile_ok, need_kb
-
-
-def energy_pj(c: tuple, macs, pool_ops, shm_rd, shm_wr, k: Config):
-    """On-chip dynamic energy at nominal supply [pJ]: MACs + IB/WB/OB accesses per NFU step + SHM bytes
-    (Python numbers or arrays, as :func:`layer_costs`)."""
-    nfu, merge_nfu, active, weight_elems = c[2], c[6], c[7], c[9]
-    ni, no, vbytes = k.ni, k.no, k.vbytes
+    # on-chip dynamic energy at nominal supply [pJ]: MACs + IB/WB/OB accesses per NFU step + SHM bytes
+    ni, no = k.ni, k.no
     steps = nfu * active
     e = macs * k.mac_pj
     e = e + merge_nfu * active * no * k.add_pj
@@ -481,7 +484,12 @@ def energy_pj(c: tuple, macs, pool_ops, shm_rd, shm_wr, k: Config):
     e = e + steps * ni * no * vbytes * k.wb_pj * (weight_elems > 0)
     e = e + steps * no * vbytes * k.ob_pj
     e = e + (shm_rd + shm_wr) * k.shm_pj
-    return e
+    energy_j = (e * k.vscale * 1e-12
+                + (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12)  # tech.dram_energy_j
+    values = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
+              reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active,
+              compute, merge)
+    return values, tile_ok, need_kb
 
 
 #: why a layer cannot run, % (need [KB], SHM [KB]): one output row (vector) with its inputs does not fit the SHM
@@ -649,8 +657,8 @@ class MulticoreModel(Model):
         if n == 1:
             p = {k: pts[k].item(0) for k in _CHIP_PARAMS}
             clock, node = pts["clock_mhz"].item(0), p["tech_nm"]
-            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), logic_area_factor(clock, node),
-                                            point_clock(clock, node).vdd_ratio)
+            pc = point_clock(clock, node)
+            area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), pc.area_factor, pc.vdd_ratio)
             area, static = np.array([area]), np.array([static])
             mac_units = float(p["cores"] * p["ni"] * p["no"])
             hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])
