@@ -89,3 +89,18 @@ def test_shm_tiling_of_one_point_equals_arrays():
             one = MC.shm_tiling_of(ie, oe, rows, in_rows, halo, need, s, vb)
             assert type(one[3]) is bool and all(type(v) in (int, float) for v in one[:3])  # tiles: rows if fewer
             assert one == tuple(a[j].item() for a in arrays)
+
+
+def test_vector_unit_of_one_point_equals_its_row_of_a_batch():
+    """vector_unit's one-point branch (Python numbers, technology-table rows) gives the batch's values, and a
+    network with vector layers gives the same numbers alone as in a batch."""
+    rows = _rows(60, 8)
+    batch = M.vector_unit(M.params.points(rows))
+    for i, r in enumerate(rows):
+        one = M.vector_unit(M.params.points([r]))
+        for f in ("ops_per_s", "clock_hz", "elem_bytes", "dram_bytes_per_s", "op_energy_pj", "dram_read_pj_per_byte",
+                  "dram_write_pj_per_byte", "onchip_kb", "onchip_bytes_per_s", "onchip_pj_per_byte"):
+            a, b = getattr(one, f), getattr(batch, f)
+            assert type(a) is np.ndarray and a.shape == (1,) and a.dtype == b.dtype, f
+            assert a[0] == b[i] or (np.isnan(a[0]) and np.isnan(b[i])), (f, r)  # NaN: clock above the node's
+    assert_alone_equals_batch(M, "bert_encoder", rows[:30])

@@ -508,15 +508,26 @@ class MulticoreModel(Model):
     def vector_unit(self, pts: Points) -> vector.VectorUnit:
         """Vector layers on the NFUs: each core's No output lanes do one operation per cycle;
         activations stay in the shared memory when they fit (streamed over the network at
-        ``noc_gbps``), else they go through DRAM; an operation costs an add."""
+        ``noc_gbps``), else they go through DRAM; an operation costs an add. One point: the same expressions on
+        Python numbers (the technology table's rows of its node and width, as :func:`config`), as one-point arrays."""
+        if batch_size(pts) == 1:
+            p = {k: pts[k].item(0) for k in _VECTOR_PARAMS}
+            clock_hz, node = p["clock_mhz"] * 1e6, p["tech_nm"]
+            vscale = point_clock(p["clock_mhz"], node).energy_scale
+            dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
+            shm_pj = tech.sram_energy_pj_per_byte(pts["shm_kb"], int(node))  # per_node of the one node
+            one = [p["cores"] * p["no"] * clock_hz, clock_hz, p["value_bits"] / 8, p["dram_gbps"] * 1e9,
+                   _op_pj(p["value_bits"], node)[1] * vscale, dram.read_pj_per_byte, dram.write_pj_per_byte,
+                   p["noc_gbps"] * 1e9]
+            ops, clock, vbytes, dram_bps, add_pj, rd_pj, wr_pj, noc_bps = (np.array([v], dtype=float) for v in one)
+            return vector.VectorUnit("NFU lanes", ops, clock, vbytes, dram_bps, add_pj, rd_pj, wr_pj,
+                                     onchip_kb=pts["shm_kb"], onchip_bytes_per_s=noc_bps,
+                                     onchip_pj_per_byte=shm_pj * vscale)
         clock_hz = pts["clock_mhz"] * 1e6
         add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd),
                                 pts["value_bits"], pts["tech_nm"])
         shm_pj = per_node(tech.sram_energy_pj_per_byte, pts["shm_kb"], pts["tech_nm"])
-        if batch_size(pts) == 1:
-            vscale = point_clock(pts["clock_mhz"].item(0), pts["tech_nm"].item(0)).energy_scale
-        else:
-            vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale
         return vector.VectorUnit("NFU lanes", pts["cores"] * pts["no"] * clock_hz, clock_hz, pts["value_bits"] / 8,
                                  pts["dram_gbps"] * 1e9, add_pj * vscale, *tech.dram_pj_per_byte(pts["dram"]),
                                  onchip_kb=pts["shm_kb"],
@@ -678,6 +689,9 @@ class MulticoreModel(Model):
             "mac_units": mac_units,
         }
 
+
+#: the parameters :meth:`MulticoreModel.vector_unit` reads of one point
+_VECTOR_PARAMS = ("clock_mhz", "tech_nm", "value_bits", "cores", "no", "dram_gbps", "noc_gbps", "dram")
 
 #: the parameters :func:`chip_area_static` reads, in its order
 _CHIP_PARAMS = ("cores", "ni", "no", "input_buffer_entries", "output_buffer_entries", "value_bits",
