@@ -239,10 +239,10 @@ class AtomSwitchModel(Model):
             for lb, area in zip(layers, areas):
                 cum = before + area
                 if area > chip_mm2:
-                    lb.infeasible(_ONE, "this layer alone needs %.4g mm2 > chip_area_mm2 %.4g" % (area, chip_mm2))
+                    _infeasible_one(lb, "this layer alone needs %.4g mm2 > chip_area_mm2 %.4g" % (area, chip_mm2))
                 elif cum > chip_mm2 and before <= chip_mm2:
-                    lb.infeasible(_ONE, "the network up to this layer needs %.4g mm2 > chip_area_mm2 %.4g"
-                                  % (cum, chip_mm2))
+                    _infeasible_one(lb, "the network up to this layer needs %.4g mm2 > chip_area_mm2 %.4g"
+                                    % (cum, chip_mm2))
                 before = cum
             return
         cum = np.add.accumulate(areas, axis=0)
@@ -324,9 +324,12 @@ def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, c
     lb.infeasible(new, reason)
 
 
-#: the mask of a one-point batch's only point (read-only: shared)
-_ONE = np.ones(1, dtype=bool)
-_ONE.flags.writeable = False
+def _infeasible_one(lb: LayerBatch, reason: str) -> None:
+    """``lb.infeasible`` of a one-point layer's only point: the first reason wins (Python, no mask arrays)."""
+    feasible = lb.feasible
+    if feasible[0]:
+        lb.reason[0] = reason
+        feasible[0] = False
 
 
 class _StageBatch(LayerBatch):
