@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..num import as_int, ceil_div, maximum, minimum, plain
+from ..num import as_int, maximum, minimum, plain
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def tree_depth(n):
 
 def stream_cycles(pixels, pixels_per_clock):
     """Clocks to stream ``pixels`` values into the input register(s), ``pixels_per_clock`` at a time."""
-    return ceil_div(pixels, pixels_per_clock)
+    return -(-pixels // pixels_per_clock)  # ceil_div of ints or int arrays, without the call
 
 
 def conv_fill_cycles(tree_inputs, activation: bool, folded_inputs):
@@ -142,11 +142,12 @@ def fold_split(fold, out_ch, in_ch):
     """
     fold = maximum(fold if type(fold) is int else np.asarray(fold, dtype=np.int64), 1)
     oc_target = minimum(fold, out_ch)
-    oc_phys = ceil_div(out_ch, oc_target)
-    oc_passes = ceil_div(out_ch, oc_phys)
-    ic_target = minimum(ceil_div(fold, oc_passes), in_ch)
-    ic_phys = ceil_div(in_ch, ic_target)
-    ic_passes = ceil_div(in_ch, ic_phys)
+    # ceiling divisions of ints or int arrays as -(-a // b): num.ceil_div's expression, without the call
+    oc_phys = -(-out_ch // oc_target)
+    oc_passes = -(-out_ch // oc_phys)
+    ic_target = minimum(-(-fold // oc_passes), in_ch)
+    ic_phys = -(-in_ch // ic_target)
+    ic_passes = -(-in_ch // ic_phys)
     return oc_phys, ic_phys, oc_passes, ic_passes
 
 

@@ -53,7 +53,7 @@ from workloads.layers import FC, Conv2D, Layer, Pool
 
 from ..layerarrays import column
 from ..memo import by_identity
-from ..num import ceil, ceil_div, maximum, minimum, where
+from ..num import ceil, maximum, minimum, where
 from .circuits import (
     STAGES,
     conv_fill_cycles,
@@ -284,7 +284,7 @@ def stage_rows(workload: Workload) -> tuple[StageGroup | None, ...]:
 
 def layer_fold(stage: Stage | StageGroup, c: Ctx, max_fold) -> np.ndarray:
     """This layer's folding factor under the point's policy, clipped to 1..max_fold."""
-    balanced = ceil_div(c.fold * stage.full_multipliers, max(c.max_multipliers, 1))
+    balanced = -(-(c.fold * stage.full_multipliers) // max(c.max_multipliers, 1))  # ceil_div of ints / int arrays
     f = where(c.balanced, balanced, c.fold)
     return minimum(maximum(f, 1), max_fold)  # np.clip(f, 1, max_fold), without its call overhead
 
