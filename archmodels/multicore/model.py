@@ -339,11 +339,17 @@ class Config:
     dram_write_pj: object
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=64)
 def _op_pj(bits: int, node: int) -> tuple[float, float]:
     """(MAC, add) energy [pJ] of ``bits``-wide integers at ``node`` (technology table), once per width and node."""
     dt = tech.dtype_of(bits)
     return tech.mac_energy_pj(dt, node), tech.op_energy_pj("add", dt, node)
+
+
+@lru_cache(maxsize=64)
+def _pe_mm2(bits: int, node: int) -> float:
+    """A PE's logic area [mm2] of ``bits``-wide integers at ``node`` (technology table), once per width and node."""
+    return tech.pe_logic_area_mm2(tech.dtype_of(bits), node, 1.0)
 
 
 def config(pts: Points) -> Config:
@@ -623,20 +629,16 @@ class MulticoreModel(Model):
         :func:`pool_counts` and :func:`layer_costs` on Python numbers (a numpy call on a one-point array costs
         ~20 Python operations), then one (values x layers x 1) array for all layers, in workload order."""
         k = config(pts)
-        values, fits, need = [], [], []
-        for r in t.points:
-            c = fc_counts(*r.fc, k) if r.fc is not None else pool_counts(*r.pool, k)
-            v, ok, need_kb = layer_costs(c, *r.sizes, k)
-            values.append(v)
-            fits.append(ok)
-            need.append(need_kb)
+        costed = [layer_costs(fc_counts(*r.fc, k) if r.fc is not None else pool_counts(*r.pool, k), *r.sizes, k)
+                  for r in t.points]  # (values, fits, need_kb) of each distinct layer
         of = t.point_of
         rows = len(of)
-        block = point_columns([values[j] for j in of], len(_VALUES))
+        block = point_columns([costed[j][0] for j in of], len(_VALUES))
         ok = reason = None  # every layer fits (layer_batches: all feasible, no reason)
-        if not all(fits):
-            ok = np.array([fits[j] for j in of], dtype=bool).reshape(rows, 1)
-            reason = np.array(["" if fits[j] else _SHM_REASON % (need[j], k.shm_kb) for j in of],
+        if not all([c[1] for c in costed]):
+            layers = [costed[j] for j in of]
+            ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
+            reason = np.array(["" if fits else _SHM_REASON % (need_kb, k.shm_kb) for _, fits, need_kb in layers],
                               dtype=object).reshape(rows, 1)
         return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
                              {"COMPUTE": block[-2], "MERGE": block[-1]},
@@ -705,7 +707,7 @@ def chip_area_static(cores, ni, no, ib_entries, ob_entries, value_bits, weight_b
     at supply ``vdd_ratio`` (technology table). Python numbers (one point) or arrays over points at one
     technology node and width."""
     vbytes = value_bits / 8.0
-    nfu = tech.pe_logic_area_mm2(tech.dtype_of(bits), node, 1.0) * ni * no * area_factor
+    nfu = _pe_mm2(bits, node) * ni * no * area_factor
     buf_kb = (ib_entries * ni + ob_entries * no) * vbytes / 1024
     if type(buf_kb) is float:  # one point: its three SRAMs in one call (element-wise: the bits of three)
         buf_mm2, wb_mm2, shm_mm2 = tech.sram_area_mm2(np.array([buf_kb, weight_buffer_kb, shm_kb]), node).tolist()
