@@ -71,6 +71,7 @@ Assumptions (stated, not published)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,15 +156,20 @@ def mac_area_mm2(dtype: str, node_nm: int) -> float:
 
 
 def sram_energy_pj_per_byte(size_kb, node_nm: int):
-    """Read (or write) energy per byte of an SRAM of ``size_kb`` KB [pJ/B]."""
+    """Read (or write) energy per byte of an SRAM of ``size_kb`` KB [pJ/B]. A Python float in, a Python float out
+    (one point: the same operations, IEEE sqrt both ways; NaN stays NaN)."""
+    if type(size_kb) is float:
+        size = size_kb if size_kb > 0.0625 or size_kb != size_kb else 0.0625  # np.maximum(x, 0.0625)
+        return _SRAM_PJ_PER_64B_8KB_45 * math.sqrt(size / 8.0) / 8.0 * energy_scale(node_nm)
     size = np.maximum(np.asarray(size_kb, dtype=float), 0.0625)
     return _SRAM_PJ_PER_64B_8KB_45 * np.sqrt(size / 8.0) / 8.0 * energy_scale(node_nm)
 
 
 def sram_area_mm2(size_kb, node_nm: int):
-    """Area of an SRAM macro of ``size_kb`` KB [mm^2] (bit cells / efficiency)."""
+    """Area of an SRAM macro of ``size_kb`` KB [mm^2] (bit cells / efficiency). A Python float in, a Python float
+    out (the same operations)."""
     _check_node(node_nm)
-    bits = np.asarray(size_kb, dtype=float) * 8192.0
+    bits = (size_kb if type(size_kb) is float else np.asarray(size_kb, dtype=float)) * 8192.0
     return bits * _BITCELL_UM2[node_nm] / SRAM_ARRAY_EFFICIENCY * 1e-6
 
 

@@ -85,3 +85,18 @@ def test_leakage_is_linear_in_logic_sram_and_supply(logic, kb, v, node):
     p = float(tech.static_power_w(logic, kb, node, v))
     want = (logic * tech.LOGIC_LEAK_MW_PER_MM2[node] * 1e-3 + kb * tech.SRAM_LEAK_UW_PER_KB[node] * 1e-6) * v
     assert p == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_sram_figures_of_one_python_float_equal_the_array_path():
+    """sram_energy_pj_per_byte / sram_area_mm2 of a Python float (one point) == the array path, bit for bit."""
+    import math
+
+    rng = np.random.default_rng(2)
+    sizes = np.concatenate([np.exp(rng.uniform(-8, 14, 500)), [0.0, -1.0, 0.0625, 0.06, 8.0, 1e300, math.inf, math.nan]])
+    for node in tech.NODES_NM:
+        e_arr, a_arr = tech.sram_energy_pj_per_byte(sizes, node), tech.sram_area_mm2(sizes, node)
+        for i, kb in enumerate(sizes.tolist()):
+            e, a = tech.sram_energy_pj_per_byte(kb, node), tech.sram_area_mm2(kb, node)
+            assert type(e) is float and type(a) is float
+            assert np.array([e]).tobytes() == e_arr[i:i + 1].tobytes(), (node, kb)
+            assert np.array([a]).tobytes() == a_arr[i:i + 1].tobytes(), (node, kb)

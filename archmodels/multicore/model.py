@@ -371,8 +371,8 @@ def config(pts: Points) -> Config:
         dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
         dram_read_pj, dram_write_pj = dram.read_pj_per_byte, dram.write_pj_per_byte
         mac_pj, add_pj = _op_pj(bits, node)
-        ib_pj, ob_pj, wb_pj, shm_pj = tech.sram_energy_pj_per_byte(
-            np.array([ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]]), node).tolist()  # element-wise: as alone
+        ib_pj, ob_pj, wb_pj, shm_pj = (tech.sram_energy_pj_per_byte(float(kb), node)  # Python floats: as an array
+                                       for kb in (ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]))
     else:
         vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # the memo of check_config's call
         dram_read_pj, dram_write_pj = tech.dram_pj_per_byte(pts["dram"])
@@ -521,7 +521,7 @@ class MulticoreModel(Model):
             clock_hz, node = p["clock_mhz"] * 1e6, p["tech_nm"]
             vscale = point_clock(p["clock_mhz"], node).energy_scale
             dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
-            shm_pj = tech.sram_energy_pj_per_byte(pts["shm_kb"], int(node))  # per_node of the one node
+            shm_pj = np.array([tech.sram_energy_pj_per_byte(float(pts["shm_kb"].item(0)), int(node))])  # one node
             one = [p["cores"] * p["no"] * clock_hz, clock_hz, p["value_bits"] / 8, p["dram_gbps"] * 1e9,
                    _op_pj(p["value_bits"], node)[1] * vscale, dram.read_pj_per_byte, dram.write_pj_per_byte,
                    p["noc_gbps"] * 1e9]
@@ -709,8 +709,8 @@ def chip_area_static(cores, ni, no, ib_entries, ob_entries, value_bits, weight_b
     vbytes = value_bits / 8.0
     nfu = _pe_mm2(bits, node) * ni * no * area_factor
     buf_kb = (ib_entries * ni + ob_entries * no) * vbytes / 1024
-    if type(buf_kb) is float:  # one point: its three SRAMs in one call (element-wise: the bits of three)
-        buf_mm2, wb_mm2, shm_mm2 = tech.sram_area_mm2(np.array([buf_kb, weight_buffer_kb, shm_kb]), node).tolist()
+    if type(buf_kb) is float:  # one point: its three SRAMs on Python floats (the bits of the array path)
+        buf_mm2, wb_mm2, shm_mm2 = (tech.sram_area_mm2(float(kb), node) for kb in (buf_kb, weight_buffer_kb, shm_kb))
     else:
         buf_mm2, wb_mm2, shm_mm2 = (tech.sram_area_mm2(kb, node) for kb in (buf_kb, weight_buffer_kb, shm_kb))
     per_core = nfu + buf_mm2 + wb_mm2

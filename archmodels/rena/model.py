@@ -656,7 +656,7 @@ def _make_point(v: dict[str, Any]) -> _Point:
     buffer_kb = res.buffer_bits(pbs, bits) / 8 / 1024 / res.N_BUFFERS
     dram = tech.DRAM_TYPES[v["dram"]]  # the rows of tech.dram_pj_per_byte
     energy = EnergyRates(float(tech.mac_energy_pj(dtype, node)), float(tech.op_energy_pj("add", dtype, node)),
-                         tech.sram_energy_pj_per_byte(np.array([buffer_kb]), node).item(0),
+                         tech.sram_energy_pj_per_byte(float(buffer_kb), node),
                          tech.FPGA_DYNAMIC_ENERGY_RATIO if fpga else 1.0, vscale,
                          dram.read_pj_per_byte, dram.write_pj_per_byte)
     channels = int(v["dram_channels"])
