@@ -262,3 +262,47 @@ def test_gather_reads_sources_in_order_when_first_read():
     assert g["x"].tolist() == [1]
     with pytest.raises(KeyError):
         g["q"]
+
+
+def _builder_tables(seed: int, arch: str, wl: str, n: int = 4) -> list[PlanTable]:
+    """Every builder's table of ``n`` random points of ``wl`` (one point alone, then the batch), planned anew."""
+    from archmodels.emax import model
+
+    tables = []
+    real = traffic._assemble
+
+    def spy(*args):
+        tables.append(real(*args))
+        return tables[-1]
+
+    m = get_model(arch)
+    rows = m.params.random_rows(n, np.random.default_rng(seed))
+    model.workload_plans.cache_clear()
+    with mock.patch.object(traffic, "_assemble", spy):
+        m.evaluate_points(wl, rows[:1])
+        m.evaluate_points(wl, rows)
+    return tables
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["alexnet", "vgg16", "mobilenet_v2"]))
+def test_sub_tables_in_one_pass_equal_part_by_part(seed, arch, wl):
+    """PlanTable's sub-tables and read_order built in one pass (_parts, _Moves.entries) equal them built part by part
+    (_entries, _read_order), bit for bit: every builder table of random points, a part of it in another order, and
+    tables concatenated (blocks one after another, and interleaved by a take)."""
+    tables = _builder_tables(seed, arch, wl)
+    assert tables
+    rng = np.random.default_rng(seed)
+    cases = []
+    for t in tables:
+        cases += [t, t.take(rng.permutation(len(t))[: len(t) // 2])]
+    both = traffic.concat(tables[:2])
+    cases += [both, both.take(rng.permutation(len(both)))]
+    for t in cases:
+        for part in ("xfer", "stage", "read", "host"):
+            got, want = getattr(t, part), t._entries(part)
+            assert list(got) == list(want), part
+            for k in want:
+                _same_bits(got[k], want[k], f"{part}.{k}")
+        _same_bits(t.read_order, t._read_order(), "read_order")
