@@ -306,3 +306,27 @@ def test_sub_tables_in_one_pass_equal_part_by_part(seed, arch, wl):
             for k in want:
                 _same_bits(got[k], want[k], f"{part}.{k}")
         _same_bits(t.read_order, t._read_order(), "read_order")
+
+
+_SPECIAL = st.sampled_from([0.0, -0.0, 1.5, -2.25, 3e300, float("inf"), float("-inf"), float("nan"), 7.0])
+
+
+@SPEED
+@given(slots=st.integers(0, 9), stages=st.integers(0, 3), n=st.integers(1, 4), data=st.data())
+def test_row_sums_in_one_pass_equal_column_by_column(slots, stages, n, data):
+    """_row_sums (every sum of a small table in one pass over the columns, other columns -0.0) equals _in_order of
+    each sum's own columns, bit for bit (-0.0, infinities and NaN included; a kind without a column sums to 0.0)."""
+    def mat(cols):
+        return np.array(data.draw(st.lists(st.lists(_SPECIAL, min_size=n, max_size=n), min_size=cols, max_size=cols)),
+                        dtype=float).reshape(cols, n).T.copy()
+
+    delivered, stored, written, reads = mat(slots), mat(slots), mat(slots), mat(slots + stages)
+    kind = np.array(data.draw(st.lists(st.integers(0, len(traffic.KINDS) - 1), min_size=slots, max_size=slots)),
+                    dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        got = traffic._row_sums(delivered, stored, written, kind, reads)
+        want = (_in_order(delivered), _in_order(stored),
+                np.stack([_in_order(written[:, kind == k]) for k in range(len(traffic.KINDS))], axis=1),
+                _in_order(reads))
+    for g, w, what in zip(got, want, ("delivered", "stored", "write_kind", "reads")):
+        _same_bits(g, w, what)

@@ -234,6 +234,19 @@ class Mapping:
         """Every number field (:data:`_NUMBERS`), in order: a row of :func:`mapping_columns`."""
         return attrgetter(*_NUMBERS)(self)
 
+    @cached_property
+    def labels(self) -> tuple[str, str, str, str, str]:
+        """(pattern, outer loop, input mode, name, loop order name): the texts of a row of :func:`mapping_columns`."""
+        return _labels(self.pattern, self.order, self.input_mode)
+
+
+@lru_cache(maxsize=256)
+def _labels(pattern: str, order: tuple[str, ...], mode: str) -> tuple[str, str, str, str, str]:
+    """:attr:`Mapping.labels` of a (pattern, loop order, input mode): the same for each of its mappings."""
+    name = ORDER_NAMES.get(order)
+    order_name = ",".join(order) if name is None else name
+    return pattern, order[-1], mode, f"{pattern}[{order_name}]", order_name
+
 
 _MAPPING_FIELDS = tuple(f.name for f in fields(Mapping))
 _NUMBERS = tuple(f for f in _MAPPING_FIELDS if f not in ("pattern", "order", "input_mode"))
@@ -247,6 +260,7 @@ def _mapping(*values) -> Mapping:
     m = object.__new__(Mapping)
     m.__dict__.update(zip(_MAPPING_FIELDS, values, strict=True))
     m.__dict__["numbers"] = _NUMBERS_OF(values)  # Mapping.numbers, from the values at hand
+    m.__dict__["labels"] = _labels(values[0], values[1], values[2])  # Mapping.labels (cached per slot)
     return m
 
 
@@ -722,8 +736,7 @@ def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     """``maps`` as columns: every number, the pattern, outer loop, input mode, name and loop order name."""
     nums = np.array([m.numbers for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
     out = {k: nums[:, j] for j, k in enumerate(_NUMBERS)}
-    labels = np.array([(m.pattern, m.order[-1], m.input_mode, m.name, m.order_name) for m in maps],
-                      dtype=object).reshape(len(maps), 5)
+    labels = np.array([m.labels for m in maps], dtype=object).reshape(len(maps), 5)
     out.update(zip(("pattern", "outer", "mode", "name", "order_name"), labels.T))
     for k in ("pattern", "outer", "mode"):  # compared per plan row: fixed-width text compares in C, not per object
         out[k] = out[k].astype(str)

@@ -353,6 +353,29 @@ def _in_order(m: np.ndarray) -> np.ndarray:
     return out
 
 
+def _row_sums(delivered: np.ndarray, stored: np.ndarray, written: np.ndarray, kind: np.ndarray,
+              reads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(:func:`_in_order` of ``delivered``, of ``stored``, ``[plans, kinds]``: of the columns of ``written`` whose
+    ``kind`` is each of :data:`KINDS`, of ``reads``) for [plans, slots] matrices (``reads``: [plans, slots +
+    stages]), added in one pass over the columns: x + (-0.0) is x for every x (+-0.0, infinities and NaN included),
+    so a sum's other columns are -0.0 (a kind without a column: 0.0, as :func:`_in_order` gives it)."""
+    n, ns = written.shape
+    nc, nk = reads.shape[1], len(KINDS)
+    if not ns:
+        return _in_order(delivered), _in_order(stored), np.zeros((n, nk)), _in_order(reads)
+    terms = np.full((nc, 3 + nk, n), -0.0)  # [column, sum, plan]: each column's terms contiguous
+    terms[:ns, 0] = delivered.T
+    terms[:ns, 1] = stored.T
+    member = kind[:, None] == np.arange(nk)  # [slot, kind]
+    terms[:ns, 2:2 + nk] = np.where(member[:, :, None], written.T[:, None, :], -0.0)
+    terms[:, 2 + nk] = reads.T
+    acc = terms[0].copy()
+    for j in range(1, nc):
+        acc += terms[j]
+    acc[2:2 + nk][~member.any(axis=0)] = 0.0
+    return acc[0], acc[1], np.ascontiguousarray(acc[2:2 + nk].T), acc[2 + nk]
+
+
 def _sum_in_order(terms: list, n: int, zeros: bool) -> np.ndarray:
     """:func:`_in_order` of a matrix whose columns are ``terms`` (float arrays or scalars over the n plans) and, if
     ``zeros``, columns of 0.0 anywhere among them, without building it: x + 0.0 only turns -0.0 into 0.0, wherever
@@ -485,10 +508,7 @@ def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, 
     with np.errstate(invalid="ignore", over="ignore"):
         nbytes = np.where(on, count * each, 0.0)
     moved = np.where(phase != _POOL, nbytes, 0.0)
-    delivered = _in_order(np.where(write, 0.0, moved))
-    stored = _in_order(np.where(write, moved, 0.0))
     written = np.where(dram & write, nbytes, 0.0)
-    write_kind = np.stack([_in_order(written[:, kind == k]) for k in range(len(KINDS))], axis=1)
     host = _in_order(_matrix([np.where(h_on, nb, 0.0) for _, nb, h_on in hosts], n))
     # DRAM reads that move bus words: transfers (slot order), then staging
     s_on = _matrix([s_on & (c > 0) for _, c, _, s_on in stages], n, bool)
@@ -497,7 +517,8 @@ def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, 
     rd_each = np.concatenate([each, _matrix([e for _, _, e, _ in stages], n)], axis=1)
     rd_kind = np.concatenate([kind, [KINDS.index(k) for k, *_ in stages]]).astype(np.int64)
     with np.errstate(invalid="ignore", over="ignore"):
-        read_sum = _in_order(np.where(rd_on, rd_count * rd_each, 0.0))
+        delivered, stored, write_kind, read_sum = _row_sums(np.where(write, 0.0, moved), np.where(write, moved, 0.0),
+                                                            written, kind, np.where(rd_on, rd_count * rd_each, 0.0))
     cols = dict(cols)
     cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
                 dram_write=_in_order(write_kind), write_kind=write_kind)
@@ -598,7 +619,7 @@ _FC = ("inputs", "outputs", "batch")
 def shape_columns(shapes: Sequence[ConvShape | FCShape], idx: np.ndarray) -> dict[str, np.ndarray]:
     """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers; ``mac`` as booleans)."""
     conv = isinstance(shapes[0], ConvShape) if shapes else True
-    names = _CONV + ("mac", "vk", "rows_all") if conv else _FC
+    names = _CONV + ("mac", "vk", "rows_all", "touched") if conv else _FC
     # one cached tuple per shape (a pooling pass lists one shape per request: many repeats), one matrix, then a
     # contiguous gather per column
     tab = np.array([_shape_numbers(sh) for sh in shapes], dtype=np.int64).reshape(len(shapes), len(names)).T
@@ -612,10 +633,11 @@ def shape_columns(shapes: Sequence[ConvShape | FCShape], idx: np.ndarray) -> dic
 @lru_cache(maxsize=4096)
 def _shape_numbers(sh: ConvShape | FCShape) -> tuple[int, ...]:
     """A row of :func:`shape_columns`: conv: :data:`_CONV`, MAC (1) or MAX (0), valid kernel rows, input rows
-    read; FC: :data:`_FC`."""
+    read, input elements touched (:func:`_touched_inputs`); FC: :data:`_FC`."""
     if isinstance(sh, FCShape):
         return tuple(getattr(sh, k) for k in _FC)
-    return tuple(getattr(sh, k) for k in _CONV) + (int(sh.op == "mac"), sh.valid_kernel_rows(), sh.input_rows(0, sh.oh))
+    return tuple(getattr(sh, k) for k in _CONV) + (int(sh.op == "mac"), sh.valid_kernel_rows(), sh.input_rows(0, sh.oh),
+                                                   _touched_inputs(sh))
 
 
 def _lookup(fn, shapes: Sequence[ConvShape], idx: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -714,7 +736,7 @@ def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTa
     weights = np.where(x["mac"], (g * oc * ic * kh * kw + g * oc) * e, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=ops, passes=passes,
                       starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=x["mac"],
-                      compulsory=conv_compulsory_bytes(shapes, r["shape"], e, weights, g * oc * oh * ow * e),
+                      compulsory=conv_compulsory_bytes(x["touched"], e, weights, g * oc * oh * ow * e),
                       band_len=oh, n_seg=n_seg,
                       psum_home=np.where(passes > 1, _DRAM, _NONE), stage_w=False)
     return _assemble(n, np.ones(n, bool), np.arange(n), cols, _label(r, "-"), slots, [], [("weight", weights, True)],
@@ -1056,7 +1078,7 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
 
     out_once = np.where(keep, 0.0, np.where(has_pool, pooled_total, out_total))
     band_len = np.where(oh_out, _cdiv(oh, bands), np.minimum(oc, _cdiv(_cdiv(oc, ocp), bands) * ocp))
-    compulsory = conv_compulsory_bytes(shapes, v["shape"], e, g * w_group, out_once, in_res)
+    compulsory = conv_compulsory_bytes(v["touched"], e, g * w_group, out_once, in_res)
     cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
                       compulsory=compulsory, band_len=band_len, n_seg=n_seg,
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
@@ -1066,17 +1088,18 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
                      slots, stages, [], v["load_bytes_per_iter"])
 
 
-def conv_compulsory_bytes(shapes: Sequence[ConvShape], idx: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray,
-                          out_bytes: np.ndarray, in_spm: np.ndarray | bool = False) -> np.ndarray:
+def conv_compulsory_bytes(touched: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray, out_bytes: np.ndarray,
+                          in_spm: np.ndarray | bool = False) -> np.ndarray:
     """DRAM bytes no schedule can avoid (issue 12): every input element the layer reads, every weight and every
     output element it leaves in DRAM, moved once. An input already in the SPM (chained from the previous
-    layer) and an output kept there for the next layer cost nothing; ``out_bytes`` says what is left in DRAM."""
-    touched = _lookup(_touched_inputs, shapes, idx, np.zeros(len(idx), dtype=np.int64))
+    layer) and an output kept there for the next layer cost nothing; ``out_bytes`` says what is left in DRAM.
+    ``touched``: per row, its layer's input elements the output reads (:func:`_touched_inputs`, a
+    :func:`shape_columns` column)."""
     return np.where(in_spm, 0.0, touched * elem) + weight_bytes + out_bytes
 
 
 @lru_cache(maxsize=4096)
-def _touched_inputs(sh: ConvShape, _unused: int = 0) -> int:
+def _touched_inputs(sh: ConvShape) -> int:
     """Input elements (all groups and channels) inside the rows and columns the output reads."""
     return sh.groups * sh.ic * sh.input_rows(0, sh.oh) * sh.input_cols(0, sh.ow)
 
