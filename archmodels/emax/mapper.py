@@ -339,7 +339,7 @@ def _why_lmm(pattern: str, order: tuple[str, ...], mode: str, code: int, need: i
             f"LMM has {lmm} B")
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=1024)
 def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int,
                     split_ok: bool) -> tuple[int, int, int, str]:
     """(icpar, khpar, px_sets, reason) that fit the rows of an ``arch`` array of ``rows`` x ``cols`` PEs;
@@ -651,7 +651,11 @@ def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
         yield (name, st, fit) if fit[0] else Rejected(name, fit[3])
 
 
-@lru_cache(maxsize=8192)
+#: the scalar mapper's caches of array-dependent answers stay small: a random design point's arrays (rows 4-512,
+#: the LMM size, knobs) rarely recur, so their hits come from within one point (~20 % of requests, a pooling layer
+#: asked twice); each cached answer is ~10-20 Python objects the garbage collector walks on every full collection
+#: (8,192 answers cost ~0.25 ms a one-point trial in collections once the caches were full)
+@lru_cache(maxsize=256)
 def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "auto") -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
     """Every fitting mapping of a conv/pool layer, and the rejected ones with reasons.
 
@@ -668,7 +672,7 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     return tuple(out), tuple(rejected)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=256)
 def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, pattern: str, order: str) -> tuple:
     """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode) on an
     ``arch`` array of ``rows`` x ``cols`` PEs and ``elem``-byte data (the structure does not depend on the
