@@ -125,9 +125,18 @@ class _Moves:
         plan names: its first listed entry of the kind, reads before host reads) instead of a pass per kind over
         the [plans, columns] matrices."""
         ns, nk, n = len(self.phase), len(KINDS), len(self.rd_on)
+        by_phase = np.argsort(self.phase, kind="stable")
+        xr, jj = np.nonzero(self.xfer_on[:, by_phase])
+        xj = by_phase[jj]
+        at = _At(xr, xj)
+        rounds = at(self.bursts) * np.ceil(at(self.per_burst) / at(self.par) - 1e-9)
+        xfer = (xr, {"phase": self.phase[xj], "count": at(self.rd_count), "each": at(self.rd_each), "rounds": rounds,
+                     "read": (~self.write[xj]).astype(float), "dram": at(self.dram).astype(float),
+                     "weight": (self.rd_kind[xj] == 1).astype(float)})
         r, j = np.nonzero(self.rd_on)
         kind = self.rd_kind[j]
-        count, each = _pick(self.rd_count, r, j), _pick(self.rd_each, r, j)
+        at = _At(r, j)
+        count, each = at(self.rd_count), at(self.rd_each)
         weight = (kind == 1).astype(float)
         st = j >= ns
         hr, hj = np.nonzero(self.h_on)
@@ -138,7 +147,7 @@ class _Moves:
                       np.concatenate([j, hj + self.rd_on.shape[1]]))
         pos = pos.reshape(n, nk)
         order = np.argsort(pos, axis=1, kind="stable")
-        return {"xfer": self.xfer(),
+        return {"xfer": xfer,
                 "stage": (r[st], {"count": count[st], "each": each[st], "weight": weight[st]}),
                 "read": (r, {"kind": kind, "count": count, "each": each, "weight": weight}),
                 "host": (hr, {"kind": h_kind, "bytes": _pick(self.h_bytes, hr, hj)}),
@@ -168,6 +177,25 @@ def _pick(m: np.ndarray, r: np.ndarray, j: np.ndarray) -> np.ndarray:
     if m.flags.c_contiguous:
         return np.take(m.ravel(), r * m.shape[1] + j)
     return m[r, j]
+
+
+class _At:
+    """Entries ``(r, j)`` of [plans, columns] matrices: ``m[r, j]`` of each matrix as one flat index into its memory
+    (computed once per layout and width, then one gather: numpy's two-array fancy indexing costs ~4x more)."""
+
+    def __init__(self, r: np.ndarray, j: np.ndarray):
+        self.r, self.j = r, j
+        self.flat: dict[tuple[bool, int], np.ndarray] = {}
+
+    def __call__(self, m: np.ndarray) -> np.ndarray:
+        f = m.flags.f_contiguous
+        if not (f or m.flags.c_contiguous):
+            return m[self.r, self.j]
+        key = (f, len(m) if f else m.shape[1])
+        flat = self.flat.get(key)
+        if flat is None:
+            flat = self.flat[key] = self.j * key[1] + self.r if f else self.r * key[1] + self.j
+        return m.ravel(order="F" if f else "C")[flat]
 
 
 @dataclass(frozen=True)
