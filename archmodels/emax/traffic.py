@@ -648,14 +648,21 @@ def shape_columns(shapes: Sequence[ConvShape | FCShape], idx: np.ndarray) -> dic
     """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers; ``mac`` as booleans)."""
     conv = isinstance(shapes[0], ConvShape) if shapes else True
     names = _CONV + ("mac", "vk", "rows_all", "touched") if conv else _FC
-    # one cached tuple per shape (a pooling pass lists one shape per request: many repeats), one matrix, then a
-    # contiguous gather per column
-    tab = np.array([_shape_numbers(sh) for sh in shapes], dtype=np.int64).reshape(len(shapes), len(names)).T
-    idx = np.asarray(idx, dtype=np.int64)
-    out = {k: tab[j][idx] for j, k in enumerate(names)}
+    # the [numbers, shapes] table of the shape list (cached: a workload's builder calls list the same shapes), then
+    # one gather of every column at once (each column a row of it)
+    out = dict(zip(names, _shape_table(tuple(shapes), len(names))[:, np.asarray(idx, dtype=np.int64)]))
     if conv:
         out["mac"] = out["mac"].astype(bool)
     return out
+
+
+@lru_cache(maxsize=64)
+def _shape_table(shapes: tuple[ConvShape | FCShape, ...], k: int) -> np.ndarray:
+    """[k numbers, shapes] int64: :func:`_shape_numbers` of each shape (one cached tuple per shape: a pooling pass
+    lists one shape per request, many repeats), read only."""
+    tab = np.array([_shape_numbers(sh) for sh in shapes], dtype=np.int64).reshape(len(shapes), k).T.copy()
+    tab.flags.writeable = False
+    return tab
 
 
 @lru_cache(maxsize=4096)
