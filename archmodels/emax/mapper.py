@@ -710,7 +710,8 @@ def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, 
     return tuple(items)
 
 
-@lru_cache(maxsize=4096)
+# (small: keyed by the array, like conv_candidates; asked for the reasons of an FC layer without a plan)
+@lru_cache(maxsize=256)
 def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
     """FC mapping (spec §3.1): one loop over outputs, ``cols`` inputs per row, inputs in registers."""
     c, e = hw.cols, hw.elem_bytes
