@@ -333,3 +333,28 @@ def test_row_sums_in_one_pass_equal_column_by_column(slots, stages, n, data):
     for g, w, what in zip(got, want, ("delivered", "stored", "write_kind", "reads")):
         assert (np.isnan(g) == np.isnan(w)).all(), what
         _same_bits(np.where(np.isnan(g), np.nan, g), np.where(np.isnan(w), np.nan, w), what)
+
+
+@pytest.mark.parametrize("wl", ["alexnet", "vgg16", "mobilenet_v2"])
+def test_shape_columns_from_the_cached_table_equal_each_shape(wl):
+    """shape_columns (the shape list's cached table, every column gathered at once) equals each row's shape numbers
+    (_shape_numbers; touched inputs = _touched_inputs), as fresh writable columns, the cached table read only."""
+    from archmodels.emax.model import _shapes
+
+    shapes = [sh for sh in _shapes(load_workload(wl)) if sh is not None]
+    for kind in (traffic.ConvShape, traffic.FCShape):
+        some = [sh for sh in shapes if isinstance(sh, kind)]
+        if not some:
+            continue
+        idx = np.random.default_rng(3).integers(0, len(some), 50)
+        for _ in range(2):  # built, then from the cache
+            got = traffic.shape_columns(some, idx)
+            names = list(got)
+            for r, i in enumerate(idx.tolist()):
+                want = traffic._shape_numbers(some[i])
+                assert [int(got[k][r]) for k in names] == list(want)
+                if kind is traffic.ConvShape:
+                    assert got["touched"][r] == traffic._touched_inputs(some[i]) and got["mac"].dtype == bool
+            for v in got.values():
+                assert v.flags.writeable and len(v) == len(idx)
+        assert not traffic._shape_table(tuple(some), len(names)).flags.writeable
