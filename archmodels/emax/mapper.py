@@ -653,9 +653,11 @@ def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
 
 #: the scalar mapper's caches of array-dependent answers stay small: a random design point's arrays (rows 4-512,
 #: the LMM size, knobs) rarely recur, so their hits come from within one point (~20 % of requests, a pooling layer
-#: asked twice); each cached answer is ~10-20 Python objects the garbage collector walks on every full collection
-#: (8,192 answers cost ~0.25 ms a one-point trial in collections once the caches were full)
-@lru_cache(maxsize=256)
+#: asked twice; VGG16, ResNet50, MobileNetV2, AlexNet: the same hits at 32 entries as at 8,192); each cached answer is
+#: ~10-20 Python objects the garbage collector walks (8,192 answers cost ~0.25 ms a one-point trial in collections
+#: once the caches were full; answers kept for a few points only also die before they reach the older generations).
+#: 64: more than one scalar conv_table call asks (< TABLE_NUMPY_FROM requests)
+@lru_cache(maxsize=64)
 def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "auto") -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
     """Every fitting mapping of a conv/pool layer, and the rejected ones with reasons.
 
@@ -672,7 +674,7 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     return tuple(out), tuple(rejected)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, pattern: str, order: str) -> tuple:
     """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode) on an
     ``arch`` array of ``rows`` x ``cols`` PEs and ``elem``-byte data (the structure does not depend on the
