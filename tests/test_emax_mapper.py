@@ -190,3 +190,30 @@ def test_scalar_mapper_caches_keyed_by_the_array_stay_small():
     for f in (mapper.conv_candidates, mapper._conv_structures, mapper.fc_candidates):
         assert f.cache_info().maxsize <= 256
     assert mapper._reduction_rows.cache_info().maxsize <= 1024
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_one_point_table_without_mapping_objects_equals_mapping_columns(seed, arch):
+    """conv_table below TABLE_NUMPY_FROM requests (_candidate_rows: numbers and texts, no Mapping objects) equals
+    mapping_columns of conv_candidates request by request (every column, dtype and value), with the same request of
+    each row and the same answers (fits, reasons), for random arrays (tile searches, caps, knobs) on VGG16's and
+    MobileNetV2's layers."""
+    rng = np.random.default_rng(seed)
+    shapes = [s for wl in ("vgg16", "mobilenet_v2") for s in (shape_of(x) for x in load_workload(wl).layers)
+              if isinstance(s, ConvShape)]
+    n = int(rng.integers(1, mapper.TABLE_NUMPY_FROM))
+    sh = [shapes[i] for i in rng.integers(0, len(shapes), n)]
+    hws = [Hw(arch, int(rng.integers(4, 80)), int(rng.choice([2, 4, 8, 16])), int(rng.choice([64, 512, 2048, 65536])),
+              0, int(rng.choice([2, 4])), int(rng.choice([0, 0, 8, 24])), int(rng.integers(0, 3))) for _ in range(n)]
+    pats = [str(rng.choice(["auto", "A", "B", "pairs"])) if arch == "emaxvr" else "auto" for _ in range(n)]
+    ords = [str(rng.choice(["auto", "OW,OC,OH", "OW,OH,OC"])) if arch == "emaxvr" else "auto" for _ in range(n)]
+    mapper._candidate_rows.cache_clear()
+    tab = mapper.conv_table(arch, sh, hws, pats, ords)
+    answers = [conv_candidates(*a) for a in zip(sh, hws, pats, ords)]
+    want = mapper.mapping_columns([m for maps, _ in answers for m in maps])
+    assert list(tab.cols) == list(want)
+    for k, v in want.items():
+        assert tab.cols[k].dtype == v.dtype and tab.cols[k].tolist() == v.tolist(), k
+    assert tab.req.tolist() == [j for j, (maps, _) in enumerate(answers) for _ in maps]
+    assert tab.rejections(range(n)) == [(bool(maps), tuple(x.reason for x in rej)) for maps, rej in answers]

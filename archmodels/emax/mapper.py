@@ -613,16 +613,37 @@ def _weights_spread(pattern: str, macs: int, kernel_lmms: int) -> tuple[int, int
 def _with_lmm(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> tuple[Mapping, ...]:
     """The mappings of structure ``st`` (from :func:`_conv_structures`) with its LMM fit ``fit`` (:func:`_fit_lmm`)
     to ``hw``: one per tile of :func:`_tiles`."""
+    return tuple(_mapping(*v) for v in _tile_values(st, sh, hw, fit))
+
+
+def _tile_values(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> list[tuple]:
+    """Every field of each mapping of :func:`_with_lmm`, in :class:`Mapping`'s order (one tuple per tile)."""
     (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
      regs, kernel_lmms) = st
     n_seg, ow_seg, oc_chunk, _, need = fit
     e = hw.elem_bytes
-    return tuple(_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-                          load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
-                          need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
-                          dup, regs, kernel_lmms, pattern != "single")
-                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp,
-                                    _weights_spread(pattern, macs, kernel_lmms)))
+    return [(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+             load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
+             need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
+             dup, regs, kernel_lmms, pattern != "single")
+            for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp,
+                               _weights_spread(pattern, macs, kernel_lmms))]
+
+
+@lru_cache(maxsize=64)  # (as conv_candidates: hits come from within a point)
+def _candidate_rows(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple[tuple, tuple, tuple[bool, tuple[str, ...]]]:
+    """:func:`conv_candidates` as :func:`mapping_columns` reads it, without building :class:`Mapping` objects (one
+    design point's :func:`conv_table`): (each mapping's numbers, its five texts, (whether any fits, the rejected
+    ones' reasons))."""
+    nums, texts, why = [], [], []
+    for item in _fitted(sh, hw, pattern, order):
+        if isinstance(item, Rejected):
+            why.append(item.reason)
+            continue
+        for v in _tile_values(item[1], sh, hw, item[2]):
+            nums.append(v[3:])  # _NUMBERS: every field after pattern, order and input mode
+            texts.append(_labels(v[0], v[1], v[2]))
+    return tuple(nums), tuple(texts), (bool(nums), tuple(why))
 
 
 @lru_cache(maxsize=65536)
@@ -741,9 +762,15 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
 
 def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     """``maps`` as columns: every number, the pattern, outer loop, input mode, name and loop order name."""
-    nums = np.array([m.numbers for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
+    return _columns([m.numbers for m in maps], [m.labels for m in maps])
+
+
+def _columns(nums: list[tuple], texts: list[tuple]) -> dict[str, np.ndarray]:
+    """:func:`mapping_columns` of mappings given as their numbers (:attr:`Mapping.numbers`) and texts
+    (:attr:`Mapping.labels`)."""
+    nums = np.array(nums, dtype=float).reshape(len(nums), len(_NUMBERS))
     out = {k: nums[:, j] for j, k in enumerate(_NUMBERS)}
-    labels = np.array([m.labels for m in maps], dtype=object).reshape(len(maps), 5)
+    labels = np.array(texts, dtype=object).reshape(len(texts), 5)
     out.update(zip(("pattern", "outer", "mode", "name", "order_name"), labels.T))
     for k in ("pattern", "outer", "mode"):  # compared per plan row: fixed-width text compares in C, not per object
         out[k] = out[k].astype(str)
@@ -1028,10 +1055,10 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     point) go through :func:`conv_candidates` one by one: numpy's cost per call exceeds the scalar mapper's."""
     n = len(shapes)
     if n < TABLE_NUMPY_FROM:
-        answers = [conv_candidates(*a) for a in zip(shapes, hws, patterns, orders)]
-        return ConvTable(mapping_columns([m for maps, _ in answers for m in maps]),
-                         np.repeat(np.arange(n), [len(maps) for maps, _ in answers]), arch, shapes, hws,
-                         known=[(bool(maps), tuple(x.reason for x in rej)) for maps, rej in answers])
+        answers = [_candidate_rows(*a) for a in zip(shapes, hws, patterns, orders)]
+        return ConvTable(_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
+                         np.repeat(np.arange(n), [len(a[0]) for a in answers]), arch, shapes, hws,
+                         known=[a[2] for a in answers])
     q = _Req(shapes, hws)
     pat_knob = np.array(patterns, dtype=object)
     ord_knob = np.array(orders, dtype=object)
