@@ -187,7 +187,8 @@ def test_mapping_labels_cached_per_slot_equal_the_fields(hw):
 def test_scalar_mapper_caches_keyed_by_the_array_stay_small():
     """The scalar mapper's caches of answers keyed by the array are small (random points' arrays rarely recur; a full
     cache of 8,192 answers made the garbage collector's full collections cost ~0.25 ms a one-point trial)."""
-    for f in (mapper.conv_candidates, mapper._conv_structures, mapper.fc_candidates):
+    for f in (mapper.conv_candidates, mapper._conv_structures, mapper.fc_candidates, mapper._candidate_rows,
+              mapper._fc_rows):
         assert f.cache_info().maxsize <= 256
     assert mapper._reduction_rows.cache_info().maxsize <= 1024
 
@@ -217,3 +218,25 @@ def test_one_point_table_without_mapping_objects_equals_mapping_columns(seed, ar
         assert tab.cols[k].dtype == v.dtype and tab.cols[k].tolist() == v.tolist(), k
     assert tab.req.tolist() == [j for j, (maps, _) in enumerate(answers) for _ in maps]
     assert tab.rejections(range(n)) == [(bool(maps), tuple(x.reason for x in rej)) for maps, rej in answers]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_one_point_fc_table_equals_the_numpy_table(seed, arch):
+    """fc_table below TABLE_NUMPY_FROM requests (_fc_rows, request by request) equals the numpy table (every column,
+    dtype and value, the request of each row), for random arrays (tile searches, caps) on FC layers and products."""
+    rng = np.random.default_rng(seed)
+    shapes = [mapper.FCShape(4096, 1000, 1), mapper.FCShape(25088, 4096, 1), mapper.FCShape(236, 10, 3),
+              mapper.FCShape(64, 64, 49)]
+    n = int(rng.integers(1, 12))
+    sh = [shapes[i] for i in rng.integers(0, len(shapes), n)]
+    hws = [Hw(arch, int(rng.integers(2, 80)), int(rng.choice([2, 4, 8, 16])), int(rng.choice([1, 2, 64, 2048, 65536])),
+              0, int(rng.choice([2, 4])), int(rng.choice([0, 0, 8, 24])), int(rng.integers(0, 3))) for _ in range(n)]
+    got, got_req = mapper.fc_table(sh, hws)
+    from unittest import mock
+
+    with mock.patch.object(mapper, "TABLE_NUMPY_FROM", 0):
+        want, want_req = mapper.fc_table(sh, hws)
+    assert list(got) == list(want) and got_req.tolist() == want_req.tolist()
+    for k, v in want.items():
+        assert got[k].dtype == v.dtype and got[k].tolist() == v.tolist(), k

@@ -737,10 +737,24 @@ def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, 
 @lru_cache(maxsize=256)
 def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
     """FC mapping (spec §3.1): one loop over outputs, ``cols`` inputs per row, inputs in registers."""
+    values, rejected = _fc_values(sh, hw)
+    return tuple(_mapping(*v) for v in values), tuple(rejected)
+
+
+@lru_cache(maxsize=64)  # (as conv_candidates: hits come from within a point)
+def _fc_rows(sh: FCShape, hw: Hw) -> tuple[tuple, tuple]:
+    """:func:`fc_candidates`' mappings as :func:`mapping_columns` reads them (numbers, texts), without
+    :class:`Mapping` objects (one design point's :func:`fc_table`)."""
+    values, _ = _fc_values(sh, hw)
+    return tuple(v[3:] for v in values), tuple(_labels(v[0], v[1], v[2]) for v in values)
+
+
+def _fc_values(sh: FCShape, hw: Hw) -> tuple[list[tuple], list[Rejected]]:
+    """Every field of each mapping of :func:`fc_candidates` (in :class:`Mapping`'s order), and the rejected ones."""
     c, e = hw.cols, hw.elem_bytes
     sets = hw.rows - HEADER_ROWS["fc"] - _tail_rows("fc", c)
     if sets < 1:
-        return (), (Rejected("fc", f"fc: needs at least {HEADER_ROWS['fc'] + _tail_rows('fc', c) + 1} rows, array has {hw.rows}"),)
+        return [], [Rejected("fc", f"fc: needs at least {HEADER_ROWS['fc'] + _tail_rows('fc', c) + 1} rows, array has {hw.rows}")]
     icpar = min(sh.inputs, sets * c)
     rows_used = HEADER_ROWS["fc"] + math.ceil(icpar / c) + _tail_rows("fc", c)
     out, rejected = [], []
@@ -754,10 +768,10 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
         alus = icpar + 1 + (min(c, icpar) - 1) + 1
         # a MAC PE's LMM receives one weight per output of the chunk (criterion=dram: the bus-word tiles too)
         tiles = oc_tiles("A", sh.outputs, 1, oc_chunk, e, per_unit=1) if hw.tile_search else (oc_chunk,)
-        out.extend(_mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
-                            icpar * e, 1, 1, t, t * e * (2 if pload else 1), 1, icpar + 4, icpar, pload)
+        out.extend(("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
+                    icpar * e, 1, 1, t, t * e * (2 if pload else 1), 1, icpar + 4, icpar, pload)
                    for t in tiles)
-    return tuple(out), tuple(rejected)
+    return out, rejected
 
 
 def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
@@ -1140,8 +1154,14 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
     """:func:`mapping_columns` of ``fc_candidates(shapes[j], hws[j])[0]`` for every request j, concatenated in
     request order, and the request of each row: the FC mapper as numpy over all requests (the bus-word tiles of a
     tile search per fitted mapping in Python, :func:`oc_tiles`); the reasons of the rejected ones come from
-    :func:`fc_candidates`."""
+    :func:`fc_candidates`. Fewer than :data:`TABLE_NUMPY_FROM` requests (one design point): request by request
+    (:func:`_fc_rows`), when any mapping fits (the texts' widths of an empty table are the numpy path's)."""
     n = len(shapes)
+    if n < TABLE_NUMPY_FROM:
+        answers = [_fc_rows(sh, hw) for sh, hw in zip(shapes, hws)]
+        if any(nums for nums, _ in answers):
+            return (_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
+                    np.repeat(np.arange(n), [len(a[0]) for a in answers]))
     s = np.array([(sh.inputs, sh.outputs) for sh in shapes], dtype=np.int64).reshape(n, 2)
     h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap, hw.tile_search) for hw in hws],
                  dtype=np.int64).reshape(n, 6)
