@@ -161,3 +161,82 @@ def test_mapper_table_of_shared_objects_equals_one_by_one(seed, arch):
         assert list(tab.cols) == list(ref)
         for k, v in ref.items():
             assert tab.cols[k].dtype == v.dtype and np.array_equal(tab.cols[k], v), k
+
+
+@pytest.mark.parametrize("hw", [EMAXV, EMAXVR, Hw("emaxvr", 20, 8, 512, 0, 4, 0, 2)])
+def test_mapping_labels_cached_per_slot_equal_the_fields(hw):
+    """Mapping.labels (set when _mapping builds it, cached per (pattern, order, mode)) equals the texts of its fields,
+    and a Mapping built field by field (dataclass __init__) computes the same; mapping_columns reads them."""
+    import dataclasses
+
+    maps = [m for layer in VGG.layers for m in conv_candidates(shape_of(layer), hw)[0]]
+    maps += list(fc_candidates(mapper.FCShape(4096, 1000, 1), hw)[0])
+    assert maps
+    for m in maps:
+        want = (m.pattern, m.order[-1], m.input_mode, m.name, m.order_name)
+        assert m.labels == want
+        assert dataclasses.replace(m).labels == want  # built by __init__: computed when read
+    cols = mapper.mapping_columns(maps)
+    assert cols["name"].tolist() == [m.name for m in maps]
+    assert cols["order_name"].tolist() == [m.order_name for m in maps]
+    for k, attr in (("pattern", "pattern"), ("mode", "input_mode")):
+        want = np.array([getattr(m, attr) for m in maps], dtype=object).astype(str)
+        assert cols[k].dtype == want.dtype and cols[k].tolist() == want.tolist()
+
+
+def test_scalar_mapper_caches_keyed_by_the_array_stay_small():
+    """The scalar mapper's caches of answers keyed by the array are small (random points' arrays rarely recur; a full
+    cache of 8,192 answers made the garbage collector's full collections cost ~0.25 ms a one-point trial)."""
+    for f in (mapper.conv_candidates, mapper._conv_structures, mapper.fc_candidates, mapper._candidate_rows,
+              mapper._fc_rows):
+        assert f.cache_info().maxsize <= 256
+    assert mapper._reduction_rows.cache_info().maxsize <= 1024
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_one_point_table_without_mapping_objects_equals_mapping_columns(seed, arch):
+    """conv_table below TABLE_NUMPY_FROM requests (_candidate_rows: numbers and texts, no Mapping objects) equals
+    mapping_columns of conv_candidates request by request (every column, dtype and value), with the same request of
+    each row and the same answers (fits, reasons), for random arrays (tile searches, caps, knobs) on VGG16's and
+    MobileNetV2's layers."""
+    rng = np.random.default_rng(seed)
+    shapes = [s for wl in ("vgg16", "mobilenet_v2") for s in (shape_of(x) for x in load_workload(wl).layers)
+              if isinstance(s, ConvShape)]
+    n = int(rng.integers(1, mapper.TABLE_NUMPY_FROM))
+    sh = [shapes[i] for i in rng.integers(0, len(shapes), n)]
+    hws = [Hw(arch, int(rng.integers(4, 80)), int(rng.choice([2, 4, 8, 16])), int(rng.choice([64, 512, 2048, 65536])),
+              0, int(rng.choice([2, 4])), int(rng.choice([0, 0, 8, 24])), int(rng.integers(0, 3))) for _ in range(n)]
+    pats = [str(rng.choice(["auto", "A", "B", "pairs"])) if arch == "emaxvr" else "auto" for _ in range(n)]
+    ords = [str(rng.choice(["auto", "OW,OC,OH", "OW,OH,OC"])) if arch == "emaxvr" else "auto" for _ in range(n)]
+    mapper._candidate_rows.cache_clear()
+    tab = mapper.conv_table(arch, sh, hws, pats, ords)
+    answers = [conv_candidates(*a) for a in zip(sh, hws, pats, ords)]
+    want = mapper.mapping_columns([m for maps, _ in answers for m in maps])
+    assert list(tab.cols) == list(want)
+    for k, v in want.items():
+        assert tab.cols[k].dtype == v.dtype and tab.cols[k].tolist() == v.tolist(), k
+    assert tab.req.tolist() == [j for j, (maps, _) in enumerate(answers) for _ in maps]
+    assert tab.rejections(range(n)) == [(bool(maps), tuple(x.reason for x in rej)) for maps, rej in answers]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_one_point_fc_table_equals_the_numpy_table(seed, arch):
+    """fc_table below TABLE_NUMPY_FROM requests (_fc_rows, request by request) equals the numpy table (every column,
+    dtype and value, the request of each row), for random arrays (tile searches, caps) on FC layers and products."""
+    rng = np.random.default_rng(seed)
+    shapes = [mapper.FCShape(4096, 1000, 1), mapper.FCShape(25088, 4096, 1), mapper.FCShape(236, 10, 3),
+              mapper.FCShape(64, 64, 49)]
+    n = int(rng.integers(1, 12))
+    sh = [shapes[i] for i in rng.integers(0, len(shapes), n)]
+    hws = [Hw(arch, int(rng.integers(2, 80)), int(rng.choice([2, 4, 8, 16])), int(rng.choice([1, 2, 64, 2048, 65536])),
+              0, int(rng.choice([2, 4])), int(rng.choice([0, 0, 8, 24])), int(rng.integers(0, 3))) for _ in range(n)]
+    got, got_req = mapper.fc_table(sh, hws)
+    from unittest import mock
+
+    with mock.patch.object(mapper, "TABLE_NUMPY_FROM", 0):
+        want, want_req = mapper.fc_table(sh, hws)
+    assert list(got) == list(want) and got_req.tolist() == want_req.tolist()
+    for k, v in want.items():
+        assert got[k].dtype == v.dtype and got[k].tolist() == v.tolist(), k

@@ -262,3 +262,99 @@ def test_gather_reads_sources_in_order_when_first_read():
     assert g["x"].tolist() == [1]
     with pytest.raises(KeyError):
         g["q"]
+
+
+def _builder_tables(seed: int, arch: str, wl: str, n: int = 4) -> list[PlanTable]:
+    """Every builder's table of ``n`` random points of ``wl`` (one point alone, then the batch), planned anew."""
+    from archmodels.emax import model
+
+    tables = []
+    real = traffic._assemble
+
+    def spy(*args):
+        tables.append(real(*args))
+        return tables[-1]
+
+    m = get_model(arch)
+    rows = m.params.random_rows(n, np.random.default_rng(seed))
+    model.workload_plans.cache_clear()
+    with mock.patch.object(traffic, "_assemble", spy):
+        m.evaluate_points(wl, rows[:1])
+        m.evaluate_points(wl, rows)
+    return tables
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["alexnet", "vgg16", "mobilenet_v2"]))
+def test_sub_tables_in_one_pass_equal_part_by_part(seed, arch, wl):
+    """PlanTable's sub-tables and read_order built in one pass (_parts, _Moves.entries) equal them built part by part
+    (_entries, _read_order), bit for bit: every builder table of random points, a part of it in another order, and
+    tables concatenated (blocks one after another, and interleaved by a take)."""
+    tables = _builder_tables(seed, arch, wl)
+    assert tables
+    rng = np.random.default_rng(seed)
+    cases = []
+    for t in tables:
+        cases += [t, t.take(rng.permutation(len(t))[: len(t) // 2])]
+    both = traffic.concat(tables[:2])
+    cases += [both, both.take(rng.permutation(len(both)))]
+    for t in cases:
+        for part in ("xfer", "stage", "read", "host"):
+            got, want = getattr(t, part), t._entries(part)
+            assert list(got) == list(want), part
+            for k in want:
+                _same_bits(got[k], want[k], f"{part}.{k}")
+        _same_bits(t.read_order, t._read_order(), "read_order")
+
+
+_SPECIAL = st.sampled_from([0.0, -0.0, 1.5, -2.25, 3e300, float("inf"), float("-inf"), float("nan"), 7.0])
+
+
+@SPEED
+@given(slots=st.integers(0, 9), stages=st.integers(0, 3), n=st.integers(1, 4), data=st.data())
+def test_row_sums_in_one_pass_equal_column_by_column(slots, stages, n, data):
+    """_row_sums (every sum of a small table in one pass over the columns, other columns -0.0) equals _in_order of
+    each sum's own columns, bit for bit (-0.0 and infinities included; a kind without a column sums to 0.0), NaN
+    where it has NaN. (The sign of a NaN made of two NaNs is numpy's choice per array length: ``a += b`` keeps b's
+    on one element, a's on more, so it is compared as NaN.)"""
+    def mat(cols):
+        return np.array(data.draw(st.lists(st.lists(_SPECIAL, min_size=n, max_size=n), min_size=cols, max_size=cols)),
+                        dtype=float).reshape(cols, n).T.copy()
+
+    delivered, stored, written, reads = mat(slots), mat(slots), mat(slots), mat(slots + stages)
+    kind = np.array(data.draw(st.lists(st.integers(0, len(traffic.KINDS) - 1), min_size=slots, max_size=slots)),
+                    dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        got = traffic._row_sums(delivered, stored, written, kind, reads)
+        want = (_in_order(delivered), _in_order(stored),
+                np.stack([_in_order(written[:, kind == k]) for k in range(len(traffic.KINDS))], axis=1),
+                _in_order(reads))
+    for g, w, what in zip(got, want, ("delivered", "stored", "write_kind", "reads")):
+        assert (np.isnan(g) == np.isnan(w)).all(), what
+        _same_bits(np.where(np.isnan(g), np.nan, g), np.where(np.isnan(w), np.nan, w), what)
+
+
+@pytest.mark.parametrize("wl", ["alexnet", "vgg16", "mobilenet_v2"])
+def test_shape_columns_from_the_cached_table_equal_each_shape(wl):
+    """shape_columns (the shape list's cached table, every column gathered at once) equals each row's shape numbers
+    (_shape_numbers; touched inputs = _touched_inputs), as fresh writable columns, the cached table read only."""
+    from archmodels.emax.model import _shapes
+
+    shapes = [sh for sh in _shapes(load_workload(wl)) if sh is not None]
+    for kind in (traffic.ConvShape, traffic.FCShape):
+        some = [sh for sh in shapes if isinstance(sh, kind)]
+        if not some:
+            continue
+        idx = np.random.default_rng(3).integers(0, len(some), 50)
+        for _ in range(2):  # built, then from the cache
+            got = traffic.shape_columns(some, idx)
+            names = list(got)
+            for r, i in enumerate(idx.tolist()):
+                want = traffic._shape_numbers(some[i])
+                assert [int(got[k][r]) for k in names] == list(want)
+                if kind is traffic.ConvShape:
+                    assert got["touched"][r] == traffic._touched_inputs(some[i]) and got["mac"].dtype == bool
+            for v in got.values():
+                assert v.flags.writeable and len(v) == len(idx)
+        assert not traffic._shape_table(tuple(some), len(names)).flags.writeable

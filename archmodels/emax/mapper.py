@@ -234,6 +234,19 @@ class Mapping:
         """Every number field (:data:`_NUMBERS`), in order: a row of :func:`mapping_columns`."""
         return attrgetter(*_NUMBERS)(self)
 
+    @cached_property
+    def labels(self) -> tuple[str, str, str, str, str]:
+        """(pattern, outer loop, input mode, name, loop order name): the texts of a row of :func:`mapping_columns`."""
+        return _labels(self.pattern, self.order, self.input_mode)
+
+
+@lru_cache(maxsize=256)
+def _labels(pattern: str, order: tuple[str, ...], mode: str) -> tuple[str, str, str, str, str]:
+    """:attr:`Mapping.labels` of a (pattern, loop order, input mode): the same for each of its mappings."""
+    name = ORDER_NAMES.get(order)
+    order_name = ",".join(order) if name is None else name
+    return pattern, order[-1], mode, f"{pattern}[{order_name}]", order_name
+
 
 _MAPPING_FIELDS = tuple(f.name for f in fields(Mapping))
 _NUMBERS = tuple(f for f in _MAPPING_FIELDS if f not in ("pattern", "order", "input_mode"))
@@ -247,6 +260,7 @@ def _mapping(*values) -> Mapping:
     m = object.__new__(Mapping)
     m.__dict__.update(zip(_MAPPING_FIELDS, values, strict=True))
     m.__dict__["numbers"] = _NUMBERS_OF(values)  # Mapping.numbers, from the values at hand
+    m.__dict__["labels"] = _labels(values[0], values[1], values[2])  # Mapping.labels (cached per slot)
     return m
 
 
@@ -325,7 +339,7 @@ def _why_lmm(pattern: str, order: tuple[str, ...], mode: str, code: int, need: i
             f"LMM has {lmm} B")
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=1024)
 def _reduction_rows(pattern: str, sh: ConvShape, arch: str, rows: int, cols: int,
                     split_ok: bool) -> tuple[int, int, int, str]:
     """(icpar, khpar, px_sets, reason) that fit the rows of an ``arch`` array of ``rows`` x ``cols`` PEs;
@@ -599,16 +613,37 @@ def _weights_spread(pattern: str, macs: int, kernel_lmms: int) -> tuple[int, int
 def _with_lmm(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> tuple[Mapping, ...]:
     """The mappings of structure ``st`` (from :func:`_conv_structures`) with its LMM fit ``fit`` (:func:`_fit_lmm`)
     to ``hw``: one per tile of :func:`_tiles`."""
+    return tuple(_mapping(*v) for v in _tile_values(st, sh, hw, fit))
+
+
+def _tile_values(st: tuple, sh: ConvShape, hw: Hw, fit: tuple) -> list[tuple]:
+    """Every field of each mapping of :func:`_with_lmm`, in :class:`Mapping`'s order (one tuple per tile)."""
     (pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads, load_bytes, dup,
      regs, kernel_lmms) = st
     n_seg, ow_seg, oc_chunk, _, need = fit
     e = hw.elem_bytes
-    return tuple(_mapping(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
-                          load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
-                          need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
-                          dup, regs, kernel_lmms, pattern != "single")
-                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp,
-                                    _weights_spread(pattern, macs, kernel_lmms)))
+    return [(pattern, order, mode, icpar, khpar, gpar, ocp, pxp, macs, alus, rows_used, mem_row, loads,
+             load_bytes, n_seg if w == ow_seg else -(-sh.ow // w), w, t,
+             need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(pattern, order, mode, sh, e, w, t, ocp)[0],
+             dup, regs, kernel_lmms, pattern != "single")
+            for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp,
+                               _weights_spread(pattern, macs, kernel_lmms))]
+
+
+@lru_cache(maxsize=64)  # (as conv_candidates: hits come from within a point)
+def _candidate_rows(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple[tuple, tuple, tuple[bool, tuple[str, ...]]]:
+    """:func:`conv_candidates` as :func:`mapping_columns` reads it, without building :class:`Mapping` objects (one
+    design point's :func:`conv_table`): (each mapping's numbers, its five texts, (whether any fits, the rejected
+    ones' reasons))."""
+    nums, texts, why = [], [], []
+    for item in _fitted(sh, hw, pattern, order):
+        if isinstance(item, Rejected):
+            why.append(item.reason)
+            continue
+        for v in _tile_values(item[1], sh, hw, item[2]):
+            nums.append(v[3:])  # _NUMBERS: every field after pattern, order and input mode
+            texts.append(_labels(v[0], v[1], v[2]))
+    return tuple(nums), tuple(texts), (bool(nums), tuple(why))
 
 
 @lru_cache(maxsize=65536)
@@ -637,7 +672,13 @@ def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
         yield (name, st, fit) if fit[0] else Rejected(name, fit[3])
 
 
-@lru_cache(maxsize=8192)
+#: the scalar mapper's caches of array-dependent answers stay small: a random design point's arrays (rows 4-512,
+#: the LMM size, knobs) rarely recur, so their hits come from within one point (~20 % of requests, a pooling layer
+#: asked twice; VGG16, ResNet50, MobileNetV2, AlexNet: the same hits at 32 entries as at 8,192); each cached answer is
+#: ~10-20 Python objects the garbage collector walks (8,192 answers cost ~0.25 ms a one-point trial in collections
+#: once the caches were full; answers kept for a few points only also die before they reach the older generations).
+#: 64: more than one scalar conv_table call asks (< TABLE_NUMPY_FROM requests)
+@lru_cache(maxsize=64)
 def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "auto") -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
     """Every fitting mapping of a conv/pool layer, and the rejected ones with reasons.
 
@@ -654,7 +695,7 @@ def conv_candidates(sh: ConvShape, hw: Hw, pattern: str = "auto", order: str = "
     return tuple(out), tuple(rejected)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=64)
 def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, pattern: str, order: str) -> tuple:
     """In candidate order: a :class:`Rejected` or (name, structure) per (pattern, loop order, input mode) on an
     ``arch`` array of ``rows`` x ``cols`` PEs and ``elem``-byte data (the structure does not depend on the
@@ -692,13 +733,28 @@ def _conv_structures(sh: ConvShape, arch: str, rows: int, cols: int, elem: int, 
     return tuple(items)
 
 
-@lru_cache(maxsize=4096)
+# (small: keyed by the array, like conv_candidates; asked for the reasons of an FC layer without a plan)
+@lru_cache(maxsize=256)
 def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejected, ...]]:
     """FC mapping (spec §3.1): one loop over outputs, ``cols`` inputs per row, inputs in registers."""
+    values, rejected = _fc_values(sh, hw)
+    return tuple(_mapping(*v) for v in values), tuple(rejected)
+
+
+@lru_cache(maxsize=64)  # (as conv_candidates: hits come from within a point)
+def _fc_rows(sh: FCShape, hw: Hw) -> tuple[tuple, tuple]:
+    """:func:`fc_candidates`' mappings as :func:`mapping_columns` reads them (numbers, texts), without
+    :class:`Mapping` objects (one design point's :func:`fc_table`)."""
+    values, _ = _fc_values(sh, hw)
+    return tuple(v[3:] for v in values), tuple(_labels(v[0], v[1], v[2]) for v in values)
+
+
+def _fc_values(sh: FCShape, hw: Hw) -> tuple[list[tuple], list[Rejected]]:
+    """Every field of each mapping of :func:`fc_candidates` (in :class:`Mapping`'s order), and the rejected ones."""
     c, e = hw.cols, hw.elem_bytes
     sets = hw.rows - HEADER_ROWS["fc"] - _tail_rows("fc", c)
     if sets < 1:
-        return (), (Rejected("fc", f"fc: needs at least {HEADER_ROWS['fc'] + _tail_rows('fc', c) + 1} rows, array has {hw.rows}"),)
+        return [], [Rejected("fc", f"fc: needs at least {HEADER_ROWS['fc'] + _tail_rows('fc', c) + 1} rows, array has {hw.rows}")]
     icpar = min(sh.inputs, sets * c)
     rows_used = HEADER_ROWS["fc"] + math.ceil(icpar / c) + _tail_rows("fc", c)
     out, rejected = [], []
@@ -712,18 +768,23 @@ def fc_candidates(sh: FCShape, hw: Hw) -> tuple[tuple[Mapping, ...], tuple[Rejec
         alus = icpar + 1 + (min(c, icpar) - 1) + 1
         # a MAC PE's LMM receives one weight per output of the chunk (criterion=dram: the bus-word tiles too)
         tiles = oc_tiles("A", sh.outputs, 1, oc_chunk, e, per_unit=1) if hw.tile_search else (oc_chunk,)
-        out.extend(_mapping("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
-                            icpar * e, 1, 1, t, t * e * (2 if pload else 1), 1, icpar + 4, icpar, pload)
+        out.extend(("fc", ("OC",), "regs", icpar, 1, 1, 1, 1, icpar, alus, rows_used, c, icpar,
+                    icpar * e, 1, 1, t, t * e * (2 if pload else 1), 1, icpar + 4, icpar, pload)
                    for t in tiles)
-    return tuple(out), tuple(rejected)
+    return out, rejected
 
 
 def mapping_columns(maps: Sequence[Mapping]) -> dict[str, np.ndarray]:
     """``maps`` as columns: every number, the pattern, outer loop, input mode, name and loop order name."""
-    nums = np.array([m.numbers for m in maps], dtype=float).reshape(len(maps), len(_NUMBERS))
+    return _columns([m.numbers for m in maps], [m.labels for m in maps])
+
+
+def _columns(nums: list[tuple], texts: list[tuple]) -> dict[str, np.ndarray]:
+    """:func:`mapping_columns` of mappings given as their numbers (:attr:`Mapping.numbers`) and texts
+    (:attr:`Mapping.labels`)."""
+    nums = np.array(nums, dtype=float).reshape(len(nums), len(_NUMBERS))
     out = {k: nums[:, j] for j, k in enumerate(_NUMBERS)}
-    labels = np.array([(m.pattern, m.order[-1], m.input_mode, m.name, m.order_name) for m in maps],
-                      dtype=object).reshape(len(maps), 5)
+    labels = np.array(texts, dtype=object).reshape(len(texts), 5)
     out.update(zip(("pattern", "outer", "mode", "name", "order_name"), labels.T))
     for k in ("pattern", "outer", "mode"):  # compared per plan row: fixed-width text compares in C, not per object
         out[k] = out[k].astype(str)
@@ -1008,10 +1069,10 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     point) go through :func:`conv_candidates` one by one: numpy's cost per call exceeds the scalar mapper's."""
     n = len(shapes)
     if n < TABLE_NUMPY_FROM:
-        answers = [conv_candidates(*a) for a in zip(shapes, hws, patterns, orders)]
-        return ConvTable(mapping_columns([m for maps, _ in answers for m in maps]),
-                         np.repeat(np.arange(n), [len(maps) for maps, _ in answers]), arch, shapes, hws,
-                         known=[(bool(maps), tuple(x.reason for x in rej)) for maps, rej in answers])
+        answers = [_candidate_rows(*a) for a in zip(shapes, hws, patterns, orders)]
+        return ConvTable(_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
+                         np.repeat(np.arange(n), [len(a[0]) for a in answers]), arch, shapes, hws,
+                         known=[a[2] for a in answers])
     q = _Req(shapes, hws)
     pat_knob = np.array(patterns, dtype=object)
     ord_knob = np.array(orders, dtype=object)
@@ -1093,8 +1154,14 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
     """:func:`mapping_columns` of ``fc_candidates(shapes[j], hws[j])[0]`` for every request j, concatenated in
     request order, and the request of each row: the FC mapper as numpy over all requests (the bus-word tiles of a
     tile search per fitted mapping in Python, :func:`oc_tiles`); the reasons of the rejected ones come from
-    :func:`fc_candidates`."""
+    :func:`fc_candidates`. Fewer than :data:`TABLE_NUMPY_FROM` requests (one design point): request by request
+    (:func:`_fc_rows`), when any mapping fits (the texts' widths of an empty table are the numpy path's)."""
     n = len(shapes)
+    if n < TABLE_NUMPY_FROM:
+        answers = [_fc_rows(sh, hw) for sh, hw in zip(shapes, hws)]
+        if any(nums for nums, _ in answers):
+            return (_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
+                    np.repeat(np.arange(n), [len(a[0]) for a in answers]))
     s = np.array([(sh.inputs, sh.outputs) for sh in shapes], dtype=np.int64).reshape(n, 2)
     h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap, hw.tile_search) for hw in hws],
                  dtype=np.int64).reshape(n, 6)

@@ -118,6 +118,41 @@ class _Moves:
         r, j = np.nonzero(self.h_on)
         return r, {"kind": self.h_kind[j], "bytes": _pick(self.h_bytes, r, j)}
 
+    def entries(self) -> dict:
+        """:meth:`xfer`, :meth:`stage`, :meth:`read`, :meth:`host` and :meth:`read_order` in one pass (the same
+        bits; every plan table reads all five): the DRAM reads listed once (staging is their tail columns, in the
+        same order), the order of the kinds from the listed reads and host reads (the first column of each kind a
+        plan names: its first listed entry of the kind, reads before host reads) instead of a pass per kind over
+        the [plans, columns] matrices."""
+        ns, nk, n = len(self.phase), len(KINDS), len(self.rd_on)
+        by_phase = np.argsort(self.phase, kind="stable")
+        xr, jj = np.nonzero(self.xfer_on[:, by_phase])
+        xj = by_phase[jj]
+        at = _At(xr, xj)
+        rounds = at(self.bursts) * np.ceil(at(self.per_burst) / at(self.par) - 1e-9)
+        xfer = (xr, {"phase": self.phase[xj], "count": at(self.rd_count), "each": at(self.rd_each), "rounds": rounds,
+                     "read": (~self.write[xj]).astype(float), "dram": at(self.dram).astype(float),
+                     "weight": (self.rd_kind[xj] == 1).astype(float)})
+        r, j = np.nonzero(self.rd_on)
+        kind = self.rd_kind[j]
+        at = _At(r, j)
+        count, each = at(self.rd_count), at(self.rd_each)
+        weight = (kind == 1).astype(float)
+        st = j >= ns
+        hr, hj = np.nonzero(self.h_on)
+        h_kind = self.h_kind[hj]
+        big = self.rd_on.shape[1] + self.h_on.shape[1]
+        pos = np.full(n * nk, big, dtype=np.int64)
+        np.minimum.at(pos, np.concatenate([r * nk + kind, hr * nk + h_kind]),
+                      np.concatenate([j, hj + self.rd_on.shape[1]]))
+        pos = pos.reshape(n, nk)
+        order = np.argsort(pos, axis=1, kind="stable")
+        return {"xfer": xfer,
+                "stage": (r[st], {"count": count[st], "each": each[st], "weight": weight[st]}),
+                "read": (r, {"kind": kind, "count": count, "each": each, "weight": weight}),
+                "host": (hr, {"kind": h_kind, "bytes": _pick(self.h_bytes, hr, hj)}),
+                "read_order": np.where(np.take_along_axis(pos, order, axis=1) == big, nk, order)}
+
     def read_order(self) -> np.ndarray:
         """Per plan, the kinds its reads (then host reads) name, in first-named order, padded with len(KINDS)."""
         named = np.concatenate([self.rd_on, self.h_on], axis=1)
@@ -142,6 +177,25 @@ def _pick(m: np.ndarray, r: np.ndarray, j: np.ndarray) -> np.ndarray:
     if m.flags.c_contiguous:
         return np.take(m.ravel(), r * m.shape[1] + j)
     return m[r, j]
+
+
+class _At:
+    """Entries ``(r, j)`` of [plans, columns] matrices: ``m[r, j]`` of each matrix as one flat index into its memory
+    (computed once per layout and width, then one gather: numpy's two-array fancy indexing costs ~4x more)."""
+
+    def __init__(self, r: np.ndarray, j: np.ndarray):
+        self.r, self.j = r, j
+        self.flat: dict[tuple[bool, int], np.ndarray] = {}
+
+    def __call__(self, m: np.ndarray) -> np.ndarray:
+        f = m.flags.f_contiguous
+        if not (f or m.flags.c_contiguous):
+            return m[self.r, self.j]
+        key = (f, len(m) if f else m.shape[1])
+        flat = self.flat.get(key)
+        if flat is None:
+            flat = self.flat[key] = self.j * key[1] + self.r if f else self.r * key[1] + self.j
+        return m.ravel(order="F" if f else "C")[flat]
 
 
 @dataclass(frozen=True)
@@ -196,28 +250,58 @@ class PlanTable:
             plan, out = plan[o], {k: v[o] for k, v in out.items()}
         return {"plan": plan, **out}
 
-    @cached_property
-    def xfer(self) -> dict[str, np.ndarray]:
-        return self._entries("xfer")
-
-    @cached_property
-    def stage(self) -> dict[str, np.ndarray]:
-        return self._entries("stage")
-
-    @cached_property
-    def read(self) -> dict[str, np.ndarray]:
-        return self._entries("read")
-
-    @cached_property
-    def host(self) -> dict[str, np.ndarray]:
-        return self._entries("host")
-
-    @cached_property
-    def read_order(self) -> np.ndarray:
+    def _read_order(self) -> np.ndarray:
+        """:attr:`read_order` block by block (the reference :attr:`_parts` is tested against)."""
         out = np.empty((len(self), len(KINDS)), dtype=np.int64)
         for block, at in self.moves:
             out[at] = block.read_order()
         return out
+
+    @cached_property
+    def _parts(self) -> dict:
+        """The sub-tables and ``read_order``, every block's in one pass (:meth:`_Moves.entries`): the same bits as
+        :meth:`_entries` part by part and :meth:`_read_order`."""
+        got = [(at, block.entries()) for block, at in self.moves]
+        # blocks one after another (each block's plans increase): entries come in plan order, as _entries finds
+        tops = [(int(at[0]), int(at[-1])) for at, _ in got if len(at)]
+        ordered = all(a[1] < b[0] for a, b in zip(tops, tops[1:]))
+        out = {}
+        for part in ("xfer", "stage", "read", "host"):
+            if not got:
+                out[part] = {"plan": np.zeros(0, np.int64)}
+                continue
+            plan = np.concatenate([at[e[part][0]] for at, e in got]) if len(got) > 1 else got[0][0][got[0][1][part][0]]
+            cols = {k: np.concatenate([e[part][1][k] for _, e in got]) for k in got[0][1][part][1]} if len(got) > 1 \
+                else got[0][1][part][1]
+            if not ordered and (np.diff(plan) < 0).any():  # blocks interleave: plans in order, a plan's entries kept
+                o = np.argsort(plan, kind="stable")
+                plan, cols = plan[o], {k: v[o] for k, v in cols.items()}
+            out[part] = {"plan": plan, **cols}
+        order = np.empty((len(self), len(KINDS)), dtype=np.int64)
+        for at, e in got:
+            order[at] = e["read_order"]
+        out["read_order"] = order
+        return out
+
+    @cached_property
+    def xfer(self) -> dict[str, np.ndarray]:
+        return self._parts["xfer"]
+
+    @cached_property
+    def stage(self) -> dict[str, np.ndarray]:
+        return self._parts["stage"]
+
+    @cached_property
+    def read(self) -> dict[str, np.ndarray]:
+        return self._parts["read"]
+
+    @cached_property
+    def host(self) -> dict[str, np.ndarray]:
+        return self._parts["host"]
+
+    @cached_property
+    def read_order(self) -> np.ndarray:
+        return self._parts["read_order"]
 
 
 @dataclass
@@ -295,6 +379,29 @@ def _in_order(m: np.ndarray) -> np.ndarray:
     for j in range(1, m.shape[1]):
         out += m[:, j]
     return out
+
+
+def _row_sums(delivered: np.ndarray, stored: np.ndarray, written: np.ndarray, kind: np.ndarray,
+              reads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(:func:`_in_order` of ``delivered``, of ``stored``, ``[plans, kinds]``: of the columns of ``written`` whose
+    ``kind`` is each of :data:`KINDS`, of ``reads``) for [plans, slots] matrices (``reads``: [plans, slots +
+    stages]), added in one pass over the columns: x + (-0.0) is x for every x (+-0.0, infinities and NaN included),
+    so a sum's other columns are -0.0 (a kind without a column: 0.0, as :func:`_in_order` gives it)."""
+    n, ns = written.shape
+    nc, nk = reads.shape[1], len(KINDS)
+    if not ns:
+        return _in_order(delivered), _in_order(stored), np.zeros((n, nk)), _in_order(reads)
+    terms = np.full((nc, 3 + nk, n), -0.0)  # [column, sum, plan]: each column's terms contiguous
+    terms[:ns, 0] = delivered.T
+    terms[:ns, 1] = stored.T
+    member = kind[:, None] == np.arange(nk)  # [slot, kind]
+    terms[:ns, 2:2 + nk] = np.where(member[:, :, None], written.T[:, None, :], -0.0)
+    terms[:, 2 + nk] = reads.T
+    acc = terms[0].copy()
+    for j in range(1, nc):
+        acc += terms[j]
+    acc[2:2 + nk][~member.any(axis=0)] = 0.0
+    return acc[0], acc[1], np.ascontiguousarray(acc[2:2 + nk].T), acc[2 + nk]
 
 
 def _sum_in_order(terms: list, n: int, zeros: bool) -> np.ndarray:
@@ -390,6 +497,9 @@ class _SlotMoves:
     def read_order(self):
         return self._all.read_order()
 
+    def entries(self):
+        return self._all.entries()
+
 
 #: plans from which :func:`_assemble` sums slot by slot as columns (below: over [plans, slots] matrices, fewer numpy
 #: calls: one design point's tables)
@@ -426,10 +536,7 @@ def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, 
     with np.errstate(invalid="ignore", over="ignore"):
         nbytes = np.where(on, count * each, 0.0)
     moved = np.where(phase != _POOL, nbytes, 0.0)
-    delivered = _in_order(np.where(write, 0.0, moved))
-    stored = _in_order(np.where(write, moved, 0.0))
     written = np.where(dram & write, nbytes, 0.0)
-    write_kind = np.stack([_in_order(written[:, kind == k]) for k in range(len(KINDS))], axis=1)
     host = _in_order(_matrix([np.where(h_on, nb, 0.0) for _, nb, h_on in hosts], n))
     # DRAM reads that move bus words: transfers (slot order), then staging
     s_on = _matrix([s_on & (c > 0) for _, c, _, s_on in stages], n, bool)
@@ -438,7 +545,8 @@ def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, 
     rd_each = np.concatenate([each, _matrix([e for _, _, e, _ in stages], n)], axis=1)
     rd_kind = np.concatenate([kind, [KINDS.index(k) for k, *_ in stages]]).astype(np.int64)
     with np.errstate(invalid="ignore", over="ignore"):
-        read_sum = _in_order(np.where(rd_on, rd_count * rd_each, 0.0))
+        delivered, stored, write_kind, read_sum = _row_sums(np.where(write, 0.0, moved), np.where(write, moved, 0.0),
+                                                            written, kind, np.where(rd_on, rd_count * rd_each, 0.0))
     cols = dict(cols)
     cols.update(lmm_read=cols["iterations"] * load_bytes_per_iter + stored, lmm_write=delivered + stored, host=host,
                 dram_write=_in_order(write_kind), write_kind=write_kind)
@@ -539,24 +647,32 @@ _FC = ("inputs", "outputs", "batch")
 def shape_columns(shapes: Sequence[ConvShape | FCShape], idx: np.ndarray) -> dict[str, np.ndarray]:
     """The numbers of layer shape ``shapes[idx[k]]`` per row k (integers; ``mac`` as booleans)."""
     conv = isinstance(shapes[0], ConvShape) if shapes else True
-    names = _CONV + ("mac", "vk", "rows_all") if conv else _FC
-    # one cached tuple per shape (a pooling pass lists one shape per request: many repeats), one matrix, then a
-    # contiguous gather per column
-    tab = np.array([_shape_numbers(sh) for sh in shapes], dtype=np.int64).reshape(len(shapes), len(names)).T
-    idx = np.asarray(idx, dtype=np.int64)
-    out = {k: tab[j][idx] for j, k in enumerate(names)}
+    names = _CONV + ("mac", "vk", "rows_all", "touched") if conv else _FC
+    # the [numbers, shapes] table of the shape list (cached: a workload's builder calls list the same shapes), then
+    # one gather of every column at once (each column a row of it)
+    out = dict(zip(names, _shape_table(tuple(shapes), len(names))[:, np.asarray(idx, dtype=np.int64)]))
     if conv:
         out["mac"] = out["mac"].astype(bool)
     return out
 
 
+@lru_cache(maxsize=64)
+def _shape_table(shapes: tuple[ConvShape | FCShape, ...], k: int) -> np.ndarray:
+    """[k numbers, shapes] int64: :func:`_shape_numbers` of each shape (one cached tuple per shape: a pooling pass
+    lists one shape per request, many repeats), read only."""
+    tab = np.array([_shape_numbers(sh) for sh in shapes], dtype=np.int64).reshape(len(shapes), k).T.copy()
+    tab.flags.writeable = False
+    return tab
+
+
 @lru_cache(maxsize=4096)
 def _shape_numbers(sh: ConvShape | FCShape) -> tuple[int, ...]:
     """A row of :func:`shape_columns`: conv: :data:`_CONV`, MAC (1) or MAX (0), valid kernel rows, input rows
-    read; FC: :data:`_FC`."""
+    read, input elements touched (:func:`_touched_inputs`); FC: :data:`_FC`."""
     if isinstance(sh, FCShape):
         return tuple(getattr(sh, k) for k in _FC)
-    return tuple(getattr(sh, k) for k in _CONV) + (int(sh.op == "mac"), sh.valid_kernel_rows(), sh.input_rows(0, sh.oh))
+    return tuple(getattr(sh, k) for k in _CONV) + (int(sh.op == "mac"), sh.valid_kernel_rows(), sh.input_rows(0, sh.oh),
+                                                   _touched_inputs(sh))
 
 
 def _lookup(fn, shapes: Sequence[ConvShape], idx: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -581,6 +697,16 @@ def _lookup(fn, shapes: Sequence[ConvShape], idx: np.ndarray, x: np.ndarray) -> 
 def _cdiv(a, b):
     """Ceiling of the integer quotient a / b."""
     return -(-a // b)
+
+
+def _select(conds: list, choices: list, default):
+    """``np.select(conds, choices, default)`` as nested ``np.where`` (the first true condition's choice): the same
+    values, in the choices' common type, at ~1/5 of ``np.select``'s fixed cost (~14 us a call on a small table)."""
+    out = np.asarray(default)
+    kind = np.result_type(*(np.asarray(c) for c in choices), out)
+    for c, v in zip(conds[::-1], choices[::-1]):
+        out = np.where(c, v, out)
+    return out.astype(kind, copy=False)
 
 
 def _ints(r: dict[str, np.ndarray], *keys: str) -> list[np.ndarray]:
@@ -645,7 +771,7 @@ def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTa
     weights = np.where(x["mac"], (g * oc * ic * kh * kw + g * oc) * e, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=ops, passes=passes,
                       starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=x["mac"],
-                      compulsory=conv_compulsory_bytes(shapes, r["shape"], e, weights, g * oc * oh * ow * e),
+                      compulsory=conv_compulsory_bytes(x["touched"], e, weights, g * oc * oh * ow * e),
                       band_len=oh, n_seg=n_seg,
                       psum_home=np.where(passes > 1, _DRAM, _NONE), stage_w=False)
     return _assemble(n, np.ones(n, bool), np.arange(n), cols, _label(r, "-"), slots, [], [("weight", weights, True)],
@@ -751,8 +877,9 @@ def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[s
     rows_m, swap_m = mode == "rows", mode == "swap"
     n0 = len(oh_out)
 
-    def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False)
-        return np.broadcast_to(np.asarray(r.get(k, False), dtype=bool), (n0,))
+    def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False), read only
+        a = np.asarray(r.get(k, False), dtype=bool)
+        return a if a.shape == (n0,) else np.broadcast_to(a, (n0,))
 
     in_res, keep, has_pool, per_band = (flag(k) for k in ("resident", "keep", "has_pool", "per_band"))
     passes = _cdiv(ic, icpar) * _cdiv(kh, khpar)
@@ -843,7 +970,7 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], rep: np.ndarray) -> np.
     at = np.flatnonzero(banded)
     need_t = np.zeros(len(t))
     need_t[at] = need(t[at], at)
-    spm_need = np.select([keep_all, no_spm, in_dram, banded], [fixed + row["out_total"][rep], 0.0, fixed, need_t], fixed)
+    spm_need = _select([keep_all, no_spm, in_dram, banded], [fixed + row["out_total"][rep], 0.0, fixed, need_t], fixed)
     # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
     # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
     bad |= stage_w & (bands == 1) & (n_seg == 1) & ~row["dram_search"][rep]
@@ -907,10 +1034,10 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     halo = halo_keep != 0
 
     # inputs
-    deliveries = np.select([rows_m, res_m], [ic * vk * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
+    deliveries = _select([rows_m, res_m], [ic * vk * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
                            ic * vk * n_seg * oc_iters) * g
     touched = np.where(halo, v["rows_all"], rows_band_sum)
-    dram_rows = np.select([rows_m, res_m], [ic * touched * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
+    dram_rows = _select([rows_m, res_m], [ic * touched * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
                           ic * rows_band_sum * n_seg * t_oc) * g
     spm_r = np.where(in_res | stage_in, deliveries * row_b, 0.0)
     spm_w = np.where(stage_in, dram_rows * row_b, 0.0)
@@ -919,7 +1046,7 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     one = (n_seg == 1) & ~res_m
     stages = [("input", np.where(one, regions, dram_rows), np.where(one, dram_rows * row_b / regions, row_b), stage_in)]
     # at each output row (rows), each output row of each output-channel iteration (swap), once per start (resident)
-    in_bursts = np.select([rows_m, swap_m], [g2 * passes * z * n_seg * oh, g2 * passes * n_seg * oc_iters * oh],
+    in_bursts = _select([rows_m, swap_m], [g2 * passes * z * n_seg * oh, g2 * passes * n_seg * oc_iters * oh],
                           runs)
     in_bursts = np.maximum(in_bursts, 1)
     # broadcast: each channel's rows needed at a burst go out as one transfer (spec §3 item 2)
@@ -986,7 +1113,7 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
 
     out_once = np.where(keep, 0.0, np.where(has_pool, pooled_total, out_total))
     band_len = np.where(oh_out, _cdiv(oh, bands), np.minimum(oc, _cdiv(_cdiv(oc, ocp), bands) * ocp))
-    compulsory = conv_compulsory_bytes(shapes, v["shape"], e, g * w_group, out_once, in_res)
+    compulsory = conv_compulsory_bytes(v["touched"], e, g * w_group, out_once, in_res)
     cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
                       compulsory=compulsory, band_len=band_len, n_seg=n_seg,
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
@@ -996,17 +1123,18 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
                      slots, stages, [], v["load_bytes_per_iter"])
 
 
-def conv_compulsory_bytes(shapes: Sequence[ConvShape], idx: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray,
-                          out_bytes: np.ndarray, in_spm: np.ndarray | bool = False) -> np.ndarray:
+def conv_compulsory_bytes(touched: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray, out_bytes: np.ndarray,
+                          in_spm: np.ndarray | bool = False) -> np.ndarray:
     """DRAM bytes no schedule can avoid (issue 12): every input element the layer reads, every weight and every
     output element it leaves in DRAM, moved once. An input already in the SPM (chained from the previous
-    layer) and an output kept there for the next layer cost nothing; ``out_bytes`` says what is left in DRAM."""
-    touched = _lookup(_touched_inputs, shapes, idx, np.zeros(len(idx), dtype=np.int64))
+    layer) and an output kept there for the next layer cost nothing; ``out_bytes`` says what is left in DRAM.
+    ``touched``: per row, its layer's input elements the output reads (:func:`_touched_inputs`, a
+    :func:`shape_columns` column)."""
     return np.where(in_spm, 0.0, touched * elem) + weight_bytes + out_bytes
 
 
 @lru_cache(maxsize=4096)
-def _touched_inputs(sh: ConvShape, _unused: int = 0) -> int:
+def _touched_inputs(sh: ConvShape) -> int:
     """Input elements (all groups and channels) inside the rows and columns the output reads."""
     return sh.groups * sh.ic * sh.input_rows(0, sh.oh) * sh.input_cols(0, sh.ow)
 
