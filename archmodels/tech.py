@@ -365,8 +365,10 @@ def logic_area_factor(clock_mhz, node_nm: int):
     _check_node(node_nm)
     x = (np.asarray(clock_mhz, dtype=float) / F_NOM_MHZ[node_nm] - AREA_KNEE) / (1 - AREA_KNEE)
     # np.minimum(np.maximum(x, 0), 1) is np.clip(x, 0, 1) (NaN stays NaN; the sign of a zero vanishes in the
-    # square), without np.clip's call overhead
-    return 1.0 + AREA_PENALTY_MAX * np.minimum(np.maximum(x, 0.0), 1.0) ** 2
+    # square), without np.clip's call overhead. The square as c * c: what numpy's ``** 2`` of an array computes,
+    # also for one clock given as a number (a 0-d ``** 2`` calls pow(), which can differ in the last bit)
+    c = np.minimum(np.maximum(x, 0.0), 1.0)
+    return 1.0 + AREA_PENALTY_MAX * (c * c)
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,17 @@ def test_supply_bisection_of_one_clock_equals_the_array_bisection():
             assert clock.bisect_vdd_ratio(f, node) == want, (node, f)
         for f in clocks[:200].tolist():
             assert clock.bisect_vdd_ratio(f, node) == tech._bisect_vdd_ratio(np.array([f]), node).item(0)
+
+
+def test_logic_area_factor_of_one_number_equals_the_array_path():
+    """tech.logic_area_factor of one clock given as a number (a 0-d array inside) == the same clock in an array:
+    the square is c * c both ways (a 0-d ``** 2`` calls pow(), one unit in the last place off for e.g.
+    795.6116496849764 MHz at 28 nm, which the hypothesis test of the clock memo once drew)."""
+    rng = np.random.default_rng(8)
+    for node in tech.NODES_NM:
+        clocks = np.concatenate([rng.uniform(1.0, 3000.0, 5000), [795.6116496849764]])
+        arr = tech.logic_area_factor(clocks, node)
+        for f, want in zip(clocks.tolist(), arr.tolist()):
+            assert float(tech.logic_area_factor(f, node)) == want, (node, f)
+            assert float(tech.logic_area_factor(np.float64(f), node)) == want, (node, f)
+            assert clock.logic_area_factor(f, node) == want, (node, f)
