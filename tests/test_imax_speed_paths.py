@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from archmodels import get_model
 from archmodels.testing import assert_alone_equals_batch
@@ -139,3 +140,58 @@ def test_batch_dram_energy_equals_tech():
         reads[::7] = np.nan
         got, want = batch.dram_energy_j(reads, writes), tech.dram_energy_j(reads, writes, pts["dram"])
         assert np.array_equal(got, want, equal_nan=True) and got.tobytes() == want.tobytes()
+
+
+# ---- one configuration in Python numbers (third round): the scalar schedule of a one-point study's new point
+
+_FMT_MAP = [("dense", "dense"), ("csr", "ivj"), ("jds", "ivj"), ("csr", "ivs"), ("jds", "ivs")]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 300), k=st.integers(1, 400), n=st.sampled_from([1, 6, 12, 16, 48, 96, 100, 512]),
+       fmt_map=st.sampled_from(_FMT_MAP), units=st.integers(5, 120), cols=st.sampled_from([1, 2, 4, 8]),
+       lmm_kb=st.integers(1, 32), nchip=st.sampled_from([1, 2, 3, 4]),
+       sparsity=st.sampled_from([0.5, 0.9, 0.97, 0.999]), seed=st.integers(0, 50))
+def test_point_schedule_equals_the_array_counts(m, k, n, fmt_map, units, cols, lmm_kb, nchip, sparsity, seed):
+    """schedule() (candidate_ranges, point_features: Python integers) == candidates() + dominant() and
+    features() / features_swapped_a() (numpy over tiles x candidates), bit for bit and dtype for dtype; and
+    point_features over every candidate (several AGRP values: the JDS packing per cap) == features(). Tiny
+    LMMs cut A into row and column tiles; sparsity 0.999 leaves empty tiles."""
+    from workloads import sparse
+
+    fmt, mapping = fmt_map
+    mat = None if fmt == "dense" else sparse.generate(m, k, sparsity, 1.5, seed)
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, mat)
+    for opt in (True, False):
+        sch = S.schedule(p, opt)
+        A, B = S.candidates(p, opt) if not p.error else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        keep = S.dominant(A) if len(A) else slice(None)
+        A, B = A[keep], B[keep]
+        assert sch.agrp.tolist() == A.tolist() and sch.bgrp.tolist() == B.tolist()
+        assert sch.agrp.dtype == A.dtype and sch.bgrp.dtype == B.dtype
+        if not len(A):
+            assert sch.feats == {}
+            continue
+        want = S.features(p, A, B) if opt else S.features_swapped_a(p, B)
+        _assert_same_counts(sch.feats, want)
+    A, B = S.candidates(p, True) if not p.error else ((), ())
+    if len(A):
+        _assert_same_counts(S.point_features(p, A.tolist(), B.tolist(), True), S.features(p, A, B))
+
+
+def _assert_same_counts(got: dict, want: dict) -> None:
+    assert list(got) == list(want) == list(S.FEATURES)
+    for key in S.FEATURES:
+        assert got[key].dtype == want[key].dtype and got[key].shape == want[key].shape, key
+        assert got[key].tobytes() == want[key].tobytes(), key
+
+
+def test_point_packing_equals_the_array_packing():
+    """schedule._pack_one (one tile, one AGRP cap, Python integers) == schedule.pack and groups_of, on
+    falling Margins (JDS) whose sums meet the budget exactly at many blocks."""
+    rng = np.random.default_rng(12)
+    for _ in range(400):
+        margins = sorted(rng.integers(0, 12, int(rng.integers(1, 14))).tolist(), reverse=True)
+        budget, agrp = int(rng.integers(1, 30)), int(rng.integers(1, 6))
+        want = [int(x[0]) for x in S.pack(margins, len(margins), budget, np.array([agrp]))]
+        assert list(S._pack_one(margins, budget, agrp)) == want

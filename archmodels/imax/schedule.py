@@ -404,19 +404,36 @@ def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
     The ranges come from the constraints' own bounds, so the product of the
     two lists is the whole feasible set (checked against :func:`brute_force`).
     """
-    arow, acol = p.tile_rows, p.tile_cols
-    L, H = p.lmm_bytes, p.H
-    a_max = (acol + pad_of(acol, H)) // H  # 4.4.3
-    if p.fmt != "jds" or "4.4.2" in violations(p, 1, 1, 1):
-        a_max = min(a_max, int((L / 2) // (arow * p.unit_row_bytes)))  # 4.4.2
+    a_max, b_list = candidate_ranges(p)
     a_vals = np.arange(1, max(a_max, 0) + 1)
-    b_hi = _bgrp_cap(p)
-    b_vals = np.array([b for b in range(1, max(b_hi, 0) + 1) if p.n % (b * p.nchip) == 0], dtype=np.int64)
+    b_vals = np.array(b_list, dtype=np.int64)
     if not len(a_vals) or not len(b_vals):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     if not lmm_opt:
         return np.array([1]), b_vals[-1:]
     return np.repeat(a_vals[::-1], len(b_vals)), np.tile(b_vals[::-1], len(a_vals))
+
+
+def candidate_ranges(p: Problem) -> tuple[int, list[int]]:
+    """(the largest AGRP, the feasible BGRPs in increasing order) of :func:`candidates`, in Python integers:
+    AGRP from 4.4.3 and 4.4.2; BGRP the b up to the constraints' bound with ``n % (b x nchip) == 0`` (4.4.10),
+    i.e. the divisors of ``n / nchip`` (none when ``nchip`` does not divide n)."""
+    arow, acol = p.tile_rows, p.tile_cols
+    L, H = p.lmm_bytes, p.H
+    a_max = (acol + pad_of(acol, H)) // H  # 4.4.3
+    if p.fmt != "jds" or "4.4.2" in violations(p, 1, 1, 1):
+        a_max = min(a_max, int((L / 2) // (arow * p.unit_row_bytes)))  # 4.4.2
+    b_hi = _bgrp_cap(p)
+    if p.n % p.nchip != 0 or b_hi < 1:
+        return a_max, []
+    return a_max, [b for b in _divisors(p.n // p.nchip) if b <= b_hi]
+
+
+@lru_cache(maxsize=1024)
+def _divisors(q: int) -> tuple[int, ...]:
+    """The divisors of ``q`` >= 1, increasing."""
+    low = [d for d in range(1, math.isqrt(q) + 1) if q % d == 0]
+    return tuple(low + [q // d for d in reversed(low) if d * d != q])
 
 
 def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
@@ -709,6 +726,125 @@ def tile_sums_swapped_a(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.nda
     _exec_counts(ch, t, GB, BG, f)
 
 
+def point_features(p: Problem, agrp: list[int], bgrp: list[int], lmm_opt: bool) -> dict[str, np.ndarray]:
+    """:func:`features` (``lmm_opt``) or :func:`features_swapped_a` of one problem in Python integers: the
+    tiles' numbers summed once (per AGRP value), then each candidate's counts from those sums, one float64
+    row per count. Every count is an integer far below 2**53 (exact in float64, as :func:`_add_rows` says), and
+    a sum over tiles of (a candidate's factor x a tile's number) is that factor x the tile sum, exactly; the
+    float steps (REGV, RANGE words) are the same IEEE operations in the same order. A one-point study meets a
+    new configuration on most feasible trials: this costs ~10-20 numpy calls instead of ~250 (tested equal)."""
+    tiles = _tile_order(p)
+    fill, entry, arrays, perm = p.fill, p.entry_bytes, p.a_arrays, int(p.perm)
+    W, n, nchip, VB, desc = p.cols, p.n, p.nchip, C.VALUE_BYTES, C.DMA_DESC_WORDS
+    seen: dict[tuple[int, int], tuple[int, int, int]] = {}  # (stored, slots, top) of shared margins/widths
+    T = dict(tiles=len(tiles), rows=0, cols=0, blocks=0, stored=0, slots=0, top=0, fk=0, fk_rows=0,
+             b_new=0, b_new_cols=0, last=0, last_rows=0, multi_slots=0, multi_blocks=0)
+    margin_lists = []
+    for t, b_new, last in tiles:
+        key = (id(t.margins), id(t.widths))
+        if key not in seen:
+            ms, ws = t.margins.tolist(), t.widths.tolist()
+            seen[key] = (sum(ms), sum(a * b for a, b in zip(ms, ws)), max(ms))
+        stored, slots, top = seen[key]
+        fk = int(bool(t.first_k))
+        T["rows"] += t.rows
+        T["cols"] += t.cols
+        T["blocks"] += t.blocks
+        T["stored"] += stored
+        T["slots"] += slots
+        T["top"] = max(T["top"], top)
+        T["fk"] += fk
+        T["fk_rows"] += fk * t.rows
+        T["b_new"] += b_new
+        T["b_new_cols"] += b_new * t.cols
+        T["last"] += last
+        T["last_rows"] += last * t.rows
+        if t.blocks > 1:
+            T["multi_slots"] += slots
+            T["multi_blocks"] += t.blocks
+        if lmm_opt and p.fmt == "jds":
+            margin_lists.append(t.margins.tolist())
+    groups: dict[int, tuple[int, int, int, int, int]] = {}  # AGRP -> (sum GA, sum GA x cols, .. x rows, big, most)
+    conf = float(C.conf_words(p.units, W))
+    regv = float(C.regv_words(p.units, W))
+    rng = float(C.range_words(p.units, W))
+    a_bytes_opt = float(T["slots"] * entry + T["rows"] * (C.INDEX_BYTES if perm else 0))
+    rows_out = []
+    for a, b in zip(agrp, bgrp):
+        GB = n // (b * nchip)
+        multi = GB > 1
+        iters = -(-b // (W * C.SIMD))
+        if lmm_opt:
+            if a not in groups:
+                groups[a] = _group_sums(p, tiles, margin_lists, a)
+            GA, GA_cols, GA_rows, big, most = groups[a]
+            starts, a_groups, pauses = GB * GA, GA, GB * (T["blocks"] - GA)
+            a_bytes = 0
+            a_desc = (GA * arrays + perm * T["tiles"]) * desc
+            c_groups, c_cols, c_rows = GA * GB, GA_cols * GB, GA_rows * GB  # sum over tiles of GA x GB (x cols, rows)
+            slots_max, blocks_max = (big, most) if tiles else (0, 0)
+        else:
+            starts = a_groups = GB * T["blocks"]
+            pauses = 0
+            multi_slots, multi_blocks = T["multi_slots"], T["multi_blocks"]  # tiles of several blocks: A re-sent
+            a_bytes = ((GB * multi_slots + (T["slots"] - multi_slots)) * entry + T["rows"] * C.INDEX_BYTES * perm)
+            a_desc = ((GB * multi_blocks + (T["blocks"] - multi_blocks)) * arrays + perm * T["tiles"]) * desc
+            c_groups, c_cols, c_rows = GB * T["tiles"], GB * T["cols"], GB * T["rows"]
+            slots_max, blocks_max = (T["top"], 1) if tiles else (0, 0)
+        if multi:  # _bc_counts: b loads and drains = C groups, partial sums = C groups - GB on first column tiles
+            b_bytes = c_cols * b * VB
+            drain_bytes = c_rows * b * VB
+            load_bytes = (c_rows - GB * T["fk_rows"]) * b * VB
+            load_desc = (2 * c_groups - GB * T["fk"]) * desc
+            drain_desc = c_groups * desc
+        else:
+            b_bytes = T["b_new_cols"] * b * VB
+            drain_bytes = T["last_rows"] * b * VB
+            load_bytes = 0
+            load_desc = T["b_new"] * desc
+            drain_desc = T["last"] * desc
+        exec_cycles = GB * (T["stored"] * iters * W + T["blocks"] * fill)
+        issued = GB * T["slots"] * b
+        lmm_exec = GB * (T["slots"] * (entry + b * VB) + T["stored"] * 2 * b * VB)
+        f_starts, f_ag, f_pauses = float(starts), float(a_groups), float(pauses)
+        regv_words = (f_ag * regv + (f_starts - f_ag) * C.B_GROUP_WORDS + f_pauses * C.PAUSE_WORDS) if lmm_opt \
+            else f_starts * regv
+        rows_out.append((starts, a_groups, pauses, a_bytes_opt if lmm_opt else float(a_bytes), b_bytes, load_bytes,
+                         drain_bytes, exec_cycles, conf, regv_words, f_starts * rng, load_desc, drain_desc, a_desc,
+                         issued, lmm_exec, GB, slots_max, blocks_max))
+    return dict(zip(FEATURES, np.array(list(zip(*rows_out)), dtype=np.float64)))  # one C-contiguous row per count
+
+
+def _group_sums(p: Problem, tiles: list, margin_lists: list[list[int]], agrp: int) -> tuple[int, int, int, int, int]:
+    """Over the tiles ``tiles`` (:func:`_tile_order`) with cap ``agrp``: (A groups, A groups x columns, A groups x
+    rows, the largest group's row-blocks per unit, the most blocks of a group) as :func:`group_counts` counts
+    them (JDS: the packing of :func:`groups_of` on ``margin_lists``, each tile's Margins)."""
+    ga = ga_cols = ga_rows = big = most = 0
+    for i, (t, _, _) in enumerate(tiles):
+        if p.fmt == "jds":
+            g, bg, mo = _pack_one(margin_lists[i], p.slot_budget, agrp)
+        else:
+            g, bg, mo = -(-t.blocks // agrp), min(agrp, t.blocks) * t.rows, agrp
+        ga, ga_cols, ga_rows = ga + g, ga_cols + g * t.cols, ga_rows + g * t.rows
+        big, most = max(big, bg), max(most, mo)
+    return ga, ga_cols, ga_rows, big, most
+
+
+def _pack_one(margins: list[int], budget: int, agrp: int) -> tuple[int, int, int]:
+    """:func:`pack` of one tile and one AGRP in Python integers: (groups, largest group's row-blocks, most blocks
+    in a group)."""
+    n = big = most = start = used = 0
+    for b, m in enumerate(margins):
+        if b > start and (b - start >= agrp or used + m > budget):
+            n += 1
+            big, most = max(big, used), max(most, b - start)
+            start, used = b, 0
+        used += m
+    if not margins:
+        return n, big, most
+    return n + 1, max(big, used), max(most, len(margins) - start)
+
+
 def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s) -> dict[str, np.ndarray]:
     """State times [s] of one chip and the wall time, broadcast over points x candidates.
 
@@ -759,12 +895,13 @@ class Schedule:
 def schedule(p: Problem, lmm_opt: bool) -> Schedule:
     """The candidates worth timing and their features: for each BGRP only the largest AGRP (dominance,
     :func:`dominant`)."""
-    A, B = candidates(p, lmm_opt) if not p.error else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    if not len(A):
-        return Schedule(p, lmm_opt, A, B)
-    keep = dominant(A)
-    A, B = A[keep], B[keep]
-    return Schedule(p, lmm_opt, A, B, features(p, A, B) if lmm_opt else features_swapped_a(p, B))
+    a_max, b_vals = candidate_ranges(p) if not p.error else (0, [])
+    if a_max < 1 or not b_vals:
+        return Schedule(p, lmm_opt, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    # candidates() then dominant(): the largest AGRP with every BGRP, largest first (or AGRP 1, the largest BGRP)
+    A, B = ([a_max] * len(b_vals), b_vals[::-1]) if lmm_opt else ([1], b_vals[-1:])
+    return Schedule(p, lmm_opt, np.array(A, dtype=np.int64), np.array(B, dtype=np.int64),
+                    point_features(p, A, B, lmm_opt))
 
 
 def dominant(agrp: np.ndarray) -> np.ndarray:
