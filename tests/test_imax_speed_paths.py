@@ -195,3 +195,21 @@ def test_point_packing_equals_the_array_packing():
         budget, agrp = int(rng.integers(1, 30)), int(rng.integers(1, 6))
         want = [int(x[0]) for x in S.pack(margins, len(margins), budget, np.array([agrp]))]
         assert list(S._pack_one(margins, budget, agrp)) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(m=st.integers(1, 5000), k=st.integers(1, 5000), n=st.integers(1, 2048), fmt_map=st.sampled_from(_FMT_MAP),
+       units=st.integers(1, 1024), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 4096),
+       nchip=st.integers(1, 64))
+def test_point_screen_equals_the_problem_screen(m, k, n, fmt_map, units, cols, lmm_kb, nchip):
+    """schedule.screen (Python integers, no Problem) == build(with_tiles=False): its H and error, else
+    unschedulable's test (n % nchip, the BGRP bound) and no_schedule_reason with the screen's limits."""
+    fmt, mapping = fmt_map
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, with_tiles=False)
+    if p.error:
+        want = (p.H, p.error)
+    elif n % nchip != 0 or S._bgrp_cap(p) < 1:
+        want = (p.H, S.no_schedule_reason(p, dict(S._limits(p), jds_top=-1)))
+    else:
+        want = (p.H, None)
+    assert S.screen(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip) == want

@@ -524,7 +524,7 @@ def _dense_time_one(key: tuple, batch: _Batch) -> np.ndarray:
     sch = S.cached_schedule((m, k, n, None), "dense", "dense", *row[2:6], bool(row[6]))
     if not sch.feasible:
         return _NAN
-    t = S.timing(P.from_schedule(sch)["feats"], int(batch.nchip[0]), batch.clock_hz, batch.bw)["time"]
+    t = S.timing(sch.feats, int(batch.nchip[0]), batch.clock_hz, batch.bw)["time"]
     return t[[np.argmin(t)]]
 
 
@@ -549,12 +549,7 @@ def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: in
     """(H, why no schedule exists or None) of an m x k x n product on one configuration from its tile counts
     alone: :func:`schedule.unschedulable` and :func:`schedule.no_schedule_reasons` (whose ``jds_top`` is -1)
     of one configuration, or the build error; None when a schedule may exist."""
-    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, with_tiles=False)
-    if p.error:
-        return p.H, p.error
-    if n % nchip != 0 or S._bgrp_cap(p) < 1:
-        return p.H, S.no_schedule_reason(p, dict(S._limits(p), jds_top=-1))
-    return p.H, None
+    return S.screen(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip)
 
 
 _FORMAT_NAMES, _MAPPING_NAMES = np.array(FORMATS), np.array(C.MAPPINGS)

@@ -218,10 +218,30 @@ def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[i
     return out
 
 
+#: (id of the matrix, format, row tiles, column tiles) -> (the matrix, its tile_row_nnz): a study's points meet
+#: a few tilings of its matrices; the chain length H, which varies most, enters only the Margins
+_TILE_NNZ: dict[tuple, tuple[sp.csr_matrix, list]] = {}
+_TILE_NNZ_MAX = 64
+
+
+def _tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """:func:`tile_row_nnz`, remembered for the last few (matrix, format, tiling) (the entry holds the matrix:
+    its id cannot name another one; its arrays are only read)."""
+    key = (id(mat), fmt, rt, ct)
+    hit = _TILE_NNZ.get(key)
+    if hit is not None and hit[0] is mat:
+        return hit[1]
+    out = tile_row_nnz(mat, fmt, rt, ct)
+    if len(_TILE_NNZ) >= _TILE_NNZ_MAX:
+        _TILE_NNZ.clear()
+    _TILE_NNZ[key] = (mat, out)
+    return out
+
+
 def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
     out = []
     first = True
-    for i, j, r, cols, nnz in tile_row_nnz(mat, fmt, rt, ct):
+    for i, j, r, cols, nnz in _tile_row_nnz(mat, fmt, rt, ct):
         first = first or j == 0
         margins = formats.block_margins(nnz, H, fmt)
         out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64), first and len(margins) > 0, i, j))
@@ -385,9 +405,32 @@ def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
 def _bgrp_cap(p: Problem) -> int:
     """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9): :func:`bgrp_caps` of one
     problem in Python numbers."""
-    L, rows, cols = p.lmm_bytes, p.tile_rows, p.tile_cols
-    hi = min(int((L / 2) // (cols * 4)), L // (rows * 4), p.n // p.nchip, rows // p.nchip)
-    return min(hi, p.cols * 2) if p.simd_limited else hi
+    return _cap(p.lmm_bytes, p.tile_rows, p.tile_cols, p.n, p.nchip, p.cols, p.simd_limited)
+
+
+def _cap(L: int, rows: int, cols: int, n: int, nchip: int, W: int, simd: bool) -> int:
+    """:func:`_bgrp_cap` of the numbers it reads."""
+    hi = min(int((L / 2) // (cols * 4)), L // (rows * 4), n // nchip, rows // nchip)
+    return min(hi, W * 2) if simd else hi
+
+
+def screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int, lmm_kb: int,
+           nchip: int) -> tuple[int, str | None]:
+    """(H, why no schedule exists or None) of an m x k x n product on one configuration (Python integers) from
+    its tile counts alone: :func:`build`'s error, else :func:`unschedulable` and the reason
+    :func:`no_schedule_reason` gives it with the screen's limits (``jds_top`` -1) -- the numbers of
+    ``build(..., with_tiles=False)`` without making the Problem (a one-point study screens every new point)."""
+    H = int(C.mac_units(units, cols, mapping))
+    urb = C.a_unit_row_bytes(mapping, cols)
+    lmm = int(lmm_kb) * 1024
+    rt, ct = tiling(m, k, urb, lmm) if H >= 1 else (0, 0)
+    if rt == 0:
+        return H, build_error(mapping, units, cols, lmm_kb, H)
+    rows, tcols, simd = -(-m // rt), -(-k // ct), C.simd_bgrp_limited(mapping)
+    if n % nchip != 0 or _cap(lmm, rows, tcols, n, nchip, cols, simd) < 1:
+        return H, _reason_of(dict(arow=rows, acol=tcols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
+                                  jds_top=-1))
+    return H, None
 
 
 def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
@@ -441,7 +484,11 @@ def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
     problem in Python numbers (``lim``: its :func:`_limits`, or the screen's, whose ``jds_top`` is -1)."""
     if p.error:
         return p.error
-    lim = _limits(p) if lim is None else lim
+    return _reason_of(_limits(p) if lim is None else lim)
+
+
+def _reason_of(lim: dict) -> str:
+    """:func:`no_schedule_reason` of a problem without a build error, from its limits ``lim``."""
     n, N = lim["n"], lim["N"]
     b_top = lim["W"] * 2 if lim["simd"] else min(max(n, 1), 4096)
     at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
