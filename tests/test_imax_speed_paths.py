@@ -213,3 +213,25 @@ def test_point_screen_equals_the_problem_screen(m, k, n, fmt_map, units, cols, l
     else:
         want = (p.H, None)
     assert S.screen(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip) == want
+
+
+def test_one_point_totals_equal_the_array_totals():
+    """model_totals of one point (Python numbers, _totals_one) == the array path's row of that point in a batch
+    (every key, in order, bit for bit), on networks whose layers mix NaN (no schedule) and numbers; _fmax is
+    np.fmax."""
+    from archmodels.imax import model as IM
+    from workloads import load_workload
+
+    nan = float("nan")
+    for a, b in [(nan, nan), (nan, 2.0), (3.0, nan), (1.0, 2.0), (2.0, 1.0), (0.0, 0.0)]:
+        assert np.array_equal(np.fmax(a, b), IM._fmax(a, b), equal_nan=True)
+    for wl in ("alexnet", "spmm:n=96,sparsity=0.9"):
+        w = load_workload(wl)
+        pts = M.params.points(_rows(40, 21, (1, 2, 3, 4)))
+        many = M.model_totals(w, pts, M._evaluate_all(w, pts))
+        for i in range(40):
+            one_pts = {k: v[i:i + 1] for k, v in pts.items()}
+            one = M.model_totals(w, one_pts, M._evaluate_all(w, one_pts))
+            assert list(one) == list(many)
+            for key, v in one.items():
+                assert v.shape == (1,) and v.dtype == np.float64 and v.tobytes() == many[key][i:i + 1].astype(float).tobytes(), key
