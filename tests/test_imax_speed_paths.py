@@ -235,3 +235,19 @@ def test_one_point_totals_equal_the_array_totals():
             assert list(one) == list(many)
             for key, v in one.items():
                 assert v.shape == (1,) and v.dtype == np.float64 and v.tobytes() == many[key][i:i + 1].astype(float).tobytes(), key
+
+
+def test_one_point_check_config_equals_tech_clock_check():
+    """check_config of one point (the clock costs the evaluation keeps, tech.clock_check only when infeasible)
+    == tech.clock_check: the same flags and reasons, a writable flag array, feasible and infeasible clocks."""
+    from archmodels import tech
+
+    rows = M.params.random_rows(300, np.random.default_rng(30))
+    seen = set()
+    for row in rows:
+        pts = M.params.points([row])
+        got, want = M.check_config(pts), tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+        assert got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype and got[0].flags.writeable
+        seen.add(bool(got[0][0]))
+    assert seen == {True, False}

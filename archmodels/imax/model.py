@@ -160,7 +160,13 @@ class ImaxModel(Model):
     TOTAL_METRICS = _TOTAL_METRICS
 
     def check_config(self, pts: Points) -> tuple[np.ndarray, np.ndarray]:
-        """The clock must not exceed the node's maximum (technology table)."""
+        """The clock must not exceed the node's maximum (technology table). One point whose clock is feasible
+        (a study's trial, mostly): ``tech.clock_check``'s answer from the clock costs the evaluation keeps
+        (:func:`_clock_costs`, read again by the layers and the totals) instead of computing them once more."""
+        if len(pts["clock_mhz"]) == 1:
+            cc = _clock_costs(pts)
+            if cc.feasible.all():
+                return cc.feasible.copy(), _filled(1, "")
         return tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
 
     # ------------------------------------------------------------ layers
@@ -412,6 +418,7 @@ class _Batch:
     nodes: list[tuple[int, np.ndarray]]
     _groups: dict[bool, _Groups] = field(default_factory=dict)
     _dram_pj: tuple[np.ndarray, np.ndarray] | None = None
+    _one_struct: tuple[int, ...] | None = None  # a batch of one point: its structural values (_one_group)
 
     def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray) -> np.ndarray:
         """``tech.dram_energy_j`` at the points' DRAM types, their pJ per byte looked up once per batch (not
@@ -423,7 +430,10 @@ class _Batch:
 
     @classmethod
     def of(cls, pts: Points) -> _Batch:
-        nodes = [(node, pts["tech_nm"] == node) for node in tech.distinct(pts["tech_nm"])]
+        if len(pts["tech_nm"]) == 1:  # one point: its node, and every point of the batch at it
+            nodes = [(pts["tech_nm"].item(0), _YES)]
+        else:
+            nodes = [(node, pts["tech_nm"] == node) for node in tech.distinct(pts["tech_nm"])]
         return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
                    np.asarray(pts["nchip"], dtype=np.int64),
                    _clock_costs(pts).energy_scale, nodes)
@@ -472,9 +482,10 @@ class _Batch:
         fmt = pts["format"][0] if sparse else "dense"
         mapping = "dense" if fmt == "dense" else pts["schedule"][0]
         mcode = C.MAPPINGS.index(mapping) if mapping in C.MAPPINGS else 0
-        row = [FORMATS.index(fmt) if fmt in FORMATS else 0, mcode]
-        row += [int(pts[p][0]) for p in _STRUCT] + [int(pts["lmm_opt"][0])]
-        return _Groups(*_one_labels(fmt, mapping), None, None, None, tuple(row))
+        if self._one_struct is None:  # units, cols, lmm_kb, nchip, lmm_opt: shared by both kinds of product
+            self._one_struct = tuple(int(pts[p][0]) for p in _STRUCT) + (int(pts["lmm_opt"][0]),)
+        row = (FORMATS.index(fmt) if fmt in FORMATS else 0, mcode) + self._one_struct
+        return _Groups(*_one_labels(fmt, mapping), None, None, None, row)
 
 
 @dataclass
@@ -583,8 +594,9 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-#: a one-point run without a schedule: not feasible, time NaN (read-only: shared by every such run)
-_NO, _NAN = _frozen(np.array([False])), _frozen(np.array([np.nan]))
+#: a one-point run without a schedule: not feasible, time NaN (read-only: shared by every such run); a one-point
+#: batch's node mask
+_NO, _NAN, _YES = _frozen(np.array([False])), _frozen(np.array([np.nan])), _frozen(np.array([True]))
 
 
 @lru_cache(maxsize=4096)
@@ -622,7 +634,9 @@ def _clock_costs(pts: Points) -> tech.ClockCosts:
     """``tech.clock_costs`` of the points' clocks and nodes, kept for the last few point sets (one
     evaluation asks for it per layer batch, vector unit and totals)."""
     clock, node = np.asarray(pts["clock_mhz"], dtype=float), np.asarray(pts["tech_nm"])
-    key = (clock.tobytes(), node.dtype.str, node.tobytes())
+    # one point: its clock and node as Python numbers (no bytes to build); several: the arrays' bytes
+    key = (clock.item(0), node.item(0)) if clock.shape == node.shape == (1,) else (
+        clock.tobytes(), node.dtype.str, node.tobytes())
     if key not in _CLOCK_COSTS:
         if len(_CLOCK_COSTS) >= 8:
             _CLOCK_COSTS.pop(next(iter(_CLOCK_COSTS)))
