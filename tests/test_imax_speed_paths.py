@@ -251,3 +251,23 @@ def test_one_point_check_config_equals_tech_clock_check():
         assert got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype and got[0].flags.writeable
         seen.add(bool(got[0][0]))
     assert seen == {True, False}
+
+
+def test_cost_formulas_on_python_integers_equal_the_array_ones():
+    """costs' chain stages, fill, CONF/REGV/RANGE words and area parts of one configuration in Python numbers
+    (no numpy call) == the same formulas over arrays, value for value."""
+    from archmodels.imax import costs as C
+
+    for mapping in C.MAPPINGS:
+        for cols in (1, 2, 4, 8):
+            units = np.arange(1, 300)
+            for fn in (C.chain_stages, C.fill_cycles):
+                arr = fn(units, np.full(len(units), cols), mapping)
+                assert [fn(int(u), cols, mapping) for u in units] == arr.tolist()
+                assert type(fn(64, cols, mapping)) is int
+    for fn in (C.conf_words, C.regv_words, C.range_words):
+        assert fn(60, 4) == fn(np.array([60]), np.array([4]))[0] and type(fn(60, 4)) is int
+    for u, kb, nc, f in [(64, 64, 1, 150.0), (1000, 4096, 64, 1999.5), (8, 4, 3, 10.0)]:
+        one = C.area_parts_mm2(u, kb, nc, 28, f, 1.37)
+        arr = C.area_parts_mm2(np.array([u]), np.array([kb]), np.array([nc]), 28, np.array([f]), np.array([1.37]))
+        assert [float(x) for x in one] == [float(x[0]) for x in arr]
