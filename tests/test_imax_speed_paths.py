@@ -271,3 +271,35 @@ def test_cost_formulas_on_python_integers_equal_the_array_ones():
         one = C.area_parts_mm2(u, kb, nc, 28, f, 1.37)
         arr = C.area_parts_mm2(np.array([u]), np.array([kb]), np.array([nc]), 28, np.array([f]), np.array([1.37]))
         assert [float(x) for x in one] == [float(x[0]) for x in arr]
+
+
+def test_one_point_run_equals_the_stored_choice():
+    """model._chosen_one (the fastest candidate's numbers read as Python numbers, one array) == _store_one
+    (every number written into a NaN block as the batched path writes it), bit for bit, over scalar schedules
+    of every format, mapping and lmm_opt at random clocks and link bandwidths."""
+    from archmodels.imax import model as IM, plans as P
+    from workloads.parametric import parse
+
+    layer = parse("spmm:m=150,k=260,cols=48,sparsity=0.9,bias=1.5,seed=4").layers[0]
+    rng = np.random.default_rng(17)
+    done = set()
+    for _ in range(400):
+        fmt, mapping = _FMT_MAP[rng.integers(len(_FMT_MAP))]
+        units, cols, kb, nchip = int(rng.integers(8, 90)), int(rng.choice([1, 2, 4, 8])), int(rng.integers(1, 8)), 1
+        opt = bool(rng.random() < 0.5)
+        sch = S.cached_schedule((150, 260, 48, layer), fmt, mapping, units, cols, kb, int(rng.choice([1, 2, 4])), opt)
+        if not sch.feasible:
+            continue
+        clock, bw = np.array([rng.uniform(10, 2000) * 1e6]), np.array([rng.uniform(0.01, 1000) * 1e9])
+        plan = P.from_schedule(sch)
+        H = sch.problem.H
+        want = dict(zip(IM._RUN_NAMES, np.full((len(IM._RUN_NAMES), 1), np.nan)))
+        want["H"] = np.array([float(H)])
+        IM._store_one(want, IM._Plans(plan["count"], plan["feats"], plan["agrp"], plan["bgrp"], plan["per"]),
+                      sch.problem.nchip, clock, bw)
+        got = IM._chosen_one(plan, H, sch.problem.nchip, clock, bw)
+        for k in IM._RUN_NAMES:
+            assert got[k].shape == (1,) and got[k].dtype == want[k].dtype and got[k].tobytes() == want[k].tobytes(), k
+        assert got["ok"].tolist() == [True] and got["reason"].tolist() == [""]
+        done.add((fmt, mapping, opt))
+    assert len(done) == 10
