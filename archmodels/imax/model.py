@@ -65,6 +65,7 @@ from . import schedule as S
 from .. import tech
 from .. import vector
 from ..base import Model
+from ..memo import IdentityMemo
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, _div, _seq, row_sum
 
@@ -174,7 +175,7 @@ class ImaxModel(Model):
         batch = _Batch.of(pts)
         dense = {}  # the distinct dense products of the workload: all planned and timed in one pass
         for layer in workload.layers:
-            if not isinstance(layer, SpMM) and (prods := as_matmuls(layer)):
+            if not isinstance(layer, SpMM) and (prods := _matmuls(layer)):
                 dense.setdefault((prods[0].m, prods[0].k, prods[0].n, None), None)
         runs = dict(zip(dense, self._runs(list(dense), batch, False))) if dense else {}
         return [self._layer(layer, batch, runs) for layer in workload.layers]
@@ -187,7 +188,7 @@ class ImaxModel(Model):
             r = self._runs([key], batch, True)[0]
             dense_time = self._dense_reference(key, batch, r) * reps
         else:
-            prods = as_matmuls(layer)
+            prods = _matmuls(layer)
             if not prods:  # pooling: not a matrix product
                 _fill_nan(lb)
                 return lb
@@ -536,6 +537,11 @@ class _Plans:
                 parts.append((np.array([g]), P.from_schedule(sch)))
         d = P.merge(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
+
+
+#: ``as_matmuls`` of a layer, remembered by the layer's identity (a study evaluates the same layer objects every
+#: trial; lowering a convolution builds its products anew, twice per layer and call); a tuple of frozen layers
+_matmuls: IdentityMemo[tuple] = IdentityMemo(as_matmuls, size=1024)
 
 
 #: the per-point results of one product (:meth:`ImaxModel._runs`): counts, choice, LMM use, state times
