@@ -195,7 +195,10 @@ class ImaxModel(Model):
             key, reps = (prods[0].m, prods[0].k, prods[0].n, None), len(prods)
             r = runs[key]
             dense_time = r["time"] * reps
-        lb.infeasible(~r["ok"], r["reason"][0] if batch.n == 1 else r["reason"])  # one point: its line (no broadcast)
+        if batch.n == 1:  # one point: its line (no broadcast), the run's shared flag negated without a numpy call
+            lb.infeasible(_YES if r["ok"] is _NO else _NO if r["ok"] is _YES else ~r["ok"], r["reason"][0])
+        else:
+            lb.infeasible(~r["ok"], r["reason"])
         self._fill(lb, layer, r, reps, dense_time, batch)
         grp = batch.groups(sparse)
         lb.labels["format"] = grp.fmt
@@ -266,7 +269,7 @@ class ImaxModel(Model):
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
-        if not r["ok"].any():  # no point has a schedule: every number NaN but the chain and the dense reference
+        if r["ok"] is _NO or not r["ok"].any():  # no point has a schedule: all NaN but the chain, the dense reference
             _fill_nan(lb, mac_units=r["H"], dense_time_s=dense_time)
             return
         pts = batch.pts
@@ -752,9 +755,15 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
 def _fill_nan(lb: LayerBatch, **known: np.ndarray) -> None:
     """Every metric and state NaN but those ``known`` (what :meth:`ImaxModel._fill` gives points without a
     schedule, in its order)."""
-    block = np.full((len(_NAN_METRICS) + 1, lb.n), np.nan)  # one row per metric (as lb.set's copies), one for states
-    for name, value in known.items():
-        block[_NAN_METRICS.index(name)] = value
+    if lb.n == 1:  # one point: the block from one list (the same float64 values as writing the rows)
+        vals = [np.nan] * (len(_NAN_METRICS) + 1)
+        for name, value in known.items():
+            vals[_NAN_METRICS.index(name)] = value.item(0) if type(value) is np.ndarray else value
+        block = np.array(vals, dtype=float).reshape(-1, 1)
+    else:
+        block = np.full((len(_NAN_METRICS) + 1, lb.n), np.nan)  # a row per metric (as lb.set's copies), one for states
+        for name, value in known.items():
+            block[_NAN_METRICS.index(name)] = value
     lb.metrics.update(zip(_NAN_METRICS, block))
     for s in STATES:
         lb.states[s] = block[-1]
