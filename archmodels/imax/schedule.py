@@ -77,6 +77,7 @@ holds 512 rows per tile (its offset units).
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -784,33 +785,40 @@ def point_features(p: Problem, agrp: list[int], bgrp: list[int], lmm_opt: bool) 
     fill, entry, arrays, perm = p.fill, p.entry_bytes, p.a_arrays, int(p.perm)
     W, n, nchip, VB, desc = p.cols, p.n, p.nchip, C.VALUE_BYTES, C.DMA_DESC_WORDS
     seen: dict[tuple[int, int], tuple[int, int, int]] = {}  # (stored, slots, top) of shared margins/widths
-    T = dict(tiles=len(tiles), rows=0, cols=0, blocks=0, stored=0, slots=0, top=0, fk=0, fk_rows=0,
-             b_new=0, b_new_cols=0, last=0, last_rows=0, multi_slots=0, multi_blocks=0)
+    rows_ = cols_ = blocks_ = stored_ = slots_ = top_ = fk_ = fk_rows = 0
+    b_new_ = b_new_cols = last_ = last_rows = multi_slots = multi_blocks = 0
     margin_lists = []
+    jds_groups = lmm_opt and p.fmt == "jds"
     for t, b_new, last in tiles:
         key = (id(t.margins), id(t.widths))
         if key not in seen:
             ms, ws = t.margins.tolist(), t.widths.tolist()
-            seen[key] = (sum(ms), sum(a * b for a, b in zip(ms, ws)), max(ms))
+            seen[key] = (sum(ms), sum(map(operator.mul, ms, ws)), max(ms))
         stored, slots, top = seen[key]
-        fk = int(bool(t.first_k))
-        T["rows"] += t.rows
-        T["cols"] += t.cols
-        T["blocks"] += t.blocks
-        T["stored"] += stored
-        T["slots"] += slots
-        T["top"] = max(T["top"], top)
-        T["fk"] += fk
-        T["fk_rows"] += fk * t.rows
-        T["b_new"] += b_new
-        T["b_new_cols"] += b_new * t.cols
-        T["last"] += last
-        T["last_rows"] += last * t.rows
-        if t.blocks > 1:
-            T["multi_slots"] += slots
-            T["multi_blocks"] += t.blocks
-        if lmm_opt and p.fmt == "jds":
+        r, c, nb = t.rows, t.cols, t.blocks
+        rows_ += r
+        cols_ += c
+        blocks_ += nb
+        stored_ += stored
+        slots_ += slots
+        top_ = max(top_, top)
+        if t.first_k:
+            fk_ += 1
+            fk_rows += r
+        if b_new:
+            b_new_ += 1
+            b_new_cols += c
+        if last:
+            last_ += 1
+            last_rows += r
+        if nb > 1:
+            multi_slots += slots
+            multi_blocks += nb
+        if jds_groups:
             margin_lists.append(t.margins.tolist())
+    T = dict(tiles=len(tiles), rows=rows_, cols=cols_, blocks=blocks_, stored=stored_, slots=slots_, top=top_,
+             fk=fk_, fk_rows=fk_rows, b_new=b_new_, b_new_cols=b_new_cols, last=last_, last_rows=last_rows,
+             multi_slots=multi_slots, multi_blocks=multi_blocks)
     groups: dict[int, tuple[int, int, int, int, int]] = {}  # AGRP -> (sum GA, sum GA x cols, .. x rows, big, most)
     conf = float(C.conf_words(p.units, W))
     regv = float(C.regv_words(p.units, W))
