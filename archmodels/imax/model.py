@@ -663,10 +663,12 @@ _CLOCK_COSTS: dict[tuple, tech.ClockCosts] = {}
 def _clock_costs(pts: Points) -> tech.ClockCosts:
     """``tech.clock_costs`` of the points' clocks and nodes, kept for the last few point sets (one
     evaluation asks for it per layer batch, vector unit and totals)."""
-    clock, node = np.asarray(pts["clock_mhz"], dtype=float), np.asarray(pts["tech_nm"])
-    # one point: its clock and node as Python numbers (no bytes to build); several: the arrays' bytes
-    key = (clock.item(0), node.item(0)) if clock.shape == node.shape == (1,) else (
-        clock.tobytes(), node.dtype.str, node.tobytes())
+    clock, node = pts["clock_mhz"], pts["tech_nm"]
+    if type(clock) is np.ndarray and type(node) is np.ndarray and clock.shape == node.shape == (1,):
+        key = (float(clock.item(0)), node.item(0))  # one point: its clock and node as Python numbers
+    else:
+        clock, node = np.asarray(clock, dtype=float), np.asarray(node)
+        key = (clock.tobytes(), node.dtype.str, node.tobytes())
     if key not in _CLOCK_COSTS:
         if len(_CLOCK_COSTS) >= 8:
             _CLOCK_COSTS.pop(next(iter(_CLOCK_COSTS)))
