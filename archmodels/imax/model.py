@@ -67,7 +67,7 @@ from .. import vector
 from ..base import Model
 from ..memo import IdentityMemo
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric, _div, _seq, row_sum
+from ..result import LayerBatch, Metric, _div, _seq, metric_of, row_sum
 
 FORMATS = ("dense", "csr", "jds")
 SCHEDULES = ("ivj", "ivs")
@@ -373,7 +373,7 @@ def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
     values = [area, nc * u * C.SIMD, static]
     names = _BASE_TOTALS
     if layers:
-        rows = [[float(lb.metrics[k].item(0)) for k in _TOTAL_INPUTS] for lb in layers]
+        rows = [[float(metric_of(lb, k).item(0)) for k in _TOTAL_INPUTS] for lb in layers]  # no lazy dict built
         time, dense, util, util_unopt, starts, chain = zip(*rows)
         tot_time, dense_time = _seq(time), _seq(dense)
         busy, busy_unopt = _seq(map(operator.mul, time, util)), _seq(map(operator.mul, time, util_unopt))
