@@ -702,7 +702,8 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
 
 def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
     """:func:`_store_choice` of a batch of one point on one configuration: every candidate timed once, the
-    fastest one's times taken from there (the same element-wise numbers as timing it again)."""
+    fastest one's times taken from there (the same element-wise numbers as timing it again). The reference
+    :func:`_chosen_one` is tested against (the one-point path itself uses that)."""
     st = S.timing(plans.feats, nchip, clock_hz, bw)
     cand = np.array([np.argmin(st["time"])])
     zero = np.zeros(1, np.int64)
