@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from archmodels import get_model
 from archmodels.testing import assert_alone_equals_batch
@@ -139,3 +140,166 @@ def test_batch_dram_energy_equals_tech():
         reads[::7] = np.nan
         got, want = batch.dram_energy_j(reads, writes), tech.dram_energy_j(reads, writes, pts["dram"])
         assert np.array_equal(got, want, equal_nan=True) and got.tobytes() == want.tobytes()
+
+
+# ---- one configuration in Python numbers (third round): the scalar schedule of a one-point study's new point
+
+_FMT_MAP = [("dense", "dense"), ("csr", "ivj"), ("jds", "ivj"), ("csr", "ivs"), ("jds", "ivs")]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 300), k=st.integers(1, 400), n=st.sampled_from([1, 6, 12, 16, 48, 96, 100, 512]),
+       fmt_map=st.sampled_from(_FMT_MAP), units=st.integers(5, 120), cols=st.sampled_from([1, 2, 4, 8]),
+       lmm_kb=st.integers(1, 32), nchip=st.sampled_from([1, 2, 3, 4]),
+       sparsity=st.sampled_from([0.5, 0.9, 0.97, 0.999]), seed=st.integers(0, 50))
+def test_point_schedule_equals_the_array_counts(m, k, n, fmt_map, units, cols, lmm_kb, nchip, sparsity, seed):
+    """schedule() (candidate_ranges, point_features: Python integers) == candidates() + dominant() and
+    features() / features_swapped_a() (numpy over tiles x candidates), bit for bit and dtype for dtype; and
+    point_features over every candidate (several AGRP values: the JDS packing per cap) == features(). Tiny
+    LMMs cut A into row and column tiles; sparsity 0.999 leaves empty tiles."""
+    from workloads import sparse
+
+    fmt, mapping = fmt_map
+    mat = None if fmt == "dense" else sparse.generate(m, k, sparsity, 1.5, seed)
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, mat)
+    for opt in (True, False):
+        sch = S.schedule(p, opt)
+        A, B = S.candidates(p, opt) if not p.error else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        keep = S.dominant(A) if len(A) else slice(None)
+        A, B = A[keep], B[keep]
+        assert sch.agrp.tolist() == A.tolist() and sch.bgrp.tolist() == B.tolist()
+        assert sch.agrp.dtype == A.dtype and sch.bgrp.dtype == B.dtype
+        if not len(A):
+            assert sch.feats == {}
+            continue
+        want = S.features(p, A, B) if opt else S.features_swapped_a(p, B)
+        _assert_same_counts(sch.feats, want)
+    A, B = S.candidates(p, True) if not p.error else ((), ())
+    if len(A):
+        _assert_same_counts(S.point_features(p, A.tolist(), B.tolist(), True), S.features(p, A, B))
+
+
+def _assert_same_counts(got: dict, want: dict) -> None:
+    assert list(got) == list(want) == list(S.FEATURES)
+    for key in S.FEATURES:
+        assert got[key].dtype == want[key].dtype and got[key].shape == want[key].shape, key
+        assert got[key].tobytes() == want[key].tobytes(), key
+
+
+def test_point_packing_equals_the_array_packing():
+    """schedule._pack_one (one tile, one AGRP cap, Python integers) == schedule.pack and groups_of, on
+    falling Margins (JDS) whose sums meet the budget exactly at many blocks."""
+    rng = np.random.default_rng(12)
+    for _ in range(400):
+        margins = sorted(rng.integers(0, 12, int(rng.integers(1, 14))).tolist(), reverse=True)
+        budget, agrp = int(rng.integers(1, 30)), int(rng.integers(1, 6))
+        want = [int(x[0]) for x in S.pack(margins, len(margins), budget, np.array([agrp]))]
+        assert list(S._pack_one(margins, budget, agrp)) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(m=st.integers(1, 5000), k=st.integers(1, 5000), n=st.integers(1, 2048), fmt_map=st.sampled_from(_FMT_MAP),
+       units=st.integers(1, 1024), cols=st.sampled_from([1, 2, 4, 8]), lmm_kb=st.integers(1, 4096),
+       nchip=st.integers(1, 64))
+def test_point_screen_equals_the_problem_screen(m, k, n, fmt_map, units, cols, lmm_kb, nchip):
+    """schedule.screen (Python integers, no Problem) == build(with_tiles=False): its H and error, else
+    unschedulable's test (n % nchip, the BGRP bound) and no_schedule_reason with the screen's limits."""
+    fmt, mapping = fmt_map
+    p = S.build(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip, with_tiles=False)
+    if p.error:
+        want = (p.H, p.error)
+    elif n % nchip != 0 or S._bgrp_cap(p) < 1:
+        want = (p.H, S.no_schedule_reason(p, dict(S._limits(p), jds_top=-1)))
+    else:
+        want = (p.H, None)
+    assert S.screen(m, k, n, fmt, mapping, units, cols, lmm_kb, nchip) == want
+
+
+def test_one_point_totals_equal_the_array_totals():
+    """model_totals of one point (Python numbers, _totals_one) == the array path's row of that point in a batch
+    (every key, in order, bit for bit), on networks whose layers mix NaN (no schedule) and numbers; _fmax is
+    np.fmax."""
+    from archmodels.imax import model as IM
+    from workloads import load_workload
+
+    nan = float("nan")
+    for a, b in [(nan, nan), (nan, 2.0), (3.0, nan), (1.0, 2.0), (2.0, 1.0), (0.0, 0.0)]:
+        assert np.array_equal(np.fmax(a, b), IM._fmax(a, b), equal_nan=True)
+    for wl in ("alexnet", "spmm:n=96,sparsity=0.9"):
+        w = load_workload(wl)
+        pts = M.params.points(_rows(40, 21, (1, 2, 3, 4)))
+        many = M.model_totals(w, pts, M._evaluate_all(w, pts))
+        for i in range(40):
+            one_pts = {k: v[i:i + 1] for k, v in pts.items()}
+            one = M.model_totals(w, one_pts, M._evaluate_all(w, one_pts))
+            assert list(one) == list(many)
+            for key, v in one.items():
+                assert v.shape == (1,) and v.dtype == np.float64 and v.tobytes() == many[key][i:i + 1].astype(float).tobytes(), key
+
+
+def test_one_point_check_config_equals_tech_clock_check():
+    """check_config of one point (the clock costs the evaluation keeps, tech.clock_check only when infeasible)
+    == tech.clock_check: the same flags and reasons, a writable flag array, feasible and infeasible clocks."""
+    from archmodels import tech
+
+    rows = M.params.random_rows(300, np.random.default_rng(30))
+    seen = set()
+    for row in rows:
+        pts = M.params.points([row])
+        got, want = M.check_config(pts), tech.clock_check(pts["clock_mhz"], pts["tech_nm"])
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+        assert got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype and got[0].flags.writeable
+        seen.add(bool(got[0][0]))
+    assert seen == {True, False}
+
+
+def test_cost_formulas_on_python_integers_equal_the_array_ones():
+    """costs' chain stages, fill, CONF/REGV/RANGE words and area parts of one configuration in Python numbers
+    (no numpy call) == the same formulas over arrays, value for value."""
+    from archmodels.imax import costs as C
+
+    for mapping in C.MAPPINGS:
+        for cols in (1, 2, 4, 8):
+            units = np.arange(1, 300)
+            for fn in (C.chain_stages, C.fill_cycles):
+                arr = fn(units, np.full(len(units), cols), mapping)
+                assert [fn(int(u), cols, mapping) for u in units] == arr.tolist()
+                assert type(fn(64, cols, mapping)) is int
+    for fn in (C.conf_words, C.regv_words, C.range_words):
+        assert fn(60, 4) == fn(np.array([60]), np.array([4]))[0] and type(fn(60, 4)) is int
+    for u, kb, nc, f in [(64, 64, 1, 150.0), (1000, 4096, 64, 1999.5), (8, 4, 3, 10.0)]:
+        one = C.area_parts_mm2(u, kb, nc, 28, f, 1.37)
+        arr = C.area_parts_mm2(np.array([u]), np.array([kb]), np.array([nc]), 28, np.array([f]), np.array([1.37]))
+        assert [float(x) for x in one] == [float(x[0]) for x in arr]
+
+
+def test_one_point_run_equals_the_stored_choice():
+    """model._chosen_one (the fastest candidate's numbers read as Python numbers, one array) == _store_one
+    (every number written into a NaN block as the batched path writes it), bit for bit, over scalar schedules
+    of every format, mapping and lmm_opt at random clocks and link bandwidths."""
+    from archmodels.imax import model as IM, plans as P
+    from workloads.parametric import parse
+
+    layer = parse("spmm:m=150,k=260,cols=48,sparsity=0.9,bias=1.5,seed=4").layers[0]
+    rng = np.random.default_rng(17)
+    done = set()
+    for _ in range(400):
+        fmt, mapping = _FMT_MAP[rng.integers(len(_FMT_MAP))]
+        units, cols, kb, nchip = int(rng.integers(8, 90)), int(rng.choice([1, 2, 4, 8])), int(rng.integers(1, 8)), 1
+        opt = bool(rng.random() < 0.5)
+        sch = S.cached_schedule((150, 260, 48, layer), fmt, mapping, units, cols, kb, int(rng.choice([1, 2, 4])), opt)
+        if not sch.feasible:
+            continue
+        clock, bw = np.array([rng.uniform(10, 2000) * 1e6]), np.array([rng.uniform(0.01, 1000) * 1e9])
+        plan = P.from_schedule(sch)
+        H = sch.problem.H
+        want = dict(zip(IM._RUN_NAMES, np.full((len(IM._RUN_NAMES), 1), np.nan)))
+        want["H"] = np.array([float(H)])
+        IM._store_one(want, IM._Plans(plan["count"], plan["feats"], plan["agrp"], plan["bgrp"], plan["per"]),
+                      sch.problem.nchip, clock, bw)
+        got = IM._chosen_one(plan, H, sch.problem.nchip, clock, bw)
+        for k in IM._RUN_NAMES:
+            assert got[k].shape == (1,) and got[k].dtype == want[k].dtype and got[k].tobytes() == want[k].tobytes(), k
+        assert got["ok"].tolist() == [True] and got["reason"].tolist() == [""]
+        done.add((fmt, mapping, opt))
+    assert len(done) == 10

@@ -120,6 +120,8 @@ def chain_stages(units, cols, mapping):
         extra = IVJ_LOAD_ONLY_UNITS
     else:
         extra = (H // ivs_offsets_per_set(cols)) * IVS_OFFSET_UNITS
+    if type(H) is int and type(extra) is int:  # one configuration in Python integers: no numpy call
+        return H + extra + 1 if H > 0 else 0
     return np.where(H > 0, H + extra + 1, 0)
 
 
@@ -129,7 +131,10 @@ def fill_cycles(units, cols, mapping):
     A start, and every pause between the blocks of an A group, restarts the
     chain, so each block pass pays it once.
     """
-    return chain_stages(units, cols, mapping) * UNIT_LATENCY_PER_THREAD * np.asarray(cols)
+    stages = chain_stages(units, cols, mapping)
+    if type(stages) is int and type(cols) is int:  # one configuration: Python integers (the same product)
+        return stages * UNIT_LATENCY_PER_THREAD * cols
+    return stages * UNIT_LATENCY_PER_THREAD * np.asarray(cols)
 
 
 def a_unit_row_bytes(mapping, cols):
@@ -166,22 +171,22 @@ def simd_bgrp_limited(mapping) -> bool:
 
 
 def conf_words(units, cols):
-    return np.asarray(units) * np.asarray(cols) * CONF_WORDS_PER_PE
+    return _num(units) * _num(cols) * CONF_WORDS_PER_PE
 
 
 def regv_words(units, cols):
-    return np.asarray(units) * np.asarray(cols) * REGV_WORDS_PER_PE
+    return _num(units) * _num(cols) * REGV_WORDS_PER_PE
 
 
 def range_words(units, cols):
-    return np.asarray(units) * np.asarray(cols) * RANGE_WORDS_PER_PE
+    return _num(units) * _num(cols) * RANGE_WORDS_PER_PE
 
 
 def logic_area_mm2(units, nchip, node_nm: int, clock_mhz=0.0, area_factor=None):
     """Logic of all units: 2 FP32 FMAs x the fitted PE overhead each, synthesised for ``clock_mhz``
     (``area_factor``: its ``tech.logic_area_factor`` when the caller has it, e.g. from ``tech.clock_costs``)."""
     factor = tech.logic_area_factor(clock_mhz, node_nm) if area_factor is None else area_factor
-    return np.asarray(nchip) * np.asarray(units) * tech.pe_logic_area_mm2("fp32", node_nm, SIMD) * factor
+    return _num(nchip) * _num(units) * tech.pe_logic_area_mm2("fp32", node_nm, SIMD) * factor
 
 
 def area_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
@@ -197,7 +202,7 @@ def area_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0):
 
 def area_parts_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0, area_factor=None):
     """The two terms of :func:`area_mm2`: (logic of all units, their LMMs) [mm^2] (the totals need both)."""
-    lmm = np.asarray(nchip) * np.asarray(units) * tech.sram_area_mm2(lmm_kb, node_nm)
+    lmm = _num(nchip) * _num(units) * tech.sram_area_mm2(lmm_kb, node_nm)
     return logic_area_mm2(units, nchip, node_nm, clock_mhz, area_factor), lmm
 
 

@@ -77,6 +77,7 @@ holds 512 rows per tile (its offset units).
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -218,10 +219,30 @@ def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[i
     return out
 
 
+#: (id of the matrix, format, row tiles, column tiles) -> (the matrix, its tile_row_nnz): a study's points meet
+#: a few tilings of its matrices; the chain length H, which varies most, enters only the Margins
+_TILE_NNZ: dict[tuple, tuple[sp.csr_matrix, list]] = {}
+_TILE_NNZ_MAX = 64
+
+
+def _tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """:func:`tile_row_nnz`, remembered for the last few (matrix, format, tiling) (the entry holds the matrix:
+    its id cannot name another one; its arrays are only read)."""
+    key = (id(mat), fmt, rt, ct)
+    hit = _TILE_NNZ.get(key)
+    if hit is not None and hit[0] is mat:
+        return hit[1]
+    out = tile_row_nnz(mat, fmt, rt, ct)
+    if len(_TILE_NNZ) >= _TILE_NNZ_MAX:
+        _TILE_NNZ.clear()
+    _TILE_NNZ[key] = (mat, out)
+    return out
+
+
 def _sparse_tiles(mat: sp.csr_matrix, fmt: str, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
     out = []
     first = True
-    for i, j, r, cols, nnz in tile_row_nnz(mat, fmt, rt, ct):
+    for i, j, r, cols, nnz in _tile_row_nnz(mat, fmt, rt, ct):
         first = first or j == 0
         margins = formats.block_margins(nnz, H, fmt)
         out.append(Tile(r, cols, margins, np.full(len(margins), H, dtype=np.int64), first and len(margins) > 0, i, j))
@@ -385,9 +406,32 @@ def violations(p: Problem, agrp: int, bgrp: int, cgrp: int) -> list[str]:
 def _bgrp_cap(p: Problem) -> int:
     """Upper bound of BGRP from the constraints' own bounds (4.4.4-4.4.7, 4.4.9): :func:`bgrp_caps` of one
     problem in Python numbers."""
-    L, rows, cols = p.lmm_bytes, p.tile_rows, p.tile_cols
-    hi = min(int((L / 2) // (cols * 4)), L // (rows * 4), p.n // p.nchip, rows // p.nchip)
-    return min(hi, p.cols * 2) if p.simd_limited else hi
+    return _cap(p.lmm_bytes, p.tile_rows, p.tile_cols, p.n, p.nchip, p.cols, p.simd_limited)
+
+
+def _cap(L: int, rows: int, cols: int, n: int, nchip: int, W: int, simd: bool) -> int:
+    """:func:`_bgrp_cap` of the numbers it reads."""
+    hi = min(int((L / 2) // (cols * 4)), L // (rows * 4), n // nchip, rows // nchip)
+    return min(hi, W * 2) if simd else hi
+
+
+def screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int, lmm_kb: int,
+           nchip: int) -> tuple[int, str | None]:
+    """(H, why no schedule exists or None) of an m x k x n product on one configuration (Python integers) from
+    its tile counts alone: :func:`build`'s error, else :func:`unschedulable` and the reason
+    :func:`no_schedule_reason` gives it with the screen's limits (``jds_top`` -1) -- the numbers of
+    ``build(..., with_tiles=False)`` without making the Problem (a one-point study screens every new point)."""
+    H = int(C.mac_units(units, cols, mapping))
+    urb = C.a_unit_row_bytes(mapping, cols)
+    lmm = int(lmm_kb) * 1024
+    rt, ct = tiling(m, k, urb, lmm) if H >= 1 else (0, 0)
+    if rt == 0:
+        return H, build_error(mapping, units, cols, lmm_kb, H)
+    rows, tcols, simd = -(-m // rt), -(-k // ct), C.simd_bgrp_limited(mapping)
+    if n % nchip != 0 or _cap(lmm, rows, tcols, n, nchip, cols, simd) < 1:
+        return H, _reason_of(dict(arow=rows, acol=tcols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
+                                  jds_top=-1))
+    return H, None
 
 
 def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
@@ -404,14 +448,9 @@ def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
     The ranges come from the constraints' own bounds, so the product of the
     two lists is the whole feasible set (checked against :func:`brute_force`).
     """
-    arow, acol = p.tile_rows, p.tile_cols
-    L, H = p.lmm_bytes, p.H
-    a_max = (acol + pad_of(acol, H)) // H  # 4.4.3
-    if p.fmt != "jds" or "4.4.2" in violations(p, 1, 1, 1):
-        a_max = min(a_max, int((L / 2) // (arow * p.unit_row_bytes)))  # 4.4.2
+    a_max, b_list = candidate_ranges(p)
     a_vals = np.arange(1, max(a_max, 0) + 1)
-    b_hi = _bgrp_cap(p)
-    b_vals = np.array([b for b in range(1, max(b_hi, 0) + 1) if p.n % (b * p.nchip) == 0], dtype=np.int64)
+    b_vals = np.array(b_list, dtype=np.int64)
     if not len(a_vals) or not len(b_vals):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     if not lmm_opt:
@@ -419,12 +458,38 @@ def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(a_vals[::-1], len(b_vals)), np.tile(b_vals[::-1], len(a_vals))
 
 
+def candidate_ranges(p: Problem) -> tuple[int, list[int]]:
+    """(the largest AGRP, the feasible BGRPs in increasing order) of :func:`candidates`, in Python integers:
+    AGRP from 4.4.3 and 4.4.2; BGRP the b up to the constraints' bound with ``n % (b x nchip) == 0`` (4.4.10),
+    i.e. the divisors of ``n / nchip`` (none when ``nchip`` does not divide n)."""
+    arow, acol = p.tile_rows, p.tile_cols
+    L, H = p.lmm_bytes, p.H
+    a_max = (acol + pad_of(acol, H)) // H  # 4.4.3
+    if p.fmt != "jds" or "4.4.2" in violations(p, 1, 1, 1):
+        a_max = min(a_max, int((L / 2) // (arow * p.unit_row_bytes)))  # 4.4.2
+    b_hi = _bgrp_cap(p)
+    if p.n % p.nchip != 0 or b_hi < 1:
+        return a_max, []
+    return a_max, [b for b in _divisors(p.n // p.nchip) if b <= b_hi]
+
+
+@lru_cache(maxsize=1024)
+def _divisors(q: int) -> tuple[int, ...]:
+    """The divisors of ``q`` >= 1, increasing."""
+    low = [d for d in range(1, math.isqrt(q) + 1) if q % d == 0]
+    return tuple(low + [q // d for d in reversed(low) if d * d != q])
+
+
 def no_schedule_reason(p: Problem, lim: dict | None = None) -> str:
     """One line naming the constraints that leave no (AGRP, BGRP, CGRP): :func:`no_schedule_reasons` of one
     problem in Python numbers (``lim``: its :func:`_limits`, or the screen's, whose ``jds_top`` is -1)."""
     if p.error:
         return p.error
-    lim = _limits(p) if lim is None else lim
+    return _reason_of(_limits(p) if lim is None else lim)
+
+
+def _reason_of(lim: dict) -> str:
+    """:func:`no_schedule_reason` of a problem without a build error, from its limits ``lim``."""
     n, N = lim["n"], lim["N"]
     b_top = lim["W"] * 2 if lim["simd"] else min(max(n, 1), 4096)
     at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
@@ -709,6 +774,132 @@ def tile_sums_swapped_a(f: dict[str, np.ndarray], ch: Chain, t: dict[str, np.nda
     _exec_counts(ch, t, GB, BG, f)
 
 
+def point_features(p: Problem, agrp: list[int], bgrp: list[int], lmm_opt: bool) -> dict[str, np.ndarray]:
+    """:func:`features` (``lmm_opt``) or :func:`features_swapped_a` of one problem in Python integers: the
+    tiles' numbers summed once (per AGRP value), then each candidate's counts from those sums, one float64
+    row per count. Every count is an integer far below 2**53 (exact in float64, as :func:`_add_rows` says), and
+    a sum over tiles of (a candidate's factor x a tile's number) is that factor x the tile sum, exactly; the
+    float steps (REGV, RANGE words) are the same IEEE operations in the same order. A one-point study meets a
+    new configuration on most feasible trials: this costs ~10-20 numpy calls instead of ~250 (tested equal)."""
+    tiles = _tile_order(p)
+    fill, entry, arrays, perm = p.fill, p.entry_bytes, p.a_arrays, int(p.perm)
+    W, n, nchip, VB, desc = p.cols, p.n, p.nchip, C.VALUE_BYTES, C.DMA_DESC_WORDS
+    seen: dict[tuple[int, int], tuple[int, int, int]] = {}  # (stored, slots, top) of shared margins/widths
+    rows_ = cols_ = blocks_ = stored_ = slots_ = top_ = fk_ = fk_rows = 0
+    b_new_ = b_new_cols = last_ = last_rows = multi_slots = multi_blocks = 0
+    margin_lists = []
+    jds_groups = lmm_opt and p.fmt == "jds"
+    for t, b_new, last in tiles:
+        key = (id(t.margins), id(t.widths))
+        if key not in seen:
+            ms, ws = t.margins.tolist(), t.widths.tolist()
+            seen[key] = (sum(ms), sum(map(operator.mul, ms, ws)), max(ms))
+        stored, slots, top = seen[key]
+        r, c, nb = t.rows, t.cols, t.blocks
+        rows_ += r
+        cols_ += c
+        blocks_ += nb
+        stored_ += stored
+        slots_ += slots
+        top_ = max(top_, top)
+        if t.first_k:
+            fk_ += 1
+            fk_rows += r
+        if b_new:
+            b_new_ += 1
+            b_new_cols += c
+        if last:
+            last_ += 1
+            last_rows += r
+        if nb > 1:
+            multi_slots += slots
+            multi_blocks += nb
+        if jds_groups:
+            margin_lists.append(t.margins.tolist())
+    T = dict(tiles=len(tiles), rows=rows_, cols=cols_, blocks=blocks_, stored=stored_, slots=slots_, top=top_,
+             fk=fk_, fk_rows=fk_rows, b_new=b_new_, b_new_cols=b_new_cols, last=last_, last_rows=last_rows,
+             multi_slots=multi_slots, multi_blocks=multi_blocks)
+    groups: dict[int, tuple[int, int, int, int, int]] = {}  # AGRP -> (sum GA, sum GA x cols, .. x rows, big, most)
+    conf = float(C.conf_words(p.units, W))
+    regv = float(C.regv_words(p.units, W))
+    rng = float(C.range_words(p.units, W))
+    a_bytes_opt = float(T["slots"] * entry + T["rows"] * (C.INDEX_BYTES if perm else 0))
+    rows_out = []
+    for a, b in zip(agrp, bgrp):
+        GB = n // (b * nchip)
+        multi = GB > 1
+        iters = -(-b // (W * C.SIMD))
+        if lmm_opt:
+            if a not in groups:
+                groups[a] = _group_sums(p, tiles, margin_lists, a)
+            GA, GA_cols, GA_rows, big, most = groups[a]
+            starts, a_groups, pauses = GB * GA, GA, GB * (T["blocks"] - GA)
+            a_bytes = 0
+            a_desc = (GA * arrays + perm * T["tiles"]) * desc
+            c_groups, c_cols, c_rows = GA * GB, GA_cols * GB, GA_rows * GB  # sum over tiles of GA x GB (x cols, rows)
+            slots_max, blocks_max = (big, most) if tiles else (0, 0)
+        else:
+            starts = a_groups = GB * T["blocks"]
+            pauses = 0
+            multi_slots, multi_blocks = T["multi_slots"], T["multi_blocks"]  # tiles of several blocks: A re-sent
+            a_bytes = ((GB * multi_slots + (T["slots"] - multi_slots)) * entry + T["rows"] * C.INDEX_BYTES * perm)
+            a_desc = ((GB * multi_blocks + (T["blocks"] - multi_blocks)) * arrays + perm * T["tiles"]) * desc
+            c_groups, c_cols, c_rows = GB * T["tiles"], GB * T["cols"], GB * T["rows"]
+            slots_max, blocks_max = (T["top"], 1) if tiles else (0, 0)
+        if multi:  # _bc_counts: b loads and drains = C groups, partial sums = C groups - GB on first column tiles
+            b_bytes = c_cols * b * VB
+            drain_bytes = c_rows * b * VB
+            load_bytes = (c_rows - GB * T["fk_rows"]) * b * VB
+            load_desc = (2 * c_groups - GB * T["fk"]) * desc
+            drain_desc = c_groups * desc
+        else:
+            b_bytes = T["b_new_cols"] * b * VB
+            drain_bytes = T["last_rows"] * b * VB
+            load_bytes = 0
+            load_desc = T["b_new"] * desc
+            drain_desc = T["last"] * desc
+        exec_cycles = GB * (T["stored"] * iters * W + T["blocks"] * fill)
+        issued = GB * T["slots"] * b
+        lmm_exec = GB * (T["slots"] * (entry + b * VB) + T["stored"] * 2 * b * VB)
+        f_starts, f_ag, f_pauses = float(starts), float(a_groups), float(pauses)
+        regv_words = (f_ag * regv + (f_starts - f_ag) * C.B_GROUP_WORDS + f_pauses * C.PAUSE_WORDS) if lmm_opt \
+            else f_starts * regv
+        rows_out.append((starts, a_groups, pauses, a_bytes_opt if lmm_opt else float(a_bytes), b_bytes, load_bytes,
+                         drain_bytes, exec_cycles, conf, regv_words, f_starts * rng, load_desc, drain_desc, a_desc,
+                         issued, lmm_exec, GB, slots_max, blocks_max))
+    return dict(zip(FEATURES, np.array(list(zip(*rows_out)), dtype=np.float64)))  # one C-contiguous row per count
+
+
+def _group_sums(p: Problem, tiles: list, margin_lists: list[list[int]], agrp: int) -> tuple[int, int, int, int, int]:
+    """Over the tiles ``tiles`` (:func:`_tile_order`) with cap ``agrp``: (A groups, A groups x columns, A groups x
+    rows, the largest group's row-blocks per unit, the most blocks of a group) as :func:`group_counts` counts
+    them (JDS: the packing of :func:`groups_of` on ``margin_lists``, each tile's Margins)."""
+    ga = ga_cols = ga_rows = big = most = 0
+    for i, (t, _, _) in enumerate(tiles):
+        if p.fmt == "jds":
+            g, bg, mo = _pack_one(margin_lists[i], p.slot_budget, agrp)
+        else:
+            g, bg, mo = -(-t.blocks // agrp), min(agrp, t.blocks) * t.rows, agrp
+        ga, ga_cols, ga_rows = ga + g, ga_cols + g * t.cols, ga_rows + g * t.rows
+        big, most = max(big, bg), max(most, mo)
+    return ga, ga_cols, ga_rows, big, most
+
+
+def _pack_one(margins: list[int], budget: int, agrp: int) -> tuple[int, int, int]:
+    """:func:`pack` of one tile and one AGRP in Python integers: (groups, largest group's row-blocks, most blocks
+    in a group)."""
+    n = big = most = start = used = 0
+    for b, m in enumerate(margins):
+        if b > start and (b - start >= agrp or used + m > budget):
+            n += 1
+            big, most = max(big, used), max(most, b - start)
+            start, used = b, 0
+        used += m
+    if not margins:
+        return n, big, most
+    return n + 1, max(big, used), max(most, len(margins) - start)
+
+
 def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s) -> dict[str, np.ndarray]:
     """State times [s] of one chip and the wall time, broadcast over points x candidates.
 
@@ -759,12 +950,13 @@ class Schedule:
 def schedule(p: Problem, lmm_opt: bool) -> Schedule:
     """The candidates worth timing and their features: for each BGRP only the largest AGRP (dominance,
     :func:`dominant`)."""
-    A, B = candidates(p, lmm_opt) if not p.error else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    if not len(A):
-        return Schedule(p, lmm_opt, A, B)
-    keep = dominant(A)
-    A, B = A[keep], B[keep]
-    return Schedule(p, lmm_opt, A, B, features(p, A, B) if lmm_opt else features_swapped_a(p, B))
+    a_max, b_vals = candidate_ranges(p) if not p.error else (0, [])
+    if a_max < 1 or not b_vals:
+        return Schedule(p, lmm_opt, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    # candidates() then dominant(): the largest AGRP with every BGRP, largest first (or AGRP 1, the largest BGRP)
+    A, B = ([a_max] * len(b_vals), b_vals[::-1]) if lmm_opt else ([1], b_vals[-1:])
+    return Schedule(p, lmm_opt, np.array(A, dtype=np.int64), np.array(B, dtype=np.int64),
+                    point_features(p, A, B, lmm_opt))
 
 
 def dominant(agrp: np.ndarray) -> np.ndarray:
