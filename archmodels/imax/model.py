@@ -278,12 +278,7 @@ class ImaxModel(Model):
         pts = batch.pts
         nchip = pts["nchip"].astype(float)
         clock_hz = batch.clock_hz
-        time_s = r["time"] * reps
-        reads = (r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"])) * reps
-        writes = nchip * r["c_drain_bytes"] * reps
-        issued = nchip * r["issued_macs"] * reps
-        lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
-                             + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
+        time_s, reads, writes, issued, lmm_bytes = _run_flows(r, nchip, reps)
         energy = np.full(lb.n, np.nan)  # stays NaN where no schedule (no MACs issued)
         vscale, ok = batch.vscale, r["ok"]
         for node, sel in batch.nodes:
@@ -775,6 +770,19 @@ def _fill_nan(lb: LayerBatch, **known: np.ndarray) -> None:
         lb.states[s] = block[-1]
 
 
+def _run_flows(r, nchip, reps):
+    """(time [s], DRAM read bytes, DRAM write bytes, issued MACs, LMM bytes) of a run repeated ``reps`` times: its
+    numbers ``r`` (time, a/b/c bytes, issued MACs, H, ...) and ``nchip`` as arrays over points (the batch) or Python
+    numbers (one point, :func:`_fill_one`): the same operations either way."""
+    time_s = r["time"] * reps
+    reads = (r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"])) * reps
+    writes = nchip * r["c_drain_bytes"] * reps
+    issued = nchip * r["issued_macs"] * reps
+    lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
+                         + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
+    return time_s, reads, writes, issued, lmm_bytes
+
+
 def _fill_one(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
     """:meth:`ImaxModel._fill` of one point with a schedule: its operations in their order on Python numbers (float
     +, -, *, / IEEE doubles as float64's, a division by zero as numpy's, ``result._div``; the energy formulas on
@@ -783,12 +791,7 @@ def _fill_one(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.n
     g = {k: r[k].item(0) for k in _FILL_INPUTS}
     pts = batch.pts
     nchip = float(pts["nchip"].item(0))
-    time_s = g["time"] * reps
-    reads = (g["a_bytes"] + nchip * (g["b_bytes"] + g["c_load_bytes"])) * reps
-    writes = nchip * g["c_drain_bytes"] * reps
-    issued = nchip * g["issued_macs"] * reps
-    lmm_bytes = nchip * (g["lmm_exec_bytes"] + g["a_bytes"] + g["b_bytes"] * g["H"]
-                         + g["c_load_bytes"] + g["c_drain_bytes"]) * reps
+    time_s, reads, writes, issued, lmm_bytes = _run_flows(g, nchip, reps)
     energy = float(C.energy_pj(issued, lmm_bytes, pts["lmm_kb"].item(0), int(batch.nodes[0][0]),
                                batch.vscale.item(0))) * 1e-12
     energy = energy + batch.dram_energy_j(reads, writes).item(0)
