@@ -18,7 +18,7 @@ import numpy as np
 
 from workloads.layers import Layer
 
-from .result import LayerBatch, metric_of  # noqa: F401 (metric_of: part of this module's helpers)
+from .result import LayerBatch
 
 
 def column(values: Iterable[int]) -> np.ndarray:

@@ -285,7 +285,7 @@ def test_one_point_run_equals_the_stored_choice():
     done = set()
     for _ in range(400):
         fmt, mapping = _FMT_MAP[rng.integers(len(_FMT_MAP))]
-        units, cols, kb, nchip = int(rng.integers(8, 90)), int(rng.choice([1, 2, 4, 8])), int(rng.integers(1, 8)), 1
+        units, cols, kb = int(rng.integers(8, 90)), int(rng.choice([1, 2, 4, 8])), int(rng.integers(1, 8))
         opt = bool(rng.random() < 0.5)
         sch = S.cached_schedule((150, 260, 48, layer), fmt, mapping, units, cols, kb, int(rng.choice([1, 2, 4])), opt)
         if not sch.feasible:
