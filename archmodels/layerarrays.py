@@ -278,9 +278,21 @@ class _SharedRows:
             return cube
         return np.concatenate((np.zeros((len(keys), 1, self.n)), cube), axis=1)
 
+    def metric_row(self, r: int, key: str) -> np.ndarray:
+        """Row ``r``'s metric ``key`` (KeyError if the row has none): the view its dict would hold, for a layer
+        whose dict is not built (:func:`archmodels.result.metric_of`)."""
+        if self.row_keys is not None and key not in self.keys_of(r):
+            raise KeyError(key)
+        return self.metrics[key][r]
+
+    def gather(self, keys: Sequence[str], rows: Sequence[int]) -> np.ndarray:
+        """The metrics ``keys`` of ``rows`` (raw row indices) as one (keys x rows x points) float array: what the
+        rows' dicts would hold, for layers whose dicts are not built (where :meth:`has_arrays`)."""
+        return np.array([self.metrics[k] for k in keys])[:, rows]
+
     def has_arrays(self, keys: Sequence[str], n: int) -> bool:
-        """Whether every row has the metrics ``keys`` as rows of float (rows x ``n``) arrays (:meth:`_stack` of
-        them gives the values a layer's dict would hold, for a layer whose dict is not built)."""
+        """Whether every row has the metrics ``keys`` as rows of float (rows x ``n``) arrays (so :meth:`gather`
+        gives the values the layers' dicts would hold, for layers whose dicts are not built)."""
         shape = (self.rows, n)
         if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
             return False

@@ -185,10 +185,7 @@ def metric_of(lb: LayerBatch, key: str) -> np.ndarray:
     shared = d.get("_shared")
     if shared is None or "metrics" in d:
         return lb.metrics[key]
-    r = d["_row"]
-    if shared.row_keys is not None and key not in shared.keys_of(r):
-        raise KeyError(key)
-    return shared.metrics[key][r]
+    return shared.metric_row(d["_row"], key)
 
 
 def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = False) -> np.ndarray | None:
@@ -245,7 +242,7 @@ def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fal
     if block is not None:
         cube[:, own_places] = block
     for shared, rows, places in runs.values():  # each call's rows at once (copies of the very values)
-        cube[:, places] = np.array([shared.metrics[k] for k in keys])[:, rows]
+        cube[:, places] = shared.gather(keys, rows)
     return cube
 
 
