@@ -138,3 +138,22 @@ def test_a_recent_snapshot_is_not_written_again(journal):
     _fill(_open(journal), "many", 30)
     replay.save(_open(journal))
     assert _head(snap)["journal"]["end"] == journal.stat().st_size
+
+
+def test_reading_with_nothing_new_skips_the_file_and_reads_what_comes_after(journal, monkeypatch):
+    """HeldBackend.read_logs answers 'nothing appended' from a stat, and yields exactly Optuna's records otherwise
+    (another process's appends, a partly written last line) -- the same as Optuna's own reader."""
+    mine, theirs = replay.HeldBackend(str(journal)), JournalFileBackend(str(journal))
+    assert list(mine.read_logs(0)) == list(theirs.read_logs(0))
+    n = max(mine._log_number_offset)
+    opened = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda *a, **k: opened.append(a) or real_open(*a, **k))
+    assert list(mine.read_logs(n)) == [] and opened == []  # nothing new: the file is not opened
+    monkeypatch.undo()
+    other = JournalStorage(JournalFileBackend(str(journal)))  # another process appends
+    _fill(other, "four", 3)
+    with open(journal, "ab") as fh:
+        fh.write(b'{"op_code": 0, "worker_id": "half-writ')  # a record being written
+    assert list(mine.read_logs(n)) == list(theirs.read_logs(n)) != []
+    assert mine._log_number_offset == theirs._log_number_offset
