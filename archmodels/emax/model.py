@@ -379,8 +379,12 @@ def _area_static_computed(pts: Points) -> dict[str, np.ndarray]:
     area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], spm_kb, pts["dtype_bits"], pts["tech_nm"],
                          pts["clock_mhz"])
     sram_kb = (pts["rows"] * pts["cols"]).astype(float) * pts["lmm_kb"] + spm_kb
-    static = np.empty(n)
     vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
+    if n and cost._one_value(pts["tech_nm"]):  # one node (one design point): every point at once, no selection
+        static = np.asarray(tech.static_power_w(area["pe_logic_area_mm2"], sram_kb, int(pts["tech_nm"][0]), vdd),
+                            dtype=float)
+        return {**area, "static_power_w": static}
+    static = np.empty(n)
     for nd in np.unique(pts["tech_nm"]):
         at = pts["tech_nm"] == nd
         static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
@@ -411,9 +415,18 @@ class _PointConsts:
         spm_kb = pts.get("spm_kb", np.zeros(n))
         self.spm_kb = np.asarray(spm_kb, dtype=float)
         self.dram_rd_pj, self.dram_wr_pj = tech.dram_pj_per_byte(pts["dram"])
-        self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj = (np.empty(n) for _ in range(4))
         bits, node = pts["dtype_bits"], pts["tech_nm"]
         vscale = tech.clock_costs(pts["clock_mhz"], node).energy_scale  # (V / V_nom)^2 of the clock
+        #: leakage [W]: a plan's energy as its criterion ranks it includes leakage x its time
+        self.static_w = _rank_static_w(pts, n)
+        if n and cost._one_value(node) and cost._one_value(bits):  # one node and data type (one design point):
+            nd = int(node[0])  # every point at once, no selection (the same values, element by element)
+            mac, add = cost.op_energies_pj(int(bits[0]), nd)
+            self.mac_pj, self.add_pj = np.full(n, mac, dtype=float) * vscale, np.full(n, add, dtype=float) * vscale
+            self.lmm_pj = np.asarray(tech.sram_energy_pj_per_byte(pts["lmm_kb"], nd), dtype=float) * vscale
+            self.spm_pj = np.asarray(tech.sram_energy_pj_per_byte(self.spm_kb, nd), dtype=float) * vscale
+            return
+        self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj = (np.empty(n) for _ in range(4))
         for nd in np.unique(node):
             at = node == nd
             self.lmm_pj[at] = tech.sram_energy_pj_per_byte(pts["lmm_kb"][at], int(nd))
@@ -423,8 +436,6 @@ class _PointConsts:
                 self.mac_pj[sel], self.add_pj[sel] = cost.op_energies_pj(int(b), int(nd))
         for arr in (self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj):
             arr *= vscale
-        #: leakage [W]: a plan's energy as its criterion ranks it includes leakage x its time
-        self.static_w = _rank_static_w(pts, n)
 
     def energy_j(self, cols: dict[str, np.ndarray], pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(compute, SRAM) energy of plan columns ``cols`` at points ``pts``."""
