@@ -64,3 +64,57 @@ def test_point_consts_one_node_equals_selection(arch, seed, n, same):
     for k in ("pes", "spm_kb", "dram_rd_pj", "dram_wr_pj", "mac_pj", "add_pj", "lmm_pj", "spm_pj", "static_w"):
         assert _bits(getattr(fast, k)) == _bits(getattr(slow, k)), k
     assert fast.only == slow.only
+
+
+def _json(res) -> list[str]:
+    import json
+    return [json.dumps(res.point(i), default=str, sort_keys=True) for i in range(res.n)]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arch=st.sampled_from(["emaxv", "emaxvr"]), seed=st.integers(0, 2**31 - 1), n=st.integers(1, 3),
+       wl=st.sampled_from(["alexnet-conv", "lenet", "vgg16"]), default=st.booleans())
+def test_few_transfers_in_python_equal_the_sub_tables(arch, seed, n, wl, default):
+    """The transfers' sums in Python numbers (_few_flows, _few_reads; forced for every table, EMAXVR's staging
+    and pooling transfers included) equal the sub-tables' numpy sums bit for bit, and so does every output."""
+    from archmodels.emax import timing
+
+    m = get_model(arch)
+    rows = m.params.random_rows(n, np.random.default_rng(seed))
+    if default:  # (the default point has plans on every layer: some pairs are timed)
+        rows[0] = {}
+    checked = []
+    entry_flows, few_flows = timing._entry_flows, timing._few_flows
+
+    def both(tab, r, pts, link, variants):
+        a, b = entry_flows(tab, r, pts, link, variants), few_flows(tab, r, pts, link, variants)
+        assert a.keys() == b.keys()
+        for k in a:
+            assert _bits(a[k]) == _bits(b[k]), k
+        reads = timing._few_reads(tab, r, pts, link)
+        with mock.patch.object(timing, "FEW_CELLS", -1):
+            ref = timing.pair_dram_reads(tab, r, pts, link)
+        assert [_bits(x) for x in reads] == [_bits(x) for x in ref]
+        checked.append(len(r))
+        return b
+
+    with mock.patch.object(timing, "FEW_CELLS", 10**9), mock.patch.object(timing, "_few_flows", both):
+        model.workload_plans.cache_clear()
+        few = _json(m.evaluate_points(wl, rows))
+    assert checked or not default
+    with mock.patch.object(timing, "FEW_CELLS", -1):
+        model.workload_plans.cache_clear()
+        entries = _json(m.evaluate_points(wl, rows))
+    assert few == entries
+
+
+def test_numpy_ceil_and_maximum_in_python():
+    """_ceil and _max give np.ceil's and np.maximum's bits (signed zeros, infinities, NaN)."""
+    from archmodels.emax import timing
+
+    xs = [0.0, -0.0, -1e-9, -0.5, -1.0, 1e-9, 0.5, 1.0, 2.5, -2.5, 1e300, -1e300, float("inf"), float("-inf"),
+          float("nan"), 2.0**53 + 2, 4503599627370495.5]
+    for x in xs:
+        assert _bits(np.float64(timing._ceil(x))) == _bits(np.ceil(np.float64(x))), x
+        for y in xs:
+            assert _bits(np.float64(timing._max(x, y))) == _bits(np.maximum(np.float64(x), np.float64(y))), (x, y)

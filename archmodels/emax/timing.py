@@ -38,9 +38,11 @@ SPM bandwidth cap every phase.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .traffic import KINDS, PHASES, PlanTable
+from .traffic import KINDS, PHASES, PlanTable, _Moves
 
 HANDSHAKE_CYCLES = 2
 PIPE_CYCLES_PER_ROW = 2
@@ -135,7 +137,19 @@ def pair_states_both(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Li
 
 def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
                  variants: tuple[bool, ...]) -> list[dict[str, np.ndarray]]:
-    """:func:`pair_states` for each ``for_choice`` of ``variants`` (the shared part computed once)."""
+    """:func:`pair_states` for each ``for_choice`` of ``variants`` (the shared part computed once): the transfers'
+    sums in Python numbers for a few pairs of a few transfers each (:func:`_few_flows`), else from the transfer
+    sub-tables (:func:`_entry_flows`; the same bits)."""
+    flows = _few_flows if _few(tab, rows) else _entry_flows
+    return _states(tab, rows, pts, link, variants, flows(tab, rows, pts, link, variants))
+
+
+def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
+                 variants: tuple[bool, ...]) -> dict[str, np.ndarray]:
+    """Per (pair, phase) the transfers' bus work, longest burst and DRAM / SPM bytes, and per pair the DRAM
+    bytes read and written (the sums :func:`_states` needs for ``variants``; [pairs x phases] flat, pair by pair),
+    from the sub-tables of every transfer: each sum from 0.0, its entries added one by one in table order
+    (np.bincount)."""
     n, nph = len(rows), len(PHASES)
     x = tab.xfer
     pair, e = _expand(x, len(tab), rows)
@@ -154,6 +168,181 @@ def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     st_b = s["count"][s_e] * words(s["each"][s_e], s["weight"][s_e], link.bus_bytes[s_pt], link.elem[s_pt]) \
         * link.bus_bytes[s_pt]
     s_seg = s_pair * nph + PHASES.index("pload")
+    out = {"work": work, "longest": longest}
+    if True in variants:
+        out["dram_c"] = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
+        out["spm_c"] = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
+        out["_dram_read"] = _sums(n, (np.arange(n), tab.plan["host"][rows]), (pair, moved * dram * read),
+                                  (s_pair, st_b))
+        out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
+    if False in variants:
+        out["staged"] = _sums(n * nph, (s_seg, st_b))
+        out["dram_r"] = _sums(n * nph, (seg, moved * dram))
+        out["spm_r"] = _sums(n * nph, (seg, moved * (1 - dram)))
+    return out
+
+
+#: (pair, column) cells up to which :func:`_pair_states` and :func:`pair_dram_reads` sum the transfers in Python
+#: numbers (:func:`_few_flows`, :func:`_few_reads`): one EMAXV design point (~18 plans of 4 transfer columns) pays
+#: more for the sub-tables' ~60 numpy calls than for a loop over its transfers; EMAXVR's point (~54 plans of ~20
+#: columns, ~500 transfers) does not
+FEW_CELLS = 160
+
+
+def _few(tab: PlanTable, rows: np.ndarray) -> bool:
+    """Whether the pairs ``rows`` of ``tab`` have few transfer cells and every block is a :class:`_Moves`."""
+    if not len(rows) or not all(isinstance(b, _Moves) for b, _ in tab.moves):
+        return False
+    return len(rows) * max(b.rd_on.shape[1] + b.h_on.shape[1] for b, _ in tab.moves) <= FEW_CELLS
+
+
+def _ceil(x: float) -> float:
+    """``np.ceil`` of a Python float (-0.0 for x in (-1, 0], infinities and NaN as they are)."""
+    if x - x != 0:
+        return x
+    r = float(math.ceil(x))
+    return r if r != 0 else math.copysign(0.0, x)
+
+
+def _max(a: float, b: float) -> float:
+    """``np.maximum`` of two Python floats (NaN wins; a tie, e.g. 0.0 and -0.0, gives ``b``, as numpy does)."""
+    return a if a > b or a != a else b
+
+
+def _word(nbytes: float, aligned: float, bus: float, elem: float) -> float:
+    """:func:`words` of one transfer in Python numbers."""
+    return _ceil(nbytes / bus - 1e-9) if aligned > 0 else _max(nbytes, nbytes + bus - elem) / bus
+
+
+class _Lists:
+    """A block's [plans, columns] matrices as Python lists (rows ``lr``), and its per-column numbers."""
+
+    def __init__(self, block: _Moves, lr: np.ndarray | None):
+        ns = len(block.phase)
+        self.ns = ns
+        self.by_phase = np.argsort(block.phase, kind="stable").tolist()  # the sub-tables' order of a plan's transfers
+        self.phase = block.phase.tolist()
+        self.read = [0.0 if w else 1.0 for w in block.write.tolist()]
+        self.weight = [1.0 if k == 1 else 0.0 for k in block.rd_kind.tolist()]
+        #: per transfer column in the sub-tables' order: (column, phase, read, weight); the staging columns
+        self.xfer_cols = [(j, self.phase[j], self.read[j], self.weight[j]) for j in self.by_phase]
+        self.stage_cols = range(ns, block.rd_on.shape[1])
+        self.rd_kind = block.rd_kind.tolist()
+        self.h_kind = block.h_kind.tolist()
+        if lr is None:  # every row, in order
+            self.on, self.count, self.each = block.xfer_on.tolist(), block.rd_count.tolist(), block.rd_each.tolist()
+            self.rd_on, self.dram = block.rd_on.tolist(), block.dram.tolist()
+            self.bursts, self.per_burst, self.par = block.bursts.tolist(), block.per_burst.tolist(), block.par.tolist()
+            self.h_on, self.h_bytes = block.h_on.tolist(), block.h_bytes.tolist()
+            return
+        self.on, self.count, self.each = block.xfer_on[lr].tolist(), block.rd_count[lr].tolist(), block.rd_each[lr].tolist()
+        self.rd_on = block.rd_on[lr].tolist()
+        self.dram = block.dram[lr].tolist()
+        self.bursts, self.per_burst, self.par = block.bursts[lr].tolist(), block.per_burst[lr].tolist(), block.par[lr].tolist()
+        self.h_on, self.h_bytes = block.h_on[lr].tolist(), block.h_bytes[lr].tolist()
+
+
+def _few_blocks(tab: PlanTable, rows: np.ndarray) -> list[tuple[_Lists, int]]:
+    """Per pair, (its block's lists, its row in them)."""
+    if len(tab.moves) == 1:
+        block, at = tab.moves[0]
+        if len(at) == len(tab):  # (at increases: the block's rows are the table's plans)
+            every = len(rows) == len(at) and bool((rows == np.arange(len(rows))).all())
+            lists = _Lists(block, None if every else rows)
+            return [(lists, i) for i in range(len(rows))]
+    which = np.empty(len(tab), dtype=np.int64)
+    local = np.empty(len(tab), dtype=np.int64)
+    for b, (_, at) in enumerate(tab.moves):
+        which[at] = b
+        local[at] = np.arange(len(at))
+    wb, lr = which[rows], local[rows]
+    out: list = [None] * len(rows)
+    for b, (block, _) in enumerate(tab.moves):
+        sel = np.flatnonzero(wb == b)
+        if len(sel):
+            lists = _Lists(block, lr[sel])
+            for i, k in enumerate(sel.tolist()):
+                out[k] = (lists, i)
+    return out
+
+
+def _few_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
+               variants: tuple[bool, ...]) -> dict[str, np.ndarray]:
+    """:func:`_entry_flows` in Python numbers, pair by pair from its block's rows: a pair's transfers in the
+    sub-table's order (phase by phase, each phase in slot order; then the staging reads), every sum from 0.0 adding
+    the same numbers in the same order (IEEE double either way; ``np.ceil`` and ``np.maximum`` as :func:`_ceil` and
+    :func:`_max`)."""
+    nph = len(PHASES)
+    pload = PHASES.index("pload")
+    choice, report = True in variants, False in variants
+    bus_l, elem_l = link.bus_bytes[pts].tolist(), link.elem[pts].tolist()
+    lat_d, lat_s = link.lat_dram[pts].tolist(), link.lat_spm[pts].tolist()
+    host = tab.plan["host"][rows].tolist()
+    keys = ["work", "longest"] + ["dram_c", "spm_c"] * choice + ["staged", "dram_r", "spm_r"] * report
+    table = []  # per pair: the per-phase sums of keys, then its DRAM bytes read and written
+    ceil, copysign = math.ceil, math.copysign
+    for k, (b, i) in enumerate(_few_blocks(tab, rows)):
+        bus, elem, l_dram, l_spm = bus_l[k], elem_l[k], lat_d[k], lat_s[k]
+        on, count, each, dram = b.on[i], b.count[i], b.each[i], b.dram[i]
+        bursts, per_burst, par = b.bursts[i], b.per_burst[i], b.par[i]
+        work, longest, dram_x, spm_x = [0.0] * nph, [None] * nph, [0.0] * nph, [0.0] * nph
+        rd, wr = 0.0 + host[k], 0.0
+        for j, ph, read, weight in b.xfer_cols:
+            if not on[j]:
+                continue
+            c, e = count[j], each[j]
+            dr = 1.0 if dram[j] else 0.0
+            if weight > 0:  # words(): np.ceil(e / bus - 1e-9) (see _ceil)
+                x = e / bus - 1e-9
+                w = x if x - x != 0 else (float(ceil(x)) or copysign(0.0, x))
+            else:  # np.maximum(e, e + bus - elem) / bus (see _max)
+                y = e + bus - elem
+                w = (e if e > y or e != e else y) / bus
+            cost = HANDSHAKE_CYCLES + read * (l_dram if dr > 0 else l_spm) + w
+            moved = c * (w * bus if read > 0 else e)
+            work[ph] += c * cost
+            x = per_burst[j] / par[j] - 1e-9
+            r = bursts[j] * (x if x - x != 0 else (float(ceil(x)) or copysign(0.0, x))) * cost
+            v = longest[ph]
+            longest[ph] = r if v is None else (v if v > r or v != v else r)
+            md = moved * dr
+            dram_x[ph] += md
+            spm_x[ph] += moved * (1 - dr)
+            rd += md * read
+            wr += md * (1 - read)
+        staged = [count[j] * _word(each[j], b.weight[j], bus, elem) * bus  # staging reads (on: a positive count)
+                  for j in b.stage_cols if b.rd_on[i][j]]
+        row = work + [0.0 if v is None else _max(0.0, v) for v in longest]
+        if choice:
+            if staged:
+                dram_x_c, spm_x_c = list(dram_x), list(spm_x)
+                for v in staged:
+                    dram_x_c[pload] += v
+                    spm_x_c[pload] += v
+                    rd += v
+                row += dram_x_c + spm_x_c
+            else:
+                row += dram_x + spm_x
+        if report:
+            st = [0.0] * nph
+            for v in staged:
+                st[pload] += v
+            row += st + dram_x + spm_x
+        row.append(rd)
+        row.append(wr)
+        table.append(row)
+    m = np.array(table, dtype=float).reshape(len(rows), len(keys) * nph + 2)
+    flows = {k: m[:, j * nph:(j + 1) * nph].reshape(-1) for j, k in enumerate(keys)}
+    if choice:
+        flows["_dram_read"], flows["_dram_write"] = m[:, -2].copy(), m[:, -1].copy()
+    return flows
+
+
+def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, variants: tuple[bool, ...],
+            flows: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """The states of :func:`_pair_states` from the transfers' sums ``flows`` (:func:`_entry_flows`)."""
+    n, nph = len(rows), len(PHASES)
+    work, longest = flows["work"], flows["longest"]
     ptr = np.repeat(pts, nph)
     bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
     col = {k: tab.plan[k][rows] for k in _STATE_COLS}
@@ -171,15 +360,12 @@ def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     for for_choice in variants:
         out: dict[str, np.ndarray] = {}
         if for_choice:
-            dram_b = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
-            spm_b = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
-            out["_dram_read"] = _sums(n, (np.arange(n), tab.plan["host"][rows]), (pair, moved * dram * read),
-                                      (s_pair, st_b))
-            out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
+            dram_b, spm_b = flows["dram_c"], flows["spm_c"]
+            out["_dram_read"], out["_dram_write"] = flows["_dram_read"], flows["_dram_write"]
         else:
-            staged = _sums(n * nph, (s_seg, st_b))
-            dram_b = _sums(n * nph, (seg, moved * dram)) + staged
-            spm_b = _sums(n * nph, (seg, moved * (1 - dram))) + staged
+            staged = flows["staged"]
+            dram_b = flows["dram_r"] + staged
+            spm_b = flows["spm_r"] + staged
         bus_c = np.maximum(work / bus_cols, longest)
         ph = np.maximum.reduce([bus_c, dram_b / dram_bpc, spm_b / spm_bpc]).reshape(n, nph)
         pl, pd = ph[:, 2], ph[:, 3]
@@ -206,7 +392,10 @@ def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
 
 def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
     """DRAM bytes read per data kind ([pairs, kinds], reads rounded to whole bus words, host reads exact)
-    and their total, summed kind by kind in the order the plan names them."""
+    and their total, summed kind by kind in the order the plan names them (a few pairs of few transfers in
+    Python numbers, :func:`_few_reads`: the same bits)."""
+    if _few(tab, rows):
+        return _few_reads(tab, rows, pts, link)
     n, nk = len(rows), len(KINDS)
     r, h = tab.read, tab.host
     pair, e = _expand(r, len(tab), rows)
@@ -221,3 +410,34 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
     for j in range(nk):
         total = total + out[np.arange(n), order[:, j]]
     return out[:, :nk], total
+
+
+def _few_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pair_dram_reads` in Python numbers, pair by pair from its block's rows: per kind from 0.0 its reads in
+    column order (transfers in slot order, then staging), then its host reads, as the sub-tables list them; the
+    kinds' order of a plan from the first column naming each (:meth:`~archmodels.emax.traffic._Moves.read_order`)."""
+    nk = len(KINDS)
+    bus_l, elem_l = link.bus_bytes[pts].tolist(), link.elem[pts].tolist()
+    by_kind: list[list[float]] = []
+    total: list[float] = []
+    for k, (b, i) in enumerate(_few_blocks(tab, rows)):
+        bus, elem = bus_l[k], elem_l[k]
+        got = [0.0] * (nk + 1)
+        first: list[int] = []  # kinds in first-named order
+        rd_on, count, each = b.rd_on[i], b.count[i], b.each[i]
+        for j, kind in enumerate(b.rd_kind):
+            if rd_on[j]:
+                got[kind] += count[j] * _word(each[j], b.weight[j], bus, elem) * bus
+                if kind not in first:
+                    first.append(kind)
+        for j, kind in enumerate(b.h_kind):
+            if b.h_on[i][j]:
+                got[kind] += b.h_bytes[i][j]
+                if kind not in first:
+                    first.append(kind)
+        t = 0.0
+        for kind in first + [nk] * (nk - len(first)):
+            t = t + got[kind]
+        by_kind.append(got[:nk])
+        total.append(t)
+    return np.array(by_kind, dtype=float).reshape(len(rows), nk), np.array(total, dtype=float)
