@@ -8,6 +8,7 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from archmodels import get_model
@@ -118,3 +119,29 @@ def test_numpy_ceil_and_maximum_in_python():
         assert _bits(np.float64(timing._ceil(x))) == _bits(np.ceil(np.float64(x))), x
         for y in xs:
             assert _bits(np.float64(timing._max(x, y))) == _bits(np.maximum(np.float64(x), np.float64(y))), (x, y)
+
+
+_VALUES = st.one_of(st.floats(0, 1e6), st.sampled_from([0.0, -0.0, float("inf"), float("nan"), 1.0]))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (inf x 0 in edp: NaN, as in the model)
+@settings(max_examples=200, deadline=None)
+@given(data=st.lists(st.tuples(_VALUES, _VALUES, _VALUES), min_size=0, max_size=8),
+       crit=st.sampled_from(list(model.CRITERIA) + ["array"]), seed=st.integers(0, 2**31 - 1))
+def test_one_candidate_per_point_select_and_runner_up(data, crit, seed):
+    """With one candidate per point (EMAXV), select's and runner_up's shortcuts equal their pair-by-pair rules."""
+    t, en, dr = (np.array([d[i] for d in data], dtype=float) for i in range(3))
+    n = len(t)
+    start = np.arange(n, dtype=np.int64)
+    if crit == "array":
+        c = np.random.default_rng(seed).choice(np.array(model.CRITERIA, dtype=object), n)
+    else:
+        c = crit
+    pick = start + model.select(c, t, en, dr, start)
+    if n:
+        assert _bits(pick) == _bits(start + model._select_pairs(c, t, en, dr, start))
+        assert _bits(model.runner_up(c, t, en, dr, start, pick)) == \
+            _bits(model._runner_up_pairs(c, t, en, dr, start, pick))
+        by = model._primary(c, t, en, dr)
+        assert _bits(model.runner_up(c, t, en, dr, start, pick, by)) == \
+            _bits(model._runner_up_pairs(c, t, en, dr, start, pick, by))

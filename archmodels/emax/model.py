@@ -687,6 +687,16 @@ def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndar
     Plans with the chosen plan's time and DRAM bytes (the same schedule reached another way) do not count.
     ``by``: :func:`_primary` of the pairs, if known.
     """
+    if len(start) == len(time_s):  # one candidate per point: itself, unless it has its own time and bytes (no other)
+        same = _close(time_s, time_s) & _close(dram_b, dram_b)
+        v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
+        return np.where(np.isfinite(v), np.arange(len(v)), -1)
+    return _runner_up_pairs(criterion, time_s, energy_j, dram_b, start, pick, by)
+
+
+def _runner_up_pairs(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+                     start: np.ndarray, pick: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
+    """:func:`runner_up` over the pairs (any number of candidates per point; the reference of its shortcut)."""
     cnt = np.diff(np.append(start, len(time_s)))
     same = _close(time_s, np.repeat(time_s[pick], cnt)) & _close(dram_b, np.repeat(dram_b[pick], cnt))
     v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
@@ -715,6 +725,14 @@ def select(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
     ``criterion`` a string: every pair's; ``by``: :func:`_primary` of the pairs, if known.
     """
+    if len(start) == len(time_s):  # one candidate per point (EMAXV's layers): it is chosen, within the tolerances or
+        return np.zeros(len(start), dtype=np.int64)  # not (none left: the first candidate)
+    return _select_pairs(criterion, time_s, energy_j, dram_b, start, by)
+
+
+def _select_pairs(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+                  start: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
+    """:func:`select` over the pairs (any number of candidates per point; the reference of its shortcut)."""
     if by is None:
         by = _primary(criterion, time_s, energy_j, dram_b)
     if isinstance(criterion, str):
