@@ -145,3 +145,56 @@ def test_one_candidate_per_point_select_and_runner_up(data, crit, seed):
         by = model._primary(c, t, en, dr)
         assert _bits(model.runner_up(c, t, en, dr, start, pick, by)) == \
             _bits(model._runner_up_pairs(c, t, en, dr, start, pick, by))
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arch=st.sampled_from(["emaxv", "emaxvr"]), seed=st.integers(0, 2**31 - 1),
+       wl=st.sampled_from(["alexnet-conv", "vgg16", "lenet"]))
+def test_every_plan_in_order_equals_gathered(arch, seed, wl):
+    """A choice over every plan of its table in order (one design point) reads the plan columns and sub-table
+    entries as they are (_every, _Take, _expand): the same bits as gathering them; the words of entries without a
+    repeat are computed directly, the same bits as once per distinct entry (_entry_words)."""
+    from archmodels.emax import timing
+
+    m = get_model(arch)
+    rows = [{}] + m.params.random_rows(1, np.random.default_rng(seed))
+    calls = []
+    states, reads = timing.pair_states_both, timing.pair_dram_reads
+
+    def check(tab, r, pts, link):
+        got = states(tab, r, pts, link)
+        with mock.patch.object(timing, "_every", lambda *a: False), mock.patch.object(timing, "FEW_CELLS", -1):
+            ref = states(tab, r, pts, link)
+            ref_reads = reads(tab, r, pts, link)
+        with mock.patch.object(timing, "FEW_CELLS", -1):
+            new_reads = reads(tab, r, pts, link)
+        for a, b in zip(got, ref):
+            assert list(a) == list(b)
+            assert all(_bits(a[k]) == _bits(b[k]) for k in a)
+        assert [_bits(x) for x in new_reads] == [_bits(x) for x in ref_reads]
+        calls.append(timing._every(tab, r))
+        return got
+
+    for row in rows:
+        model.workload_plans.cache_clear()
+        with mock.patch.object(model, "pair_states_both", check):
+            m.evaluate_points(wl, [row])
+    assert any(calls)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(0, 30), repeats=st.booleans())
+def test_entry_words_directly_equals_once_per_entry(seed, n, repeats):
+    """_entry_words without np.unique (no more entries than the table lists) gives words() once per distinct entry."""
+    from archmodels.emax import timing
+
+    rng = np.random.default_rng(seed)
+    each = rng.choice([0.0, 1.0, 3.0, 17.5, 64.0, 1e6, 2.0**40 + 0.5], size=max(n, 1))
+    weight = rng.integers(0, 2, size=len(each)).astype(float)
+    e = rng.integers(0, len(each), size=n) if repeats else rng.permutation(len(each))[:n]
+    link = timing.Link(np.full(2, 240.0), np.full(2, 128), np.full(2, 17.0), np.full(2, 62.5), np.full(2, 15.36),
+                       np.full(2, 4.0), 2, 4)
+    pt = np.zeros(len(e), dtype=np.int64)
+    used, inv = np.unique(e, return_inverse=True)
+    ref = timing.words(each[used], weight[used], link.bus_bytes[:1], link.elem[:1])[inv.reshape(-1)]
+    assert _bits(timing._entry_words(each, weight, e, pt, link)) == _bits(ref)

@@ -563,7 +563,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     labels: dict[str, np.ndarray] = {}
     plans: dict[str, np.ndarray] = {}
     if len(pts):
-        cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
+        at = timing._Take(pair_row, timing._every(tab, pair_row))  # (one design point: every plan, in order)
+        cols = {k: at(tab.plan[k]) for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
         # up to TIME_ALL_UPTO pairs every pair is timed at once, for the choice and the report (the pruning would
         # spare few pairs, and one design point pays numpy's cost per call three times); else the pruning first,
@@ -635,9 +636,10 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     ``timed``: :func:`pair_states` (for the choice) of every pair, if known.
     """
     # constants read at call time: the fit (archmodels/emax/fit.py) varies them
-    c = {k: tab.plan[k][rows] for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
-                                         "pool_regs", "pool_rows_used", "pool_iterations", "pool_loop_ends",
-                                         "dram_exact", "dram_write")}
+    at = timing._Take(rows, timing._every(tab, rows))  # (one design point: every plan, in order)
+    c = {k: at(tab.plan[k]) for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
+                                      "pool_regs", "pool_rows_used", "pool_iterations", "pool_loop_ends",
+                                      "dram_exact", "dram_write")}
     clock = link.clock_hz[pts]
     pool = np.where(c["has_pool"] > 0, timing.START_OVERHEAD_CYCLES + np.ceil(c["pool_regs"] / timing.REGV_REGS_PER_CYCLE)
                     + timing.PIPE_CYCLES_PER_ROW * c["pool_rows_used"] + c["pool_iterations"]

@@ -81,19 +81,42 @@ def _entry_words(each: np.ndarray, weight: np.ndarray, e: np.ndarray, pt: np.nda
     bus width and element size (the usual batch), else per (entry, point)."""
     bus, elem = link.bus_bytes[pt], link.elem[pt]
     if len(pt) and (bus == bus[0]).all() and (elem == elem[0]).all():
+        if len(e) <= len(each):  # no more entries than the table lists (one design point: each entry once)
+            return words(each[e], weight[e], bus[:1], elem[:1])
         used, inv = np.unique(e, return_inverse=True)
         return words(each[used], weight[used], bus[:1], elem[:1])[inv.reshape(-1)]
     return words(each[e], weight[e], bus, elem)
 
 
-def _expand(sub: dict[str, np.ndarray], n_plans: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(pair, entry) index pairs: every entry of sub-table ``sub`` of the plan of each pair, in table order."""
+def _expand(sub: dict[str, np.ndarray], n_plans: int, rows: np.ndarray,
+            every: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(pair, entry) index pairs: every entry of sub-table ``sub`` of the plan of each pair, in table order.
+    ``every``: ``rows`` are the table's plans in order (:func:`_every`; one design point): pair k is plan k, so the
+    pairs are the entries' plans (listed in plan order) and the entries all of them."""
+    if every:
+        return sub["plan"], np.arange(len(sub["plan"]))
     per = np.bincount(sub["plan"], minlength=n_plans)
     start = np.cumsum(per) - per
     cnt = per[rows]
     pair = np.repeat(np.arange(len(rows)), cnt)
     entry = np.repeat(start[rows] - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
     return pair, entry
+
+
+class _Take:
+    """``a[idx]`` of arrays ``a``, or ``a`` itself when ``every`` (idx is 0, 1, ..., len(a) - 1: the same values, no
+    copy; the arrays taken are only read)."""
+
+    def __init__(self, idx: np.ndarray, every: bool):
+        self.idx, self.every = idx, every
+
+    def __call__(self, a: np.ndarray) -> np.ndarray:
+        return a if self.every else a[self.idx]
+
+
+def _every(tab: PlanTable, rows: np.ndarray) -> bool:
+    """Whether the pairs ``rows`` are the plans of ``tab``, each once, in order (one design point's choice)."""
+    return len(rows) == len(tab) and bool((rows == np.arange(len(rows))).all())
 
 
 def _sums(n: int, *parts: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -152,28 +175,31 @@ def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     (np.bincount)."""
     n, nph = len(rows), len(PHASES)
     x = tab.xfer
-    pair, e = _expand(x, len(tab), rows)
+    every = _every(tab, rows)
+    pair, e = _expand(x, len(tab), rows, every)
     pt = pts[pair]
     bus = link.bus_bytes[pt]
-    count, each, read, dram = x["count"][e], x["each"][e], x["read"][e], x["dram"][e]
+    at = _Take(e, every)
+    count, each, read, dram = at(x["count"]), at(x["each"]), at(x["read"]), at(x["dram"])
     w = _entry_words(x["each"], x["weight"], e, pt, link)
     cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, link.lat_dram[pt], link.lat_spm[pt]) + w
     moved = count * np.where(read > 0, w * bus, each)
-    seg = pair * nph + x["phase"][e]
+    seg = pair * nph + at(x["phase"])
     work = _sums(n * nph, (seg, count * cost))
-    longest = _maxima(n * nph, seg, x["rounds"][e] * cost)
+    longest = _maxima(n * nph, seg, at(x["rounds"]) * cost)
     s = tab.stage
-    s_pair, s_e = _expand(s, len(tab), rows)
+    s_pair, s_e = _expand(s, len(tab), rows, every)
     s_pt = pts[s_pair]
-    st_b = s["count"][s_e] * words(s["each"][s_e], s["weight"][s_e], link.bus_bytes[s_pt], link.elem[s_pt]) \
+    at = _Take(s_e, every)
+    st_b = at(s["count"]) * words(at(s["each"]), at(s["weight"]), link.bus_bytes[s_pt], link.elem[s_pt]) \
         * link.bus_bytes[s_pt]
     s_seg = s_pair * nph + PHASES.index("pload")
     out = {"work": work, "longest": longest}
     if True in variants:
         out["dram_c"] = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
         out["spm_c"] = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
-        out["_dram_read"] = _sums(n, (np.arange(n), tab.plan["host"][rows]), (pair, moved * dram * read),
-                                  (s_pair, st_b))
+        host = _Take(rows, every)(tab.plan["host"])
+        out["_dram_read"] = _sums(n, (np.arange(n), host), (pair, moved * dram * read), (s_pair, st_b))
         out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
     if False in variants:
         out["staged"] = _sums(n * nph, (s_seg, st_b))
@@ -345,7 +371,8 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
     work, longest = flows["work"], flows["longest"]
     ptr = np.repeat(pts, nph)
     bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
-    col = {k: tab.plan[k][rows] for k in _STATE_COLS}
+    at = _Take(rows, _every(tab, rows))
+    col = {k: at(tab.plan[k]) for k in _STATE_COLS}
     exec_c = col["iterations"] + col["loop_ends"] * LOOP_END_BUBBLE_CYCLES
     ppe = col["activations"] * PIPE_CYCLES_PER_ROW * col["rows_used"]
     pool_fixed = START_OVERHEAD_CYCLES + np.ceil(col["pool_regs"] / REGV_REGS_PER_CYCLE) \
@@ -367,10 +394,12 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
             dram_b = flows["dram_r"] + staged
             spm_b = flows["spm_r"] + staged
         bus_c = np.maximum(work / bus_cols, longest)
-        ph = np.maximum.reduce([bus_c, dram_b / dram_bpc, spm_b / spm_bpc]).reshape(n, nph)
+        # (np.maximum.reduce of the three, row after row: the same pairs, without stacking them first)
+        ph = np.maximum(np.maximum(bus_c, dram_b / dram_bpc), spm_b / spm_bpc).reshape(n, nph)
         pl, pd = ph[:, 2], ph[:, 3]
-        exposed = np.maximum(0.0, pl + pd - (exec_c + ppe))
-        share = np.divide(pl, pl + pd, out=np.zeros_like(pl), where=(pl + pd) > 0)
+        both = pl + pd
+        exposed = np.maximum(0.0, both - (exec_c + ppe))
+        share = np.divide(pl, both, out=np.zeros_like(pl), where=both > 0)
         st = {
             "CONF": fixed["CONF"],
             "LMMI": fixed["LMMI"],
@@ -398,10 +427,11 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
         return _few_reads(tab, rows, pts, link)
     n, nk = len(rows), len(KINDS)
     r, h = tab.read, tab.host
-    pair, e = _expand(r, len(tab), rows)
+    every = _every(tab, rows)
+    pair, e = _expand(r, len(tab), rows, every)
     pt = pts[pair]
     bus = link.bus_bytes[pt]
-    h_pair, h_e = _expand(h, len(tab), rows)
+    h_pair, h_e = _expand(h, len(tab), rows, every)
     out = _sums(n * (nk + 1),
                 (pair * (nk + 1) + r["kind"][e], r["count"][e] * words(r["each"][e], r["weight"][e], bus, link.elem[pt]) * bus),
                 (h_pair * (nk + 1) + h["kind"][h_e], h["bytes"][h_e])).reshape(n, nk + 1)
