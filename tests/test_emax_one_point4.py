@@ -198,3 +198,20 @@ def test_entry_words_directly_equals_once_per_entry(seed, n, repeats):
     used, inv = np.unique(e, return_inverse=True)
     ref = timing.words(each[used], weight[used], link.bus_bytes[:1], link.elem[:1])[inv.reshape(-1)]
     assert _bits(timing._entry_words(each, weight, e, pt, link)) == _bits(ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(arch=st.sampled_from(["emaxv", "emaxvr"]), seed=st.integers(0, 2**31 - 1))
+def test_link_of_one_point_equals_the_batch_path(arch, seed):
+    """Link of one point (Python numbers) equals row 0 of the numpy path (that point twice)."""
+    from archmodels.emax import timing
+
+    pts = _points(arch, seed, 1, False)
+    n = 1
+    args = lambda p, n: (p["clock_mhz"], p["fsm_bus_bits"], p["dram_gbps"], p["dram_latency_ns"],  # noqa: E731
+                         p.get("spm_gbps", np.full(n, 15.36)), p.get("spm_latency_ns", np.full(n, 1000 / 240)),
+                         p["dtype_bits"] // 8, p["cols"])
+    one = timing.Link(*args(pts, n))
+    two = timing.Link(*(np.repeat(np.asarray(a), 2) for a in args(pts, n)))
+    for k in ("clock_hz", "bus_bytes", "dram_bpc", "spm_bpc", "lat_dram", "lat_spm", "elem", "cols"):
+        assert _bits(getattr(one, k)) == _bits(np.asarray(getattr(two, k))[:1]), k

@@ -59,6 +59,10 @@ class Link:
 
     def __init__(self, clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes,
                  cols):
+        args = (clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes, cols)
+        if all(np.shape(a) == (1,) for a in args):  # one design point: Python numbers, the same operations
+            self._one(*(float(np.asarray(a, dtype=float)[0]) for a in args))
+            return
         f = np.asarray(clock_mhz, dtype=float) * 1e6
         self.clock_hz = f
         self.bus_bytes = np.asarray(fsm_bus_bits, dtype=float) / 8.0
@@ -68,6 +72,19 @@ class Link:
         self.lat_spm = np.ceil(np.asarray(spm_latency_ns, dtype=float) * f / 1e9 - 1e-9)
         self.elem = np.broadcast_to(np.asarray(elem_bytes, dtype=float), f.shape)
         self.cols = np.broadcast_to(np.asarray(cols, dtype=float), f.shape)
+
+    def _one(self, clock_mhz: float, bus_bits: float, dram_gbps: float, dram_latency_ns: float, spm_gbps: float,
+             spm_latency_ns: float, elem: float, cols: float) -> None:
+        """The arrays of one point from its numbers (``np.ceil`` as :func:`_ceil`): the same bits as the numpy path."""
+        f = clock_mhz * 1e6
+        self.clock_hz = np.array([f])
+        self.bus_bytes = np.array([bus_bits / 8.0])
+        self.dram_bpc = np.array([dram_gbps * 1e9 / f])
+        self.spm_bpc = np.array([spm_gbps * 1e9 / f])
+        self.lat_dram = np.array([_ceil(dram_latency_ns * f / 1e9 - 1e-9)])
+        self.lat_spm = np.array([_ceil(spm_latency_ns * f / 1e9 - 1e-9)])
+        self.elem = np.array([elem])
+        self.cols = np.array([cols])
 
 
 def words(nbytes: np.ndarray, aligned: np.ndarray, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
