@@ -220,9 +220,17 @@ def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
         out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
     if False in variants:
         out["staged"] = _sums(n * nph, (s_seg, st_b))
-        out["dram_r"] = _sums(n * nph, (seg, moved * dram))
-        out["spm_r"] = _sums(n * nph, (seg, moved * (1 - dram)))
+        if not _same_sums(variants, out):
+            out["dram_r"] = _sums(n * nph, (seg, moved * dram))
+            out["spm_r"] = _sums(n * nph, (seg, moved * (1 - dram)))
     return out
+
+
+def _same_sums(variants: tuple[bool, ...], flows: dict[str, np.ndarray]) -> bool:
+    """Whether the report's states are the choice's (both asked, no staging read moves a byte): the choice adds the
+    staging reads among the transfers' sums, the report adds their sum after; with every staging value +-0.0 both
+    give the transfers' sum (a sum from 0.0 is never -0.0, and x + +-0.0 is x then)."""
+    return True in variants and False in variants and not flows["staged"].any()
 
 
 #: (pair, column) cells up to which :func:`_pair_states` and :func:`pair_dram_reads` sum the transfers in Python
@@ -401,7 +409,10 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
         "REGV": col["activations"] * np.ceil(col["regs"] / REGV_REGS_PER_CYCLE),
     }
     results = []
+    same = _same_sums(variants, flows)
     for for_choice in variants:
+        if same and not for_choice:
+            continue
         out: dict[str, np.ndarray] = {}
         if for_choice:
             dram_b, spm_b = flows["dram_c"], flows["spm_c"]
@@ -433,7 +444,13 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
         }
         st.update(out)
         results.append(st)
+    if same:  # the report: the choice's states (its arrays), without the DRAM bytes by direction
+        results.insert(variants.index(False), {k: results[0][k] for k in _STATE_KEYS})
     return results
+
+
+#: the keys of a :func:`_pair_states` dict, in order (then ``_dram_read``, ``_dram_write`` for the choice)
+_STATE_KEYS = STATES + ("_pload_total", "_pdrain_total")
 
 
 def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
