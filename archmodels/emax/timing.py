@@ -137,9 +137,12 @@ def _every(tab: PlanTable, rows: np.ndarray) -> bool:
 
 
 def _sums(n: int, *parts: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Per segment 0..n-1, the sum of the (segment, value) entries of ``parts``, added one by one in order."""
+    """Per segment 0..n-1, the sum of the (segment, value) entries of ``parts``, added one by one in order (float64:
+    np.bincount's sums with weights; one part is passed as it is)."""
+    if len(parts) == 1:
+        return np.bincount(parts[0][0], weights=parts[0][1], minlength=n).astype(float, copy=False)
     seg = np.concatenate([p[0] for p in parts])
-    return np.bincount(seg, weights=np.concatenate([p[1] for p in parts]), minlength=n).astype(float)
+    return np.bincount(seg, weights=np.concatenate([p[1] for p in parts]), minlength=n).astype(float, copy=False)
 
 
 def _maxima(n: int, seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
