@@ -473,9 +473,10 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
                 (pair * (nk + 1) + r["kind"][e], r["count"][e] * words(r["each"][e], r["weight"][e], bus, link.elem[pt]) * bus),
                 (h_pair * (nk + 1) + h["kind"][h_e], h["bytes"][h_e])).reshape(n, nk + 1)
     order = tab.read_order[rows]
+    named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + order]  # [pair, j]: its j-th named kind's bytes
     total = np.zeros(n)
     for j in range(nk):
-        total = total + out[np.arange(n), order[:, j]]
+        total = total + named[:, j]
     return out[:, :nk], total
 
 
