@@ -243,3 +243,23 @@ def test_report_states_without_staging_equal_their_own_sums():
         model.workload_plans.cache_clear()
         m.evaluate_points("alexnet-conv", rows)
     assert seen
+
+
+@settings(max_examples=150, deadline=None)
+@given(arch=st.sampled_from(["emaxv", "emaxvr"]), seed=st.integers(0, 2**31 - 1))
+def test_one_point_consts_in_python_numbers(arch, seed):
+    """One design point's constants, areas and leakage in Python numbers (_area_static_one, _PointConsts' n == 1)
+    equal the per-node selection of the numpy path."""
+    pts = _points(arch, seed, 1, False)
+    fast_area = model._area_static_computed(pts)
+    model._AREA_MEMOS.clear()
+    fast = model._PointConsts(pts, 1)
+    model._AREA_MEMOS.clear()
+    with mock.patch.object(cost, "_one_value", _never_one):
+        slow_area = model._area_static_computed(pts)
+        slow = model._PointConsts(pts, 1)
+    model._AREA_MEMOS.clear()
+    assert list(fast_area) == list(slow_area)
+    assert all(_bits(fast_area[k]) == _bits(slow_area[k]) for k in fast_area)
+    for k in ("mac_pj", "add_pj", "lmm_pj", "spm_pj", "static_w"):
+        assert _bits(getattr(fast, k)) == _bits(getattr(slow, k)), k

@@ -373,8 +373,10 @@ def _area_static(pts: Points) -> dict[str, np.ndarray]:
 
 
 def _area_static_computed(pts: Points) -> dict[str, np.ndarray]:
-    """:func:`_area_static`, computed."""
+    """:func:`_area_static`, computed (one design point in Python numbers: :func:`_area_static_one`)."""
     n = batch_size(pts)
+    if n == 1 and cost._one_value(pts["tech_nm"]):
+        return _area_static_one(pts)
     spm_kb = pts.get("spm_kb", np.zeros(n))
     area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], spm_kb, pts["dtype_bits"], pts["tech_nm"],
                          pts["clock_mhz"])
@@ -389,6 +391,24 @@ def _area_static_computed(pts: Points) -> dict[str, np.ndarray]:
         at = pts["tech_nm"] == nd
         static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
     return {**area, "static_power_w": static}
+
+
+def _area_static_one(pts: Points) -> dict[str, np.ndarray]:
+    """:func:`_area_static_computed` of one point from its numbers: the same operations in the same order as
+    :func:`cost.area_mm2` and :func:`tech.static_power_w` on one-element arrays (the clock's area factor and supply
+    from :func:`tech.clock_costs`' one-point path, SRAM areas from :func:`tech.sram_area_mm2`'s float path: the same
+    bits, tests/test_clock.py and tests/test_emax_one_point4.py)."""
+    rows, cols, nd = int(pts["rows"][0]), int(pts["cols"][0]), int(pts["tech_nm"][0])
+    lmm_kb = float(pts["lmm_kb"][0])
+    spm_kb = float(pts["spm_kb"][0]) if "spm_kb" in pts else 0.0
+    clock = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"])
+    pes = float(rows) * cols
+    logic = pes * tech.pe_logic_area_mm2(cost.dtype_name(int(pts["dtype_bits"][0])), nd) * float(clock.area_factor[0])
+    lmm = pes * tech.sram_area_mm2(lmm_kb, nd)
+    spm = tech.sram_area_mm2(spm_kb, nd)
+    static = tech.static_power_w(logic, float(rows * cols) * lmm_kb + spm_kb, nd, float(clock.vdd_ratio[0]))
+    return {"pe_logic_area_mm2": np.array([logic]), "lmm_area_mm2": np.array([lmm]), "spm_area_mm2": np.array([spm]),
+            "area_mm2": np.array([logic + lmm + spm]), "static_power_w": np.array([float(static)])}
 
 
 #: the parameters :func:`_area_static` depends on, and its memo per set of them present
@@ -419,6 +439,13 @@ class _PointConsts:
         vscale = tech.clock_costs(pts["clock_mhz"], node).energy_scale  # (V / V_nom)^2 of the clock
         #: leakage [W]: a plan's energy as its criterion ranks it includes leakage x its time
         self.static_w = _rank_static_w(pts, n)
+        if n == 1 and cost._one_value(node):  # one design point: Python numbers (tech's float paths, the same bits)
+            nd, v = int(node[0]), float(vscale[0])
+            mac, add = cost.op_energies_pj(int(bits[0]), nd)
+            self.mac_pj, self.add_pj = np.array([mac * v]), np.array([add * v])
+            self.lmm_pj = np.array([tech.sram_energy_pj_per_byte(float(pts["lmm_kb"][0]), nd) * v])
+            self.spm_pj = np.array([tech.sram_energy_pj_per_byte(float(self.spm_kb[0]), nd) * v])
+            return
         if n and cost._one_value(node) and cost._one_value(bits):  # one node and data type (one design point):
             nd = int(node[0])  # every point at once, no selection (the same values, element by element)
             mac, add = cost.op_energies_pj(int(bits[0]), nd)
