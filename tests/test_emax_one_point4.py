@@ -263,3 +263,22 @@ def test_one_point_consts_in_python_numbers(arch, seed):
     assert all(_bits(fast_area[k]) == _bits(slow_area[k]) for k in fast_area)
     for k in ("mac_pj", "add_pj", "lmm_pj", "spm_pj", "static_w"):
         assert _bits(getattr(fast, k)) == _bits(getattr(slow, k)), k
+
+
+@settings(max_examples=60, deadline=None)
+@given(crit=st.lists(st.sampled_from(model.CRITERIA), min_size=0, max_size=70))
+def test_tile_search_flags_equal_isin(crit):
+    """evaluate_layers' tile-search flags of a few points (a comprehension) equal np.isin's."""
+    seen = {}
+    real = model.workload_plans
+
+    def spy(arch, workload, keys):
+        seen["keys"] = keys
+        return real(arch, workload, keys)
+
+    m = get_model("emaxvr")
+    rows = [dict(criterion=c) for c in crit] or [{}]
+    with mock.patch.object(model, "workload_plans", spy):
+        m.evaluate_points("lenet", rows)
+    a = np.asarray([r.get("criterion", "time") for r in rows], dtype=object)
+    assert sorted({k[-1] for k in seen["keys"]}) == sorted(set(np.isin(a, model.TILE_SEARCH_CRITERIA).tolist()))
