@@ -289,10 +289,12 @@ class _Lists:
             self.bursts, self.per_burst, self.par = block.bursts.tolist(), block.per_burst.tolist(), block.par.tolist()
             self.h_on, self.h_bytes = block.h_on.tolist(), block.h_bytes.tolist()
             return
-        self.on, self.count, self.each = block.xfer_on[lr].tolist(), block.rd_count[lr].tolist(), block.rd_each[lr].tolist()
+        self.on, self.count, self.each = (block.xfer_on[lr].tolist(), block.rd_count[lr].tolist(),
+                                          block.rd_each[lr].tolist())
         self.rd_on = block.rd_on[lr].tolist()
         self.dram = block.dram[lr].tolist()
-        self.bursts, self.per_burst, self.par = block.bursts[lr].tolist(), block.per_burst[lr].tolist(), block.par[lr].tolist()
+        self.bursts, self.per_burst, self.par = (block.bursts[lr].tolist(), block.per_burst[lr].tolist(),
+                                                 block.par[lr].tolist())
         self.h_on, self.h_bytes = block.h_on[lr].tolist(), block.h_bytes[lr].tolist()
 
 
