@@ -82,6 +82,13 @@ def area_mm2(rows, cols, lmm_kb, spm_kb, bits, node_nm, clock_mhz=0.0) -> dict[s
         args = [np.broadcast_to(a, shape) for a in args]
     rows, cols, lmm_kb, spm_kb, bits, node, clock = args
     pes = rows.astype(float) * cols
+    if len(shape) == 1 and bits.size and _one_value(bits) and _one_value(node):  # one data type at one node (one
+        # design point, a study at a fixed node and type): every point at once, no selection
+        b, nd = bits.flat[0], int(node.flat[0])
+        logic = pes * tech.pe_logic_area_mm2(dtype_name(b), nd) * tech.logic_area_factor(clock, nd)
+        lmm = pes * tech.sram_area_mm2(lmm_kb.astype(float), nd)
+        spm = np.asarray(tech.sram_area_mm2(spm_kb.astype(float), nd), dtype=float)
+        return {"pe_logic_area_mm2": logic, "lmm_area_mm2": lmm, "spm_area_mm2": spm, "area_mm2": logic + lmm + spm}
     logic, lmm, spm = np.empty(shape), np.empty(shape), np.empty(shape)
     for b in np.unique(bits):
         for nd in np.unique(node):
@@ -91,3 +98,8 @@ def area_mm2(rows, cols, lmm_kb, spm_kb, bits, node_nm, clock_mhz=0.0) -> dict[s
             lmm[sel] = pes[sel] * tech.sram_area_mm2(lmm_kb[sel].astype(float), int(nd))
             spm[sel] = tech.sram_area_mm2(spm_kb[sel].astype(float), int(nd))
     return {"pe_logic_area_mm2": logic, "lmm_area_mm2": lmm, "spm_area_mm2": spm, "area_mm2": logic + lmm + spm}
+
+
+def _one_value(a: np.ndarray) -> bool:
+    """Whether every element of ``a`` (not empty) equals the first."""
+    return a.size == 1 or bool((a == a.flat[0]).all())

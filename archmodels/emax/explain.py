@@ -324,6 +324,10 @@ class LazyTextColumns:
             self.tables[i].append(tab)
         self._changed(which)
         has = rows >= 0
+        if has.all():  # (the chosen plans: every point has one)
+            self.part[col_of, at] = part[col_of]
+            self.row[col_of, at] = rows
+            return
         none = ~has
         self.fixed[col_of[none], at[none]] = "-"
         self.part[col_of[none], at[none]] = -1

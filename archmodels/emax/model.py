@@ -232,7 +232,10 @@ class _EmaxBase(Model):
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         n = batch_size(pts)
         cols = [pts[k] if k in pts else np.full(n, _STRUCT_DEFAULTS[k], dtype=object) for k in STRUCT[:-1]]
-        cols.append(np.isin(np.asarray(pts["criterion"], dtype=object), TILE_SEARCH_CRITERIA))  # the tile search
+        crit = np.asarray(pts["criterion"], dtype=object)
+        # the tile search (a few points: np.isin's == per element, without its ~15 us of setup)
+        cols.append(np.array([c in TILE_SEARCH_CRITERIA for c in crit.tolist()], dtype=bool).reshape(crit.shape)
+                    if crit.size <= 64 else np.isin(crit, TILE_SEARCH_CRITERIA))
         groups: dict[tuple, list[int]] = {}
         for i, key in enumerate(zip(*[c.tolist() for c in cols])):
             groups.setdefault(key, []).append(i)
@@ -373,18 +376,42 @@ def _area_static(pts: Points) -> dict[str, np.ndarray]:
 
 
 def _area_static_computed(pts: Points) -> dict[str, np.ndarray]:
-    """:func:`_area_static`, computed."""
+    """:func:`_area_static`, computed (one design point in Python numbers: :func:`_area_static_one`)."""
     n = batch_size(pts)
+    if n == 1 and cost._one_value(pts["tech_nm"]):
+        return _area_static_one(pts)
     spm_kb = pts.get("spm_kb", np.zeros(n))
     area = cost.area_mm2(pts["rows"], pts["cols"], pts["lmm_kb"], spm_kb, pts["dtype_bits"], pts["tech_nm"],
                          pts["clock_mhz"])
     sram_kb = (pts["rows"] * pts["cols"]).astype(float) * pts["lmm_kb"] + spm_kb
-    static = np.empty(n)
     vdd = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
+    if n and cost._one_value(pts["tech_nm"]):  # one node (one design point): every point at once, no selection
+        static = np.asarray(tech.static_power_w(area["pe_logic_area_mm2"], sram_kb, int(pts["tech_nm"][0]), vdd),
+                            dtype=float)
+        return {**area, "static_power_w": static}
+    static = np.empty(n)
     for nd in np.unique(pts["tech_nm"]):
         at = pts["tech_nm"] == nd
         static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
     return {**area, "static_power_w": static}
+
+
+def _area_static_one(pts: Points) -> dict[str, np.ndarray]:
+    """:func:`_area_static_computed` of one point from its numbers: the same operations in the same order as
+    :func:`cost.area_mm2` and :func:`tech.static_power_w` on one-element arrays (the clock's area factor and supply
+    from :func:`tech.clock_costs`' one-point path, SRAM areas from :func:`tech.sram_area_mm2`'s float path: the same
+    bits, tests/test_clock.py and tests/test_emax_one_point4.py)."""
+    rows, cols, nd = int(pts["rows"][0]), int(pts["cols"][0]), int(pts["tech_nm"][0])
+    lmm_kb = float(pts["lmm_kb"][0])
+    spm_kb = float(pts["spm_kb"][0]) if "spm_kb" in pts else 0.0
+    clock = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"])
+    pes = float(rows) * cols
+    logic = pes * tech.pe_logic_area_mm2(cost.dtype_name(int(pts["dtype_bits"][0])), nd) * float(clock.area_factor[0])
+    lmm = pes * tech.sram_area_mm2(lmm_kb, nd)
+    spm = tech.sram_area_mm2(spm_kb, nd)
+    static = tech.static_power_w(logic, float(rows * cols) * lmm_kb + spm_kb, nd, float(clock.vdd_ratio[0]))
+    return {"pe_logic_area_mm2": np.array([logic]), "lmm_area_mm2": np.array([lmm]), "spm_area_mm2": np.array([spm]),
+            "area_mm2": np.array([logic + lmm + spm]), "static_power_w": np.array([float(static)])}
 
 
 #: the parameters :func:`_area_static` depends on, and its memo per set of them present
@@ -411,9 +438,25 @@ class _PointConsts:
         spm_kb = pts.get("spm_kb", np.zeros(n))
         self.spm_kb = np.asarray(spm_kb, dtype=float)
         self.dram_rd_pj, self.dram_wr_pj = tech.dram_pj_per_byte(pts["dram"])
-        self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj = (np.empty(n) for _ in range(4))
         bits, node = pts["dtype_bits"], pts["tech_nm"]
         vscale = tech.clock_costs(pts["clock_mhz"], node).energy_scale  # (V / V_nom)^2 of the clock
+        #: leakage [W]: a plan's energy as its criterion ranks it includes leakage x its time
+        self.static_w = _rank_static_w(pts, n)
+        if n == 1 and cost._one_value(node):  # one design point: Python numbers (tech's float paths, the same bits)
+            nd, v = int(node[0]), float(vscale[0])
+            mac, add = cost.op_energies_pj(int(bits[0]), nd)
+            self.mac_pj, self.add_pj = np.array([mac * v]), np.array([add * v])
+            self.lmm_pj = np.array([tech.sram_energy_pj_per_byte(float(pts["lmm_kb"][0]), nd) * v])
+            self.spm_pj = np.array([tech.sram_energy_pj_per_byte(float(self.spm_kb[0]), nd) * v])
+            return
+        if n and cost._one_value(node) and cost._one_value(bits):  # one node and data type (one design point):
+            nd = int(node[0])  # every point at once, no selection (the same values, element by element)
+            mac, add = cost.op_energies_pj(int(bits[0]), nd)
+            self.mac_pj, self.add_pj = np.full(n, mac, dtype=float) * vscale, np.full(n, add, dtype=float) * vscale
+            self.lmm_pj = np.asarray(tech.sram_energy_pj_per_byte(pts["lmm_kb"], nd), dtype=float) * vscale
+            self.spm_pj = np.asarray(tech.sram_energy_pj_per_byte(self.spm_kb, nd), dtype=float) * vscale
+            return
+        self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj = (np.empty(n) for _ in range(4))
         for nd in np.unique(node):
             at = node == nd
             self.lmm_pj[at] = tech.sram_energy_pj_per_byte(pts["lmm_kb"][at], int(nd))
@@ -423,8 +466,6 @@ class _PointConsts:
                 self.mac_pj[sel], self.add_pj[sel] = cost.op_energies_pj(int(b), int(nd))
         for arr in (self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj):
             arr *= vscale
-        #: leakage [W]: a plan's energy as its criterion ranks it includes leakage x its time
-        self.static_w = _rank_static_w(pts, n)
 
     def energy_j(self, cols: dict[str, np.ndarray], pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(compute, SRAM) energy of plan columns ``cols`` at points ``pts``."""
@@ -552,7 +593,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     labels: dict[str, np.ndarray] = {}
     plans: dict[str, np.ndarray] = {}
     if len(pts):
-        cols = {k: tab.plan[k][pair_row] for k in cost.ENERGY_COLUMNS}
+        at = timing._Take(pair_row, timing._every(tab, pair_row))  # (one design point: every plan, in order)
+        cols = {k: at(tab.plan[k]) for k in cost.ENERGY_COLUMNS}
         e_comp, e_sram = pp.energy_j(cols, pair_pt)
         # up to TIME_ALL_UPTO pairs every pair is timed at once, for the choice and the report (the pruning would
         # spare few pairs, and one design point pays numpy's cost per call three times); else the pruning first,
@@ -624,9 +666,10 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     ``timed``: :func:`pair_states` (for the choice) of every pair, if known.
     """
     # constants read at call time: the fit (archmodels/emax/fit.py) varies them
-    c = {k: tab.plan[k][rows] for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
-                                         "pool_regs", "pool_rows_used", "pool_iterations", "pool_loop_ends",
-                                         "dram_exact", "dram_write")}
+    at = timing._Take(rows, timing._every(tab, rows))  # (one design point: every plan, in order)
+    c = {k: at(tab.plan[k]) for k in ("iterations", "loop_ends", "activations", "rows_used", "regs", "has_pool",
+                                      "pool_regs", "pool_rows_used", "pool_iterations", "pool_loop_ends",
+                                      "dram_exact", "dram_write")}
     clock = link.clock_hz[pts]
     pool = np.where(c["has_pool"] > 0, timing.START_OVERHEAD_CYCLES + np.ceil(c["pool_regs"] / timing.REGV_REGS_PER_CYCLE)
                     + timing.PIPE_CYCLES_PER_ROW * c["pool_rows_used"] + c["pool_iterations"]
@@ -676,6 +719,16 @@ def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndar
     Plans with the chosen plan's time and DRAM bytes (the same schedule reached another way) do not count.
     ``by``: :func:`_primary` of the pairs, if known.
     """
+    if len(start) == len(time_s):  # one candidate per point: itself, unless it has its own time and bytes (no other)
+        same = _close(time_s, time_s) & _close(dram_b, dram_b)
+        v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
+        return np.where(np.isfinite(v), np.arange(len(v)), -1)
+    return _runner_up_pairs(criterion, time_s, energy_j, dram_b, start, pick, by)
+
+
+def _runner_up_pairs(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+                     start: np.ndarray, pick: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
+    """:func:`runner_up` over the pairs (any number of candidates per point; the reference of its shortcut)."""
     cnt = np.diff(np.append(start, len(time_s)))
     same = _close(time_s, np.repeat(time_s[pick], cnt)) & _close(dram_b, np.repeat(dram_b[pick], cnt))
     v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
@@ -704,6 +757,14 @@ def select(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray
     (within 0.1 %) win, then the lowest energy (time for the energy criterion), then the first candidate.
     ``criterion`` a string: every pair's; ``by``: :func:`_primary` of the pairs, if known.
     """
+    if len(start) == len(time_s):  # one candidate per point (EMAXV's layers): it is chosen, within the tolerances or
+        return np.zeros(len(start), dtype=np.int64)  # not (none left: the first candidate)
+    return _select_pairs(criterion, time_s, energy_j, dram_b, start, by)
+
+
+def _select_pairs(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
+                  start: np.ndarray, by: np.ndarray | None = None) -> np.ndarray:
+    """:func:`select` over the pairs (any number of candidates per point; the reference of its shortcut)."""
     if by is None:
         by = _primary(criterion, time_s, energy_j, dram_b)
     if isinstance(criterion, str):

@@ -38,9 +38,11 @@ SPM bandwidth cap every phase.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .traffic import KINDS, PHASES, PlanTable
+from .traffic import KINDS, PHASES, PlanTable, _Moves
 
 HANDSHAKE_CYCLES = 2
 PIPE_CYCLES_PER_ROW = 2
@@ -57,6 +59,10 @@ class Link:
 
     def __init__(self, clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes,
                  cols):
+        args = (clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes, cols)
+        if all(np.shape(a) == (1,) for a in args):  # one design point: Python numbers, the same operations
+            self._one(*(float(np.asarray(a, dtype=float)[0]) for a in args))
+            return
         f = np.asarray(clock_mhz, dtype=float) * 1e6
         self.clock_hz = f
         self.bus_bytes = np.asarray(fsm_bus_bits, dtype=float) / 8.0
@@ -66,6 +72,19 @@ class Link:
         self.lat_spm = np.ceil(np.asarray(spm_latency_ns, dtype=float) * f / 1e9 - 1e-9)
         self.elem = np.broadcast_to(np.asarray(elem_bytes, dtype=float), f.shape)
         self.cols = np.broadcast_to(np.asarray(cols, dtype=float), f.shape)
+
+    def _one(self, clock_mhz: float, bus_bits: float, dram_gbps: float, dram_latency_ns: float, spm_gbps: float,
+             spm_latency_ns: float, elem: float, cols: float) -> None:
+        """The arrays of one point from its numbers (``np.ceil`` as :func:`_ceil`): the same bits as the numpy path."""
+        f = clock_mhz * 1e6
+        self.clock_hz = np.array([f])
+        self.bus_bytes = np.array([bus_bits / 8.0])
+        self.dram_bpc = np.array([dram_gbps * 1e9 / f])
+        self.spm_bpc = np.array([spm_gbps * 1e9 / f])
+        self.lat_dram = np.array([_ceil(dram_latency_ns * f / 1e9 - 1e-9)])
+        self.lat_spm = np.array([_ceil(spm_latency_ns * f / 1e9 - 1e-9)])
+        self.elem = np.array([elem])
+        self.cols = np.array([cols])
 
 
 def words(nbytes: np.ndarray, aligned: np.ndarray, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
@@ -79,13 +98,20 @@ def _entry_words(each: np.ndarray, weight: np.ndarray, e: np.ndarray, pt: np.nda
     bus width and element size (the usual batch), else per (entry, point)."""
     bus, elem = link.bus_bytes[pt], link.elem[pt]
     if len(pt) and (bus == bus[0]).all() and (elem == elem[0]).all():
+        if len(e) <= len(each):  # no more entries than the table lists (one design point: each entry once)
+            return words(each[e], weight[e], bus[:1], elem[:1])
         used, inv = np.unique(e, return_inverse=True)
         return words(each[used], weight[used], bus[:1], elem[:1])[inv.reshape(-1)]
     return words(each[e], weight[e], bus, elem)
 
 
-def _expand(sub: dict[str, np.ndarray], n_plans: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(pair, entry) index pairs: every entry of sub-table ``sub`` of the plan of each pair, in table order."""
+def _expand(sub: dict[str, np.ndarray], n_plans: int, rows: np.ndarray,
+            every: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(pair, entry) index pairs: every entry of sub-table ``sub`` of the plan of each pair, in table order.
+    ``every``: ``rows`` are the table's plans in order (:func:`_every`; one design point): pair k is plan k, so the
+    pairs are the entries' plans (listed in plan order) and the entries all of them."""
+    if every:
+        return sub["plan"], np.arange(len(sub["plan"]))
     per = np.bincount(sub["plan"], minlength=n_plans)
     start = np.cumsum(per) - per
     cnt = per[rows]
@@ -94,10 +120,29 @@ def _expand(sub: dict[str, np.ndarray], n_plans: int, rows: np.ndarray) -> tuple
     return pair, entry
 
 
+class _Take:
+    """``a[idx]`` of arrays ``a``, or ``a`` itself when ``every`` (idx is 0, 1, ..., len(a) - 1: the same values, no
+    copy; the arrays taken are only read)."""
+
+    def __init__(self, idx: np.ndarray, every: bool):
+        self.idx, self.every = idx, every
+
+    def __call__(self, a: np.ndarray) -> np.ndarray:
+        return a if self.every else a[self.idx]
+
+
+def _every(tab: PlanTable, rows: np.ndarray) -> bool:
+    """Whether the pairs ``rows`` are the plans of ``tab``, each once, in order (one design point's choice)."""
+    return len(rows) == len(tab) and bool((rows == np.arange(len(rows))).all())
+
+
 def _sums(n: int, *parts: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Per segment 0..n-1, the sum of the (segment, value) entries of ``parts``, added one by one in order."""
+    """Per segment 0..n-1, the sum of the (segment, value) entries of ``parts``, added one by one in order (float64:
+    np.bincount's sums with weights; one part is passed as it is)."""
+    if len(parts) == 1:
+        return np.bincount(parts[0][0], weights=parts[0][1], minlength=n).astype(float, copy=False)
     seg = np.concatenate([p[0] for p in parts])
-    return np.bincount(seg, weights=np.concatenate([p[1] for p in parts]), minlength=n).astype(float)
+    return np.bincount(seg, weights=np.concatenate([p[1] for p in parts]), minlength=n).astype(float, copy=False)
 
 
 def _maxima(n: int, seg: np.ndarray, vals: np.ndarray) -> np.ndarray:
@@ -135,28 +180,229 @@ def pair_states_both(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Li
 
 def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
                  variants: tuple[bool, ...]) -> list[dict[str, np.ndarray]]:
-    """:func:`pair_states` for each ``for_choice`` of ``variants`` (the shared part computed once)."""
+    """:func:`pair_states` for each ``for_choice`` of ``variants`` (the shared part computed once): the transfers'
+    sums in Python numbers for a few pairs of a few transfers each (:func:`_few_flows`), else from the transfer
+    sub-tables (:func:`_entry_flows`; the same bits)."""
+    flows = _few_flows if _few(tab, rows) else _entry_flows
+    return _states(tab, rows, pts, link, variants, flows(tab, rows, pts, link, variants))
+
+
+def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
+                 variants: tuple[bool, ...]) -> dict[str, np.ndarray]:
+    """Per (pair, phase) the transfers' bus work, longest burst and DRAM / SPM bytes, and per pair the DRAM
+    bytes read and written (the sums :func:`_states` needs for ``variants``; [pairs x phases] flat, pair by pair),
+    from the sub-tables of every transfer: each sum from 0.0, its entries added one by one in table order
+    (np.bincount)."""
     n, nph = len(rows), len(PHASES)
     x = tab.xfer
-    pair, e = _expand(x, len(tab), rows)
+    every = _every(tab, rows)
+    pair, e = _expand(x, len(tab), rows, every)
     pt = pts[pair]
     bus = link.bus_bytes[pt]
-    count, each, read, dram = x["count"][e], x["each"][e], x["read"][e], x["dram"][e]
+    at = _Take(e, every)
+    count, each, read, dram = at(x["count"]), at(x["each"]), at(x["read"]), at(x["dram"])
     w = _entry_words(x["each"], x["weight"], e, pt, link)
     cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, link.lat_dram[pt], link.lat_spm[pt]) + w
     moved = count * np.where(read > 0, w * bus, each)
-    seg = pair * nph + x["phase"][e]
+    seg = pair * nph + at(x["phase"])
     work = _sums(n * nph, (seg, count * cost))
-    longest = _maxima(n * nph, seg, x["rounds"][e] * cost)
+    longest = _maxima(n * nph, seg, at(x["rounds"]) * cost)
     s = tab.stage
-    s_pair, s_e = _expand(s, len(tab), rows)
+    s_pair, s_e = _expand(s, len(tab), rows, every)
     s_pt = pts[s_pair]
-    st_b = s["count"][s_e] * words(s["each"][s_e], s["weight"][s_e], link.bus_bytes[s_pt], link.elem[s_pt]) \
+    at = _Take(s_e, every)
+    st_b = at(s["count"]) * words(at(s["each"]), at(s["weight"]), link.bus_bytes[s_pt], link.elem[s_pt]) \
         * link.bus_bytes[s_pt]
     s_seg = s_pair * nph + PHASES.index("pload")
+    out = {"work": work, "longest": longest}
+    if True in variants:
+        out["dram_c"] = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
+        out["spm_c"] = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
+        host = _Take(rows, every)(tab.plan["host"])
+        out["_dram_read"] = _sums(n, (np.arange(n), host), (pair, moved * dram * read), (s_pair, st_b))
+        out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
+    if False in variants:
+        out["staged"] = _sums(n * nph, (s_seg, st_b))
+        if not _same_sums(variants, out):
+            out["dram_r"] = _sums(n * nph, (seg, moved * dram))
+            out["spm_r"] = _sums(n * nph, (seg, moved * (1 - dram)))
+    return out
+
+
+def _same_sums(variants: tuple[bool, ...], flows: dict[str, np.ndarray]) -> bool:
+    """Whether the report's states are the choice's (both asked, no staging read moves a byte): the choice adds the
+    staging reads among the transfers' sums, the report adds their sum after; with every staging value +-0.0 both
+    give the transfers' sum (a sum from 0.0 is never -0.0, and x + +-0.0 is x then)."""
+    return True in variants and False in variants and not flows["staged"].any()
+
+
+#: (pair, column) cells up to which :func:`_pair_states` and :func:`pair_dram_reads` sum the transfers in Python
+#: numbers (:func:`_few_flows`, :func:`_few_reads`): one EMAXV design point (~18 plans of 4 transfer columns) pays
+#: more for the sub-tables' ~60 numpy calls than for a loop over its transfers; EMAXVR's point (~54 plans of ~20
+#: columns, ~500 transfers) does not
+FEW_CELLS = 160
+
+
+def _few(tab: PlanTable, rows: np.ndarray) -> bool:
+    """Whether the pairs ``rows`` of ``tab`` have few transfer cells and every block is a :class:`_Moves`."""
+    if not len(rows) or not all(isinstance(b, _Moves) for b, _ in tab.moves):
+        return False
+    return len(rows) * max(b.rd_on.shape[1] + b.h_on.shape[1] for b, _ in tab.moves) <= FEW_CELLS
+
+
+def _ceil(x: float) -> float:
+    """``np.ceil`` of a Python float (-0.0 for x in (-1, 0], infinities and NaN as they are)."""
+    if x - x != 0:
+        return x
+    r = float(math.ceil(x))
+    return r if r != 0 else math.copysign(0.0, x)
+
+
+def _max(a: float, b: float) -> float:
+    """``np.maximum`` of two Python floats (NaN wins; a tie, e.g. 0.0 and -0.0, gives ``b``, as numpy does)."""
+    return a if a > b or a != a else b
+
+
+def _word(nbytes: float, aligned: float, bus: float, elem: float) -> float:
+    """:func:`words` of one transfer in Python numbers."""
+    return _ceil(nbytes / bus - 1e-9) if aligned > 0 else _max(nbytes, nbytes + bus - elem) / bus
+
+
+class _Lists:
+    """A block's [plans, columns] matrices as Python lists (rows ``lr``), and its per-column numbers."""
+
+    def __init__(self, block: _Moves, lr: np.ndarray | None):
+        ns = len(block.phase)
+        self.ns = ns
+        self.by_phase = np.argsort(block.phase, kind="stable").tolist()  # the sub-tables' order of a plan's transfers
+        self.phase = block.phase.tolist()
+        self.read = [0.0 if w else 1.0 for w in block.write.tolist()]
+        self.weight = [1.0 if k == 1 else 0.0 for k in block.rd_kind.tolist()]
+        #: per transfer column in the sub-tables' order: (column, phase, read, weight); the staging columns
+        self.xfer_cols = [(j, self.phase[j], self.read[j], self.weight[j]) for j in self.by_phase]
+        self.stage_cols = range(ns, block.rd_on.shape[1])
+        self.rd_kind = block.rd_kind.tolist()
+        self.h_kind = block.h_kind.tolist()
+        if lr is None:  # every row, in order
+            self.on, self.count, self.each = block.xfer_on.tolist(), block.rd_count.tolist(), block.rd_each.tolist()
+            self.rd_on, self.dram = block.rd_on.tolist(), block.dram.tolist()
+            self.bursts, self.per_burst, self.par = block.bursts.tolist(), block.per_burst.tolist(), block.par.tolist()
+            self.h_on, self.h_bytes = block.h_on.tolist(), block.h_bytes.tolist()
+            return
+        self.on, self.count, self.each = (block.xfer_on[lr].tolist(), block.rd_count[lr].tolist(),
+                                          block.rd_each[lr].tolist())
+        self.rd_on = block.rd_on[lr].tolist()
+        self.dram = block.dram[lr].tolist()
+        self.bursts, self.per_burst, self.par = (block.bursts[lr].tolist(), block.per_burst[lr].tolist(),
+                                                 block.par[lr].tolist())
+        self.h_on, self.h_bytes = block.h_on[lr].tolist(), block.h_bytes[lr].tolist()
+
+
+def _few_blocks(tab: PlanTable, rows: np.ndarray) -> list[tuple[_Lists, int]]:
+    """Per pair, (its block's lists, its row in them)."""
+    if len(tab.moves) == 1:
+        block, at = tab.moves[0]
+        if len(at) == len(tab):  # (at increases: the block's rows are the table's plans)
+            every = len(rows) == len(at) and bool((rows == np.arange(len(rows))).all())
+            lists = _Lists(block, None if every else rows)
+            return [(lists, i) for i in range(len(rows))]
+    which = np.empty(len(tab), dtype=np.int64)
+    local = np.empty(len(tab), dtype=np.int64)
+    for b, (_, at) in enumerate(tab.moves):
+        which[at] = b
+        local[at] = np.arange(len(at))
+    wb, lr = which[rows], local[rows]
+    out: list = [None] * len(rows)
+    for b, (block, _) in enumerate(tab.moves):
+        sel = np.flatnonzero(wb == b)
+        if len(sel):
+            lists = _Lists(block, lr[sel])
+            for i, k in enumerate(sel.tolist()):
+                out[k] = (lists, i)
+    return out
+
+
+def _few_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
+               variants: tuple[bool, ...]) -> dict[str, np.ndarray]:
+    """:func:`_entry_flows` in Python numbers, pair by pair from its block's rows: a pair's transfers in the
+    sub-table's order (phase by phase, each phase in slot order; then the staging reads), every sum from 0.0 adding
+    the same numbers in the same order (IEEE double either way; ``np.ceil`` and ``np.maximum`` as :func:`_ceil` and
+    :func:`_max`)."""
+    nph = len(PHASES)
+    pload = PHASES.index("pload")
+    choice, report = True in variants, False in variants
+    bus_l, elem_l = link.bus_bytes[pts].tolist(), link.elem[pts].tolist()
+    lat_d, lat_s = link.lat_dram[pts].tolist(), link.lat_spm[pts].tolist()
+    host = tab.plan["host"][rows].tolist()
+    keys = ["work", "longest"] + ["dram_c", "spm_c"] * choice + ["staged", "dram_r", "spm_r"] * report
+    table = []  # per pair: the per-phase sums of keys, then its DRAM bytes read and written
+    ceil, copysign = math.ceil, math.copysign
+    for k, (b, i) in enumerate(_few_blocks(tab, rows)):
+        bus, elem, l_dram, l_spm = bus_l[k], elem_l[k], lat_d[k], lat_s[k]
+        on, count, each, dram = b.on[i], b.count[i], b.each[i], b.dram[i]
+        bursts, per_burst, par = b.bursts[i], b.per_burst[i], b.par[i]
+        work, longest, dram_x, spm_x = [0.0] * nph, [None] * nph, [0.0] * nph, [0.0] * nph
+        rd, wr = 0.0 + host[k], 0.0
+        for j, ph, read, weight in b.xfer_cols:
+            if not on[j]:
+                continue
+            c, e = count[j], each[j]
+            dr = 1.0 if dram[j] else 0.0
+            if weight > 0:  # words(): np.ceil(e / bus - 1e-9) (see _ceil)
+                x = e / bus - 1e-9
+                w = x if x - x != 0 else (float(ceil(x)) or copysign(0.0, x))
+            else:  # np.maximum(e, e + bus - elem) / bus (see _max)
+                y = e + bus - elem
+                w = (e if e > y or e != e else y) / bus
+            cost = HANDSHAKE_CYCLES + read * (l_dram if dr > 0 else l_spm) + w
+            moved = c * (w * bus if read > 0 else e)
+            work[ph] += c * cost
+            x = per_burst[j] / par[j] - 1e-9
+            r = bursts[j] * (x if x - x != 0 else (float(ceil(x)) or copysign(0.0, x))) * cost
+            v = longest[ph]
+            longest[ph] = r if v is None else (v if v > r or v != v else r)
+            md = moved * dr
+            dram_x[ph] += md
+            spm_x[ph] += moved * (1 - dr)
+            rd += md * read
+            wr += md * (1 - read)
+        staged = [count[j] * _word(each[j], b.weight[j], bus, elem) * bus  # staging reads (on: a positive count)
+                  for j in b.stage_cols if b.rd_on[i][j]]
+        row = work + [0.0 if v is None else _max(0.0, v) for v in longest]
+        if choice:
+            if staged:
+                dram_x_c, spm_x_c = list(dram_x), list(spm_x)
+                for v in staged:
+                    dram_x_c[pload] += v
+                    spm_x_c[pload] += v
+                    rd += v
+                row += dram_x_c + spm_x_c
+            else:
+                row += dram_x + spm_x
+        if report:
+            st = [0.0] * nph
+            for v in staged:
+                st[pload] += v
+            row += st + dram_x + spm_x
+        row.append(rd)
+        row.append(wr)
+        table.append(row)
+    m = np.array(table, dtype=float).reshape(len(rows), len(keys) * nph + 2)
+    flows = {k: m[:, j * nph:(j + 1) * nph].reshape(-1) for j, k in enumerate(keys)}
+    if choice:
+        flows["_dram_read"], flows["_dram_write"] = m[:, -2].copy(), m[:, -1].copy()
+    return flows
+
+
+def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, variants: tuple[bool, ...],
+            flows: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """The states of :func:`_pair_states` from the transfers' sums ``flows`` (:func:`_entry_flows`)."""
+    n, nph = len(rows), len(PHASES)
+    work, longest = flows["work"], flows["longest"]
     ptr = np.repeat(pts, nph)
     bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
-    col = {k: tab.plan[k][rows] for k in _STATE_COLS}
+    at = _Take(rows, _every(tab, rows))
+    col = {k: at(tab.plan[k]) for k in _STATE_COLS}
     exec_c = col["iterations"] + col["loop_ends"] * LOOP_END_BUBBLE_CYCLES
     ppe = col["activations"] * PIPE_CYCLES_PER_ROW * col["rows_used"]
     pool_fixed = START_OVERHEAD_CYCLES + np.ceil(col["pool_regs"] / REGV_REGS_PER_CYCLE) \
@@ -168,23 +414,25 @@ def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
         "REGV": col["activations"] * np.ceil(col["regs"] / REGV_REGS_PER_CYCLE),
     }
     results = []
+    same = _same_sums(variants, flows)
     for for_choice in variants:
+        if same and not for_choice:
+            continue
         out: dict[str, np.ndarray] = {}
         if for_choice:
-            dram_b = _sums(n * nph, (seg, moved * dram), (s_seg, st_b))
-            spm_b = _sums(n * nph, (seg, moved * (1 - dram)), (s_seg, st_b))
-            out["_dram_read"] = _sums(n, (np.arange(n), tab.plan["host"][rows]), (pair, moved * dram * read),
-                                      (s_pair, st_b))
-            out["_dram_write"] = _sums(n, (pair, moved * dram * (1 - read)))
+            dram_b, spm_b = flows["dram_c"], flows["spm_c"]
+            out["_dram_read"], out["_dram_write"] = flows["_dram_read"], flows["_dram_write"]
         else:
-            staged = _sums(n * nph, (s_seg, st_b))
-            dram_b = _sums(n * nph, (seg, moved * dram)) + staged
-            spm_b = _sums(n * nph, (seg, moved * (1 - dram))) + staged
+            staged = flows["staged"]
+            dram_b = flows["dram_r"] + staged
+            spm_b = flows["spm_r"] + staged
         bus_c = np.maximum(work / bus_cols, longest)
-        ph = np.maximum.reduce([bus_c, dram_b / dram_bpc, spm_b / spm_bpc]).reshape(n, nph)
+        # (np.maximum.reduce of the three, row after row: the same pairs, without stacking them first)
+        ph = np.maximum(np.maximum(bus_c, dram_b / dram_bpc), spm_b / spm_bpc).reshape(n, nph)
         pl, pd = ph[:, 2], ph[:, 3]
-        exposed = np.maximum(0.0, pl + pd - (exec_c + ppe))
-        share = np.divide(pl, pl + pd, out=np.zeros_like(pl), where=(pl + pd) > 0)
+        both = pl + pd
+        exposed = np.maximum(0.0, both - (exec_c + ppe))
+        share = np.divide(pl, both, out=np.zeros_like(pl), where=both > 0)
         st = {
             "CONF": fixed["CONF"],
             "LMMI": fixed["LMMI"],
@@ -201,23 +449,65 @@ def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
         }
         st.update(out)
         results.append(st)
+    if same:  # the report: the choice's states (its arrays), without the DRAM bytes by direction
+        results.insert(variants.index(False), {k: results[0][k] for k in _STATE_KEYS})
     return results
+
+
+#: the keys of a :func:`_pair_states` dict, in order (then ``_dram_read``, ``_dram_write`` for the choice)
+_STATE_KEYS = STATES + ("_pload_total", "_pdrain_total")
 
 
 def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
     """DRAM bytes read per data kind ([pairs, kinds], reads rounded to whole bus words, host reads exact)
-    and their total, summed kind by kind in the order the plan names them."""
+    and their total, summed kind by kind in the order the plan names them (a few pairs of few transfers in
+    Python numbers, :func:`_few_reads`: the same bits)."""
+    if _few(tab, rows):
+        return _few_reads(tab, rows, pts, link)
     n, nk = len(rows), len(KINDS)
     r, h = tab.read, tab.host
-    pair, e = _expand(r, len(tab), rows)
+    every = _every(tab, rows)
+    pair, e = _expand(r, len(tab), rows, every)
     pt = pts[pair]
     bus = link.bus_bytes[pt]
-    h_pair, h_e = _expand(h, len(tab), rows)
+    h_pair, h_e = _expand(h, len(tab), rows, every)
     out = _sums(n * (nk + 1),
                 (pair * (nk + 1) + r["kind"][e], r["count"][e] * words(r["each"][e], r["weight"][e], bus, link.elem[pt]) * bus),
                 (h_pair * (nk + 1) + h["kind"][h_e], h["bytes"][h_e])).reshape(n, nk + 1)
     order = tab.read_order[rows]
+    named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + order]  # [pair, j]: its j-th named kind's bytes
     total = np.zeros(n)
     for j in range(nk):
-        total = total + out[np.arange(n), order[:, j]]
+        total = total + named[:, j]
     return out[:, :nk], total
+
+
+def _few_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pair_dram_reads` in Python numbers, pair by pair from its block's rows: per kind from 0.0 its reads in
+    column order (transfers in slot order, then staging), then its host reads, as the sub-tables list them; the
+    kinds' order of a plan from the first column naming each (:meth:`~archmodels.emax.traffic._Moves.read_order`)."""
+    nk = len(KINDS)
+    bus_l, elem_l = link.bus_bytes[pts].tolist(), link.elem[pts].tolist()
+    by_kind: list[list[float]] = []
+    total: list[float] = []
+    for k, (b, i) in enumerate(_few_blocks(tab, rows)):
+        bus, elem = bus_l[k], elem_l[k]
+        got = [0.0] * (nk + 1)
+        first: list[int] = []  # kinds in first-named order
+        rd_on, count, each = b.rd_on[i], b.count[i], b.each[i]
+        for j, kind in enumerate(b.rd_kind):
+            if rd_on[j]:
+                got[kind] += count[j] * _word(each[j], b.weight[j], bus, elem) * bus
+                if kind not in first:
+                    first.append(kind)
+        for j, kind in enumerate(b.h_kind):
+            if b.h_on[i][j]:
+                got[kind] += b.h_bytes[i][j]
+                if kind not in first:
+                    first.append(kind)
+        t = 0.0
+        for kind in first + [nk] * (nk - len(first)):
+            t = t + got[kind]
+        by_kind.append(got[:nk])
+        total.append(t)
+    return np.array(by_kind, dtype=float).reshape(len(rows), nk), np.array(total, dtype=float)

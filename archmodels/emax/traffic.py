@@ -151,7 +151,8 @@ class _Moves:
                 "stage": (r[st], {"count": count[st], "each": each[st], "weight": weight[st]}),
                 "read": (r, {"kind": kind, "count": count, "each": each, "weight": weight}),
                 "host": (hr, {"kind": h_kind, "bytes": _pick(self.h_bytes, hr, hj)}),
-                "read_order": np.where(np.take_along_axis(pos, order, axis=1) == big, nk, order)}
+                # (pos taken in argsort order is pos sorted: np.sort, one call, not take_along_axis)
+                "read_order": np.where(np.sort(pos, axis=1) == big, nk, order)}
 
     def read_order(self) -> np.ndarray:
         """Per plan, the kinds its reads (then host reads) name, in first-named order, padded with len(KINDS)."""
