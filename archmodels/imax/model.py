@@ -185,8 +185,12 @@ class ImaxModel(Model):
         sparse = isinstance(layer, SpMM)
         if sparse:
             key, reps = (layer.m, layer.k, layer.n, layer), 1
-            r = self._runs([key], batch, True)[0]
-            dense_time = self._dense_reference(key, batch, r) * reps
+            if batch.n == 1:
+                r = self._runs([key], batch, True)[0]
+                dense_time = self._dense_reference(key, batch, r) * reps
+            else:
+                r, dense_time = self._sparse_runs(key, batch)
+                dense_time = dense_time * reps
         else:
             prods = _matmuls(layer)
             if not prods:  # pooling: not a matrix product
@@ -212,25 +216,69 @@ class ImaxModel(Model):
         run of a sparse product, whose reasons nobody reads)."""
         if batch.n == 1:
             return [_run_one(key, batch, sparse, reasons) for key in keys]
-        n, nk = batch.n, len(keys)
         grp = batch.groups(sparse)
-        G = len(grp.uniq)
-        rows = np.tile(grp.uniq, (nk, 1))  # (product, configuration) pairs, product-major
+        out = self._runs_on(keys, grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw,
+                            batch.n if reasons else 0)
+        n = batch.n
+        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(len(keys))]
+
+    def _sparse_runs(self, key: tuple, batch: _Batch) -> tuple[dict, np.ndarray]:
+        """The run of the sparse product ``key`` at each point of a batch of several and its dense reference
+        (:meth:`_dense_reference`: the time of the same matrix run dense on the same configuration), both in
+        one pass: the configurations of the reference runs join those of the points' own runs (a point whose
+        format is dense has its reference's configuration), so one :func:`schedule.configurations`, one
+        planning and one choice serve both. The reference is planned where it is not the run itself and may
+        exist (``nchip`` divides n), as :meth:`_dense_reference` does; NaN elsewhere."""
+        n = batch.n
+        grp = batch.groups(True)
+        own = grp.uniq[grp.inv, 0] == 0  # format code 0: dense
+        need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
+        if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
+            ref = grp.uniq[grp.inv[need]]
+            ref[:, :2] = 0
+            first, inv = S.distinct_rows(tuple(np.concatenate((grp.uniq, ref)).T))
+            uniq = np.concatenate((grp.uniq, ref))[first]
+            point_cfg = np.concatenate((inv[grp.inv], inv[len(grp.uniq):]))
+            at = np.concatenate((np.arange(n), need))
+            out = self._runs_on([key], uniq, point_cfg, _MAPPING_NAMES[uniq[:, 1]], batch.nchip[at],
+                                batch.clock_hz[at], batch.bw[at], n)
+        else:
+            out = self._runs_on([key], grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw, n)
+        run = {name: v[:n] for name, v in out.items()}
+        dense_time = np.where(own, run["time"], np.nan)
+        dense_time[need] = out["time"][n:]
+        return run, dense_time
+
+    def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, mapping_names: np.ndarray,
+                 nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
+        """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
+        (:class:`_Groups`' columns; ``mapping_names`` per row), with those points' ``nchip``, clock and link
+        bandwidth: every number over (product, point) pairs, product-major. Reasons are written for the first
+        ``with_reasons`` points of each product (the others read "")."""
+        n, nk = len(inv), len(keys)
+        G = len(uniq)
+        rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
         prod = np.repeat(np.arange(nk), G)
         mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
-        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(grp.mapping_names, nk), *rows[:, 2:6].T)
+        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(mapping_names, nk), *rows[:, 2:6].T)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
-        inv = (np.arange(nk)[:, None] * G + grp.inv[None, :]).ravel()  # pair of each (product, point)
+        inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
         out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
-        out["reason"] = (self._reasons(keys, prod, rows, cfg, none, feasible)[inv] if reasons
-                         else _filled(nk * n, ""))
+        if with_reasons:
+            want = None
+            if with_reasons < n:  # the configurations those points read
+                want = np.zeros(len(rows), bool)
+                want[inv.reshape(nk, n)[:, :with_reasons]] = True
+            out["reason"] = self._reasons(keys, prod, rows, cfg, none, feasible, want)[inv]
+        else:
+            out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (batch.nchip, batch.clock_hz, batch.bw)))
-        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(nk)]
+            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (nchip, clock_hz, bw)))
+        return out
 
     def _dense_reference(self, key: tuple, batch: _Batch, run: dict[str, np.ndarray]) -> np.ndarray:
         """The time of product ``key`` run dense at each point (the reference of a sparse product; NaN without
@@ -249,12 +297,15 @@ class ImaxModel(Model):
 
     @staticmethod
     def _reasons(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
-                 none: np.ndarray, feasible: np.ndarray) -> np.ndarray:
-        """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``)."""
+                 none: np.ndarray, feasible: np.ndarray, want: np.ndarray | None = None) -> np.ndarray:
+        """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``);
+        ``want``: only those pairs (the others "")."""
         reasons = _filled(len(rows), "")
+        if want is not None:
+            none, feasible = none & want, feasible | ~want
         for g in np.flatnonzero(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
-        bad = np.flatnonzero(cfg["error"])
+        bad = np.flatnonzero(cfg["error"] & none)
         if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling): the line
             # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key
             mc, units, cols, kb = rows[bad][:, 1:5].T

@@ -1,0 +1,84 @@
+"""IMAX batched paths of issue 15's fourth round: each equals the path it replaced, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from archmodels import get_model
+from archmodels.imax import model as IM
+from archmodels.imax import schedule as S
+from workloads import load_workload
+
+M = get_model("imax")
+
+
+def _rows(n: int, seed: int, divisors: tuple[int, ...]) -> list[dict]:
+    """Random points of the declared space, half of them with ``nchip`` dividing n and small structures (so that
+    many schedule and many share a configuration)."""
+    rng = np.random.default_rng(seed)
+    rows = M.params.random_rows(n, rng)
+    for row in rows[::2]:
+        row["nchip"] = int(rng.choice(divisors))
+        row["units"] = int(rng.choice([8, 16, 24, 40, 64]))
+        row["lmm_kb"] = int(rng.choice([4, 8, 16, 64, 256]))
+    return rows
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> None:
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if a.dtype == object:
+        assert a.tolist() == b.tolist()
+    else:
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), (a, b)
+
+
+@pytest.mark.parametrize("wl, divisors, n", [("spmm:n=96,sparsity=0.9", (1, 2, 3, 4, 8), 300),
+                                             ("spmm:m=300,k=200,n=16,sparsity=0.97", (1, 2, 4), 200),
+                                             ("spmm:n=512,sparsity=0.9", (1, 2, 4, 8, 16), 400),
+                                             ("spmm:n=96,sparsity=0.9", (1, 2, 3), 3)])
+def test_sparse_run_with_its_reference_equals_the_two_runs(wl, divisors, n):
+    """_sparse_runs (the run and the dense reference in one pass) == _runs + _dense_reference (the reference
+    planned on the subset of points as a batch of its own): every number, flag and reason, bit for bit."""
+    layer = load_workload(wl).layers[0]
+    pts = M.params.points(_rows(n, 7, divisors))
+    key = (layer.m, layer.k, layer.n, layer)
+    run, dense = M._sparse_runs(key, IM._Batch.of(pts))
+    batch = IM._Batch.of(pts)
+    want = M._runs([key], batch, True)[0]
+    want_dense = M._dense_reference(key, batch, want)
+    assert set(run) == set(want)
+    for name in want:
+        _same(run[name], want[name])
+    _same(dense, want_dense)
+    assert np.isfinite(dense).any() and want["ok"].any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 70_000), min_size=0, max_size=40), st.sampled_from(["", ", lmm_kb="]))
+def test_int_texts_equal_f_strings(values, suffix):
+    """schedule._int_texts (a table of number texts, or one by one past it) == one f-string per value."""
+    got = S._int_texts(np.array(values, dtype=np.int64), suffix)
+    assert got.dtype == object and got.tolist() == [f"{v}{suffix}" for v in values]
+
+
+def test_int_texts_negative_values_written_one_by_one():
+    assert S._int_texts(np.array([-3, 5]), "x").tolist() == ["-3x", "5x"]
+
+
+def test_no_schedule_reasons_equal_the_scalar_lines_many_lmm_sizes():
+    """The lines joined from number-text tables (lmm_kb up to 4096, several tables) == no_schedule_reason."""
+    rng = np.random.default_rng(9)
+    G = 600
+    cfg = S.configurations(rng.integers(1, 900, G), rng.integers(1, 900, G), 96, rng.choice(["dense", "ivj", "ivs"], G),
+                           rng.integers(1, 1024, G), rng.choice([1, 2, 4, 8], G), rng.integers(4, 4097, G),
+                           rng.integers(1, 65, G))
+    ok = ~cfg["error"]
+    lim = {k: v[ok] if np.ndim(v) else v for k, v in cfg.items()}
+    lines = S.no_schedule_reasons(lim)
+    p = S.build(96, 96, 96, "dense", "dense", 64, 4, 64, 1, with_tiles=False)  # only its error is read
+    for g in range(int(ok.sum())):
+        one = {k: (v[g].item() if np.ndim(v) else v) for k, v in lim.items()}
+        assert S.no_schedule_reason(p, one) == lines[g]
