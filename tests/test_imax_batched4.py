@@ -82,3 +82,44 @@ def test_no_schedule_reasons_equal_the_scalar_lines_many_lmm_sizes():
     for g in range(int(ok.sum())):
         one = {k: (v[g].item() if np.ndim(v) else v) for k, v in lim.items()}
         assert S.no_schedule_reason(p, one) == lines[g]
+
+
+def _plans_equal(a: dict, b: dict) -> None:
+    for key in ("count", "agrp", "bgrp", "fallback"):
+        _same(a[key], b[key])
+    for key in S.FEATURES:
+        _same(a["feats"][key], b["feats"][key])
+    assert set(a["per"]) == set(b["per"])
+    for key in a["per"]:
+        _same(a["per"][key], b["per"][key])
+
+
+def test_sparse_plans_on_kept_tilings_equal_those_on_a_batch_s_own():
+    """plans.sparse_plans reading its tilings from the layer's kept superset (_tilings_of: tilings of earlier
+    batches beside them, some with many more tiles) == on a _Tiles of this batch's tilings alone."""
+    from archmodels.imax import plans as P
+    from workloads.parametric import parse
+
+    layer = parse("spmm:m=150,k=260,cols=48,sparsity=0.9,bias=1.5,seed=4").layers[0]
+    rng = np.random.default_rng(12)
+
+    def configs(G, lmm_hi):
+        fmt, mapping = rng.choice(["csr", "jds"], G), rng.choice(["ivj", "ivs"], G)
+        cfg = S.configurations(150, 260, 48, mapping, rng.integers(8, 90, G), rng.choice([1, 2, 4, 8], G),
+                               rng.integers(1, lmm_hi, G), rng.choice([1, 2, 4], G))
+        live = np.flatnonzero(~S.unschedulable(cfg))
+        return (fmt[live], mapping[live], {k: v[live] if np.ndim(v) else v for k, v in cfg.items()},
+                rng.random(len(live)) < 0.5)
+
+    P._TILINGS.clear()
+    early = configs(200, 3)  # small LMMs: many tiles
+    P.sparse_plans(layer, early[0], early[1], 48, early[2], early[3])
+    later = configs(200, 12)
+    kept = P.sparse_plans(layer, later[0], later[1], 48, later[2], later[3])
+    assert len(P._TILINGS[id(layer)][1]) > len(set(zip(later[0].tolist(), later[2]["rt"].tolist(),
+                                                         later[2]["ct"].tolist())))
+    P._TILINGS.clear()
+    alone = P.sparse_plans(layer, later[0], later[1], 48, later[2], later[3])
+    _plans_equal(kept, alone)
+    again = P.sparse_plans(layer, later[0], later[1], 48, later[2], later[3])  # every tiling kept: nothing built
+    _plans_equal(again, alone)

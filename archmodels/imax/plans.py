@@ -185,8 +185,8 @@ class _Tiles:
 
     def gid(self, which: np.ndarray) -> np.ndarray:
         """[tile slots, configurations]: the tiles of tiling ``which[c]`` of each configuration c, then the
-        empty tile."""
-        slot = np.arange(int(self.count.max()))[:, None]
+        empty tile (as many slots as the most tiles of these tilings)."""
+        slot = np.arange(int(self.count[which].max()))[:, None]
         return np.where(slot < self.count[which], self.first[which] + slot, len(self.rows) - 1)
 
     def margins(self, gid: np.ndarray, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
@@ -198,7 +198,6 @@ class _Tiles:
         return np.where(b < nb, self.rows[gid] - inside, 0)
 
 
-@lru_cache(maxsize=64)
 def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
     """The tilings ``keys`` (format, rt, ct) of a sparse layer's matrix side by side (:class:`_Tiles`)."""
     ts = [_tiling(layer, fmt, rt, ct) for fmt, rt, ct in keys]
@@ -222,10 +221,8 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
     ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
     rt, ct = cfg["rt"], cfg["ct"]
-    R, K = int(rt.max()) + 1, int(ct.max()) + 1
-    keys = sorted(set(zip(jds.tolist(), rt.tolist(), ct.tolist())))  # in the order of their codes
-    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in keys))
-    which = np.searchsorted(np.array([(j * R + r) * K + c for j, r, c in keys]), (jds * R + rt) * K + ct)
+    tiles, codes, (R, K) = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
+    which = np.searchsorted(codes, (jds * R + rt) * K + ct)
     gid = tiles.gid(which)
     H = cfg["H"]
     nb = -(-tiles.top[gid] // H)  # [tile slots, configs]
@@ -243,6 +240,35 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     out = merge(G, parts)
     out["fallback"] = fallback
     return out
+
+
+#: id of a sparse layer -> (the layer, its tilings (is JDS, rt, ct) in increasing order, their :class:`_Tiles`,
+#: their codes, the codes' radices): the tilings a layer's batches met so far side by side, so that a batch whose
+#: tilings are all among them builds nothing (random points of the space meet ~20 of a layer's ~40-80 tilings a
+#: call, a different set each call)
+_TILINGS: dict[int, tuple] = {}
+_TILINGS_MAX = 16  # layers
+_TILINGS_PER_LAYER = 512  # past this many tilings of a layer, its entry restarts with a batch's own
+
+
+def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.ndarray, tuple[int, int]]:
+    """(:func:`_tiles` of a superset of the tilings ``keys`` (is JDS, rt, ct) of a sparse layer's matrix, the
+    code ``(is JDS x R + rt) x K + ct`` of each of its tilings (increasing), (R, K)): the tilings met before are
+    kept with the new ones (:data:`_TILINGS`). A configuration reads its tiling's tiles at the position of its
+    code; what the tiles hold does not depend on which other tilings sit beside them."""
+    hit = _TILINGS.get(id(layer))
+    if hit is not None and hit[0] is layer and keys <= hit[1]:
+        return hit[2], hit[3], hit[4]
+    known = hit[1] if hit is not None and hit[0] is layer and len(hit[1]) + len(keys) <= _TILINGS_PER_LAYER else set()
+    every = frozenset(known | keys)
+    order = sorted(every)
+    R, K = max(r for _, r, _ in order) + 1, max(c for _, _, c in order) + 1
+    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in order))
+    codes = np.array([(j * R + r) * K + c for j, r, c in order], dtype=np.int64)
+    if hit is None and len(_TILINGS) >= _TILINGS_MAX:
+        _TILINGS.clear()
+    _TILINGS[id(layer)] = (layer, every, tiles, codes, (R, K))
+    return tiles, codes, (R, K)
 
 
 #: configurations with at most this many tiles are planned apart from those with more (whose tile slots would
