@@ -123,3 +123,23 @@ def test_sparse_plans_on_kept_tilings_equal_those_on_a_batch_s_own():
     _plans_equal(kept, alone)
     again = P.sparse_plans(layer, later[0], later[1], 48, later[2], later[3])  # every tiling kept: nothing built
     _plans_equal(again, alone)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_groups_columns_and_distinct_rows(sparse):
+    """_Batch.groups: the code columns (format 0 dense / 1 csr / 2 jds, mapping 0 dense / 1 ivj / 2 ivs, then the
+    structure) and, read lazily, the distinct rows in np.unique's order with each point's group."""
+    rows = _rows(500, 3, (1, 2, 4))
+    pts = M.params.points(rows)
+    grp = IM._Batch.of(pts).groups(sparse)
+    fmt = pts["format"]
+    dense = (fmt == "dense") | (not sparse)
+    fcode = np.where(dense, 0, np.where(fmt == "jds", 2, 1))
+    mcode = np.where(dense, 0, np.where(pts["schedule"] == "ivs", 2, 1))
+    want = np.stack([fcode, mcode] + [pts[p].astype(np.int64) for p in ("units", "cols", "lmm_kb", "nchip", "lmm_opt")])
+    assert grp.columns.dtype == np.int64 and np.array_equal(grp.columns, want)
+    assert set(fcode.tolist()) == ({0, 1, 2} if sparse else {0})
+    uniq, inv = np.unique(want.T, axis=0, return_inverse=True)
+    assert np.array_equal(grp.uniq, uniq) and np.array_equal(grp.inv, inv.reshape(-1))
+    assert grp.mapping_names.tolist() == [("dense", "ivj", "ivs")[c] for c in uniq[:, 1]]
+    assert grp.fmt.tolist() == [f if not d else "dense" for f, d in zip(fmt.tolist(), dense.tolist())]

@@ -231,14 +231,13 @@ class ImaxModel(Model):
         exist (``nchip`` divides n), as :meth:`_dense_reference` does; NaN elsewhere."""
         n = batch.n
         grp = batch.groups(True)
-        own = grp.uniq[grp.inv, 0] == 0  # format code 0: dense
+        own = grp.columns[0] == 0  # format code 0: dense
         need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
-            ref = grp.uniq[grp.inv[need]]
-            ref[:, :2] = 0
-            first, inv = S.distinct_rows(tuple(np.concatenate((grp.uniq, ref)).T))
-            uniq = np.concatenate((grp.uniq, ref))[first]
-            point_cfg = np.concatenate((inv[grp.inv], inv[len(grp.uniq):]))
+            every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
+            every[:2, n:] = 0
+            first, point_cfg = S.distinct_rows(tuple(every))
+            uniq = np.ascontiguousarray(every[:, first].T)
             at = np.concatenate((np.arange(n), need))
             out = self._runs_on([key], uniq, point_cfg, _MAPPING_NAMES[uniq[:, 1]], batch.nchip[at],
                                 batch.clock_hz[at], batch.bw[at], n)
@@ -288,7 +287,7 @@ class ImaxModel(Model):
         if batch.n == 1:
             return run["time"] if batch.groups(True).row[0] == 0 else _dense_time_one(key, batch)
         grp = batch.groups(True)
-        own = grp.uniq[grp.inv, 0] == 0  # format code 0: dense
+        own = grp.columns[0] == 0  # format code 0: dense
         need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
         out = np.where(own, run["time"], np.nan)
         if len(need):
@@ -451,10 +450,31 @@ class _Groups:
 
     fmt: np.ndarray  # format label per point (object)
     mapping: np.ndarray  # mapping label per point (object)
-    uniq: np.ndarray | None  # [groups, 7]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
-    inv: np.ndarray | None  # group of each point
-    mapping_names: np.ndarray | None  # mapping name of each group
+    columns: np.ndarray | None  # [7, points]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
     row: tuple = ()  # a batch of one point: its row of ``uniq`` in Python numbers (then only it, no arrays)
+    _distinct: tuple | None = None  # (uniq, inv, mapping_names), found when first read
+
+    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._distinct is None:
+            first, inv = S.distinct_rows(tuple(self.columns))  # in the order of np.unique over the rows
+            uniq = np.ascontiguousarray(self.columns[:, first].T)
+            self._distinct = (uniq, inv, _MAPPING_NAMES[uniq[:, 1]])
+        return self._distinct
+
+    @property
+    def uniq(self) -> np.ndarray:
+        """[groups, 7]: the distinct rows of ``columns``, in increasing order."""
+        return self._rows()[0]
+
+    @property
+    def inv(self) -> np.ndarray:
+        """The group of each point."""
+        return self._rows()[1]
+
+    @property
+    def mapping_names(self) -> np.ndarray:
+        """The mapping name of each group."""
+        return self._rows()[2]
 
 
 @dataclass
@@ -506,24 +526,18 @@ class _Batch:
                 dense = fmt == "dense"
                 mapping = pts["schedule"].astype(object)  # a copy: "dense" written where the format is dense
                 mapping[dense] = "dense"
-                fcode = np.where(dense, 0, 1 + (fmt == "jds"))
-                mcode = np.where(dense, 0, 1 + (mapping == "ivs"))
+                sparse_ = (~dense).astype(np.int64)
+                fcode = sparse_ + (fmt == "jds")  # 0 dense, else 1 + jds (the formats exclude each other)
+                mcode = sparse_ * (1 + (mapping == "ivs"))
             else:
                 fmt, mapping = _filled(self.n, "dense"), _filled(self.n, "dense")
                 fcode = mcode = np.zeros(self.n, np.int64)
-            cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
-                            + [pts["lmm_opt"].astype(np.int64)], axis=1)
-            # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique
-            if self.n == 1:
-                uniq, inv = cols, np.zeros(1, np.int64)
-            else:
-                code = np.zeros(len(cols), np.int64)
-                for col in cols.T:
-                    code = code * (int(col.max()) + 1) + col
-                _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-                uniq = cols[first]
-            self._groups[sparse] = _Groups(fmt, mapping, uniq, np.asarray(inv).reshape(-1),
-                                           np.array(C.MAPPINGS)[uniq[:, 1]])
+            columns = np.empty((2 + len(_STRUCT) + 1, self.n), np.int64)
+            columns[0], columns[1] = fcode, mcode
+            for i, p in enumerate(_STRUCT):
+                columns[2 + i] = pts[p]
+            columns[-1] = pts["lmm_opt"]
+            self._groups[sparse] = _Groups(fmt, mapping, columns)
         return self._groups[sparse]
 
 
@@ -538,7 +552,7 @@ class _Batch:
         if self._one_struct is None:  # units, cols, lmm_kb, nchip, lmm_opt: shared by both kinds of product
             self._one_struct = tuple(int(pts[p][0]) for p in _STRUCT) + (int(pts["lmm_opt"][0]),)
         row = (FORMATS.index(fmt) if fmt in FORMATS else 0, mcode) + self._one_struct
-        return _Groups(*_one_labels(fmt, mapping), None, None, None, row)
+        return _Groups(*_one_labels(fmt, mapping), None, row)
 
 
 @dataclass
