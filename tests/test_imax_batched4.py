@@ -143,3 +143,30 @@ def test_groups_columns_and_distinct_rows(sparse):
     assert np.array_equal(grp.uniq, uniq) and np.array_equal(grp.inv, inv.reshape(-1))
     assert grp.mapping_names.tolist() == [("dense", "ivj", "ivs")[c] for c in uniq[:, 1]]
     assert grp.fmt.tolist() == [f if not d else "dense" for f, d in zip(fmt.tolist(), dense.tolist())]
+
+
+def test_node_masks_equal_distinct_nodes():
+    """model._node_masks: tech.distinct's nodes in order with each one's points, also for one node and for a node
+    outside tech.NODES_NM (the np.unique path)."""
+    from archmodels import tech
+
+    rng = np.random.default_rng(4)
+    for nodes in (np.array(tech.NODES_NM), np.array(tech.NODES_NM[:1]), np.array(list(tech.NODES_NM) + [7])):
+        a = rng.choice(nodes, 300)
+        got = IM._node_masks(a)
+        assert [n for n, _ in got] == tech.distinct(a)
+        for n, sel in got:
+            assert type(n) is int and np.array_equal(sel, a == n)
+
+
+def test_dram_pj_per_byte_equals_tech():
+    """model._dram_pj_per_byte == tech.dram_pj_per_byte bit for bit (object and str arrays); an unknown name
+    raises as tech does."""
+    from archmodels import tech
+
+    names = np.random.default_rng(2).choice(np.array(tech.DRAM_NAMES, dtype=object), 257)
+    for arr in (names, names.astype(str)):
+        for got, want in zip(IM._dram_pj_per_byte(arr), tech.dram_pj_per_byte(arr)):
+            _same(got, want)
+    with pytest.raises(KeyError):
+        IM._dram_pj_per_byte(np.array(["ddr4", "nope"], dtype=object))
