@@ -170,3 +170,29 @@ def test_dram_pj_per_byte_equals_tech():
             _same(got, want)
     with pytest.raises(KeyError):
         IM._dram_pj_per_byte(np.array(["ddr4", "nope"], dtype=object))
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 60), k=st.integers(1, 70), rt=st.integers(1, 9), ct=st.integers(1, 9),
+       fmt=st.sampled_from(["csr", "jds"]), sparsity=st.sampled_from([0.3, 0.9, 0.99]), seed=st.integers(0, 20))
+def test_tiling_of_all_tiles_at_once_equals_the_tile_list(m, k, rt, ct, fmt, sparsity, seed):
+    """plans._tiling (one sort of every count by (tile, count)) == schedule.tile_row_nnz tile by tile (sorted row
+    nonzeros, largest, rows with a nonzero, columns, first / new-B / last flags), tilings with empty and narrow
+    tiles included."""
+    from archmodels.imax import plans as P
+    from workloads.parametric import matrix_of, parse
+
+    layer = parse(f"spmm:m={m},k={k},cols=8,sparsity={sparsity},bias=1.5,seed={seed}").layers[0]
+    got = P._tiling(layer, fmt, rt, ct)
+    tiles = S.tile_row_nnz(matrix_of(layer), fmt, rt, ct)
+    nz = [np.sort(nnz) for *_, nnz in tiles]
+    assert got.rows.tolist() == [r for _, _, r, _, _ in tiles]
+    assert got.cols.tolist() == [c for _, _, _, c, _ in tiles]
+    assert got.top.tolist() == [int(z[-1]) if len(z) else 0 for z in nz]
+    assert got.nonzero_rows.tolist() == [int((z > 0).sum()) for z in nz]
+    assert got.first_k.tolist() == [j == 0 for _, j, *_ in tiles]
+    assert got.last.tolist() == [j == ct - 1 for _, j, *_ in tiles]
+    assert got.b_new.tolist() == [ct > 1 or i == 0 for i in range(len(tiles))]
+    _same(got.nz, np.concatenate(nz).astype(np.int64))
+    for a in (got.rows, got.cols, got.top, got.nonzero_rows):
+        assert a.dtype == np.int64

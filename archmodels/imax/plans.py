@@ -147,18 +147,28 @@ class _Tiling:
 @lru_cache(maxsize=256)  # a few arrays of m x column tiles row counts per (matrix, format, tiling); random points of
 # the space meet ~80 tilings of a 1024 x 1024 matrix (64 entries thrashed)
 def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
-    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix as a :class:`_Tiling`."""
+    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix as a :class:`_Tiling`, for all tiles at once: the
+    row tiles are consecutive ranges of the (JDS: permuted) rows, so sorting every count by (tile, count) gives
+    each tile's sorted row nonzeros, tile after tile in run order (row tile, then column tile)."""
     from workloads.parametric import matrix_of
 
-    tiles = S.tile_row_nnz(matrix_of(layer), fmt, rt, ct)
-    nz = [np.sort(nnz) for *_, nnz in tiles]
-    rows = np.array([r for _, _, r, _, _ in tiles], dtype=np.int64)
-    j = np.array([j for _, j, *_ in tiles])
-    return _Tiling(rows, np.array([c for _, _, _, c, _ in tiles], dtype=np.int64),
-                   np.array([int(z[-1]) if len(z) else 0 for z in nz], dtype=np.int64),
-                   np.array([r - np.searchsorted(z, 0, side="right") for r, z in zip(rows, nz)], dtype=np.int64),
-                   j == 0, (ct > 1) | (np.arange(len(tiles)) == 0), j == ct - 1,
-                   np.concatenate(nz).astype(np.int64))
+    mat = matrix_of(layer)
+    m, k = mat.shape
+    counts = S._col_tile_counts(mat, ct)  # (m, ct)
+    if fmt == "jds":
+        counts = counts[S._col_tile_counts(mat, 0, jds=True)]
+    rows = np.repeat(np.array(S._split(m, rt), dtype=np.int64), ct)  # rows of each tile, in run order
+    T = rt * ct
+    big = int(counts.max()) + 1 if counts.size else 1
+    tile = np.repeat(np.arange(rt, dtype=np.int64), rows[::ct])[:, None] * ct + np.arange(ct)  # (m, ct)
+    key = np.sort((tile * big + counts).ravel())
+    of, nz = np.divmod(key, big)
+    ends = np.cumsum(rows) - 1
+    j = np.tile(np.arange(ct), rt)
+    w = -(-k // ct)
+    return _Tiling(rows, np.minimum(w, k - j * w).astype(np.int64), np.where(rows > 0, nz[ends], 0),
+                   rows - np.bincount(of[nz == 0], minlength=T), j == 0, (ct > 1) | (np.arange(T) == 0),
+                   j == ct - 1, nz)
 
 
 @dataclass(frozen=True)

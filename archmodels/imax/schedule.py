@@ -207,8 +207,8 @@ def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[i
     """The tiles of a sparse A in run order: (row tile, column tile, rows, columns, nonzeros of each of its
     rows); JDS rows sorted by nonzeros first (the permutation), column tiles ``ceil(k / ct)`` wide."""
     m, k = mat.shape
-    counts = formats.row_nnz_by_col_tile(mat, ct)  # (m, ct)
-    order = formats.jds_order(counts.sum(axis=1)) if fmt == "jds" else np.arange(m)
+    counts = _col_tile_counts(mat, ct)  # (m, ct)
+    order = _col_tile_counts(mat, 0, jds=True) if fmt == "jds" else np.arange(m)
     w = -(-k // ct)
     out = []
     start = 0
@@ -216,6 +216,28 @@ def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[i
         rows = order[start:start + r]
         start += r
         out.extend((i, j, r, min(w, k - j * w), counts[rows, j]) for j in range(ct))
+    return out
+
+
+#: (id of the matrix, column tiles or -1 for the JDS row order) -> (the matrix, ``formats.row_nnz_by_col_tile`` or
+#: ``formats.jds_order`` of its row nonzeros): a matrix's tilings share a few column tilings (random points meet
+#: ~30-80 tilings of a matrix and ~5 column tilings)
+_COL_COUNTS: dict[tuple, tuple[sp.csr_matrix, np.ndarray]] = {}
+_COL_COUNTS_MAX = 64
+
+
+def _col_tile_counts(mat: sp.csr_matrix, ct: int, jds: bool = False) -> np.ndarray:
+    """``formats.row_nnz_by_col_tile(mat, ct)`` (``jds``: ``formats.jds_order`` of the row nonzeros, the sum of any
+    column tiling's counts), remembered per (matrix, ct) (the entry holds the matrix: its id cannot name another
+    one; the arrays are only read)."""
+    key = (id(mat), -1 if jds else ct)
+    hit = _COL_COUNTS.get(key)
+    if hit is not None and hit[0] is mat:
+        return hit[1]
+    out = formats.jds_order(_col_tile_counts(mat, 1).sum(axis=1)) if jds else formats.row_nnz_by_col_tile(mat, ct)
+    if len(_COL_COUNTS) >= _COL_COUNTS_MAX:
+        _COL_COUNTS.clear()
+    _COL_COUNTS[key] = (mat, out)
     return out
 
 
