@@ -68,8 +68,12 @@ def test_int_texts_negative_values_written_one_by_one():
     assert S._int_texts(np.array([-3, 5]), "x").tolist() == ["-3x", "5x"]
 
 
-def test_no_schedule_reasons_equal_the_scalar_lines_many_lmm_sizes():
-    """The lines joined from number-text tables (lmm_kb up to 4096, several tables) == no_schedule_reason."""
+@pytest.mark.parametrize("pair_table", [True, False])
+def test_no_schedule_reasons_equal_the_scalar_lines_many_lmm_sizes(pair_table, monkeypatch):
+    """The lines joined from number-text tables (lmm_kb up to 4096, several tables; "<head><nchip>, lmm_kb=" per
+    used pair, or without that table) == no_schedule_reason."""
+    if not pair_table:
+        monkeypatch.setattr(S, "_PAIR_TABLE_MAX", 0)
     rng = np.random.default_rng(9)
     G = 600
     cfg = S.configurations(rng.integers(1, 900, G), rng.integers(1, 900, G), 96, rng.choice(["dense", "ivj", "ivs"], G),

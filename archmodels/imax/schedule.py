@@ -555,11 +555,27 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
         tail_first, tail_inv = distinct_rows((N, kb))
         tails = [f"{N_}, lmm_kb={kb_}" for N_, kb_ in zip(N[tail_first].tolist(), kb[tail_first].tolist())]
         return np.array(heads, dtype=object)[inv] + np.array(tails, dtype=object)[tail_inv]
-    # the head, "<nchip>, lmm_kb=" and "<lmm_kb>" taken from tables of number texts, joined by object additions
-    # (one C loop each: ~0.1 us a line; an f-string per line ~0.3 us)
-    out = np.array(heads, dtype=object)[inv] + _int_texts(N, ", lmm_kb=")
+    # the head, "<nchip>, lmm_kb=" and "<lmm_kb>" taken from tables of texts, joined by object additions (one C
+    # loop each: ~0.1 us a line; an f-string per line ~0.3 us): "<head><nchip>, lmm_kb=" written once per (head,
+    # nchip) pair some line uses (a table over all pairs marks them, no sort), then one addition per line
+    heads = np.array(heads, dtype=object)
+    span = int(N.max()) + 1 if len(N) else 1
+    if len(N) and int(N.min()) >= 0 and len(heads) * span <= _PAIR_TABLE_MAX:
+        pair = inv * span + N
+        used = np.zeros(len(heads) * span, bool)
+        used[pair] = True
+        at = np.flatnonzero(used)
+        prefix = np.empty(len(used), dtype=object)
+        prefix[at] = heads[at // span] + _int_texts(at % span, ", lmm_kb=")
+        out = prefix[pair]
+    else:
+        out = heads[inv] + _int_texts(N, ", lmm_kb=")
     out += _int_texts(kb, "")
     return out
+
+
+#: (head, nchip) pairs are tabled when there are at most this many
+_PAIR_TABLE_MAX = 1 << 18
 
 
 def _int_texts(values: np.ndarray, suffix: str) -> np.ndarray:
