@@ -200,3 +200,17 @@ def test_tiling_of_all_tiles_at_once_equals_the_tile_list(m, k, rt, ct, fmt, spa
     _same(got.nz, np.concatenate(nz).astype(np.int64))
     for a in (got.rows, got.cols, got.top, got.nonzero_rows):
         assert a.dtype == np.int64
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5000), st.integers(1, 5000), st.integers(1, 64), st.integers(1, 1 << 23),
+                          st.sampled_from([1, 2, 4, 8]), st.booleans()), min_size=1, max_size=30),
+       st.integers(1, 5000))
+def test_bgrp_caps_equal_the_scalar_cap(rows, n):
+    """schedule.bgrp_caps (integer floor divisions) == _cap (the float (L / 2) // ...) for every configuration,
+    odd LMM byte counts included."""
+    tr, tc, N, L, W, simd = (np.array(c) for c in zip(*rows))
+    got = S.bgrp_caps(tr, tc, n, N, L, W, simd)
+    assert got.dtype == np.int64
+    assert got.tolist() == [S._cap(int(l), int(r), int(c), n, int(nc), int(w), bool(s))
+                            for r, c, nc, l, w, s in rows]

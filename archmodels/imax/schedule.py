@@ -459,8 +459,10 @@ def screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int
 def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
     """:func:`_bgrp_cap` over arrays of configurations."""
     L = np.asarray(lmm_bytes, dtype=np.int64)
-    hi = np.minimum.reduce([((L / 2) // (tile_cols * 4)).astype(np.int64), L // (tile_rows * 4), n // nchip,
-                            tile_rows // nchip])
+    # (L / 2) // (cols x 4) of _cap in integers: floor((L / 2) / d) == (L // 2) // d for integers L >= 0, d >= 1 (no
+    # multiple of d lies in (L - 1) / 2 .. L / 2 when L is odd), float64-exact at these sizes
+    hi = np.minimum(np.minimum((L // 2) // (tile_cols * 4), L // (tile_rows * 4)),
+                    np.minimum(n // nchip, tile_rows // nchip))
     return np.where(simd_limited, np.minimum(hi, np.asarray(cols) * 2), hi)
 
 
