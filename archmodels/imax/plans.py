@@ -239,6 +239,10 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     fallback = ((nb == 0) & (gid < len(tiles.rows) - 1)).any(axis=0) | tiles.narrow[which]
     parts = []
     few = tiles.count[which] <= _FEW_TILES
+    # the pipeline fill of each configuration's block pass, once for all of them (not per group and candidate)
+    fills = [C.fill_cycles(cfg["units"], cfg["W"], mapping) if (ivs if mapping == "ivs" else ~ivs).any() else 0
+             for mapping in ("ivj", "ivs")]
+    cfg = dict(cfg, fill=np.where(ivs, fills[1], fills[0]))
     for opt in (False, True):
         for part in (few, ~few):  # most configurations have a few tiles: not padded to the most of any
             idx = np.flatnonzero(~fallback & (lmm_opt == opt) & part)
@@ -307,11 +311,8 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
           "slots": _cols(stored * H, g), "top": _cols(top, g), "first_k": tiles.first_k[gid_g],
           "b_new": tiles.b_new[gid_g], "last": tiles.last[gid_g]}
     W, units, iv, jd = cfg["W"][g], cfg["units"][g], ivs[g], jds[g]
-    fill = [C.fill_cycles(units, W, mapping) if (iv if mapping == "ivs" else ~iv).any() else 0
-            for mapping in ("ivj", "ivs")]
-    ch = S.Chain(n, cfg["N"][g], W, units, np.where(iv, fill[1], fill[0]), formats.SLOT_BYTES,
-                 np.where(iv, 2, 1), jd)
-    f = {k: np.zeros(len(g), dtype=np.float64) for k in S.FEATURES}
+    ch = S.Chain(n, cfg["N"][g], W, units, cfg["fill"][g], formats.SLOT_BYTES, np.where(iv, 2, 1), jd)
+    f = dict(zip(S.FEATURES, np.zeros((len(S.FEATURES), len(g)))))  # rows of one block: one allocation
     if opt:
         GA, big = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * tc["rows"]
         most = np.broadcast_to(AG, gid_g.shape)
