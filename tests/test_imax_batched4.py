@@ -129,6 +129,36 @@ def test_sparse_plans_on_kept_tilings_equal_those_on_a_batch_s_own():
     _plans_equal(again, alone)
 
 
+def test_sparse_plans_kept_tilings_bounded(monkeypatch):
+    """Past _TILINGS_COUNTS row counts side by side, a layer's entry restarts with the batch's own tilings (the
+    plans the same)."""
+    from archmodels.imax import plans as P
+    from workloads.parametric import parse
+
+    layer = parse("spmm:m=150,k=260,cols=48,sparsity=0.9,bias=1.5,seed=4").layers[0]
+    rng = np.random.default_rng(13)
+    G = 200
+    fmt, mapping = rng.choice(["csr", "jds"], G), rng.choice(["ivj", "ivs"], G)
+    cfg = S.configurations(150, 260, 48, mapping, rng.integers(8, 90, G), rng.choice([1, 2, 4, 8], G),
+                           rng.integers(1, 12, G), rng.choice([1, 2, 4], G))
+    live = np.flatnonzero(~S.unschedulable(cfg))
+    cfg = {k: v[live] if np.ndim(v) else v for k, v in cfg.items()}
+    opt = rng.random(len(live)) < 0.5
+    half = len(live) // 2
+    P._TILINGS.clear()
+    want = P.sparse_plans(layer, fmt[live], mapping[live], 48, cfg, opt)
+    P._TILINGS.clear()
+    monkeypatch.setattr(P, "_TILINGS_COUNTS", 0)
+    part = {k: v[:half] if np.ndim(v) else v for k, v in cfg.items()}
+    P.sparse_plans(layer, fmt[live][:half], mapping[live][:half], 48, part, opt[:half])
+    first = P._TILINGS[id(layer)][1]
+    got = P.sparse_plans(layer, fmt[live], mapping[live], 48, cfg, opt)
+    own = set(zip((fmt[live] == "jds").tolist(), cfg["rt"].tolist(), cfg["ct"].tolist()))
+    assert first < own  # the second batch met new tilings: the bound decided what was kept
+    assert P._TILINGS[id(layer)][1] == own
+    _plans_equal(got, want)
+
+
 @pytest.mark.parametrize("sparse", [True, False])
 def test_groups_columns_and_distinct_rows(sparse):
     """_Batch.groups: the code columns (format 0 dense / 1 csr / 2 jds, mapping 0 dense / 1 ivj / 2 ivs, then the

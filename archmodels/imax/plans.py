@@ -263,6 +263,7 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
 _TILINGS: dict[int, tuple] = {}
 _TILINGS_MAX = 16  # layers
 _TILINGS_PER_LAYER = 512  # past this many tilings of a layer, its entry restarts with a batch's own
+_TILINGS_COUNTS = 1 << 22  # ... or past this many row counts side by side (rows x column tiles of each tiling)
 
 
 def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.ndarray, tuple[int, int]]:
@@ -275,6 +276,8 @@ def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.nda
         return hit[2], hit[3], hit[4]
     known = hit[1] if hit is not None and hit[0] is layer and len(hit[1]) + len(keys) <= _TILINGS_PER_LAYER else set()
     every = frozenset(known | keys)
+    if known and len(hit[2].shifted) + sum(ct for _, _, ct in keys - known) * layer.m > _TILINGS_COUNTS:
+        every = frozenset(keys)  # a large matrix: its tilings are not all kept side by side
     order = sorted(every)
     R, K = max(r for _, r, _ in order) + 1, max(c for _, _, c in order) + 1
     tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in order))
