@@ -228,6 +228,8 @@ def test_tiling_of_all_tiles_at_once_equals_the_tile_list(m, k, rt, ct, fmt, spa
     assert got.last.tolist() == [j == ct - 1 for _, j, *_ in tiles]
     assert got.b_new.tolist() == [ct > 1 or i == 0 for i in range(len(tiles))]
     _same(got.nz, np.concatenate(nz).astype(np.int64))
+    assert got.most == max(int(z[-1]) if len(z) else 0 for z in nz)
+    assert got.narrow == any(c < 1 for _, _, _, c, _ in tiles)
     for a in (got.rows, got.cols, got.top, got.nonzero_rows):
         assert a.dtype == np.int64
 

@@ -142,6 +142,8 @@ class _Tiling:
     b_new: np.ndarray  # a new B slab range (several column tiles, or the first tile)
     last: np.ndarray  # last column tile of its rows
     nz: np.ndarray  # the sorted row nonzeros of each tile, tile after tile
+    most: int = 0  # the most nonzeros of a row of any tile (``top.max()``)
+    narrow: bool = False  # a tile without columns
 
 
 @lru_cache(maxsize=256)  # a few arrays of m x column tiles row counts per (matrix, format, tiling); random points of
@@ -166,9 +168,9 @@ def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
     ends = np.cumsum(rows) - 1
     j = np.tile(np.arange(ct), rt)
     w = -(-k // ct)
-    return _Tiling(rows, np.minimum(w, k - j * w).astype(np.int64), np.where(rows > 0, nz[ends], 0),
-                   rows - np.bincount(of[nz == 0], minlength=T), j == 0, (ct > 1) | (np.arange(T) == 0),
-                   j == ct - 1, nz)
+    cols, top = np.minimum(w, k - j * w).astype(np.int64), np.where(rows > 0, nz[ends], 0)
+    return _Tiling(rows, cols, top, rows - np.bincount(of[nz == 0], minlength=T), j == 0,
+                   (ct > 1) | (np.arange(T) == 0), j == ct - 1, nz, int(top.max()), bool((cols < 1).any()))
 
 
 @dataclass(frozen=True)
@@ -214,11 +216,11 @@ def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
     cat = lambda name, pad: np.concatenate([getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
     rows = cat("rows", 0)
     count = np.array([len(t.rows) for t in ts], dtype=np.int64)
-    shift = max(int(t.top.max()) for t in ts) + 1
+    shift = max(t.most for t in ts) + 1
     shifted = np.concatenate([t.nz for t in ts]) + np.repeat(np.arange(len(rows)), rows) * shift
     return _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
                   cat("b_new", False), cat("last", False), np.cumsum(count) - count, count,
-                  np.array([(t.cols < 1).any() for t in ts]), np.cumsum(rows) - rows, shifted, shift)
+                  np.array([t.narrow for t in ts]), np.cumsum(rows) - rows, shifted, shift)
 
 
 def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
