@@ -185,8 +185,12 @@ class ImaxModel(Model):
         sparse = isinstance(layer, SpMM)
         if sparse:
             key, reps = (layer.m, layer.k, layer.n, layer), 1
-            r = self._runs([key], batch, True)[0]
-            dense_time = self._dense_reference(key, batch, r) * reps
+            if batch.n == 1:
+                r = self._runs([key], batch, True)[0]
+                dense_time = self._dense_reference(key, batch, r) * reps
+            else:
+                r, dense_time = self._sparse_runs(key, batch)
+                dense_time = dense_time * reps
         else:
             prods = _matmuls(layer)
             if not prods:  # pooling: not a matrix product
@@ -212,25 +216,68 @@ class ImaxModel(Model):
         run of a sparse product, whose reasons nobody reads)."""
         if batch.n == 1:
             return [_run_one(key, batch, sparse, reasons) for key in keys]
-        n, nk = batch.n, len(keys)
         grp = batch.groups(sparse)
-        G = len(grp.uniq)
-        rows = np.tile(grp.uniq, (nk, 1))  # (product, configuration) pairs, product-major
+        out = self._runs_on(keys, grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw,
+                            batch.n if reasons else 0)
+        n = batch.n
+        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(len(keys))]
+
+    def _sparse_runs(self, key: tuple, batch: _Batch) -> tuple[dict, np.ndarray]:
+        """The run of the sparse product ``key`` at each point of a batch of several and its dense reference
+        (:meth:`_dense_reference`: the time of the same matrix run dense on the same configuration), both in
+        one pass: the configurations of the reference runs join those of the points' own runs (a point whose
+        format is dense has its reference's configuration), so one :func:`schedule.configurations`, one
+        planning and one choice serve both. The reference is planned where it is not the run itself and may
+        exist (``nchip`` divides n), as :meth:`_dense_reference` does; NaN elsewhere."""
+        n = batch.n
+        grp = batch.groups(True)
+        own = grp.columns[0] == 0  # format code 0: dense
+        need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
+        if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
+            every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
+            every[:2, n:] = 0
+            first, point_cfg = S.distinct_rows(tuple(every))
+            uniq = np.ascontiguousarray(every[:, first].T)
+            at = np.concatenate((np.arange(n), need))
+            out = self._runs_on([key], uniq, point_cfg, _MAPPING_NAMES[uniq[:, 1]], batch.nchip[at],
+                                batch.clock_hz[at], batch.bw[at], n)
+        else:
+            out = self._runs_on([key], grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw, n)
+        run = {name: v[:n] for name, v in out.items()}
+        dense_time = np.where(own, run["time"], np.nan)
+        dense_time[need] = out["time"][n:]
+        return run, dense_time
+
+    def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, mapping_names: np.ndarray,
+                 nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
+        """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
+        (:class:`_Groups`' columns; ``mapping_names`` per row), with those points' ``nchip``, clock and link
+        bandwidth: every number over (product, point) pairs, product-major. Reasons are written for the first
+        ``with_reasons`` points of each product (the others read "")."""
+        n, nk = len(inv), len(keys)
+        G = len(uniq)
+        rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
         prod = np.repeat(np.arange(nk), G)
         mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
-        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(grp.mapping_names, nk), *rows[:, 2:6].T)
+        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(mapping_names, nk), *rows[:, 2:6].T)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
-        inv = (np.arange(nk)[:, None] * G + grp.inv[None, :]).ravel()  # pair of each (product, point)
+        inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
         out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
-        out["reason"] = (self._reasons(keys, prod, rows, cfg, none, feasible)[inv] if reasons
-                         else _filled(nk * n, ""))
+        if with_reasons:
+            want = None
+            if with_reasons < n:  # the configurations those points read
+                want = np.zeros(len(rows), bool)
+                want[inv.reshape(nk, n)[:, :with_reasons]] = True
+            out["reason"] = self._reasons(keys, prod, rows, cfg, none, feasible, want)[inv]
+        else:
+            out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (batch.nchip, batch.clock_hz, batch.bw)))
-        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(nk)]
+            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (nchip, clock_hz, bw)))
+        return out
 
     def _dense_reference(self, key: tuple, batch: _Batch, run: dict[str, np.ndarray]) -> np.ndarray:
         """The time of product ``key`` run dense at each point (the reference of a sparse product; NaN without
@@ -240,7 +287,7 @@ class ImaxModel(Model):
         if batch.n == 1:
             return run["time"] if batch.groups(True).row[0] == 0 else _dense_time_one(key, batch)
         grp = batch.groups(True)
-        own = grp.uniq[grp.inv, 0] == 0  # format code 0: dense
+        own = grp.columns[0] == 0  # format code 0: dense
         need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
         out = np.where(own, run["time"], np.nan)
         if len(need):
@@ -249,12 +296,15 @@ class ImaxModel(Model):
 
     @staticmethod
     def _reasons(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
-                 none: np.ndarray, feasible: np.ndarray) -> np.ndarray:
-        """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``)."""
+                 none: np.ndarray, feasible: np.ndarray, want: np.ndarray | None = None) -> np.ndarray:
+        """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``);
+        ``want``: only those pairs (the others "")."""
         reasons = _filled(len(rows), "")
+        if want is not None:
+            none, feasible = none & want, feasible | ~want
         for g in np.flatnonzero(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
-        bad = np.flatnonzero(cfg["error"])
+        bad = np.flatnonzero(cfg["error"] & none)
         if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling): the line
             # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key
             mc, units, cols, kb = rows[bad][:, 1:5].T
@@ -311,15 +361,14 @@ class ImaxModel(Model):
         if n == 1:  # one point (a study's trial): the same operations on Python numbers
             return _totals_one(pts, layers)
         cc = _clock_costs(pts)  # its area factor is tech.logic_area_factor of these clocks: not computed again
-        nodes = tech.distinct(pts["tech_nm"])
+        nodes = _node_masks(pts["tech_nm"])
         if len(nodes) == 1:  # one node (a study at a fixed node, one point): no selection
             u, kb, nc, f = pts["units"], pts["lmm_kb"], pts["nchip"], pts["clock_mhz"]
-            logic, lmm = C.area_parts_mm2(u, kb, nc, int(nodes[0]), f, cc.area_factor)
-            area, static = logic + lmm, tech.static_power_w(logic, nc * u * kb, int(nodes[0]), cc.vdd_ratio)
+            logic, lmm = C.area_parts_mm2(u, kb, nc, int(nodes[0][0]), f, cc.area_factor)
+            area, static = logic + lmm, tech.static_power_w(logic, nc * u * kb, int(nodes[0][0]), cc.vdd_ratio)
         else:
             area, static = np.zeros(n), np.zeros(n)
-            for node in nodes:
-                sel = pts["tech_nm"] == node
+            for node, sel in nodes:
                 u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
                 logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f, cc.area_factor[sel])
                 area[sel] = logic + lmm
@@ -400,10 +449,31 @@ class _Groups:
 
     fmt: np.ndarray  # format label per point (object)
     mapping: np.ndarray  # mapping label per point (object)
-    uniq: np.ndarray | None  # [groups, 7]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
-    inv: np.ndarray | None  # group of each point
-    mapping_names: np.ndarray | None  # mapping name of each group
+    columns: np.ndarray | None  # [7, points]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
     row: tuple = ()  # a batch of one point: its row of ``uniq`` in Python numbers (then only it, no arrays)
+    _distinct: tuple | None = None  # (uniq, inv, mapping_names), found when first read
+
+    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._distinct is None:
+            first, inv = S.distinct_rows(tuple(self.columns))  # in the order of np.unique over the rows
+            uniq = np.ascontiguousarray(self.columns[:, first].T)
+            self._distinct = (uniq, inv, _MAPPING_NAMES[uniq[:, 1]])
+        return self._distinct
+
+    @property
+    def uniq(self) -> np.ndarray:
+        """[groups, 7]: the distinct rows of ``columns``, in increasing order."""
+        return self._rows()[0]
+
+    @property
+    def inv(self) -> np.ndarray:
+        """The group of each point."""
+        return self._rows()[1]
+
+    @property
+    def mapping_names(self) -> np.ndarray:
+        """The mapping name of each group."""
+        return self._rows()[2]
 
 
 @dataclass
@@ -426,7 +496,7 @@ class _Batch:
         """``tech.dram_energy_j`` at the points' DRAM types, their pJ per byte looked up once per batch (not
         once per layer: the lookup walks the points' names in Python)."""
         if self._dram_pj is None:
-            self._dram_pj = tech.dram_pj_per_byte(self.pts["dram"])
+            self._dram_pj = _dram_pj_per_byte(self.pts["dram"])
         read_pj, write_pj = self._dram_pj
         return (np.asarray(read_bytes, dtype=float) * read_pj + np.asarray(write_bytes, dtype=float) * write_pj) * 1e-12
 
@@ -435,7 +505,7 @@ class _Batch:
         if len(pts["tech_nm"]) == 1:  # one point: its node, and every point of the batch at it
             nodes = [(pts["tech_nm"].item(0), _YES)]
         else:
-            nodes = [(node, pts["tech_nm"] == node) for node in tech.distinct(pts["tech_nm"])]
+            nodes = _node_masks(pts["tech_nm"])
         return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
                    np.asarray(pts["nchip"], dtype=np.int64),
                    _clock_costs(pts).energy_scale, nodes)
@@ -455,24 +525,18 @@ class _Batch:
                 dense = fmt == "dense"
                 mapping = pts["schedule"].astype(object)  # a copy: "dense" written where the format is dense
                 mapping[dense] = "dense"
-                fcode = np.where(dense, 0, 1 + (fmt == "jds"))
-                mcode = np.where(dense, 0, 1 + (mapping == "ivs"))
+                sparse_ = (~dense).astype(np.int64)
+                fcode = sparse_ + (fmt == "jds")  # 0 dense, else 1 + jds (the formats exclude each other)
+                mcode = sparse_ * (1 + (mapping == "ivs"))
             else:
                 fmt, mapping = _filled(self.n, "dense"), _filled(self.n, "dense")
                 fcode = mcode = np.zeros(self.n, np.int64)
-            cols = np.stack([fcode, mcode] + [np.asarray(pts[p], dtype=np.int64) for p in _STRUCT]
-                            + [pts["lmm_opt"].astype(np.int64)], axis=1)
-            # one int64 per row (mixed radix, first column most significant): the rows' order of np.unique
-            if self.n == 1:
-                uniq, inv = cols, np.zeros(1, np.int64)
-            else:
-                code = np.zeros(len(cols), np.int64)
-                for col in cols.T:
-                    code = code * (int(col.max()) + 1) + col
-                _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-                uniq = cols[first]
-            self._groups[sparse] = _Groups(fmt, mapping, uniq, np.asarray(inv).reshape(-1),
-                                           np.array(C.MAPPINGS)[uniq[:, 1]])
+            columns = np.empty((2 + len(_STRUCT) + 1, self.n), np.int64)
+            columns[0], columns[1] = fcode, mcode
+            for i, p in enumerate(_STRUCT):
+                columns[2 + i] = pts[p]
+            columns[-1] = pts["lmm_opt"]
+            self._groups[sparse] = _Groups(fmt, mapping, columns)
         return self._groups[sparse]
 
 
@@ -487,7 +551,7 @@ class _Batch:
         if self._one_struct is None:  # units, cols, lmm_kb, nchip, lmm_opt: shared by both kinds of product
             self._one_struct = tuple(int(pts[p][0]) for p in _STRUCT) + (int(pts["lmm_opt"][0]),)
         row = (FORMATS.index(fmt) if fmt in FORMATS else 0, mcode) + self._one_struct
-        return _Groups(*_one_labels(fmt, mapping), None, None, None, row)
+        return _Groups(*_one_labels(fmt, mapping), None, row)
 
 
 @dataclass
@@ -634,6 +698,42 @@ def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: in
 
 
 _FORMAT_NAMES, _MAPPING_NAMES = np.array(FORMATS), np.array(C.MAPPINGS)
+
+
+def _node_masks(tech_nm: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """[(node, whether each point is at it)] of the nodes the points use, in increasing order (``tech.distinct``'s
+    nodes): one comparison per declared node (``tech.NODES_NM``) instead of np.unique's sort; ``tech.distinct``
+    when some point is at another node."""
+    out, seen = [], 0
+    for node in sorted(tech.NODES_NM):
+        sel = tech_nm == node
+        k = int(np.count_nonzero(sel))
+        if k:
+            out.append((node, sel))
+            seen += k
+    if seen != tech_nm.size:
+        return [(node, tech_nm == node) for node in tech.distinct(tech_nm)]
+    return out
+
+
+def _dram_pj_per_byte(dram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``tech.dram_pj_per_byte`` of the points' DRAM names: the (read, write) pJ per byte of each declared name
+    (``tech.DRAM_NAMES``, looked up once there), gathered by each point's row (a dict lookup per point by
+    ``map``: ~2/3 of the list comprehension's time); ``tech.dram_pj_per_byte`` itself for other names."""
+    table = _dram_table()
+    row = table[2]
+    try:
+        rows = np.fromiter(map(row.__getitem__, dram.tolist()), np.intp, dram.size)
+    except (KeyError, TypeError):
+        return tech.dram_pj_per_byte(dram)
+    return table[0][rows].reshape(dram.shape), table[1][rows].reshape(dram.shape)
+
+
+@lru_cache(maxsize=1)
+def _dram_table() -> tuple[np.ndarray, np.ndarray, dict]:
+    """(read pJ/B, write pJ/B of each name of ``tech.DRAM_NAMES``, the row of each name)."""
+    read, write = tech.dram_pj_per_byte(np.array(tech.DRAM_NAMES, dtype=object))
+    return read, write, {name: i for i, name in enumerate(tech.DRAM_NAMES)}
 
 
 def _filled(n: int, text: str) -> np.ndarray:

@@ -142,23 +142,35 @@ class _Tiling:
     b_new: np.ndarray  # a new B slab range (several column tiles, or the first tile)
     last: np.ndarray  # last column tile of its rows
     nz: np.ndarray  # the sorted row nonzeros of each tile, tile after tile
+    most: int = 0  # the most nonzeros of a row of any tile (``top.max()``)
+    narrow: bool = False  # a tile without columns
 
 
 @lru_cache(maxsize=256)  # a few arrays of m x column tiles row counts per (matrix, format, tiling); random points of
 # the space meet ~80 tilings of a 1024 x 1024 matrix (64 entries thrashed)
 def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
-    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix as a :class:`_Tiling`."""
+    """:func:`schedule.tile_row_nnz` of a sparse layer's matrix as a :class:`_Tiling`, for all tiles at once: the
+    row tiles are consecutive ranges of the (JDS: permuted) rows, so sorting every count by (tile, count) gives
+    each tile's sorted row nonzeros, tile after tile in run order (row tile, then column tile)."""
     from workloads.parametric import matrix_of
 
-    tiles = S.tile_row_nnz(matrix_of(layer), fmt, rt, ct)
-    nz = [np.sort(nnz) for *_, nnz in tiles]
-    rows = np.array([r for _, _, r, _, _ in tiles], dtype=np.int64)
-    j = np.array([j for _, j, *_ in tiles])
-    return _Tiling(rows, np.array([c for _, _, _, c, _ in tiles], dtype=np.int64),
-                   np.array([int(z[-1]) if len(z) else 0 for z in nz], dtype=np.int64),
-                   np.array([r - np.searchsorted(z, 0, side="right") for r, z in zip(rows, nz)], dtype=np.int64),
-                   j == 0, (ct > 1) | (np.arange(len(tiles)) == 0), j == ct - 1,
-                   np.concatenate(nz).astype(np.int64))
+    mat = matrix_of(layer)
+    m, k = mat.shape
+    counts = S._col_tile_counts(mat, ct)  # (m, ct)
+    if fmt == "jds":
+        counts = counts[S._col_tile_counts(mat, 0, jds=True)]
+    rows = np.repeat(np.array(S._split(m, rt), dtype=np.int64), ct)  # rows of each tile, in run order
+    T = rt * ct
+    big = int(counts.max()) + 1 if counts.size else 1
+    tile = np.repeat(np.arange(rt, dtype=np.int64), rows[::ct])[:, None] * ct + np.arange(ct)  # (m, ct)
+    key = np.sort((tile * big + counts).ravel())
+    of, nz = np.divmod(key, big)
+    ends = np.cumsum(rows) - 1
+    j = np.tile(np.arange(ct), rt)
+    w = -(-k // ct)
+    cols, top = np.minimum(w, k - j * w).astype(np.int64), np.where(rows > 0, nz[ends], 0)
+    return _Tiling(rows, cols, top, rows - np.bincount(of[nz == 0], minlength=T), j == 0,
+                   (ct > 1) | (np.arange(T) == 0), j == ct - 1, nz, int(top.max()), bool((cols < 1).any()))
 
 
 @dataclass(frozen=True)
@@ -185,8 +197,8 @@ class _Tiles:
 
     def gid(self, which: np.ndarray) -> np.ndarray:
         """[tile slots, configurations]: the tiles of tiling ``which[c]`` of each configuration c, then the
-        empty tile."""
-        slot = np.arange(int(self.count.max()))[:, None]
+        empty tile (as many slots as the most tiles of these tilings)."""
+        slot = np.arange(int(self.count[which].max()))[:, None]
         return np.where(slot < self.count[which], self.first[which] + slot, len(self.rows) - 1)
 
     def margins(self, gid: np.ndarray, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
@@ -198,18 +210,17 @@ class _Tiles:
         return np.where(b < nb, self.rows[gid] - inside, 0)
 
 
-@lru_cache(maxsize=64)
 def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
     """The tilings ``keys`` (format, rt, ct) of a sparse layer's matrix side by side (:class:`_Tiles`)."""
     ts = [_tiling(layer, fmt, rt, ct) for fmt, rt, ct in keys]
     cat = lambda name, pad: np.concatenate([getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
     rows = cat("rows", 0)
     count = np.array([len(t.rows) for t in ts], dtype=np.int64)
-    shift = max(int(t.top.max()) for t in ts) + 1
+    shift = max(t.most for t in ts) + 1
     shifted = np.concatenate([t.nz for t in ts]) + np.repeat(np.arange(len(rows)), rows) * shift
     return _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
                   cat("b_new", False), cat("last", False), np.cumsum(count) - count, count,
-                  np.array([(t.cols < 1).any() for t in ts]), np.cumsum(rows) - rows, shifted, shift)
+                  np.array([t.narrow for t in ts]), np.cumsum(rows) - rows, shifted, shift)
 
 
 def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
@@ -222,27 +233,61 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
     ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
     rt, ct = cfg["rt"], cfg["ct"]
-    R, K = int(rt.max()) + 1, int(ct.max()) + 1
-    keys = sorted(set(zip(jds.tolist(), rt.tolist(), ct.tolist())))  # in the order of their codes
-    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in keys))
-    which = np.searchsorted(np.array([(j * R + r) * K + c for j, r, c in keys]), (jds * R + rt) * K + ct)
+    tiles, codes, (R, K) = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
+    which = np.searchsorted(codes, (jds * R + rt) * K + ct)
     gid = tiles.gid(which)
     H = cfg["H"]
     nb = -(-tiles.top[gid] // H)  # [tile slots, configs]
     fallback = ((nb == 0) & (gid < len(tiles.rows) - 1)).any(axis=0) | tiles.narrow[which]
     parts = []
     few = tiles.count[which] <= _FEW_TILES
+    # the pipeline fill of each configuration's block pass, once for all of them (not per group and candidate)
+    fills = [C.fill_cycles(cfg["units"], cfg["W"], mapping) if (ivs if mapping == "ivs" else ~ivs).any() else 0
+             for mapping in ("ivj", "ivs")]
+    cfg = dict(cfg, fill=np.where(ivs, fills[1], fills[0]))
     for opt in (False, True):
         for part in (few, ~few):  # most configurations have a few tiles: not padded to the most of any
             idx = np.flatnonzero(~fallback & (lmm_opt == opt) & part)
             if len(idx):
                 slots = int(tiles.count[which[idx]].max())  # the tile slots these configurations use
                 sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
-                parts.append((idx, _sparse_group(tiles, gid[:slots, idx], jds[idx], ivs[idx], n, sub, opt, H[idx],
-                                                 nb[:slots, idx])))
+                parts.append((idx, _sparse_group(tiles, _cols(gid[:slots], idx), jds[idx], ivs[idx], n, sub, opt,
+                                                 H[idx], _cols(nb[:slots], idx))))
     out = merge(G, parts)
     out["fallback"] = fallback
     return out
+
+
+#: id of a sparse layer -> (the layer, its tilings (is JDS, rt, ct) in increasing order, their :class:`_Tiles`,
+#: their codes, the codes' radices): the tilings a layer's batches met so far side by side, so that a batch whose
+#: tilings are all among them builds nothing (random points of the space meet ~20 of a layer's ~40-80 tilings a
+#: call, a different set each call)
+_TILINGS: dict[int, tuple] = {}
+_TILINGS_MAX = 16  # layers
+_TILINGS_PER_LAYER = 512  # past this many tilings of a layer, its entry restarts with a batch's own
+_TILINGS_COUNTS = 1 << 22  # ... or past this many row counts side by side (rows x column tiles of each tiling)
+
+
+def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.ndarray, tuple[int, int]]:
+    """(:func:`_tiles` of a superset of the tilings ``keys`` (is JDS, rt, ct) of a sparse layer's matrix, the
+    code ``(is JDS x R + rt) x K + ct`` of each of its tilings (increasing), (R, K)): the tilings met before are
+    kept with the new ones (:data:`_TILINGS`). A configuration reads its tiling's tiles at the position of its
+    code; what the tiles hold does not depend on which other tilings sit beside them."""
+    hit = _TILINGS.get(id(layer))
+    if hit is not None and hit[0] is layer and keys <= hit[1]:
+        return hit[2], hit[3], hit[4]
+    known = hit[1] if hit is not None and hit[0] is layer and len(hit[1]) + len(keys) <= _TILINGS_PER_LAYER else set()
+    every = frozenset(known | keys)
+    if known and len(hit[2].shifted) + sum(ct for _, _, ct in keys - known) * layer.m > _TILINGS_COUNTS:
+        every = frozenset(keys)  # a large matrix: its tilings are not all kept side by side
+    order = sorted(every)
+    R, K = max(r for _, r, _ in order) + 1, max(c for _, _, c in order) + 1
+    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in order))
+    codes = np.array([(j * R + r) * K + c for j, r, c in order], dtype=np.int64)
+    if hit is None and len(_TILINGS) >= _TILINGS_MAX:
+        _TILINGS.clear()
+    _TILINGS[id(layer)] = (layer, every, tiles, codes, (R, K))
+    return tiles, codes, (R, K)
 
 
 #: configurations with at most this many tiles are planned apart from those with more (whose tile slots would
@@ -259,22 +304,20 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
     stored, top = rows * nb, rows
     jx = np.flatnonzero(jds)  # the Margins of the JDS configurations only
     if len(jx):
-        margins = tiles.margins(gid[:, jx], H[jx], nb[:, jx])
+        gid_j, nb_j = _cols(gid, jx), _cols(nb, jx)
+        margins = tiles.margins(gid_j, H[jx], nb_j)
         top = rows.copy()
         stored[:, jx] = margins.sum(axis=0)  # rows x their blocks = the Margins' sum
-        top[:, jx] = tiles.nonzero_rows[gid[:, jx]]
+        top[:, jx] = tiles.nonzero_rows[gid_j]
     a_max = _a_max(cfg, ~jds | (top.max(axis=0) * cfg["e"] > cfg["L"] / 2))
     count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
-    gid_g = gid[:, g]
-    tc = {"rows": rows[:, g], "cols": tiles.cols[gid_g], "blocks": nb[:, g], "stored": stored[:, g],
-          "slots": (stored * H)[:, g], "top": top[:, g], "first_k": tiles.first_k[gid_g],
+    gid_g = _cols(gid, g)
+    tc = {"rows": _cols(rows, g), "cols": tiles.cols[gid_g], "blocks": _cols(nb, g), "stored": _cols(stored, g),
+          "slots": _cols(stored * H, g), "top": _cols(top, g), "first_k": tiles.first_k[gid_g],
           "b_new": tiles.b_new[gid_g], "last": tiles.last[gid_g]}
     W, units, iv, jd = cfg["W"][g], cfg["units"][g], ivs[g], jds[g]
-    fill = [C.fill_cycles(units, W, mapping) if (iv if mapping == "ivs" else ~iv).any() else 0
-            for mapping in ("ivj", "ivs")]
-    ch = S.Chain(n, cfg["N"][g], W, units, np.where(iv, fill[1], fill[0]), formats.SLOT_BYTES,
-                 np.where(iv, 2, 1), jd)
-    f = {k: np.zeros(len(g), dtype=np.float64) for k in S.FEATURES}
+    ch = S.Chain(n, cfg["N"][g], W, units, cfg["fill"][g], formats.SLOT_BYTES, np.where(iv, 2, 1), jd)
+    f = dict(zip(S.FEATURES, np.zeros((len(S.FEATURES), len(g)))))  # rows of one block: one allocation
     if opt:
         GA, big = -(-tc["blocks"] // AG), np.minimum(AG, tc["blocks"]) * tc["rows"]
         most = np.broadcast_to(AG, gid_g.shape)
@@ -283,7 +326,7 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
             # packed once per JDS configuration: its candidates share AGRP (the largest, a_max) and the packing
             # does not depend on BGRP
             budget = (cfg["L"] // 2) // cfg["e"]
-            packed = S.pack(margins, nb[:, jx], budget[jx], a_max[jx])
+            packed = S.pack(margins, nb_j, budget[jx], a_max[jx])
             at = np.searchsorted(jx, g[cj])
             most = most.copy()
             for out, p in zip((GA, big, most), packed):
@@ -297,6 +340,12 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
            "util_unopt": np.where(jds, top.max(axis=0), cfg["arow"]) * cfg["e"] / half, "blocks": nb.sum(axis=0),
            "row_tiles": cfg["rt"], "col_tiles": cfg["ct"], "slots": (stored * H).sum(axis=0)}
     return {"count": count, "feats": f, "agrp": AG, "bgrp": BG, "per": per}
+
+
+def _cols(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``a[:, idx]`` as a C-contiguous array (``np.take``; ``a[:, idx]`` is laid out column-major, and the
+    element-wise passes over [tiles, candidates] then run at about half speed)."""
+    return np.take(a, idx, axis=1)
 
 
 def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:

@@ -207,8 +207,8 @@ def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[i
     """The tiles of a sparse A in run order: (row tile, column tile, rows, columns, nonzeros of each of its
     rows); JDS rows sorted by nonzeros first (the permutation), column tiles ``ceil(k / ct)`` wide."""
     m, k = mat.shape
-    counts = formats.row_nnz_by_col_tile(mat, ct)  # (m, ct)
-    order = formats.jds_order(counts.sum(axis=1)) if fmt == "jds" else np.arange(m)
+    counts = _col_tile_counts(mat, ct)  # (m, ct)
+    order = _col_tile_counts(mat, 0, jds=True) if fmt == "jds" else np.arange(m)
     w = -(-k // ct)
     out = []
     start = 0
@@ -216,6 +216,28 @@ def tile_row_nnz(mat: sp.csr_matrix, fmt: str, rt: int, ct: int) -> list[tuple[i
         rows = order[start:start + r]
         start += r
         out.extend((i, j, r, min(w, k - j * w), counts[rows, j]) for j in range(ct))
+    return out
+
+
+#: (id of the matrix, column tiles or -1 for the JDS row order) -> (the matrix, ``formats.row_nnz_by_col_tile`` or
+#: ``formats.jds_order`` of its row nonzeros): a matrix's tilings share a few column tilings (random points meet
+#: ~30-80 tilings of a matrix and ~5 column tilings)
+_COL_COUNTS: dict[tuple, tuple[sp.csr_matrix, np.ndarray]] = {}
+_COL_COUNTS_MAX = 64
+
+
+def _col_tile_counts(mat: sp.csr_matrix, ct: int, jds: bool = False) -> np.ndarray:
+    """``formats.row_nnz_by_col_tile(mat, ct)`` (``jds``: ``formats.jds_order`` of the row nonzeros, the sum of any
+    column tiling's counts), remembered per (matrix, ct) (the entry holds the matrix: its id cannot name another
+    one; the arrays are only read)."""
+    key = (id(mat), -1 if jds else ct)
+    hit = _COL_COUNTS.get(key)
+    if hit is not None and hit[0] is mat:
+        return hit[1]
+    out = formats.jds_order(_col_tile_counts(mat, 1).sum(axis=1)) if jds else formats.row_nnz_by_col_tile(mat, ct)
+    if len(_COL_COUNTS) >= _COL_COUNTS_MAX:
+        _COL_COUNTS.clear()
+    _COL_COUNTS[key] = (mat, out)
     return out
 
 
@@ -437,8 +459,10 @@ def screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: int
 def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited) -> np.ndarray:
     """:func:`_bgrp_cap` over arrays of configurations."""
     L = np.asarray(lmm_bytes, dtype=np.int64)
-    hi = np.minimum.reduce([((L / 2) // (tile_cols * 4)).astype(np.int64), L // (tile_rows * 4), n // nchip,
-                            tile_rows // nchip])
+    # (L / 2) // (cols x 4) of _cap in integers: floor((L / 2) / d) == (L // 2) // d for integers L >= 0, d >= 1 (no
+    # multiple of d lies in (L - 1) / 2 .. L / 2 when L is odd), float64-exact at these sizes
+    hi = np.minimum(np.minimum((L // 2) // (tile_cols * 4), L // (tile_rows * 4)),
+                    np.minimum(n // nchip, tile_rows // nchip))
     return np.where(simd_limited, np.minimum(hi, np.asarray(cols) * 2), hi)
 
 
@@ -529,13 +553,50 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
     heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
     N, kb = lim["N"], lim["L"] // 1024
-    out = np.empty(len(pattern), dtype=object)
     if shared:  # each (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
         tail_first, tail_inv = distinct_rows((N, kb))
         tails = [f"{N_}, lmm_kb={kb_}" for N_, kb_ in zip(N[tail_first].tolist(), kb[tail_first].tolist())]
-        out[:] = np.array(heads, dtype=object)[inv] + np.array(tails, dtype=object)[tail_inv]
+        return np.array(heads, dtype=object)[inv] + np.array(tails, dtype=object)[tail_inv]
+    # the head, "<nchip>, lmm_kb=" and "<lmm_kb>" taken from tables of texts, joined by object additions (one C
+    # loop each: ~0.1 us a line; an f-string per line ~0.3 us): "<head><nchip>, lmm_kb=" written once per (head,
+    # nchip) pair some line uses (a table over all pairs marks them, no sort), then one addition per line
+    heads = np.array(heads, dtype=object)
+    span = int(N.max()) + 1 if len(N) else 1
+    if len(N) and int(N.min()) >= 0 and len(heads) * span <= _PAIR_TABLE_MAX:
+        pair = inv * span + N
+        used = np.zeros(len(heads) * span, bool)
+        used[pair] = True
+        at = np.flatnonzero(used)
+        prefix = np.empty(len(used), dtype=object)
+        prefix[at] = heads[at // span] + _int_texts(at % span, ", lmm_kb=")
+        out = prefix[pair]
     else:
-        out[:] = [f"{heads[i]}{N_}, lmm_kb={kb_}" for i, N_, kb_ in zip(inv.tolist(), N.tolist(), kb.tolist())]
+        out = heads[inv] + _int_texts(N, ", lmm_kb=")
+    out += _int_texts(kb, "")
+    return out
+
+
+#: (head, nchip) pairs are tabled when there are at most this many
+_PAIR_TABLE_MAX = 1 << 18
+
+
+def _int_texts(values: np.ndarray, suffix: str) -> np.ndarray:
+    """``[f"{v}{suffix}" for v in values]`` as an object array: read from a table of the texts of 0 .. top
+    (:func:`_int_text_table`) when the values are small non-negative integers, else written one by one."""
+    if len(values) and 0 <= int(values.min()) and int(values.max()) < _INT_TEXTS_MAX:
+        return _int_text_table(max(64, 1 << int(values.max()).bit_length()), suffix)[values]
+    return np.array([f"{v}{suffix}" for v in values.tolist()], dtype=object)
+
+
+#: number texts are tabled up to this value (a table of 2**16 short strings is a few MB)
+_INT_TEXTS_MAX = 1 << 16
+
+
+@lru_cache(maxsize=8)
+def _int_text_table(top: int, suffix: str) -> np.ndarray:
+    """The texts ``f"{v}{suffix}"`` of v = 0 .. top - 1 (read-only: shared by every call)."""
+    out = np.array([f"{v}{suffix}" for v in range(top)], dtype=object)
+    out.flags.writeable = False
     return out
 
 
