@@ -820,10 +820,38 @@ class _Req:
         self.kw_ext = self.dil * (self.kw - 1) + 1
 
 
+class Indexed(Sequence):
+    """``objs[at[j]]`` for j = 0 .. len(at) - 1 as a read-only sequence: many requests naming a few objects (a
+    chunk's layer shapes and arrays) by position, so the request arrays are gathered from one row per object
+    (:func:`_by_object`) instead of built from a list of objects one by one."""
+
+    __slots__ = ("objs", "at")
+
+    def __init__(self, objs: Sequence, at: np.ndarray):
+        self.objs, self.at = objs, at
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self.objs[a] for a in self.at[j].tolist()]
+        return self.objs[self.at[j]]
+
+    def __iter__(self):
+        objs = self.objs
+        return (objs[a] for a in self.at.tolist())
+
+
 def _by_object(objs: Sequence, numbers, k: int) -> np.ndarray:
     """[k, len(objs)] int64: ``numbers(obj)`` (k numbers) per object, computed once per distinct object (a batch's
     requests repeat each array once per layer and each layer shape once per array; objects told apart by ``id``,
-    all alive while this runs)."""
+    all alive while this runs; an :class:`Indexed` sequence: once per object it names by position)."""
+    if isinstance(objs, Indexed):
+        used = np.bincount(objs.at, minlength=len(objs.objs)).astype(bool).tolist()  # (others: zeros, not read)
+        table = np.array([numbers(o) if u else (0,) * k for o, u in zip(objs.objs, used)],
+                         dtype=np.int64).reshape(len(objs.objs), k).T
+        return table[:, objs.at]
     ids = np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
     _, first, at = np.unique(ids, return_index=True, return_inverse=True)
     table = np.array([numbers(objs[i]) for i in first.tolist()], dtype=np.int64).reshape(len(first), k).T
@@ -1162,11 +1190,9 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
         if any(nums for nums, _ in answers):
             return (_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
                     np.repeat(np.arange(n), [len(a[0]) for a in answers]))
-    s = np.array([(sh.inputs, sh.outputs) for sh in shapes], dtype=np.int64).reshape(n, 2)
-    h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap, hw.tile_search) for hw in hws],
-                 dtype=np.int64).reshape(n, 6)
-    inputs, outputs = s.T
-    rows, c, lmm, e, oc_cap, search = h.T
+    inputs, outputs = _by_object(shapes, attrgetter("inputs", "outputs"), 2)
+    rows, c, lmm, e, oc_cap, search = _by_object(
+        hws, attrgetter("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"), 6)
     tail = _tail_rows_np("fc", c)
     sets = rows - HEADER_ROWS["fc"] - tail
     icpar = np.minimum(inputs, sets * c)

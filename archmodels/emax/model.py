@@ -41,6 +41,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
+from .mapper import Indexed
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
@@ -909,83 +910,147 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     saves DRAM traffic over writing the output and reading it back.
     """
     workload = same.obj
-    layers, shapes = workload.layers, _shapes(workload)
+    layers, shapes, lt = workload.layers, _shapes(workload), _layer_table(workload)
     nl, nk = len(layers), len(keys)
-    hws = [_hw(arch, k) for k in keys]
-    mhws = [replace(h, spm_bytes=0) for h in hws]  # the mapper's view: mappings do not depend on the SPM
+    hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
     pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
     vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
-    fused: list[list[str | None]] = [[None] * nk for _ in range(nl)]
+    fused_at = np.zeros((nl, nk), bool)  # layer i runs fused into layer i - 1
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
     pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in _fusable_layers(workload)]
     pool_maps, pool_req = {}, np.zeros(0, np.int64)  # (no pooling layer to fuse: EMAXV, no SPM, fusion off)
+    fused_arr = np.full((nl, nk), None, dtype=object)
     if pairs:
         pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
                               ["auto"] * len(pairs), ["auto"] * len(pairs))
         pool_maps, pool_req = pool_tab.cols, pool_tab.req
-    for r in np.unique(pool_req).tolist():
-        i, k = pairs[r]
-        fused[i + 1][k] = layers[i].name
-        pooled[i, k] = True
+        got = np.unique(pool_req)
+        pi, pk = np.array(pairs, dtype=np.int64).reshape(len(pairs), 2)[got].T
+        pooled[pi, pk] = True
+        fused_at[pi + 1, pk] = True
+        fused_arr[pi + 1, pk] = lt.names[pi]
+    fused: list[list[str | None]] = fused_arr.tolist()
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
-    run = [(i, k) for i in range(nl) for k in range(nk) if shapes[i] is not None and fused[i][k] is None]
-    maps, owner, why = _mapping_rows(arch, shapes, run, hws, mhws, pattern, order)
-    planned = _context_plans(arch, shapes, run, maps, owner, hws, ctxs, pooled, [s == "per_band" for s in sched],
+    li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
+    maps, owner, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
+    planned = _context_plans(arch, shapes, li, ki, maps, owner, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
         if vr_spm[k] and hws[k].tile_search:
             _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
     _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
-           fused, pooled, planned, resident, keep)
+           fused_at, pooled, planned, resident, keep)
 
-    at = {ik: j for j, ik in enumerate(run)}
+    pos = np.full((nl, nk), -1, dtype=np.int64)
+    pos[li, ki] = np.arange(len(li))  # each pair's position among the pairs run
 
-    def rejections(pairs: list[tuple[int, int]]) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
-        known = iter(why([at[ik] for ik in pairs if shapes[ik[0]] is not None]))
-        return [next(known) if shapes[i] is not None else (False, (f"{arch} does not run {layers[i].kind} layers",))
-                for i, _ in pairs]
+    def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
+        has = lt.has_shape[ii]
+        known = iter(why(pos[ii[has], kk[has]]))
+        return [next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
+                for i, h in zip(ii.tolist(), has.tolist())]
 
-    return _final_plans(planned, rejections, shapes, fused, resident, keep)
+    return _final_plans(planned, rejections, lt, fused, fused_at, resident, keep)
 
 
 workload_plans.cache_clear = _workload_plans.cache_clear  # type: ignore[attr-defined]
 workload_plans.cache_info = _workload_plans.cache_info  # type: ignore[attr-defined]
 
 
-def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
-                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, Callable[[list[int]], list[tuple]]]:
-    """The candidate mappings of every (layer, combination) of ``run`` as columns (as
-    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in ``run``'s order, the position in ``run`` of
-    each, and for positions whether the mapper found a mapping and the reasons of the ones it rejected: conv and
-    pooling layers through the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`), FC
-    layers through :func:`~archmodels.emax.mapper.fc_table`."""
-    conv = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], ConvShape)]
-    fc = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], FCShape)]
-    req = [run[j] for j in conv]
-    tab = conv_table(arch, [shapes[i] for i, _ in req], [_spm_tiles(mhws[k], hws[k], shapes[i]) for i, k in req],
-                          [_conv_pattern(shapes[i], pattern[k]) for i, k in req],
-                          [order[k] for _, k in req])
-    cols, owner = tab.cols, np.array(conv, dtype=np.int64)[tab.req] if conv else np.zeros(0, np.int64)
-    conv_at = {j: r for r, j in enumerate(conv)}
+def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
+    """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
+    built field by field (``dataclasses.replace`` inspects the fields on every call)."""
+    hws = [_hw(arch, k) for k in keys]
+    return hws, [Hw(arch, h.rows, h.cols, h.lmm_bytes, 0, h.elem_bytes, h.oc_cap, h.tile_search) for h in hws]
 
-    def why(js: list[int]) -> list[tuple[bool, tuple[str, ...]]]:
-        convs = iter(tab.rejections([conv_at[j] for j in js if j in conv_at]))
+
+@dataclass(frozen=True)
+class _LayerTable:
+    """Per layer of a workload, what planning a chunk reads of it, as arrays (one gather per chunk instead of a
+    look-up per (layer, combination)): a mapper shape at all, a conv or pooling shape (and its position among
+    them), an FC shape, a pooling (MAX) shape, a MAC conv shape and its input and output elements per group set
+    (:func:`_spm_tiles`), the layer names."""
+
+    has_shape: np.ndarray
+    conv: np.ndarray
+    conv_at: np.ndarray
+    conv_shapes: list
+    fc: np.ndarray
+    pool: np.ndarray
+    mac: np.ndarray
+    whole: np.ndarray
+    names: np.ndarray
+
+
+@by_identity()
+def _layer_table(workload: Workload) -> _LayerTable:
+    """:class:`_LayerTable` of ``workload`` (by identity: its first equal object, :data:`_canonical`)."""
+    shapes = _shapes(workload)
+    conv = np.array([isinstance(sh, ConvShape) for sh in shapes], dtype=bool)
+    conv_at = np.full(len(shapes), -1, dtype=np.int64)
+    conv_at[conv] = np.arange(int(conv.sum()))
+    names = np.empty(len(shapes), dtype=object)
+    names[:] = [layer.name for layer in workload.layers]
+    return _LayerTable(np.array([sh is not None for sh in shapes], dtype=bool), conv, conv_at,
+                       [sh for sh in shapes if isinstance(sh, ConvShape)],
+                       np.array([isinstance(sh, FCShape) for sh in shapes], dtype=bool),
+                       np.array([isinstance(sh, ConvShape) and sh.op == "max" for sh in shapes], dtype=bool),
+                       np.array([isinstance(sh, ConvShape) and sh.op == "mac" for sh in shapes], dtype=bool),
+                       np.array([sh.groups * (sh.oc * sh.oh * sh.ow + sh.ic * sh.h * sh.w)
+                                 if isinstance(sh, ConvShape) else 0 for sh in shapes], dtype=np.int64),
+                       names)
+
+
+def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.ndarray, hws: list[Hw], mhws: list[Hw],
+                  pattern: list[str], order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray,
+                                                               Callable[[np.ndarray], list[tuple]]]:
+    """The candidate mappings of every (layer ``li[j]``, combination ``ki[j]``) pair as columns (as
+    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in pair order, the pair j of each, and for pairs
+    j whether the mapper found a mapping and the reasons of the ones it rejected: conv and pooling layers through
+    the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`, the requests' shapes, arrays
+    and knobs gathered by position, :func:`_spm_tiles` as arrays), FC layers through
+    :func:`~archmodels.emax.mapper.fc_table`."""
+    nk = len(hws)
+    conv = np.flatnonzero(lt.conv[li])
+    fc = np.flatnonzero(lt.fc[li])
+    rl, rk = li[conv], ki[conv]
+    # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
+    # layer's input and output whole
+    spm = np.array([h.spm_bytes for h in hws], dtype=np.int64)
+    wide = (np.array([h.tile_search for h in mhws], dtype=bool) & (spm > 0))[rk] & lt.mac[rl]
+    wide &= lt.whole[rl] * np.array([h.elem_bytes for h in hws], dtype=np.int64)[rk] > spm[rk]
+    views = list(mhws)
+    if wide.any():
+        views += [replace(mhws[k], tile_search=2) if k in need else mhws[k]
+                  for need in [set(rk[wide].tolist())] for k in range(nk)]
+    pats = np.array(pattern, dtype=object)[rk]
+    pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
+    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
+                     np.array(order, dtype=object)[rk])
+    cols, owner = tab.cols, conv[tab.req]
+    conv_pos = np.full(len(li), -1, dtype=np.int64)
+    conv_pos[conv] = np.arange(len(conv))
+
+    def why(js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+        js = np.asarray(js, dtype=np.int64)
+        at = conv_pos[js]
+        convs = iter(tab.rejections(at[at >= 0]))
         out = []
-        for j in js:
-            if j in conv_at:
+        for j, r in zip(js.tolist(), at.tolist()):
+            if r >= 0:
                 out.append(next(convs))
             else:
-                maps, rej = fc_candidates(shapes[run[j][0]], mhws[run[j][1]])
+                maps, rej = fc_candidates(shapes[li[j]], mhws[ki[j]])
                 out.append((bool(maps), tuple(x.reason for x in rej)))
         return out
 
-    if not fc:
+    if not len(fc):
         return cols, owner, why
-    fc_cols, fc_req = fc_table([shapes[run[j][0]] for j in fc], [mhws[run[j][1]] for j in fc])
-    both = np.concatenate([owner, np.array(fc, dtype=np.int64)[fc_req]])
+    fc_cols, fc_req = fc_table(Indexed(shapes, li[fc]), Indexed(mhws, ki[fc]))
+    both = np.concatenate([owner, fc[fc_req]])
     rank = np.argsort(both, kind="stable")
     return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank], why
 
@@ -1020,19 +1085,18 @@ class _Planned:
         return (i * self.n_comb + k) * len(CONTEXTS)
 
 
-def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, np.ndarray], owner: np.ndarray,
-                   hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool], pins: list[dict[str, Any]],
-                   passes: _PoolPasses) -> _Planned:
-    """The plans of every (layer, combination) of ``run`` (not fused), for each combination k in its first
-    ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its position in
-    ``run`` (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
+def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: dict[str, np.ndarray],
+                   owner: np.ndarray, hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool],
+                   pins: list[dict[str, Any]], passes: _PoolPasses) -> _Planned:
+    """The plans of every (layer ``run_l[j]``, combination ``run_k[j]``) pair run (not fused), for each combination
+    k in its first ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its pair
+    j (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
     nl, nk = len(shapes), len(hws)
-    n_maps = np.bincount(owner, minlength=len(run)).astype(np.int64)
+    n_maps = np.bincount(owner, minlength=len(run_l)).astype(np.int64)
     first = np.cumsum(n_maps) - n_maps
-    n_ctx = [ctxs[k] for _, k in run]
-    seg0 = np.array([(i * nk + k) * len(CONTEXTS) for i, k in run], dtype=np.int64)
+    seg0 = (run_l * nk + run_k) * len(CONTEXTS)
     # rows: each (layer, combination)'s mappings once per context, context by context
-    per = n_maps * np.array(n_ctx, dtype=np.int64)
+    per = n_maps * np.array(ctxs, dtype=np.int64)[run_k]
     owner_row = np.repeat(np.arange(len(per)), per)
     at = np.arange(len(owner_row)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
     m_of = np.maximum(n_maps, 1)[owner_row]
@@ -1063,9 +1127,9 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
     tables = []
     for (lo, hi), build in (((0, n_conv), emaxv_plans if arch == "emaxv" else emaxvr_plans),
                             ((n_conv, len(row_seg)), fc_plans)):
-        use = sorted(set(li[lo:hi].tolist()))
+        use = np.unique(li[lo:hi])
         extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
-        if not use and not extra:
+        if not len(use) and not extra:
             continue
         sub = {name: v[lo:hi] for name, v in r.items()}
         sub["shape"] = np.searchsorted(use, li[lo:hi])
@@ -1074,7 +1138,7 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
             sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
             sub["shape"][len(at):] += len(use)
             at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
-        tab = build([shapes[i] for i in use] + (passes.shapes if extra else []), sub)
+        tab = build([shapes[i] for i in use.tolist()] + (passes.shapes if extra else []), sub)
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
         tables.append((tab, at[tab.src]))
@@ -1207,17 +1271,22 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
         resident[run[j]] = bool(r)
 
 
-def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled: np.ndarray, planned: _Planned,
-           resident: np.ndarray, keep: np.ndarray) -> None:
+def _chain(ks: np.ndarray, layers, shapes, fused: np.ndarray | list[list[str | None]], pooled: np.ndarray,
+           planned: _Planned, resident: np.ndarray, keep: np.ndarray) -> None:
     """Decide which layers of combinations ``ks`` leave their output in the SPM for the next (see
     :func:`workload_plans`): sets ``keep[a, k]`` and ``resident[b, k]`` of the next layer b run, pair by pair from
-    the first layer (numpy over the combinations; below :data:`CHAIN_NUMPY_FROM`, one by one: :func:`_chain_one`)."""
+    the first layer (numpy over the combinations; below :data:`CHAIN_NUMPY_FROM`, one by one: :func:`_chain_one`).
+    ``fused``: [layer, combination] True where the layer runs fused into the one before (or, as lists, the name
+    of that layer, None where not fused)."""
     p, nl = planned, len(layers)
+    if not isinstance(fused, np.ndarray):
+        fused = np.array([[f is not None for f in row] for row in fused], dtype=bool).reshape(nl, -1)
     if len(ks) < CHAIN_NUMPY_FROM:
         for k in ks.tolist():
-            _chain_one(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+            _chain_one(k, layers, shapes, [None if not f else True for f in fused[:, k].tolist()], pooled[:, k],
+                       planned, resident[:, k], keep[:, k])
         return
-    run = np.array([[f[k] is None for k in ks.tolist()] for f in fused], dtype=bool).reshape(nl, len(ks))
+    run = ~fused[:, ks]
     ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
     has_shape = np.array([sh is not None for sh in shapes], dtype=bool)
     for a in range(nl - 1):
@@ -1287,11 +1356,13 @@ def _chain_one(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned:
             resident[b] = True
 
 
-def _final_plans(p: _Planned, rejections: Callable[[list[tuple[int, int]]], list[tuple[bool, tuple[str, ...]]]], shapes,
-                 fused: list[list[str | None]], resident: np.ndarray, keep: np.ndarray) -> Plans:
+def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], list[tuple[bool, tuple[str, ...]]]],
+                 lt: _LayerTable, fused: list[list[str | None]], fused_at: np.ndarray, resident: np.ndarray,
+                 keep: np.ndarray) -> Plans:
     """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on);
-    for the (layer, combination) pairs without one, the reasons ``rejections`` gives (per pair: whether the mapper
-    found a mapping, the reasons of the ones it rejected)."""
+    for the (layer, combination) pairs without one (not fused: ``fused_at`` False), the reasons ``rejections``
+    gives (per pair of layers and combinations: whether the mapper found a mapping, the reasons of the ones it
+    rejected)."""
     nl, nk = resident.shape
     ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
@@ -1301,13 +1372,24 @@ def _final_plans(p: _Planned, rejections: Callable[[list[tuple[int, int]]], list
     sel = ~resident.ravel()[owner] | p.chainable[rows]
     rows, owner = rows[sel], owner[sel]
     count = np.bincount(owner, minlength=nl * nk)
-    reason = [[""] * nk for _ in range(nl)]
-    none = [(i, k) for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)) if fused[i][k] is None]
-    for (i, k), (fits, rej) in zip(none, rejections(none)):
-        if fits and isinstance(shapes[i], ConvShape):
+    ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
+    texts = []
+    for conv, (fits, rej) in zip(lt.conv[ni].tolist(), rejections(ni, nk_)):
+        if fits and conv:
             rej += ("no schedule fits the SPM",)
-        reason[i][k] = "; ".join(dict.fromkeys(rej)) or "no mapping fits"
-    return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused, reason)
+        texts.append("; ".join(dict.fromkeys(rej)) or "no mapping fits")
+    reason = np.full((nl, nk), "", dtype=object)
+    if texts:
+        reason[ni, nk_] = _objects(texts)
+    return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
+                 reason.tolist())
+
+
+def _objects(values: list) -> np.ndarray:
+    """``values`` as a 1-d object array, element for element (``np.array`` would turn texts into fixed-width text)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _out_elems(layer, pool: ConvShape | None) -> int:
