@@ -193,6 +193,17 @@ class Hw:
         return self.elem_bytes == 2
 
 
+_HW_FIELDS = tuple(f.name for f in fields(Hw))
+
+
+def new_hw(*values) -> Hw:
+    """``Hw(*values)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per field (a
+    chunk builds two per structural combination); the instance is the same (fields in ``__dict__``)."""
+    hw = object.__new__(Hw)
+    hw.__dict__.update(zip(_HW_FIELDS, values, strict=True))
+    return hw
+
+
 @dataclass(frozen=True)
 class Mapping:
     """One placement of a layer on the CGRA (see module docstring)."""
@@ -1051,34 +1062,58 @@ class ConvTable:
         if self.known is not None:
             return [self.known[j] for j in js]
         js = np.asarray(js, dtype=np.int64)
+        # every reason a request may get, in order: a column per reason (0 = not given), then the texts of the
+        # ones given only (a request gets one or two of the ~10 possible)
         slots = _slots(self.arch)
-        of = {p: [(s, o, mode) for s, (q, o, mode) in enumerate(slots) if q == p] for p in self.why}
-        why = {p: (self.allowed[p][js].tolist(), {k: v[js].tolist() for k, v in w.items()}) for p, w in self.why.items()}
-        slot_ok, code, need = self.slot_ok[js].tolist(), self.fit_code[js].tolist(), self.fit_need[js].tolist()  # [r][s]
-        answers = []
-        for r, j in enumerate(js.tolist()):
-            sh, hw = self.shapes[j], self.hws[j]
-            out = [PAIRS_WHY] if self.pairs_why[j] else []
-            fits = False
-            for p, (allowed, w) in why.items():
-                if not allowed[r]:
+        cols, info = [self.pairs_why[js].astype(np.int8)], [(0, "", (), "", 0)]
+        fits = np.zeros(len(js), bool)
+        vals = {}
+        for p, w in self.why.items():
+            allowed = self.allowed[p][js]
+            rows_code = w["rows_code"][js]
+            cols.append((allowed & (rows_code != 0)).astype(np.int8))
+            info.append((1, p, (), "", 0))
+            runs = allowed & (rows_code == 0)
+            code = w["code"][js]
+            for sl, (q, o, mode) in enumerate(slots):
+                if q != p:
                     continue
-                if w["rows_code"][r]:
-                    out.append(_why_rows(p, w["rows_code"][r], sh, hw.rows, w["avail"][r], w["whole"][r], w["rpk"][r]))
-                    continue
-                for s, o, mode in of[p]:
-                    if not slot_ok[r][s]:
-                        continue
-                    if w["code"][r]:
-                        out.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(w["code"][r], w["mem_row"][r], hw.cols,
-                                                                              w["rows_used"][r], hw.rows, w["alus"][r]))
-                    elif code[r][s]:
-                        out.append(_why_lmm(p, o, mode, code[r][s], need[r][s], 2 if w["pxp"][r] == 2 else 1,
-                                            hw.lmm_bytes))
-                    else:
-                        fits = True
-            answers.append((fits, tuple(out)))
-        return answers
+                on = runs & self.slot_ok[js, sl]
+                lmm = self.fit_code[js, sl]
+                fits |= on & (code == 0) & (lmm == 0)
+                cols.append(np.where(on & (code != 0), 1, np.where(on & (code == 0) & (lmm != 0), 2, 0)).astype(np.int8))
+                info.append((2, p, o, mode, sl))
+            vals[p] = w
+        given = np.stack(cols, axis=1)
+        at, col = np.nonzero(given)
+        kind = given[at, col].tolist()
+        texts = []
+        lists: dict[tuple[str, str], list] = {}
+
+        def of(p: str, k: str) -> list:  # pattern p's reason field k, per request of js (made a list once)
+            v = lists.get((p, k))
+            if v is None:
+                v = lists[(p, k)] = vals[p][k][js].tolist()
+            return v
+
+        for r, c, g in zip(at.tolist(), col.tolist(), kind):
+            what, p, o, mode, sl = info[c]
+            j = js[r]
+            if what == 0:
+                texts.append(PAIRS_WHY)
+                continue
+            hw = self.hws[j]
+            if what == 1:
+                texts.append(_why_rows(p, of(p, "rows_code")[r], self.shapes[j], hw.rows, of(p, "avail")[r],
+                                       of(p, "whole")[r], of(p, "rpk")[r]))
+            elif g == 1:
+                texts.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(of(p, "code")[r], of(p, "mem_row")[r], hw.cols,
+                                                                        of(p, "rows_used")[r], hw.rows, of(p, "alus")[r]))
+            else:
+                texts.append(_why_lmm(p, o, mode, int(self.fit_code[j, sl]), int(self.fit_need[j, sl]),
+                                      2 if of(p, "pxp")[r] == 2 else 1, hw.lmm_bytes))
+        ends = np.cumsum(np.bincount(at, minlength=len(js))).tolist()
+        return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
 
 
 #: requests from which :func:`conv_table` runs the mapper as numpy (below: one by one, cached)

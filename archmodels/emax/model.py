@@ -41,7 +41,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import Indexed
+from .mapper import Indexed, new_hw
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
@@ -963,8 +963,14 @@ workload_plans.cache_info = _workload_plans.cache_info  # type: ignore[attr-defi
 def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
     """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
     built field by field (``dataclasses.replace`` inspects the fields on every call)."""
-    hws = [_hw(arch, k) for k in keys]
-    return hws, [Hw(arch, h.rows, h.cols, h.lmm_bytes, 0, h.elem_bytes, h.oc_cap, h.tile_search) for h in hws]
+    hws, mhws = [], []
+    for key in keys:  # (as _hw)
+        rows, cols, lmm_kb, spm_kb, bits = key[:5]
+        rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
+            int(bool(key[14]))
+        hws.append(new_hw(arch, rows, cols, lmm, int(round(spm_kb * 1024)), bits // 8, cap, search))
+        mhws.append(new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
+    return hws, mhws
 
 
 @dataclass(frozen=True)
