@@ -1096,24 +1096,33 @@ class ConvTable:
                 v = lists[(p, k)] = vals[p][k][js].tolist()
             return v
 
+        hws, shapes, j_of = _picked(self.hws, js), _picked(self.shapes, js), js.tolist()
         for r, c, g in zip(at.tolist(), col.tolist(), kind):
             what, p, o, mode, sl = info[c]
-            j = js[r]
             if what == 0:
                 texts.append(PAIRS_WHY)
                 continue
-            hw = self.hws[j]
+            hw = hws[r]
             if what == 1:
-                texts.append(_why_rows(p, of(p, "rows_code")[r], self.shapes[j], hw.rows, of(p, "avail")[r],
+                texts.append(_why_rows(p, of(p, "rows_code")[r], shapes[r], hw.rows, of(p, "avail")[r],
                                        of(p, "whole")[r], of(p, "rpk")[r]))
             elif g == 1:
                 texts.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(of(p, "code")[r], of(p, "mem_row")[r], hw.cols,
                                                                         of(p, "rows_used")[r], hw.rows, of(p, "alus")[r]))
             else:
+                j = j_of[r]
                 texts.append(_why_lmm(p, o, mode, int(self.fit_code[j, sl]), int(self.fit_need[j, sl]),
                                       2 if of(p, "pxp")[r] == 2 else 1, hw.lmm_bytes))
         ends = np.cumsum(np.bincount(at, minlength=len(js))).tolist()
         return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
+
+
+def _picked(seq: Sequence, js: np.ndarray) -> list:
+    """``[seq[j] for j in js]`` (an :class:`Indexed` sequence: by its positions, without a call per element)."""
+    if isinstance(seq, Indexed):
+        objs = seq.objs
+        return [objs[a] for a in seq.at[js].tolist()]
+    return [seq[j] for j in js.tolist()]
 
 
 #: requests from which :func:`conv_table` runs the mapper as numpy (below: one by one, cached)

@@ -949,6 +949,8 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
 
     def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
         has = lt.has_shape[ii]
+        if has.all():
+            return why(pos[ii, kk])
         known = iter(why(pos[ii[has], kk[has]]))
         return [next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
                 for i, h in zip(ii.tolist(), has.tolist())]
@@ -1043,6 +1045,8 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     def why(js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
         js = np.asarray(js, dtype=np.int64)
         at = conv_pos[js]
+        if (at >= 0).all():
+            return tab.rejections(at)
         convs = iter(tab.rejections(at[at >= 0]))
         out = []
         for j, r in zip(js.tolist(), at.tolist()):
