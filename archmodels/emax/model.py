@@ -934,8 +934,8 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
     li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
-    maps, owner, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
-    planned = _context_plans(arch, shapes, li, ki, maps, owner, hws, ctxs, pooled, [s == "per_band" for s in sched],
+    maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
+    planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     for k in range(nk):
@@ -978,12 +978,13 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
 @dataclass(frozen=True)
 class _LayerTable:
     """Per layer of a workload, what planning a chunk reads of it, as arrays (one gather per chunk instead of a
-    look-up per (layer, combination)): a mapper shape at all, a conv or pooling shape (and its position among
-    them), an FC shape, a pooling (MAX) shape, a MAC conv shape and its input and output elements per group set
+    look-up per (layer, combination)): a mapper shape at all, a conv or pooling shape (the first layer of an
+    equal shape, its position among them), an FC shape, a pooling (MAX) shape, a MAC conv shape and its input and output elements per group set
     (:func:`_spm_tiles`), the layer names."""
 
     has_shape: np.ndarray
     conv: np.ndarray
+    same: np.ndarray
     conv_at: np.ndarray
     conv_shapes: list
     fc: np.ndarray
@@ -1002,7 +1003,9 @@ def _layer_table(workload: Workload) -> _LayerTable:
     conv_at[conv] = np.arange(int(conv.sum()))
     names = np.empty(len(shapes), dtype=object)
     names[:] = [layer.name for layer in workload.layers]
-    return _LayerTable(np.array([sh is not None for sh in shapes], dtype=bool), conv, conv_at,
+    first: dict = {}
+    same = np.array([first.setdefault(sh, i) for i, sh in enumerate(shapes)], dtype=np.int64)
+    return _LayerTable(np.array([sh is not None for sh in shapes], dtype=bool), conv, same, conv_at,
                        [sh for sh in shapes if isinstance(sh, ConvShape)],
                        np.array([isinstance(sh, FCShape) for sh in shapes], dtype=bool),
                        np.array([isinstance(sh, ConvShape) and sh.op == "max" for sh in shapes], dtype=bool),
@@ -1013,18 +1016,24 @@ def _layer_table(workload: Workload) -> _LayerTable:
 
 
 def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.ndarray, hws: list[Hw], mhws: list[Hw],
-                  pattern: list[str], order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray,
+                  pattern: list[str], order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
                                                                Callable[[np.ndarray], list[tuple]]]:
-    """The candidate mappings of every (layer ``li[j]``, combination ``ki[j]``) pair as columns (as
-    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in pair order, the pair j of each, and for pairs
-    j whether the mapper found a mapping and the reasons of the ones it rejected: conv and pooling layers through
-    the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`, the requests' shapes, arrays
-    and knobs gathered by position, :func:`_spm_tiles` as arrays), FC layers through
-    :func:`~archmodels.emax.mapper.fc_table`."""
+    """The candidate mappings of every (layer ``li[j]``, combination ``ki[j]``) pair: columns (as
+    :func:`~archmodels.emax.mapper.mapping_columns` gives them), the pair j of each mapping (in pair order) and the
+    row of the columns it reads (pairs asking the mapper the same share rows), and for pairs j whether the mapper
+    found a mapping and the reasons of the ones it rejected. Conv and pooling layers through the mapper over all of
+    them at once (:func:`~archmodels.emax.mapper.conv_table`, the requests' shapes, arrays and knobs gathered by
+    position, :func:`_spm_tiles` as arrays), once per distinct (layer shape, combination): equal layers (VGG16's
+    C6-C7, C9-C10, C11-C13) share the request; FC layers through :func:`~archmodels.emax.mapper.fc_table`."""
     nk = len(hws)
     conv = np.flatnonzero(lt.conv[li])
     fc = np.flatnonzero(lt.fc[li])
-    rl, rk = li[conv], ki[conv]
+    # the conv requests, once per (first layer of an equal shape, combination): the mapper's answer depends on the
+    # shape's value, the array and the knobs only
+    key = lt.same[li[conv]] * nk + ki[conv]
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    rl, rk = li[conv][first], ki[conv][first]
     # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
     # layer's input and output whole
     spm = np.array([h.spm_bytes for h in hws], dtype=np.int64)
@@ -1038,9 +1047,14 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
     tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
                      np.array(order, dtype=object)[rk])
-    cols, owner = tab.cols, conv[tab.req]
+    # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
+    n_u = np.bincount(tab.req, minlength=len(uniq))
+    n_r = n_u[inv]
+    ends = np.cumsum(n_r)
+    src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
+    cols, owner = tab.cols, np.repeat(conv, n_r)
     conv_pos = np.full(len(li), -1, dtype=np.int64)
-    conv_pos[conv] = np.arange(len(conv))
+    conv_pos[conv] = inv
 
     def why(js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
         js = np.asarray(js, dtype=np.int64)
@@ -1058,11 +1072,12 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
         return out
 
     if not len(fc):
-        return cols, owner, why
+        return cols, owner, src, why
     fc_cols, fc_req = fc_table(Indexed(shapes, li[fc]), Indexed(mhws, ki[fc]))
     both = np.concatenate([owner, fc[fc_req]])
     rank = np.argsort(both, kind="stable")
-    return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank], why
+    src = np.concatenate([src, len(tab.req) + np.arange(len(fc_req))])[rank]
+    return {k: np.concatenate([v, fc_cols[k]]) for k, v in cols.items()}, both[rank], src, why
 
 
 @dataclass(frozen=True)
@@ -1096,11 +1111,12 @@ class _Planned:
 
 
 def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: dict[str, np.ndarray],
-                   owner: np.ndarray, hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool],
-                   pins: list[dict[str, Any]], passes: _PoolPasses) -> _Planned:
+                   owner: np.ndarray, src: np.ndarray, hws: list[Hw], ctxs: list[int], pooled: np.ndarray,
+                   per_band: list[bool], pins: list[dict[str, Any]], passes: _PoolPasses) -> _Planned:
     """The plans of every (layer ``run_l[j]``, combination ``run_k[j]``) pair run (not fused), for each combination
-    k in its first ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its pair
-    j (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
+    k in its first ``ctxs[k]`` contexts: its candidate mappings are rows ``src[m]`` of ``mc`` for the mappings m
+    whose ``owner`` is its pair j (:func:`_mapping_rows`); ``passes``: the fused pooling passes
+    (:func:`_pool_passes`)."""
     nl, nk = len(shapes), len(hws)
     n_maps = np.bincount(owner, minlength=len(run_l)).astype(np.int64)
     first = np.cumsum(n_maps) - n_maps
@@ -1119,6 +1135,7 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     if 0 < n_conv < len(is_fc):
         by_builder = np.argsort(is_fc, kind="stable")
         row_map, row_seg = row_map[by_builder], row_seg[by_builder]
+    row_map = src[row_map]  # (one gather of the mapper's columns per row)
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
     ki = row_seg // len(CONTEXTS) % nk
