@@ -173,3 +173,26 @@ def test_chain_by_mask_equals_chain_by_names(seed, wl):
             em._chain(pick, layers, shapes, fused_at, pooled, planned, *got)
             em._chain(pick, layers, shapes, names, pooled, planned, *want)
             assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+@SLOW
+@given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16", "alexnet", "resnet50", "mobilenet_v2"]))
+def test_dram_chaining_as_numpy_equals_one_by_one(seed, wl):
+    """_chain_least_dram_np (every DRAM-traffic search of a chunk at once) decides for each combination what
+    _chain_least_dram decides for it alone (resident and keep, every layer), on the plans of random points (pooling
+    fused or not, layers without plans), and leaves the other combinations' columns alone."""
+    rows = [dict(r, criterion="dram") for r in get_model("emaxvr").params.random_rows(30, np.random.default_rng(seed))]
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _captured(mp, "_chain_least_dram_np", "emaxvr", wl, rows)
+    for (ks, layers, shapes, fused_at, pooled, planned, resident, keep), _ in calls:
+        nl, nk = fused_at.shape
+        got = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
+        em._chain_least_dram_np(ks, layers, shapes, fused_at, pooled, planned, *got)
+        want = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
+        for k in ks.tolist():
+            names = ["x" if f else None for f in fused_at[:, k].tolist()]
+            em._chain_least_dram(k, layers, shapes, names, pooled[:, k], planned, want[0][:, k], want[1][:, k])
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        others = np.setdiff1d(np.arange(nk), ks)
+        assert not got[0][:, others].any() and not got[1][:, others].any()
+        assert any(g.any() for g in got) or wl != "vgg16"  # something is chained

@@ -938,8 +938,11 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
-    for k in range(nk):
-        if vr_spm[k] and hws[k].tile_search:
+    dp = np.array([k for k in range(nk) if vr_spm[k] and hws[k].tile_search], dtype=np.int64)
+    if len(dp) >= CHAIN_DP_NUMPY_FROM:
+        _chain_least_dram_np(dp, layers, shapes, fused_at, pooled, planned, resident, keep)
+    else:
+        for k in dp.tolist():
             _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
     _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
            fused_at, pooled, planned, resident, keep)
@@ -1138,23 +1141,24 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     row_map = src[row_map]  # (one gather of the mapper's columns per row)
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
-    ki = row_seg // len(CONTEXTS) % nk
-    li = row_seg // len(CONTEXTS) // nk
+    lk = row_seg // len(CONTEXTS)  # layer * nk + combination: the flat position in [layers, combinations] arrays
+    ki = lk % nk
+    li = lk // nk
     r.update(cols=np.array([h.cols for h in hws], dtype=float)[ki], spm=np.array([h.spm_bytes for h in hws], dtype=float)[ki],
              elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
              resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
-             has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki],
+             has_pool=pooled.reshape(-1)[lk], per_band=np.array(per_band, dtype=bool)[ki],
              band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki],
              dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
         r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    for name, v in passes.cols.items():
-        r[name] = v[li, ki]
+    if passes.cols:  # the pass columns of every row in one gather
+        r.update(zip(passes.cols, np.stack([v.reshape(-1) for v in passes.cols.values()])[:, lk]))
     nseg = nl * nk * len(CONTEXTS)
     tables = []
     for (lo, hi), build in (((0, n_conv), emaxv_plans if arch == "emaxv" else emaxvr_plans),
                             ((n_conv, len(row_seg)), fc_plans)):
-        use = np.unique(li[lo:hi])
+        use = np.flatnonzero(np.bincount(li[lo:hi], minlength=nl))  # the layers present, in order
         extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
         if not len(use) and not extra:
             continue
@@ -1179,12 +1183,19 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     start = start[:nseg]
     chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
     stats = []
+    runs = len(seg) > 0 and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)  # segments contiguous
     for sel in (np.ones(len(seg), bool), chainable):
-        n_sel = np.bincount(seg[sel], minlength=nseg + 1)[:nseg]
+        s, m, d = seg[sel], tab.plan["macs"][sel], tab.plan["dram_exact"][sel]
+        n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
         macs = np.full(nseg + 1, -np.inf)
-        np.maximum.at(macs, seg[sel], tab.plan["macs"][sel])
         dram = np.full(nseg + 1, np.inf)
-        np.minimum.at(dram, seg[sel], tab.plan["dram_exact"][sel])
+        if runs and len(s):  # each segment's largest MACs and least DRAM bytes over its run of plans
+            at = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+            macs[s[at]] = np.maximum(macs[s[at]], np.maximum.reduceat(m, at))
+            dram[s[at]] = np.minimum(dram[s[at]], np.minimum.reduceat(d, at))
+        else:
+            np.maximum.at(macs, s, m)
+            np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
 
@@ -1296,6 +1307,62 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
         keep[run[j]] = bool(r)
         r = back[j][r]
         resident[run[j]] = bool(r)
+
+
+#: DRAM-traffic searches from which :func:`_chain_least_dram_np` decides as numpy (below: one by one)
+CHAIN_DP_NUMPY_FROM = 8
+
+
+def _chain_least_dram_np(ks: np.ndarray, layers, shapes, fused: np.ndarray, pooled: np.ndarray, planned: _Planned,
+                         resident: np.ndarray, keep: np.ndarray) -> None:
+    """:func:`_chain_least_dram` of every combination of ``ks`` at once (numpy over the combinations, layer by
+    layer; ``fused``, ``pooled``, ``resident``, ``keep``: [layer, combination]): the same sums, comparisons and
+    ties, so the same decisions."""
+    p, nl, n = planned, len(layers), len(ks)
+    has = np.array([sh is not None for sh in shapes], dtype=bool)
+    run = ~fused[:, ks] & has[:, None]  # [layer, k of ks]: layer i is run by combination k
+    # the next layer run after a, and whether a's output (after its fused pooling) is that layer's input
+    nxt = np.full((nl + 1, n), -1, dtype=np.int64)
+    for a in range(nl - 1, -1, -1):
+        nxt[a] = np.where(run[a], a, nxt[a + 1])
+    nxt = nxt[1:]  # nxt[a]: the first layer run after a (-1: none)
+    ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
+    plain = np.array([_out_elems(layer, None) for layer in layers], dtype=np.int64)
+    pool = np.array([_out_elems(layers[a], shapes[a + 1]) if a + 1 < nl and isinstance(shapes[a + 1], ConvShape)
+                     else -1 for a in range(nl)], dtype=np.int64)
+    pk = pooled[:, ks]
+    out = np.where(pk, pool[:, None], plain[:, None])
+    linked = run & (nxt >= 0) & (nxt == np.arange(nl)[:, None] + 1 + pk) & (out == ins[np.maximum(nxt, 0)])
+    inf = np.inf
+    best0, best1 = np.zeros(n), np.full(n, inf)
+    back0, back1 = np.zeros((nl, n), dtype=np.int64), np.zeros((nl, n), dtype=np.int64)
+    for a in range(nl):
+        on = run[a]
+        if not on.any():
+            continue
+        s = (a * p.n_comb + ks) * len(CONTEXTS)  # contexts (resident, keep) at s + 2 * resident + keep
+        c = [np.where(p.n_all[s + x] > 0, p.dram_all[s + x], inf) for x in (0, 1)] + \
+            [np.where(p.n_chain[s + x] > 0, p.dram_chain[s + x], inf) for x in (2, 3)]
+        c[0] = np.where((c[0] == inf) & (c[1] == inf) & (c[2] == inf) & (c[3] == inf), 0.0, c[0])
+        nexts, args = [], []
+        for kept in (0, 1):
+            v0, v1 = best0 + c[kept], best1 + c[2 + kept]
+            m = np.where(v0 < inf, v0, inf)
+            take1 = v1 < m
+            nexts.append(np.where(take1, v1, m))
+            args.append(take1.astype(np.int64))
+        nexts[1] = np.where(linked[a], nexts[1], inf)
+        args[1] = np.where(linked[a], args[1], 0)
+        back0[a], back1[a] = args
+        best0, best1 = np.where(on, nexts[0], best0), np.where(on, nexts[1], best1)
+    r = np.zeros(n, dtype=np.int64)  # the last layer keeps nothing
+    for a in range(nl - 1, -1, -1):
+        on = run[a]
+        if not on.any():
+            continue
+        keep[a, ks[on]] = r[on].astype(bool)
+        r = np.where(on, np.where(r == 1, back1[a], back0[a]), r)
+        resident[a, ks[on]] = r[on].astype(bool)
 
 
 def _chain(ks: np.ndarray, layers, shapes, fused: np.ndarray | list[list[str | None]], pooled: np.ndarray,
