@@ -1334,16 +1334,18 @@ def _chain_least_dram_np(ks: np.ndarray, layers, shapes, fused: np.ndarray, pool
     out = np.where(pk, pool[:, None], plain[:, None])
     linked = run & (nxt >= 0) & (nxt == np.arange(nl)[:, None] + 1 + pk) & (out == ins[np.maximum(nxt, 0)])
     inf = np.inf
+    # each layer's least DRAM bytes per context (resident, keep) at s + 2 * resident + keep: [context, layer, k]
+    s = (np.arange(nl)[:, None] * p.n_comb + ks[None, :]) * len(CONTEXTS)
+    c_all = np.stack([np.where(p.n_all[s + x] > 0, p.dram_all[s + x], inf) for x in (0, 1)]
+                     + [np.where(p.n_chain[s + x] > 0, p.dram_chain[s + x], inf) for x in (2, 3)])
+    c_all[0] = np.where((c_all == inf).all(axis=0), 0.0, c_all[0])  # no plan in any context: the chain goes on
     best0, best1 = np.zeros(n), np.full(n, inf)
     back0, back1 = np.zeros((nl, n), dtype=np.int64), np.zeros((nl, n), dtype=np.int64)
     for a in range(nl):
         on = run[a]
         if not on.any():
             continue
-        s = (a * p.n_comb + ks) * len(CONTEXTS)  # contexts (resident, keep) at s + 2 * resident + keep
-        c = [np.where(p.n_all[s + x] > 0, p.dram_all[s + x], inf) for x in (0, 1)] + \
-            [np.where(p.n_chain[s + x] > 0, p.dram_chain[s + x], inf) for x in (2, 3)]
-        c[0] = np.where((c[0] == inf) & (c[1] == inf) & (c[2] == inf) & (c[3] == inf), 0.0, c[0])
+        c = c_all[:, a]
         nexts, args = [], []
         for kept in (0, 1):
             v0, v1 = best0 + c[kept], best1 + c[2 + kept]
