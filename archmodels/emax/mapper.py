@@ -924,7 +924,7 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
         icpar = _largest_divisor_np(q.ic, np.maximum(icpar, 1))
     pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
     split_khpar = np.maximum(avail, 0) // rpk
-    rows_code = np.select([fits, ~split_ok, avail < 1, split_khpar < 1], [0, 1, 2, 3], 0)
+    rows_code = np.where(fits, 0, np.where(~split_ok, 1, np.where(avail < 1, 2, np.where(split_khpar < 1, 3, 0))))
     icpar = np.where(fits, icpar, 1)
     khpar = np.where(fits, q.kh, split_khpar)
     pxsets = np.where(fits, pxsets, 1)
@@ -966,7 +966,7 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
         load_bytes = loads * e * np.where(q.lddhr, 2, 1)
         regs = 2 * LOOP_COUNTERS_VR + 3 * aex
         kernel_lmms = np.where(w, mac_rows * gpar * _cdiv(ocp, 2), 0)
-    code = np.select([mem_row > 2 * c, rows_used > q.rows, alus > q.rows * c], [1, 2, 3], 0)
+    code = np.where(mem_row > 2 * c, 1, np.where(rows_used > q.rows, 2, np.where(alus > q.rows * c, 3, 0)))
     core = dict(icpar=icpar, khpar=khpar, gpar=gpar, oc_par=ocp, px_par=pxp, macs=macs, alus=alus,
                 rows_used=rows_used, mem_per_row=mem_row, loads_per_iter=loads, load_bytes_per_iter=load_bytes,
                 dup_rows=dup, regs=regs + zero, kernel_lmms=kernel_lmms)
@@ -992,22 +992,30 @@ def _lmm_need_np(pattern: str, resident: bool, q: _Req, ow_seg: np.ndarray, oc_c
     return np.maximum(np.maximum(inp, psum), ker), ker
 
 
+def _fit_kernel_np(pattern: str, q: _Req, ocp: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The part of :func:`_fit_lmm_np` that does not depend on the input mode (the kernel PE's need does not): the
+    kernel need of every channel, whether it exceeds the LMM, the OC iterations that fit then, the channels per
+    start, and their kernel need. Computed once for both modes of a pattern."""
+    lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
+    ker = _lmm_need_np(pattern, False, q, q.ow, q.oc, ocp)[1]  # the kernel need does not depend on ow_seg or mode
+    over = ker > lmm
+    per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
+    iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
+    oc_chunk = np.where(over, iters * unit, q.oc)
+    return ker, over, iters, oc_chunk, np.where(over, _lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1], ker)
+
+
 def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.ndarray,
-                live: np.ndarray) -> tuple[np.ndarray, ...]:
+                live: np.ndarray, shared: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, ...]:
     """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit), and why not
-    (the code and need of :func:`_why_lmm`, 0 where it fits).
+    (the code and need of :func:`_why_lmm`, 0 where it fits). ``shared``: :func:`_fit_kernel_np` of the pattern
+    (computed here if not given).
 
     The need grows with the segment and the segment shrinks as n_seg grows, so instead of searching, the
     widest segment that fits comes from each term of :func:`_lmm_need` and the fewest segments from it."""
     lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
     step = np.where(pxp == 2, 2, 1)
-    _, ker = _lmm_need_np(pattern, resident, q, q.ow, q.oc, ocp)  # the kernel need does not depend on ow_seg
-    ker_all = ker
-    over = ker > lmm
-    per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
-    iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
-    oc_chunk = np.where(over, iters * unit, q.oc)
-    ker = np.where(over, _lmm_need_np(pattern, resident, q, q.ow, oc_chunk, ocp)[1], ker)
+    ker_all, over, iters, oc_chunk, ker = shared if shared is not None else _fit_kernel_np(pattern, q, ocp)
     # the widest segment whose input span and partial sums fit (span = min(w + 2 pad, (seg - 1) stride + kw_ext))
     per_span, per_px = (q.e, q.e) if pattern == "single" else (2 * q.e * (q.oh if resident else 1), 2 * q.e)
     span_max = lmm // per_span
@@ -1169,8 +1177,9 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         why[p]["pxp"] = core["px_par"]
         ok &= allowed[p]
         fit = {}
+        shared = _fit_kernel_np(p, q, core["oc_par"])
         for res in (False, True):
-            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok)
+            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok, shared)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
             slot_ok[:, j] = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
