@@ -1202,12 +1202,15 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     if np.any(search):
         at, extra = [], []
         rows = np.flatnonzero(search)
-        f = [out[k][rows].tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par", "lmm_need", "macs",
-                                             "kernel_lmms")]
-        for r, j, sl, *v in zip(rows.tolist(), req[rows].tolist(), slot[rows].tolist(), *f):
-            hw = hws[j]
-            more = _more_tiles(slots[sl], shapes[j], hw.arch, hw.elem_bytes, hw.tile_search, *(int(x) for x in v[:6]),
-                               _weights_spread(slots[sl][0], v[6], v[7]))
+        jr = req[rows]
+        fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par",
+                                                                  "lmm_need")]
+        for r, sl, sh, hw, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, macs, lmms in zip(
+                rows.tolist(), slot[rows].tolist(), _picked(shapes, jr), _picked(hws, jr), q.e[jr].tolist(),
+                q.tile_search[jr].tolist(), *fit, out["macs"][rows].tolist(), out["kernel_lmms"][rows].tolist()):
+            slot_r = slots[sl]
+            more = _more_tiles(slot_r, sh, hw.arch, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need,
+                               _weights_spread(slot_r[0], macs, lmms))
             at += [r] * len(more)
             extra += more
         if at:
