@@ -1203,12 +1203,15 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         at, extra = [], []
         rows = np.flatnonzero(search)
         jr = req[rows]
+        # the tiles depend on the pattern and on whether the input mode is resident (_lmm_need), not on the loop
+        # order: a slot asks as the first one of its (pattern, resident) class (fewer distinct questions to cache)
+        same = [next(t for t in slots if t[0] == p and (t[2] == "resident") == (m == "resident")) for p, _, m in slots]
         fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par",
                                                                   "lmm_need")]
         for r, sl, sh, hw, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, macs, lmms in zip(
                 rows.tolist(), slot[rows].tolist(), _picked(shapes, jr), _picked(hws, jr), q.e[jr].tolist(),
                 q.tile_search[jr].tolist(), *fit, out["macs"][rows].tolist(), out["kernel_lmms"][rows].tolist()):
-            slot_r = slots[sl]
+            slot_r = same[sl]
             more = _more_tiles(slot_r, sh, hw.arch, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need,
                                _weights_spread(slot_r[0], macs, lmms))
             at += [r] * len(more)
