@@ -196,3 +196,24 @@ def test_dram_chaining_as_numpy_equals_one_by_one(seed, wl):
         others = np.setdiff1d(np.arange(nk), ks)
         assert not got[0][:, others].any() and not got[1][:, others].any()
         assert any(g.any() for g in got) or wl != "vgg16"  # something is chained
+
+
+@SLOW
+@given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16", "alexnet", "resnet50", "mobilenet_v2"]))
+def test_greedy_chaining_as_numpy_equals_one_by_one(seed, wl):
+    """_chain as numpy (every pair's decision for both states of its input, then layer by layer) decides for each
+    combination what _chain_one decides for it alone, on the plans of random points (the greedy criteria)."""
+    rows = [dict(r, criterion="time") for r in get_model("emaxvr").params.random_rows(40, np.random.default_rng(seed))]
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _captured(mp, "_chain", "emaxvr", wl, rows)
+    assert any(len(ks) >= em.CHAIN_NUMPY_FROM for (ks, *_), _ in calls)
+    for (ks, layers, shapes, fused_at, pooled, planned, resident, keep), _ in calls:
+        nl, nk = fused_at.shape
+        got = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
+        em._chain(ks, layers, shapes, fused_at, pooled, planned, *got)
+        want = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
+        for k in ks.tolist():
+            names = ["x" if f else None for f in fused_at[:, k].tolist()]
+            em._chain_one(k, layers, shapes, names, pooled[:, k], planned, want[0][:, k], want[1][:, k])
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        assert any(g.any() for g in got) or len(ks) < em.CHAIN_NUMPY_FROM or wl != "vgg16"

@@ -1382,41 +1382,46 @@ def _chain(ks: np.ndarray, layers, shapes, fused: np.ndarray | list[list[str | N
             _chain_one(k, layers, shapes, [None if not f else True for f in fused[:, k].tolist()], pooled[:, k],
                        planned, resident[:, k], keep[:, k])
         return
+    if nl < 2:
+        return
     run = ~fused[:, ks]
     ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
     has_shape = np.array([sh is not None for sh in shapes], dtype=bool)
-    for a in range(nl - 1):
-        # b: the next layer run (a pooling layer fused into a is skipped; the one after it is never fused)
-        b = np.where(run[a + 1], a + 1, a + 2)
-        on = run[a] & (b < nl) & (shapes[a] is not None)
-        if not on.any():
-            continue
-        pool = pooled[a, ks]
-        out = np.where(pool, _out_elems(layers[a], shapes[a + 1]) if isinstance(shapes[a + 1], ConvShape) else -1,
-                       _out_elems(layers[a], None))
-        b = np.minimum(b, nl - 1)
-        on &= has_shape[b] & (out == ins[b])
-        if not on.any():
-            continue
-        kk, bb, res_a = ks[on], b[on], resident[a, ks[on]]
-        sa, sb = (a * p.n_comb + kk) * len(CONTEXTS), (bb * p.n_comb + kk) * len(CONTEXTS)
-        ka, fa = sa + 2 * res_a + 1, sa + 2 * res_a  # contexts (resident, keep) at s + 2 * resident + keep
-        cb, fb = sb + 2, sb
-        kept_n = np.where(res_a, p.n_chain[ka], p.n_all[ka])
-        kept_macs = np.where(res_a, p.macs_chain[ka], p.macs_all[ka])
-        kept_dram = np.where(res_a, p.dram_chain[ka], p.dram_all[ka])
-        ok = (kept_n > 0) & (p.n_chain[cb] > 0)
+    # every pair (a, b = the next layer run) at once, [a, k], for layer a's input in the SPM or not (r = 1, 0):
+    # whether keeping a's output for b is allowed and saves DRAM traffic; then layer by layer, as a's input was
+    # decided (one gather per pair and layer instead of ~30 operations per layer)
+    a_of = np.arange(nl - 1)[:, None]
+    b = np.where(run[1:], a_of + 1, a_of + 2)  # (a pooling layer fused into a is skipped; the next is never fused)
+    plain = np.array([_out_elems(layer, None) for layer in layers[:-1]], dtype=np.int64)
+    pool = np.array([_out_elems(layers[a], shapes[a + 1]) if isinstance(shapes[a + 1], ConvShape) else -1
+                     for a in range(nl - 1)], dtype=np.int64)
+    out = np.where(pooled[:-1][:, ks], pool[:, None], plain[:, None])
+    on = run[:-1] & (b < nl) & has_shape[:-1, None]
+    b = np.minimum(b, nl - 1)
+    on &= has_shape[b] & (out == ins[b])
+    sa, sb = (a_of * p.n_comb + ks) * len(CONTEXTS), (b * p.n_comb + ks) * len(CONTEXTS)
+    cb, fb = sb + 2, sb  # contexts (resident, keep) at s + 2 * resident + keep
+    b_ok = p.n_chain[cb] > 0
+    b_narrower = p.macs_chain[cb] < np.where(p.n_all[fb] > 0, p.macs_all[fb], 0)
+    b_separate = np.where(p.n_all[fb] > 0, p.dram_all[fb], p.dram_chain[cb])
+    oks, errs = [], []
+    for r, (n_k, macs_k, dram_k) in enumerate(((p.n_all, p.macs_all, p.dram_all),
+                                                (p.n_chain, p.macs_chain, p.dram_chain))):
+        ka, fa = sa + 2 * r + 1, sa + 2 * r
+        ok = (n_k[ka] > 0) & b_ok
         # ... and only if neither layer must fall back to a narrower mapping for it
-        ok &= ~((kept_macs < np.where(p.n_all[fa] > 0, p.macs_all[fa], 0))
-                | (p.macs_chain[cb] < np.where(p.n_all[fb] > 0, p.macs_all[fb], 0)))
+        ok &= ~((macs_k[ka] < np.where(p.n_all[fa] > 0, p.macs_all[fa], 0)) | b_narrower)
+        errs.append(ok & (p.n_all[fa] == 0))  # no plan of layer a without keeping its output
         # chain only if it saves DRAM traffic over producing to DRAM and reading back
-        if (ok & (p.n_all[fa] == 0)).any():
-            raise ValueError("min() arg is an empty sequence")  # no plan of layer a without keeping its output
-        chained = kept_dram + p.dram_chain[cb]
-        separate = p.dram_all[fa] + np.where(p.n_all[fb] > 0, p.dram_all[fb], p.dram_chain[cb])
-        ok &= chained < separate
-        keep[a, kk[ok]] = True
-        resident[bb[ok], kk[ok]] = True
+        oks.append(ok & (dram_k[ka] + p.dram_chain[cb] < p.dram_all[fa] + b_separate))
+    for a in np.flatnonzero(on.any(axis=1)).tolist():
+        res_a = resident[a, ks]
+        on_a = on[a]
+        if (on_a & np.where(res_a, errs[1][a], errs[0][a])).any():
+            raise ValueError("min() arg is an empty sequence")
+        dec = on_a & np.where(res_a, oks[1][a], oks[0][a])
+        keep[a, ks[dec]] = True
+        resident[b[a, dec], ks[dec]] = True
 
 
 #: combinations from which :func:`_chain` decides as numpy (below: one by one)
