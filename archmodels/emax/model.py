@@ -947,10 +947,9 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
            fused_at, pooled, planned, resident, keep)
 
-    pos = np.full((nl, nk), -1, dtype=np.int64)
-    pos[li, ki] = np.arange(len(li))  # each pair's position among the pairs run
-
     def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
+        pos = np.full((nl, nk), -1, dtype=np.int64)
+        pos[li, ki] = np.arange(len(li))  # each pair's position among the pairs run
         has = lt.has_shape[ii]
         if has.all():
             return why(pos[ii, kk])
@@ -1018,6 +1017,17 @@ def _layer_table(workload: Workload) -> _LayerTable:
                        names)
 
 
+def _first_of(key: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """For keys ``key`` (ints in 0 .. top - 1): the position of each distinct key's first occurrence, in key order,
+    and the rank of each element's key among them (``np.unique``'s ``return_index`` and ``return_inverse``, by a
+    table of the keys instead of a sort: a few cheap operations for one design point's handful of keys)."""
+    first = np.full(top, len(key), dtype=np.int64)
+    np.minimum.at(first, key, np.arange(len(key)))
+    present = first < len(key)
+    rank = np.cumsum(present) - 1
+    return first[present], rank[key]
+
+
 def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.ndarray, hws: list[Hw], mhws: list[Hw],
                   pattern: list[str], order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
                                                                Callable[[np.ndarray], list[tuple]]]:
@@ -1034,8 +1044,7 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     # the conv requests, once per (first layer of an equal shape, combination): the mapper's answer depends on the
     # shape's value, the array and the knobs only
     key = lt.same[li[conv]] * nk + ki[conv]
-    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
+    first, inv = _first_of(key, len(lt.same) * nk)
     rl, rk = li[conv][first], ki[conv][first]
     # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
     # layer's input and output whole
@@ -1051,16 +1060,16 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
                      np.array(order, dtype=object)[rk])
     # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
-    n_u = np.bincount(tab.req, minlength=len(uniq))
+    n_u = np.bincount(tab.req, minlength=len(first))
     n_r = n_u[inv]
     ends = np.cumsum(n_r)
     src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
     cols, owner = tab.cols, np.repeat(conv, n_r)
-    conv_pos = np.full(len(li), -1, dtype=np.int64)
-    conv_pos[conv] = inv
 
     def why(js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
         js = np.asarray(js, dtype=np.int64)
+        conv_pos = np.full(len(li), -1, dtype=np.int64)
+        conv_pos[conv] = inv
         at = conv_pos[js]
         if (at >= 0).all():
             return tab.rejections(at)
@@ -1183,7 +1192,8 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     start = start[:nseg]
     chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
     stats = []
-    runs = len(seg) > 0 and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)  # segments contiguous
+    # segments contiguous (and a table larger than one design point's: there ufunc.at costs less)
+    runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)
     for sel in (np.ones(len(seg), bool), chainable):
         s, m, d = seg[sel], tab.plan["macs"][sel], tab.plan["dram_exact"][sel]
         n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
@@ -1198,6 +1208,11 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+
+
+#: planned plans from which :func:`_context_plans` takes each segment's largest MACs and least DRAM bytes by
+#: ``reduceat`` over its run of plans instead of ``ufunc.at``
+REDUCEAT_FROM = 4096
 
 
 @dataclass(frozen=True)
