@@ -896,8 +896,17 @@ class _Same:
 
 def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Plans:
     """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values), remembered
-    (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys."""
+    (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys, for up to
+    :data:`PLANS_CACHE_KEYS` combinations."""
+    if len(keys) > PLANS_CACHE_KEYS:
+        return _workload_plans.__wrapped__(arch, _Same(_canonical(workload)), keys)
     return _workload_plans(arch, _Same(_canonical(workload)), keys)
+
+
+#: chunks of up to this many structural combinations are remembered (one design point again, a small batch
+#: again); larger ones, a batch of random points', never recur, and each remembered one kept its plan tables
+#: alive (32 of them: ~130 MB on VGG16 with 2,048 random EMAXVR points a batch)
+PLANS_CACHE_KEYS = 16
 
 
 @lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
