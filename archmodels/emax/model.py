@@ -76,8 +76,10 @@ DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psu
 #: label keys whose strings are built when read (:class:`~archmodels.emax.explain.LazyText`), by text function
 LAZY_TEXTS = {"schedule": schedule_text, **PLAN_TEXTS, "runner_up": runner_text}
 #: structural combinations x layers planned together (bounds the size of the plan tables; with the mapper as numpy
-#: over a chunk, 2,048 runs random points ~1.2-1.3x faster than 512, peak memory +40 MB on 400 VGG16 points)
-CHUNK = 2048
+#: over a chunk, 2,048 runs random points ~1.2-1.3x faster than 512, peak memory +40 MB on 400 VGG16 points;
+#: 4,096: EMAXVR VGG16 +7-12 %, EMAXV VGG16-conv +8-12 % over 2,048 on 2,048 random points, peak RSS of one batch
+#: 347 -> 388 MB and 147 -> 157 MB)
+CHUNK = 4096
 
 
 def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
