@@ -217,3 +217,21 @@ def test_greedy_chaining_as_numpy_equals_one_by_one(seed, wl):
             em._chain_one(k, layers, shapes, names, pooled[:, k], planned, want[0][:, k], want[1][:, k])
         assert all(np.array_equal(g, w) for g, w in zip(got, want))
         assert any(g.any() for g in got) or len(ks) < em.CHAIN_NUMPY_FROM or wl != "vgg16"
+
+
+def test_only_small_chunks_are_remembered():
+    """workload_plans remembers a chunk of up to PLANS_CACHE_KEYS combinations (one design point again: a hit) and
+    plans a larger one every time (a random batch's chunks never recur), with the same plans."""
+    m = get_model("emaxvr")
+    rows = m.params.random_rows(3 * em.PLANS_CACHE_KEYS, np.random.default_rng(2))
+    em.workload_plans.cache_clear()
+    one = m.evaluate_points("vgg16", rows[:1])
+    again = m.evaluate_points("vgg16", rows[:1])
+    assert em.workload_plans.cache_info().hits >= 1 and repr(one.point(0)) == repr(again.point(0))
+    em.workload_plans.cache_clear()
+    first = m.evaluate_points("alexnet", rows)
+    second = m.evaluate_points("alexnet", rows)
+    info = em.workload_plans.cache_info()
+    assert info.hits == 0 and info.currsize == 0
+    assert [repr(first.point(i)) for i in range(first.n)] == [repr(second.point(i)) for i in range(second.n)]
+    em.workload_plans.cache_clear()
