@@ -224,6 +224,7 @@ def test_dram_chaining_never_costs_more_than_the_greedy_one(wl, monkeypatch):
         seen.append((_chain_cost(planned, k, run, resident, keep), _chain_cost(planned, k, run, r0, k0)))
 
     monkeypatch.setattr(em, "_chain_least_dram", both)
+    monkeypatch.setattr(em, "CHAIN_DP_NUMPY_FROM", 1 << 30)  # one by one (the numpy path: test_emax_batched_paths4)
     em.workload_plans.cache_clear()
     m = get_model("emaxvr")
     rows = [dict(r, criterion="dram") for r in m.params.random_rows(40, np.random.default_rng(7))]

@@ -193,6 +193,17 @@ class Hw:
         return self.elem_bytes == 2
 
 
+_HW_FIELDS = tuple(f.name for f in fields(Hw))
+
+
+def new_hw(*values) -> Hw:
+    """``Hw(*values)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per field (a
+    chunk builds two per structural combination); the instance is the same (fields in ``__dict__``)."""
+    hw = object.__new__(Hw)
+    hw.__dict__.update(zip(_HW_FIELDS, values, strict=True))
+    return hw
+
+
 @dataclass(frozen=True)
 class Mapping:
     """One placement of a layer on the CGRA (see module docstring)."""
@@ -820,10 +831,38 @@ class _Req:
         self.kw_ext = self.dil * (self.kw - 1) + 1
 
 
+class Indexed(Sequence):
+    """``objs[at[j]]`` for j = 0 .. len(at) - 1 as a read-only sequence: many requests naming a few objects (a
+    chunk's layer shapes and arrays) by position, so the request arrays are gathered from one row per object
+    (:func:`_by_object`) instead of built from a list of objects one by one."""
+
+    __slots__ = ("objs", "at")
+
+    def __init__(self, objs: Sequence, at: np.ndarray):
+        self.objs, self.at = objs, at
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self.objs[a] for a in self.at[j].tolist()]
+        return self.objs[self.at[j]]
+
+    def __iter__(self):
+        objs = self.objs
+        return (objs[a] for a in self.at.tolist())
+
+
 def _by_object(objs: Sequence, numbers, k: int) -> np.ndarray:
     """[k, len(objs)] int64: ``numbers(obj)`` (k numbers) per object, computed once per distinct object (a batch's
     requests repeat each array once per layer and each layer shape once per array; objects told apart by ``id``,
-    all alive while this runs)."""
+    all alive while this runs; an :class:`Indexed` sequence: once per object it names by position)."""
+    if isinstance(objs, Indexed):
+        used = np.bincount(objs.at, minlength=len(objs.objs)).astype(bool).tolist()  # (others: zeros, not read)
+        table = np.array([numbers(o) if u else (0,) * k for o, u in zip(objs.objs, used)],
+                         dtype=np.int64).reshape(len(objs.objs), k).T
+        return table[:, objs.at]
     ids = np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
     _, first, at = np.unique(ids, return_index=True, return_inverse=True)
     table = np.array([numbers(objs[i]) for i in first.tolist()], dtype=np.int64).reshape(len(first), k).T
@@ -885,7 +924,7 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
         icpar = _largest_divisor_np(q.ic, np.maximum(icpar, 1))
     pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
     split_khpar = np.maximum(avail, 0) // rpk
-    rows_code = np.select([fits, ~split_ok, avail < 1, split_khpar < 1], [0, 1, 2, 3], 0)
+    rows_code = np.where(fits, 0, np.where(~split_ok, 1, np.where(avail < 1, 2, np.where(split_khpar < 1, 3, 0))))
     icpar = np.where(fits, icpar, 1)
     khpar = np.where(fits, q.kh, split_khpar)
     pxsets = np.where(fits, pxsets, 1)
@@ -927,7 +966,7 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
         load_bytes = loads * e * np.where(q.lddhr, 2, 1)
         regs = 2 * LOOP_COUNTERS_VR + 3 * aex
         kernel_lmms = np.where(w, mac_rows * gpar * _cdiv(ocp, 2), 0)
-    code = np.select([mem_row > 2 * c, rows_used > q.rows, alus > q.rows * c], [1, 2, 3], 0)
+    code = np.where(mem_row > 2 * c, 1, np.where(rows_used > q.rows, 2, np.where(alus > q.rows * c, 3, 0)))
     core = dict(icpar=icpar, khpar=khpar, gpar=gpar, oc_par=ocp, px_par=pxp, macs=macs, alus=alus,
                 rows_used=rows_used, mem_per_row=mem_row, loads_per_iter=loads, load_bytes_per_iter=load_bytes,
                 dup_rows=dup, regs=regs + zero, kernel_lmms=kernel_lmms)
@@ -953,22 +992,30 @@ def _lmm_need_np(pattern: str, resident: bool, q: _Req, ow_seg: np.ndarray, oc_c
     return np.maximum(np.maximum(inp, psum), ker), ker
 
 
+def _fit_kernel_np(pattern: str, q: _Req, ocp: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The part of :func:`_fit_lmm_np` that does not depend on the input mode (the kernel PE's need does not): the
+    kernel need of every channel, whether it exceeds the LMM, the OC iterations that fit then, the channels per
+    start, and their kernel need. Computed once for both modes of a pattern."""
+    lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
+    ker = _lmm_need_np(pattern, False, q, q.ow, q.oc, ocp)[1]  # the kernel need does not depend on ow_seg or mode
+    over = ker > lmm
+    per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
+    iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
+    oc_chunk = np.where(over, iters * unit, q.oc)
+    return ker, over, iters, oc_chunk, np.where(over, _lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1], ker)
+
+
 def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.ndarray,
-                live: np.ndarray) -> tuple[np.ndarray, ...]:
+                live: np.ndarray, shared: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, ...]:
     """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit), and why not
-    (the code and need of :func:`_why_lmm`, 0 where it fits).
+    (the code and need of :func:`_why_lmm`, 0 where it fits). ``shared``: :func:`_fit_kernel_np` of the pattern
+    (computed here if not given).
 
     The need grows with the segment and the segment shrinks as n_seg grows, so instead of searching, the
     widest segment that fits comes from each term of :func:`_lmm_need` and the fewest segments from it."""
     lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
     step = np.where(pxp == 2, 2, 1)
-    _, ker = _lmm_need_np(pattern, resident, q, q.ow, q.oc, ocp)  # the kernel need does not depend on ow_seg
-    ker_all = ker
-    over = ker > lmm
-    per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
-    iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
-    oc_chunk = np.where(over, iters * unit, q.oc)
-    ker = np.where(over, _lmm_need_np(pattern, resident, q, q.ow, oc_chunk, ocp)[1], ker)
+    ker_all, over, iters, oc_chunk, ker = shared if shared is not None else _fit_kernel_np(pattern, q, ocp)
     # the widest segment whose input span and partial sums fit (span = min(w + 2 pad, (seg - 1) stride + kw_ext))
     per_span, per_px = (q.e, q.e) if pattern == "single" else (2 * q.e * (q.oh if resident else 1), 2 * q.e)
     span_max = lmm // per_span
@@ -1023,34 +1070,67 @@ class ConvTable:
         if self.known is not None:
             return [self.known[j] for j in js]
         js = np.asarray(js, dtype=np.int64)
+        # every reason a request may get, in order: a column per reason (0 = not given), then the texts of the
+        # ones given only (a request gets one or two of the ~10 possible)
         slots = _slots(self.arch)
-        of = {p: [(s, o, mode) for s, (q, o, mode) in enumerate(slots) if q == p] for p in self.why}
-        why = {p: (self.allowed[p][js].tolist(), {k: v[js].tolist() for k, v in w.items()}) for p, w in self.why.items()}
-        slot_ok, code, need = self.slot_ok[js].tolist(), self.fit_code[js].tolist(), self.fit_need[js].tolist()  # [r][s]
-        answers = []
-        for r, j in enumerate(js.tolist()):
-            sh, hw = self.shapes[j], self.hws[j]
-            out = [PAIRS_WHY] if self.pairs_why[j] else []
-            fits = False
-            for p, (allowed, w) in why.items():
-                if not allowed[r]:
+        cols, info = [self.pairs_why[js].astype(np.int8)], [(0, "", (), "", 0)]
+        fits = np.zeros(len(js), bool)
+        vals = {}
+        for p, w in self.why.items():
+            allowed = self.allowed[p][js]
+            rows_code = w["rows_code"][js]
+            cols.append((allowed & (rows_code != 0)).astype(np.int8))
+            info.append((1, p, (), "", 0))
+            runs = allowed & (rows_code == 0)
+            code = w["code"][js]
+            for sl, (q, o, mode) in enumerate(slots):
+                if q != p:
                     continue
-                if w["rows_code"][r]:
-                    out.append(_why_rows(p, w["rows_code"][r], sh, hw.rows, w["avail"][r], w["whole"][r], w["rpk"][r]))
-                    continue
-                for s, o, mode in of[p]:
-                    if not slot_ok[r][s]:
-                        continue
-                    if w["code"][r]:
-                        out.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(w["code"][r], w["mem_row"][r], hw.cols,
-                                                                              w["rows_used"][r], hw.rows, w["alus"][r]))
-                    elif code[r][s]:
-                        out.append(_why_lmm(p, o, mode, code[r][s], need[r][s], 2 if w["pxp"][r] == 2 else 1,
-                                            hw.lmm_bytes))
-                    else:
-                        fits = True
-            answers.append((fits, tuple(out)))
-        return answers
+                on = runs & self.slot_ok[js, sl]
+                lmm = self.fit_code[js, sl]
+                fits |= on & (code == 0) & (lmm == 0)
+                cols.append(np.where(on & (code != 0), 1, np.where(on & (code == 0) & (lmm != 0), 2, 0)).astype(np.int8))
+                info.append((2, p, o, mode, sl))
+            vals[p] = w
+        given = np.stack(cols, axis=1)
+        at, col = np.nonzero(given)
+        kind = given[at, col].tolist()
+        texts = []
+        lists: dict[tuple[str, str], list] = {}
+
+        def of(p: str, k: str) -> list:  # pattern p's reason field k, per request of js (made a list once)
+            v = lists.get((p, k))
+            if v is None:
+                v = lists[(p, k)] = vals[p][k][js].tolist()
+            return v
+
+        hws, shapes, j_of = _picked(self.hws, js), _picked(self.shapes, js), js.tolist()
+        for r, c, g in zip(at.tolist(), col.tolist(), kind):
+            what, p, o, mode, sl = info[c]
+            if what == 0:
+                texts.append(PAIRS_WHY)
+                continue
+            hw = hws[r]
+            if what == 1:
+                texts.append(_why_rows(p, of(p, "rows_code")[r], shapes[r], hw.rows, of(p, "avail")[r],
+                                       of(p, "whole")[r], of(p, "rpk")[r]))
+            elif g == 1:
+                texts.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(of(p, "code")[r], of(p, "mem_row")[r], hw.cols,
+                                                                        of(p, "rows_used")[r], hw.rows, of(p, "alus")[r]))
+            else:
+                j = j_of[r]
+                texts.append(_why_lmm(p, o, mode, int(self.fit_code[j, sl]), int(self.fit_need[j, sl]),
+                                      2 if of(p, "pxp")[r] == 2 else 1, hw.lmm_bytes))
+        ends = np.cumsum(np.bincount(at, minlength=len(js))).tolist()
+        return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
+
+
+def _picked(seq: Sequence, js: np.ndarray) -> list:
+    """``[seq[j] for j in js]`` (an :class:`Indexed` sequence: by its positions, without a call per element)."""
+    if isinstance(seq, Indexed):
+        objs = seq.objs
+        return [objs[a] for a in seq.at[js].tolist()]
+    return [seq[j] for j in js.tolist()]
 
 
 #: requests from which :func:`conv_table` runs the mapper as numpy (below: one by one, cached)
@@ -1097,8 +1177,9 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         why[p]["pxp"] = core["px_par"]
         ok &= allowed[p]
         fit = {}
+        shared = _fit_kernel_np(p, q, core["oc_par"])
         for res in (False, True):
-            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok)
+            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok, shared)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
             slot_ok[:, j] = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
@@ -1121,12 +1202,18 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     if np.any(search):
         at, extra = [], []
         rows = np.flatnonzero(search)
-        f = [out[k][rows].tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par", "lmm_need", "macs",
-                                             "kernel_lmms")]
-        for r, j, sl, *v in zip(rows.tolist(), req[rows].tolist(), slot[rows].tolist(), *f):
-            hw = hws[j]
-            more = _more_tiles(slots[sl], shapes[j], hw.arch, hw.elem_bytes, hw.tile_search, *(int(x) for x in v[:6]),
-                               _weights_spread(slots[sl][0], v[6], v[7]))
+        jr = req[rows]
+        # the tiles depend on the pattern and on whether the input mode is resident (_lmm_need), not on the loop
+        # order: a slot asks as the first one of its (pattern, resident) class (fewer distinct questions to cache)
+        same = [next(t for t in slots if t[0] == p and (t[2] == "resident") == (m == "resident")) for p, _, m in slots]
+        fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par",
+                                                                  "lmm_need")]
+        for r, sl, sh, hw, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, macs, lmms in zip(
+                rows.tolist(), slot[rows].tolist(), _picked(shapes, jr), _picked(hws, jr), q.e[jr].tolist(),
+                q.tile_search[jr].tolist(), *fit, out["macs"][rows].tolist(), out["kernel_lmms"][rows].tolist()):
+            slot_r = same[sl]
+            more = _more_tiles(slot_r, sh, hw.arch, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need,
+                               _weights_spread(slot_r[0], macs, lmms))
             at += [r] * len(more)
             extra += more
         if at:
@@ -1162,11 +1249,9 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
         if any(nums for nums, _ in answers):
             return (_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
                     np.repeat(np.arange(n), [len(a[0]) for a in answers]))
-    s = np.array([(sh.inputs, sh.outputs) for sh in shapes], dtype=np.int64).reshape(n, 2)
-    h = np.array([(hw.rows, hw.cols, hw.lmm_bytes, hw.elem_bytes, hw.oc_cap, hw.tile_search) for hw in hws],
-                 dtype=np.int64).reshape(n, 6)
-    inputs, outputs = s.T
-    rows, c, lmm, e, oc_cap, search = h.T
+    inputs, outputs = _by_object(shapes, attrgetter("inputs", "outputs"), 2)
+    rows, c, lmm, e, oc_cap, search = _by_object(
+        hws, attrgetter("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"), 6)
     tail = _tail_rows_np("fc", c)
     sets = rows - HEADER_ROWS["fc"] - tail
     icpar = np.minimum(inputs, sets * c)

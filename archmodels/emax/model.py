@@ -41,6 +41,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
+from .mapper import Indexed, new_hw
 from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
@@ -75,8 +76,10 @@ DRAM_KIND_KEYS = (("input", "read"), ("weight", "read"), ("psum", "read"), ("psu
 #: label keys whose strings are built when read (:class:`~archmodels.emax.explain.LazyText`), by text function
 LAZY_TEXTS = {"schedule": schedule_text, **PLAN_TEXTS, "runner_up": runner_text}
 #: structural combinations x layers planned together (bounds the size of the plan tables; with the mapper as numpy
-#: over a chunk, 2,048 runs random points ~1.2-1.3x faster than 512, peak memory +40 MB on 400 VGG16 points)
-CHUNK = 2048
+#: over a chunk, 2,048 runs random points ~1.2-1.3x faster than 512, peak memory +40 MB on 400 VGG16 points;
+#: 4,096: EMAXVR VGG16 +7-12 %, EMAXV VGG16-conv +8-12 % over 2,048 on 2,048 random points, peak RSS of one batch
+#: 347 -> 388 MB and 147 -> 157 MB)
+CHUNK = 4096
 
 
 def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
@@ -956,8 +959,17 @@ class _Same:
 
 def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Plans:
     """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values), remembered
-    (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys."""
+    (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys, for up to
+    :data:`PLANS_CACHE_KEYS` combinations."""
+    if len(keys) > PLANS_CACHE_KEYS:
+        return _workload_plans.__wrapped__(arch, _Same(_canonical(workload)), keys)
     return _workload_plans(arch, _Same(_canonical(workload)), keys)
+
+
+#: chunks of up to this many structural combinations are remembered (one design point again, a small batch
+#: again); larger ones, a batch of random points', never recur, and each remembered one kept its plan tables
+#: alive (32 of them: ~130 MB on VGG16 with 2,048 random EMAXVR points a batch)
+PLANS_CACHE_KEYS = 16
 
 
 @lru_cache(maxsize=32)  # a chunk of combinations evaluated again (a repeated batch, one point again)
@@ -970,85 +982,186 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     saves DRAM traffic over writing the output and reading it back.
     """
     workload = same.obj
-    layers, shapes = workload.layers, _shapes(workload)
+    layers, shapes, lt = workload.layers, _shapes(workload), _layer_table(workload)
     nl, nk = len(layers), len(keys)
-    hws = [_hw(arch, k) for k in keys]
-    mhws = [replace(h, spm_bytes=0) for h in hws]  # the mapper's view: mappings do not depend on the SPM
+    hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
     pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
     vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
-    fused: list[list[str | None]] = [[None] * nk for _ in range(nl)]
+    fused_at = np.zeros((nl, nk), bool)  # layer i runs fused into layer i - 1
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
     pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in _fusable_layers(workload)]
     pool_maps, pool_req = {}, np.zeros(0, np.int64)  # (no pooling layer to fuse: EMAXV, no SPM, fusion off)
+    fused_arr = np.full((nl, nk), None, dtype=object)
     if pairs:
         pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
                               ["auto"] * len(pairs), ["auto"] * len(pairs))
         pool_maps, pool_req = pool_tab.cols, pool_tab.req
-    for r in np.unique(pool_req).tolist():
-        i, k = pairs[r]
-        fused[i + 1][k] = layers[i].name
-        pooled[i, k] = True
+        got = np.unique(pool_req)
+        pi, pk = np.array(pairs, dtype=np.int64).reshape(len(pairs), 2)[got].T
+        pooled[pi, pk] = True
+        fused_at[pi + 1, pk] = True
+        fused_arr[pi + 1, pk] = lt.names[pi]
+    fused: list[list[str | None]] = fused_arr.tolist()
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
-    run = [(i, k) for i in range(nl) for k in range(nk) if shapes[i] is not None and fused[i][k] is None]
-    maps, owner, why = _mapping_rows(arch, shapes, run, hws, mhws, pattern, order)
-    planned = _context_plans(arch, shapes, run, maps, owner, hws, ctxs, pooled, [s == "per_band" for s in sched],
+    li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
+    maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
+    planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
-    for k in range(nk):
-        if vr_spm[k] and hws[k].tile_search:
+    dp = np.array([k for k in range(nk) if vr_spm[k] and hws[k].tile_search], dtype=np.int64)
+    if len(dp) >= CHAIN_DP_NUMPY_FROM:
+        _chain_least_dram_np(dp, layers, shapes, fused_at, pooled, planned, resident, keep)
+    else:
+        for k in dp.tolist():
             _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
     _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
-           fused, pooled, planned, resident, keep)
+           fused_at, pooled, planned, resident, keep)
 
-    at = {ik: j for j, ik in enumerate(run)}
+    def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
+        pos = np.full((nl, nk), -1, dtype=np.int64)
+        pos[li, ki] = np.arange(len(li))  # each pair's position among the pairs run
+        has = lt.has_shape[ii]
+        if has.all():
+            return why(pos[ii, kk])
+        known = iter(why(pos[ii[has], kk[has]]))
+        return [next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
+                for i, h in zip(ii.tolist(), has.tolist())]
 
-    def rejections(pairs: list[tuple[int, int]]) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
-        known = iter(why([at[ik] for ik in pairs if shapes[ik[0]] is not None]))
-        return [next(known) if shapes[i] is not None else (False, (f"{arch} does not run {layers[i].kind} layers",))
-                for i, _ in pairs]
-
-    return _final_plans(planned, rejections, shapes, fused, resident, keep)
+    return _final_plans(planned, rejections, lt, fused, fused_at, resident, keep)
 
 
 workload_plans.cache_clear = _workload_plans.cache_clear  # type: ignore[attr-defined]
 workload_plans.cache_info = _workload_plans.cache_info  # type: ignore[attr-defined]
 
 
-def _mapping_rows(arch: str, shapes, run: list[tuple[int, int]], hws: list[Hw], mhws: list[Hw], pattern: list[str],
-                  order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, Callable[[list[int]], list[tuple]]]:
-    """The candidate mappings of every (layer, combination) of ``run`` as columns (as
-    :func:`~archmodels.emax.mapper.mapping_columns` gives them), in ``run``'s order, the position in ``run`` of
-    each, and for positions whether the mapper found a mapping and the reasons of the ones it rejected: conv and
-    pooling layers through the mapper over all of them at once (:func:`~archmodels.emax.mapper.conv_table`), FC
-    layers through :func:`~archmodels.emax.mapper.fc_table`."""
-    conv = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], ConvShape)]
-    fc = [j for j, (i, _) in enumerate(run) if isinstance(shapes[i], FCShape)]
-    req = [run[j] for j in conv]
-    tab = conv_table(arch, [shapes[i] for i, _ in req], [_spm_tiles(mhws[k], hws[k], shapes[i]) for i, k in req],
-                          [_conv_pattern(shapes[i], pattern[k]) for i, k in req],
-                          [order[k] for _, k in req])
-    cols, owner = tab.cols, np.array(conv, dtype=np.int64)[tab.req] if conv else np.zeros(0, np.int64)
-    conv_at = {j: r for r, j in enumerate(conv)}
+def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
+    """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
+    built field by field (``dataclasses.replace`` inspects the fields on every call)."""
+    hws, mhws = [], []
+    for key in keys:  # (as _hw)
+        rows, cols, lmm_kb, spm_kb, bits = key[:5]
+        rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
+            int(bool(key[14]))
+        hws.append(new_hw(arch, rows, cols, lmm, int(round(spm_kb * 1024)), bits // 8, cap, search))
+        mhws.append(new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
+    return hws, mhws
 
-    def why(js: list[int]) -> list[tuple[bool, tuple[str, ...]]]:
-        convs = iter(tab.rejections([conv_at[j] for j in js if j in conv_at]))
+
+@dataclass(frozen=True)
+class _LayerTable:
+    """Per layer of a workload, what planning a chunk reads of it, as arrays (one gather per chunk instead of a
+    look-up per (layer, combination)): a mapper shape at all, a conv or pooling shape (the first layer of an
+    equal shape, its position among them), an FC shape, a pooling (MAX) shape, a MAC conv shape and its input and output elements per group set
+    (:func:`_spm_tiles`), the layer names."""
+
+    has_shape: np.ndarray
+    conv: np.ndarray
+    same: np.ndarray
+    conv_at: np.ndarray
+    conv_shapes: list
+    fc: np.ndarray
+    pool: np.ndarray
+    mac: np.ndarray
+    whole: np.ndarray
+    names: np.ndarray
+
+
+@by_identity()
+def _layer_table(workload: Workload) -> _LayerTable:
+    """:class:`_LayerTable` of ``workload`` (by identity: its first equal object, :data:`_canonical`)."""
+    shapes = _shapes(workload)
+    conv = np.array([isinstance(sh, ConvShape) for sh in shapes], dtype=bool)
+    conv_at = np.full(len(shapes), -1, dtype=np.int64)
+    conv_at[conv] = np.arange(int(conv.sum()))
+    names = np.empty(len(shapes), dtype=object)
+    names[:] = [layer.name for layer in workload.layers]
+    first: dict = {}
+    same = np.array([first.setdefault(sh, i) for i, sh in enumerate(shapes)], dtype=np.int64)
+    return _LayerTable(np.array([sh is not None for sh in shapes], dtype=bool), conv, same, conv_at,
+                       [sh for sh in shapes if isinstance(sh, ConvShape)],
+                       np.array([isinstance(sh, FCShape) for sh in shapes], dtype=bool),
+                       np.array([isinstance(sh, ConvShape) and sh.op == "max" for sh in shapes], dtype=bool),
+                       np.array([isinstance(sh, ConvShape) and sh.op == "mac" for sh in shapes], dtype=bool),
+                       np.array([sh.groups * (sh.oc * sh.oh * sh.ow + sh.ic * sh.h * sh.w)
+                                 if isinstance(sh, ConvShape) else 0 for sh in shapes], dtype=np.int64),
+                       names)
+
+
+def _first_of(key: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """For keys ``key`` (ints in 0 .. top - 1): the position of each distinct key's first occurrence, in key order,
+    and the rank of each element's key among them (``np.unique``'s ``return_index`` and ``return_inverse``, by a
+    table of the keys instead of a sort: a few cheap operations for one design point's handful of keys)."""
+    first = np.full(top, len(key), dtype=np.int64)
+    np.minimum.at(first, key, np.arange(len(key)))
+    present = first < len(key)
+    rank = np.cumsum(present) - 1
+    return first[present], rank[key]
+
+
+def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.ndarray, hws: list[Hw], mhws: list[Hw],
+                  pattern: list[str], order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                                               Callable[[np.ndarray], list[tuple]]]:
+    """The candidate mappings of every (layer ``li[j]``, combination ``ki[j]``) pair: columns (as
+    :func:`~archmodels.emax.mapper.mapping_columns` gives them), the pair j of each mapping (in pair order) and the
+    row of the columns it reads (pairs asking the mapper the same share rows), and for pairs j whether the mapper
+    found a mapping and the reasons of the ones it rejected. Conv and pooling layers through the mapper over all of
+    them at once (:func:`~archmodels.emax.mapper.conv_table`, the requests' shapes, arrays and knobs gathered by
+    position, :func:`_spm_tiles` as arrays), once per distinct (layer shape, combination): equal layers (VGG16's
+    C6-C7, C9-C10, C11-C13) share the request; FC layers through :func:`~archmodels.emax.mapper.fc_table`."""
+    nk = len(hws)
+    conv = np.flatnonzero(lt.conv[li])
+    fc = np.flatnonzero(lt.fc[li])
+    # the conv requests, once per (first layer of an equal shape, combination): the mapper's answer depends on the
+    # shape's value, the array and the knobs only
+    key = lt.same[li[conv]] * nk + ki[conv]
+    first, inv = _first_of(key, len(lt.same) * nk)
+    rl, rk = li[conv][first], ki[conv][first]
+    # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
+    # layer's input and output whole
+    spm = np.array([h.spm_bytes for h in hws], dtype=np.int64)
+    wide = (np.array([h.tile_search for h in mhws], dtype=bool) & (spm > 0))[rk] & lt.mac[rl]
+    wide &= lt.whole[rl] * np.array([h.elem_bytes for h in hws], dtype=np.int64)[rk] > spm[rk]
+    views = list(mhws)
+    if wide.any():
+        views += [replace(mhws[k], tile_search=2) if k in need else mhws[k]
+                  for need in [set(rk[wide].tolist())] for k in range(nk)]
+    pats = np.array(pattern, dtype=object)[rk]
+    pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
+    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
+                     np.array(order, dtype=object)[rk])
+    # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
+    n_u = np.bincount(tab.req, minlength=len(first))
+    n_r = n_u[inv]
+    ends = np.cumsum(n_r)
+    src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
+    cols, owner = tab.cols, np.repeat(conv, n_r)
+
+    def why(js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+        js = np.asarray(js, dtype=np.int64)
+        conv_pos = np.full(len(li), -1, dtype=np.int64)
+        conv_pos[conv] = inv
+        at = conv_pos[js]
+        if (at >= 0).all():
+            return tab.rejections(at)
+        convs = iter(tab.rejections(at[at >= 0]))
         out = []
-        for j in js:
-            if j in conv_at:
+        for j, r in zip(js.tolist(), at.tolist()):
+            if r >= 0:
                 out.append(next(convs))
             else:
-                maps, rej = fc_candidates(shapes[run[j][0]], mhws[run[j][1]])
+                maps, rej = fc_candidates(shapes[li[j]], mhws[ki[j]])
                 out.append((bool(maps), tuple(x.reason for x in rej)))
         return out
 
-    if not fc:
-        return cols, owner, why
-    fc_cols, fc_req = fc_table([shapes[run[j][0]] for j in fc], [mhws[run[j][1]] for j in fc])
-    both = np.concatenate([owner, np.array(fc, dtype=np.int64)[fc_req]])
+    if not len(fc):
+        return cols, owner, src, why
+    fc_cols, fc_req = fc_table(Indexed(shapes, li[fc]), Indexed(mhws, ki[fc]))
+    both = np.concatenate([owner, fc[fc_req]])
     rank = np.argsort(both, kind="stable")
-    return {k: np.concatenate([v, fc_cols[k]])[rank] for k, v in cols.items()}, both[rank], why
+    src = np.concatenate([src, len(tab.req) + np.arange(len(fc_req))])[rank]
+    return {k: np.concatenate([v, fc_cols[k]]) for k, v in cols.items()}, both[rank], src, why
 
 
 @dataclass(frozen=True)
@@ -1081,19 +1194,19 @@ class _Planned:
         return (i * self.n_comb + k) * len(CONTEXTS)
 
 
-def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, np.ndarray], owner: np.ndarray,
-                   hws: list[Hw], ctxs: list[int], pooled: np.ndarray, per_band: list[bool], pins: list[dict[str, Any]],
-                   passes: _PoolPasses) -> _Planned:
-    """The plans of every (layer, combination) of ``run`` (not fused), for each combination k in its first
-    ``ctxs[k]`` contexts: its candidate mappings are the rows of ``mc`` whose ``owner`` is its position in
-    ``run`` (:func:`_mapping_rows`); ``passes``: the fused pooling passes (:func:`_pool_passes`)."""
+def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: dict[str, np.ndarray],
+                   owner: np.ndarray, src: np.ndarray, hws: list[Hw], ctxs: list[int], pooled: np.ndarray,
+                   per_band: list[bool], pins: list[dict[str, Any]], passes: _PoolPasses) -> _Planned:
+    """The plans of every (layer ``run_l[j]``, combination ``run_k[j]``) pair run (not fused), for each combination
+    k in its first ``ctxs[k]`` contexts: its candidate mappings are rows ``src[m]`` of ``mc`` for the mappings m
+    whose ``owner`` is its pair j (:func:`_mapping_rows`); ``passes``: the fused pooling passes
+    (:func:`_pool_passes`)."""
     nl, nk = len(shapes), len(hws)
-    n_maps = np.bincount(owner, minlength=len(run)).astype(np.int64)
+    n_maps = np.bincount(owner, minlength=len(run_l)).astype(np.int64)
     first = np.cumsum(n_maps) - n_maps
-    n_ctx = [ctxs[k] for _, k in run]
-    seg0 = np.array([(i * nk + k) * len(CONTEXTS) for i, k in run], dtype=np.int64)
+    seg0 = (run_l * nk + run_k) * len(CONTEXTS)
     # rows: each (layer, combination)'s mappings once per context, context by context
-    per = n_maps * np.array(n_ctx, dtype=np.int64)
+    per = n_maps * np.array(ctxs, dtype=np.int64)[run_k]
     owner_row = np.repeat(np.arange(len(per)), per)
     at = np.arange(len(owner_row)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
     m_of = np.maximum(n_maps, 1)[owner_row]
@@ -1106,27 +1219,29 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
     if 0 < n_conv < len(is_fc):
         by_builder = np.argsort(is_fc, kind="stable")
         row_map, row_seg = row_map[by_builder], row_seg[by_builder]
+    row_map = src[row_map]  # (one gather of the mapper's columns per row)
     r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
-    ki = row_seg // len(CONTEXTS) % nk
-    li = row_seg // len(CONTEXTS) // nk
+    lk = row_seg // len(CONTEXTS)  # layer * nk + combination: the flat position in [layers, combinations] arrays
+    ki = lk % nk
+    li = lk // nk
     r.update(cols=np.array([h.cols for h in hws], dtype=float)[ki], spm=np.array([h.spm_bytes for h in hws], dtype=float)[ki],
              elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
              resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
-             has_pool=pooled[li, ki], per_band=np.array(per_band, dtype=bool)[ki],
+             has_pool=pooled.reshape(-1)[lk], per_band=np.array(per_band, dtype=bool)[ki],
              band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki],
              dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
     for name in PINS:
         r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    for name, v in passes.cols.items():
-        r[name] = v[li, ki]
+    if passes.cols:  # the pass columns of every row in one gather
+        r.update(zip(passes.cols, np.stack([v.reshape(-1) for v in passes.cols.values()])[:, lk]))
     nseg = nl * nk * len(CONTEXTS)
     tables = []
     for (lo, hi), build in (((0, n_conv), emaxv_plans if arch == "emaxv" else emaxvr_plans),
                             ((n_conv, len(row_seg)), fc_plans)):
-        use = sorted(set(li[lo:hi].tolist()))
+        use = np.flatnonzero(np.bincount(li[lo:hi], minlength=nl))  # the layers present, in order
         extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
-        if not use and not extra:
+        if not len(use) and not extra:
             continue
         sub = {name: v[lo:hi] for name, v in r.items()}
         sub["shape"] = np.searchsorted(use, li[lo:hi])
@@ -1135,7 +1250,7 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
             sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
             sub["shape"][len(at):] += len(use)
             at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
-        tab = build([shapes[i] for i in use] + (passes.shapes if extra else []), sub)
+        tab = build([shapes[i] for i in use.tolist()] + (passes.shapes if extra else []), sub)
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
         tables.append((tab, at[tab.src]))
@@ -1149,14 +1264,27 @@ def _context_plans(arch: str, shapes, run: list[tuple[int, int]], mc: dict[str, 
     start = start[:nseg]
     chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
     stats = []
+    # segments contiguous (and a table larger than one design point's: there ufunc.at costs less)
+    runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)
     for sel in (np.ones(len(seg), bool), chainable):
-        n_sel = np.bincount(seg[sel], minlength=nseg + 1)[:nseg]
+        s, m, d = seg[sel], tab.plan["macs"][sel], tab.plan["dram_exact"][sel]
+        n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
         macs = np.full(nseg + 1, -np.inf)
-        np.maximum.at(macs, seg[sel], tab.plan["macs"][sel])
         dram = np.full(nseg + 1, np.inf)
-        np.minimum.at(dram, seg[sel], tab.plan["dram_exact"][sel])
+        if runs and len(s):  # each segment's largest MACs and least DRAM bytes over its run of plans
+            at = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+            macs[s[at]] = np.maximum(macs[s[at]], np.maximum.reduceat(m, at))
+            dram[s[at]] = np.minimum(dram[s[at]], np.minimum.reduceat(d, at))
+        else:
+            np.maximum.at(macs, s, m)
+            np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+
+
+#: planned plans from which :func:`_context_plans` takes each segment's largest MACs and least DRAM bytes by
+#: ``reduceat`` over its run of plans instead of ``ufunc.at``
+REDUCEAT_FROM = 4096
 
 
 @dataclass(frozen=True)
@@ -1268,51 +1396,119 @@ def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, p
         resident[run[j]] = bool(r)
 
 
-def _chain(ks: np.ndarray, layers, shapes, fused: list[list[str | None]], pooled: np.ndarray, planned: _Planned,
-           resident: np.ndarray, keep: np.ndarray) -> None:
+#: DRAM-traffic searches from which :func:`_chain_least_dram_np` decides as numpy (below: one by one)
+CHAIN_DP_NUMPY_FROM = 8
+
+
+def _chain_least_dram_np(ks: np.ndarray, layers, shapes, fused: np.ndarray, pooled: np.ndarray, planned: _Planned,
+                         resident: np.ndarray, keep: np.ndarray) -> None:
+    """:func:`_chain_least_dram` of every combination of ``ks`` at once (numpy over the combinations, layer by
+    layer; ``fused``, ``pooled``, ``resident``, ``keep``: [layer, combination]): the same sums, comparisons and
+    ties, so the same decisions."""
+    p, nl, n = planned, len(layers), len(ks)
+    has = np.array([sh is not None for sh in shapes], dtype=bool)
+    run = ~fused[:, ks] & has[:, None]  # [layer, k of ks]: layer i is run by combination k
+    # the next layer run after a, and whether a's output (after its fused pooling) is that layer's input
+    nxt = np.full((nl + 1, n), -1, dtype=np.int64)
+    for a in range(nl - 1, -1, -1):
+        nxt[a] = np.where(run[a], a, nxt[a + 1])
+    nxt = nxt[1:]  # nxt[a]: the first layer run after a (-1: none)
+    ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
+    plain = np.array([_out_elems(layer, None) for layer in layers], dtype=np.int64)
+    pool = np.array([_out_elems(layers[a], shapes[a + 1]) if a + 1 < nl and isinstance(shapes[a + 1], ConvShape)
+                     else -1 for a in range(nl)], dtype=np.int64)
+    pk = pooled[:, ks]
+    out = np.where(pk, pool[:, None], plain[:, None])
+    linked = run & (nxt >= 0) & (nxt == np.arange(nl)[:, None] + 1 + pk) & (out == ins[np.maximum(nxt, 0)])
+    inf = np.inf
+    # each layer's least DRAM bytes per context (resident, keep) at s + 2 * resident + keep: [context, layer, k]
+    s = (np.arange(nl)[:, None] * p.n_comb + ks[None, :]) * len(CONTEXTS)
+    c_all = np.stack([np.where(p.n_all[s + x] > 0, p.dram_all[s + x], inf) for x in (0, 1)]
+                     + [np.where(p.n_chain[s + x] > 0, p.dram_chain[s + x], inf) for x in (2, 3)])
+    c_all[0] = np.where((c_all == inf).all(axis=0), 0.0, c_all[0])  # no plan in any context: the chain goes on
+    best0, best1 = np.zeros(n), np.full(n, inf)
+    back0, back1 = np.zeros((nl, n), dtype=np.int64), np.zeros((nl, n), dtype=np.int64)
+    for a in range(nl):
+        on = run[a]
+        if not on.any():
+            continue
+        c = c_all[:, a]
+        nexts, args = [], []
+        for kept in (0, 1):
+            v0, v1 = best0 + c[kept], best1 + c[2 + kept]
+            m = np.where(v0 < inf, v0, inf)
+            take1 = v1 < m
+            nexts.append(np.where(take1, v1, m))
+            args.append(take1.astype(np.int64))
+        nexts[1] = np.where(linked[a], nexts[1], inf)
+        args[1] = np.where(linked[a], args[1], 0)
+        back0[a], back1[a] = args
+        best0, best1 = np.where(on, nexts[0], best0), np.where(on, nexts[1], best1)
+    r = np.zeros(n, dtype=np.int64)  # the last layer keeps nothing
+    for a in range(nl - 1, -1, -1):
+        on = run[a]
+        if not on.any():
+            continue
+        keep[a, ks[on]] = r[on].astype(bool)
+        r = np.where(on, np.where(r == 1, back1[a], back0[a]), r)
+        resident[a, ks[on]] = r[on].astype(bool)
+
+
+def _chain(ks: np.ndarray, layers, shapes, fused: np.ndarray | list[list[str | None]], pooled: np.ndarray,
+           planned: _Planned, resident: np.ndarray, keep: np.ndarray) -> None:
     """Decide which layers of combinations ``ks`` leave their output in the SPM for the next (see
     :func:`workload_plans`): sets ``keep[a, k]`` and ``resident[b, k]`` of the next layer b run, pair by pair from
-    the first layer (numpy over the combinations; below :data:`CHAIN_NUMPY_FROM`, one by one: :func:`_chain_one`)."""
+    the first layer (numpy over the combinations; below :data:`CHAIN_NUMPY_FROM`, one by one: :func:`_chain_one`).
+    ``fused``: [layer, combination] True where the layer runs fused into the one before (or, as lists, the name
+    of that layer, None where not fused)."""
     p, nl = planned, len(layers)
+    if not isinstance(fused, np.ndarray):
+        fused = np.array([[f is not None for f in row] for row in fused], dtype=bool).reshape(nl, -1)
     if len(ks) < CHAIN_NUMPY_FROM:
         for k in ks.tolist():
-            _chain_one(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
+            _chain_one(k, layers, shapes, [None if not f else True for f in fused[:, k].tolist()], pooled[:, k],
+                       planned, resident[:, k], keep[:, k])
         return
-    run = np.array([[f[k] is None for k in ks.tolist()] for f in fused], dtype=bool).reshape(nl, len(ks))
+    if nl < 2:
+        return
+    run = ~fused[:, ks]
     ins = np.array([layer.input_elems for layer in layers], dtype=np.int64)
     has_shape = np.array([sh is not None for sh in shapes], dtype=bool)
-    for a in range(nl - 1):
-        # b: the next layer run (a pooling layer fused into a is skipped; the one after it is never fused)
-        b = np.where(run[a + 1], a + 1, a + 2)
-        on = run[a] & (b < nl) & (shapes[a] is not None)
-        if not on.any():
-            continue
-        pool = pooled[a, ks]
-        out = np.where(pool, _out_elems(layers[a], shapes[a + 1]) if isinstance(shapes[a + 1], ConvShape) else -1,
-                       _out_elems(layers[a], None))
-        b = np.minimum(b, nl - 1)
-        on &= has_shape[b] & (out == ins[b])
-        if not on.any():
-            continue
-        kk, bb, res_a = ks[on], b[on], resident[a, ks[on]]
-        sa, sb = (a * p.n_comb + kk) * len(CONTEXTS), (bb * p.n_comb + kk) * len(CONTEXTS)
-        ka, fa = sa + 2 * res_a + 1, sa + 2 * res_a  # contexts (resident, keep) at s + 2 * resident + keep
-        cb, fb = sb + 2, sb
-        kept_n = np.where(res_a, p.n_chain[ka], p.n_all[ka])
-        kept_macs = np.where(res_a, p.macs_chain[ka], p.macs_all[ka])
-        kept_dram = np.where(res_a, p.dram_chain[ka], p.dram_all[ka])
-        ok = (kept_n > 0) & (p.n_chain[cb] > 0)
+    # every pair (a, b = the next layer run) at once, [a, k], for layer a's input in the SPM or not (r = 1, 0):
+    # whether keeping a's output for b is allowed and saves DRAM traffic; then layer by layer, as a's input was
+    # decided (one gather per pair and layer instead of ~30 operations per layer)
+    a_of = np.arange(nl - 1)[:, None]
+    b = np.where(run[1:], a_of + 1, a_of + 2)  # (a pooling layer fused into a is skipped; the next is never fused)
+    plain = np.array([_out_elems(layer, None) for layer in layers[:-1]], dtype=np.int64)
+    pool = np.array([_out_elems(layers[a], shapes[a + 1]) if isinstance(shapes[a + 1], ConvShape) else -1
+                     for a in range(nl - 1)], dtype=np.int64)
+    out = np.where(pooled[:-1][:, ks], pool[:, None], plain[:, None])
+    on = run[:-1] & (b < nl) & has_shape[:-1, None]
+    b = np.minimum(b, nl - 1)
+    on &= has_shape[b] & (out == ins[b])
+    sa, sb = (a_of * p.n_comb + ks) * len(CONTEXTS), (b * p.n_comb + ks) * len(CONTEXTS)
+    cb, fb = sb + 2, sb  # contexts (resident, keep) at s + 2 * resident + keep
+    b_ok = p.n_chain[cb] > 0
+    b_narrower = p.macs_chain[cb] < np.where(p.n_all[fb] > 0, p.macs_all[fb], 0)
+    b_separate = np.where(p.n_all[fb] > 0, p.dram_all[fb], p.dram_chain[cb])
+    oks, errs = [], []
+    for r, (n_k, macs_k, dram_k) in enumerate(((p.n_all, p.macs_all, p.dram_all),
+                                                (p.n_chain, p.macs_chain, p.dram_chain))):
+        ka, fa = sa + 2 * r + 1, sa + 2 * r
+        ok = (n_k[ka] > 0) & b_ok
         # ... and only if neither layer must fall back to a narrower mapping for it
-        ok &= ~((kept_macs < np.where(p.n_all[fa] > 0, p.macs_all[fa], 0))
-                | (p.macs_chain[cb] < np.where(p.n_all[fb] > 0, p.macs_all[fb], 0)))
+        ok &= ~((macs_k[ka] < np.where(p.n_all[fa] > 0, p.macs_all[fa], 0)) | b_narrower)
+        errs.append(ok & (p.n_all[fa] == 0))  # no plan of layer a without keeping its output
         # chain only if it saves DRAM traffic over producing to DRAM and reading back
-        if (ok & (p.n_all[fa] == 0)).any():
-            raise ValueError("min() arg is an empty sequence")  # no plan of layer a without keeping its output
-        chained = kept_dram + p.dram_chain[cb]
-        separate = p.dram_all[fa] + np.where(p.n_all[fb] > 0, p.dram_all[fb], p.dram_chain[cb])
-        ok &= chained < separate
-        keep[a, kk[ok]] = True
-        resident[bb[ok], kk[ok]] = True
+        oks.append(ok & (dram_k[ka] + p.dram_chain[cb] < p.dram_all[fa] + b_separate))
+    for a in np.flatnonzero(on.any(axis=1)).tolist():
+        res_a = resident[a, ks]
+        on_a = on[a]
+        if (on_a & np.where(res_a, errs[1][a], errs[0][a])).any():
+            raise ValueError("min() arg is an empty sequence")
+        dec = on_a & np.where(res_a, oks[1][a], oks[0][a])
+        keep[a, ks[dec]] = True
+        resident[b[a, dec], ks[dec]] = True
 
 
 #: combinations from which :func:`_chain` decides as numpy (below: one by one)
@@ -1348,11 +1544,13 @@ def _chain_one(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned:
             resident[b] = True
 
 
-def _final_plans(p: _Planned, rejections: Callable[[list[tuple[int, int]]], list[tuple[bool, tuple[str, ...]]]], shapes,
-                 fused: list[list[str | None]], resident: np.ndarray, keep: np.ndarray) -> Plans:
+def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], list[tuple[bool, tuple[str, ...]]]],
+                 lt: _LayerTable, fused: list[list[str | None]], fused_at: np.ndarray, resident: np.ndarray,
+                 keep: np.ndarray) -> Plans:
     """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on);
-    for the (layer, combination) pairs without one, the reasons ``rejections`` gives (per pair: whether the mapper
-    found a mapping, the reasons of the ones it rejected)."""
+    for the (layer, combination) pairs without one (not fused: ``fused_at`` False), the reasons ``rejections``
+    gives (per pair of layers and combinations: whether the mapper found a mapping, the reasons of the ones it
+    rejected)."""
     nl, nk = resident.shape
     ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
@@ -1362,13 +1560,24 @@ def _final_plans(p: _Planned, rejections: Callable[[list[tuple[int, int]]], list
     sel = ~resident.ravel()[owner] | p.chainable[rows]
     rows, owner = rows[sel], owner[sel]
     count = np.bincount(owner, minlength=nl * nk)
-    reason = [[""] * nk for _ in range(nl)]
-    none = [(i, k) for i, k in zip(*np.nonzero(count.reshape(nl, nk) == 0)) if fused[i][k] is None]
-    for (i, k), (fits, rej) in zip(none, rejections(none)):
-        if fits and isinstance(shapes[i], ConvShape):
+    ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
+    texts = []
+    for conv, (fits, rej) in zip(lt.conv[ni].tolist(), rejections(ni, nk_)):
+        if fits and conv:
             rej += ("no schedule fits the SPM",)
-        reason[i][k] = "; ".join(dict.fromkeys(rej)) or "no mapping fits"
-    return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused, reason)
+        texts.append("; ".join(dict.fromkeys(rej)) or "no mapping fits")
+    reason = np.full((nl, nk), "", dtype=object)
+    if texts:
+        reason[ni, nk_] = _objects(texts)
+    return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
+                 reason.tolist())
+
+
+def _objects(values: list) -> np.ndarray:
+    """``values`` as a 1-d object array, element for element (``np.array`` would turn texts into fixed-width text)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _out_elems(layer, pool: ConvShape | None) -> int:
