@@ -9,7 +9,7 @@ expression keeps the loop's order of operations.
 
 from __future__ import annotations
 
-import operator
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import chain
@@ -131,8 +131,11 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
         lb = new(_RowLayerBatch)  # LayerBatch.__init__'s fields: layer here, the others from the shared rows (lazy)
         lb.__dict__.update(layer=layer, _row=r, _shared=shared)
         out.append(lb)
-    shared.batches = [lb for lb in out if lb is not None]
-    order = [lb._row for lb in shared.batches]
+    made = [lb for lb in out if lb is not None]
+    # weak references: each layer holds its shared rows, so strong ones back would be a reference cycle per
+    # call, freed (with every row array) only by a full garbage collection
+    shared.batches = [weakref.ref(lb) for lb in made]
+    order = [lb._row for lb in made]
     if len(set(order)) != rows:  # some row is not one layer's: the arrays are not the layers' (never seen)
         shared.split = True
     elif order != list(range(rows)):
@@ -237,7 +240,7 @@ class _SharedRows:
         yet (so the (rows x points) arrays are what the layers hold; a ``metrics`` dict is only made by
         the cached property, which sets :attr:`split`)."""
         return (not self.split and len(layers) == len(self.batches)
-                and not any(map(operator.is_not, layers, self.batches)))
+                and all(ref() is lb for ref, lb in zip(self.batches, layers)))
 
     def untouched(self, layers: Sequence, field: str) -> bool:
         """Whether ``layers`` are this call's layers (:meth:`whole`) and none has read or set its ``field``

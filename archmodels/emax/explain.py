@@ -10,6 +10,7 @@ design point: a batch of many points pays for none until its contract dictionari
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -281,17 +282,22 @@ class LazyTextColumns:
             self.fixed = np.full((count, n), None, dtype=object)
             self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
             self.tables: list[list[PlanTable]] = [[] for _ in range(count)]
-            self._group: list[LazyTextColumns] = [self]
+            self._group: list[weakref.ref[LazyTextColumns]] = [weakref.ref(self)]
         else:
             self.fixed, self.part, self.row, self.tables = share.fixed, share.part, share.row, share.tables
             self._group = share._group
-            self._group.append(self)
-        self._columns: list[LazyText | None] = [None] * count
+            self._group.append(weakref.ref(self))
+        # the group and the columns made are held by weak references: a column holds its LazyTextColumns, so
+        # strong ones both ways would be reference cycles, and a batch's plan tables would stay alive until a
+        # full garbage collection (a loop of EMAXVR batches peaked at ~2x the memory of one)
+        self._columns: list[weakref.ref[_ColumnText] | None] = [None] * count
 
     def __getitem__(self, i: int) -> LazyText:
-        col = self._columns[i]
+        ref = self._columns[i]
+        col = ref() if ref is not None else None
         if col is None:
-            col = self._columns[i] = _ColumnText(self, i)
+            col = _ColumnText(self, i)
+            self._columns[i] = weakref.ref(col)
         return col
 
     def __len__(self) -> int:
@@ -309,9 +315,13 @@ class LazyTextColumns:
     def _changed(self, columns) -> None:
         """Columns ``columns`` changed: the ones already made (of every text function sharing them) rebuild their
         strings when next read."""
-        for texts in self._group:
+        for group_ref in self._group:
+            texts = group_ref()
+            if texts is None:
+                continue
             for i in columns:
-                col = texts._columns[i]
+                ref = texts._columns[i]
+                col = ref() if ref is not None else None
                 if col is not None:
                     col._all = None
 
