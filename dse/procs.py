@@ -12,6 +12,11 @@
   clean path, and is hard-killed if that has not ended it after
   ``GRACE_S`` seconds, so a ``kill -9`` of ``dse run`` or ``dse sweep``
   leaves no orphan evaluating the study.
+* :func:`join_all` and :func:`stop_all` are the parent's side: it waits for
+  its workers waking every ``WATCH_S`` (so a signal is acted on at once,
+  never left behind a blocking ``waitpid``), and on an interrupt gives
+  them ``GRACE_S`` seconds to take their clean path before it kills the
+  ones still running (their trials are recovered like a dead worker's).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import os
 import signal
 import sys
 import threading
+import time
+from collections.abc import Sequence
 
 from .lease import pid_exists
 
@@ -88,3 +95,35 @@ def die_with_parent(parent_pid: int, clean: bool = True) -> None:
                 os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name="dse-parent-watch").start()
+
+
+def join_all(workers: Sequence, poll_s: float = WATCH_S) -> None:
+    """Wait until every process of ``workers`` (``multiprocessing.Process``) has ended, waking every ``poll_s``
+    seconds: a bare ``join`` blocks in ``waitpid``, and an interrupt whose signal another thread of this process
+    took (numpy's BLAS threads can) would wait there for a worker to end by itself."""
+    from multiprocessing.connection import wait
+
+    alive = [p for p in workers if p.is_alive()]
+    while alive:
+        wait([p.sentinel for p in alive], timeout=poll_s)
+        alive = [p for p in alive if p.is_alive()]
+
+
+def stop_all(workers: Sequence, grace_s: float = GRACE_S, poll_s: float = WATCH_S) -> list[str]:
+    """SIGTERM every live worker (their clean path: in-flight trials failed and re-queued), wait up to ``grace_s``
+    seconds for all of them, SIGKILL the ones still running; returns the names of those killed."""
+    from multiprocessing.connection import wait
+
+    for p in workers:
+        if p.is_alive():
+            os.kill(p.pid, signal.SIGTERM)
+    end = time.monotonic() + grace_s
+    alive = [p for p in workers if p.is_alive()]
+    while alive and time.monotonic() < end:
+        wait([p.sentinel for p in alive], timeout=min(poll_s, max(0.0, end - time.monotonic())))
+        alive = [p for p in alive if p.is_alive()]
+    for p in alive:
+        p.kill()
+    for p in workers:
+        p.join()
+    return [p.name for p in alive]

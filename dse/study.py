@@ -222,11 +222,14 @@ def _run_workers(study: Study, overrides: dict, deadline: float | None) -> int:
 
     Workers ignore SIGINT: Ctrl-C, SIGTERM or SIGHUP reach this process,
     which forwards one SIGTERM to each worker and waits for them to fail and
-    re-queue their in-flight trials, so none is left RUNNING. Workers die
-    with this process (:func:`dse.procs.die_with_parent`).
+    re-queue their in-flight trials, so none is left RUNNING; a worker still
+    running ``procs.GRACE_S`` seconds later is killed, and :func:`run`
+    recovers its trials. Workers die with this process
+    (:func:`dse.procs.die_with_parent`).
     """
     import multiprocessing as mp
-    import signal
+
+    from . import procs
 
     ctx = mp.get_context("spawn")
     workers, conns = [], []
@@ -239,14 +242,12 @@ def _run_workers(study: Study, overrides: dict, deadline: float | None) -> int:
         workers.append(p)
         conns.append(recv)
     try:
-        for p in workers:
-            p.join()
+        procs.join_all(workers)
     except KeyboardInterrupt:
-        for p in workers:
-            if p.is_alive():
-                os.kill(p.pid, signal.SIGTERM)
-        for p in workers:
-            p.join()
+        killed = procs.stop_all(workers)
+        if killed:
+            print(f"dse: {', '.join(killed)} did not stop within {procs.GRACE_S:.0f} s of SIGTERM and was killed; "
+                  "its trials are recovered", file=sys.stderr)
         raise
     told, errors = 0, []
     for p, c in zip(workers, conns):
