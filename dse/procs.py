@@ -97,33 +97,35 @@ def die_with_parent(parent_pid: int, clean: bool = True) -> None:
     threading.Thread(target=watch, daemon=True, name="dse-parent-watch").start()
 
 
+def _wait(workers: Sequence, poll_s: float, end: float | None = None) -> list:
+    """The processes of ``workers`` still running once all have ended or ``time.monotonic()`` passed ``end``,
+    waking every ``poll_s`` seconds (a signal is acted on at each wake-up)."""
+    from multiprocessing.connection import wait
+
+    alive = [p for p in workers if p.is_alive()]
+    while alive and (end is None or time.monotonic() < end):
+        left = poll_s if end is None else min(poll_s, max(0.0, end - time.monotonic()))
+        wait([p.sentinel for p in alive], timeout=left)
+        alive = [p for p in alive if p.is_alive()]
+    return alive
+
+
 def join_all(workers: Sequence, poll_s: float = WATCH_S) -> None:
     """Wait until every process of ``workers`` (``multiprocessing.Process``) has ended, waking every ``poll_s``
     seconds: a bare ``join`` blocks in ``waitpid``, and an interrupt whose signal another thread of this process
     took (numpy's BLAS threads can) would wait there for a worker to end by itself."""
-    from multiprocessing.connection import wait
-
-    alive = [p for p in workers if p.is_alive()]
-    while alive:
-        wait([p.sentinel for p in alive], timeout=poll_s)
-        alive = [p for p in alive if p.is_alive()]
+    _wait(workers, poll_s)
 
 
 def stop_all(workers: Sequence, grace_s: float = GRACE_S, poll_s: float = WATCH_S) -> list[str]:
     """SIGTERM every live worker (their clean path: in-flight trials failed and re-queued), wait up to ``grace_s``
     seconds for all of them, SIGKILL the ones still running; returns the names of those killed."""
-    from multiprocessing.connection import wait
-
     for p in workers:
         if p.is_alive():
             os.kill(p.pid, signal.SIGTERM)
-    end = time.monotonic() + grace_s
-    alive = [p for p in workers if p.is_alive()]
-    while alive and time.monotonic() < end:
-        wait([p.sentinel for p in alive], timeout=min(poll_s, max(0.0, end - time.monotonic())))
-        alive = [p for p in alive if p.is_alive()]
-    for p in alive:
+    stuck = _wait(workers, poll_s, time.monotonic() + grace_s)
+    for p in stuck:
         p.kill()
     for p in workers:
         p.join()
-    return [p.name for p in alive]
+    return [p.name for p in stuck]

@@ -246,7 +246,7 @@ def _run_workers(study: Study, overrides: dict, deadline: float | None) -> int:
     except KeyboardInterrupt:
         killed = procs.stop_all(workers)
         if killed:
-            print(f"dse: {', '.join(killed)} did not stop within {procs.GRACE_S:.0f} s of SIGTERM and was killed; "
+            print(f"dse: killed {', '.join(killed)} (still running {procs.GRACE_S:.0f} s after SIGTERM); "
                   "its trials are recovered", file=sys.stderr)
         raise
     told, errors = 0, []
