@@ -201,18 +201,25 @@ def _worker_process(study_path: str, overrides: dict, worker: int, deadline: flo
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards Ctrl-C as SIGTERM, once
     procs.die_with_parent(parent_pid)  # SIGTERM -> KeyboardInterrupt, also when the parent dies
+    def send(message: tuple) -> None:
+        try:
+            conn.send(message)
+        except OSError:  # the parent is gone (killed): nobody reads the answer, and the work is in the storage
+            pass
+
     try:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         logging.getLogger("optuna").setLevel(logging.WARNING)
         study = config.load(study_path, overrides)
         ost = open_study(study, load_only=True, worker=worker)
-        conn.send(("ok", worker_loop(study, ost, deadline)))
+        told = worker_loop(study, ost, deadline)
+        send(("ok", told))
     except KeyboardInterrupt:
-        conn.send(("interrupted", 0))
+        send(("interrupted", 0))
     except UserError as exc:
-        conn.send(("error", str(exc)))
+        send(("error", str(exc)))
     except BaseException:
-        conn.send(("error", traceback.format_exc()))
+        send(("error", traceback.format_exc()))
     finally:
         conn.close()
 
