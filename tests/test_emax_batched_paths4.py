@@ -175,6 +175,20 @@ def test_chain_by_mask_equals_chain_by_names(seed, wl):
             assert all(np.array_equal(g, w) for g, w in zip(got, want))
 
 
+def _numpy_equals_one_by_one(numpy_fn, one_fn, ks, layers, shapes, fused_at, pooled, planned) -> list[np.ndarray]:
+    """Run a chaining over the combinations ``ks`` as numpy and one combination at a time (``one_fn``, fused
+    layers by names), assert the (resident, keep) masks are equal, and return the numpy ones."""
+    nl, nk = fused_at.shape
+    got = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
+    numpy_fn(ks, layers, shapes, fused_at, pooled, planned, *got)
+    want = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
+    for k in ks.tolist():
+        names = ["x" if f else None for f in fused_at[:, k].tolist()]
+        one_fn(k, layers, shapes, names, pooled[:, k], planned, want[0][:, k], want[1][:, k])
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    return got
+
+
 @SLOW
 @given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16", "alexnet", "resnet50", "mobilenet_v2"]))
 def test_dram_chaining_as_numpy_equals_one_by_one(seed, wl):
@@ -185,15 +199,9 @@ def test_dram_chaining_as_numpy_equals_one_by_one(seed, wl):
     with pytest.MonkeyPatch.context() as mp:
         calls = _captured(mp, "_chain_least_dram_np", "emaxvr", wl, rows)
     for (ks, layers, shapes, fused_at, pooled, planned, resident, keep), _ in calls:
-        nl, nk = fused_at.shape
-        got = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
-        em._chain_least_dram_np(ks, layers, shapes, fused_at, pooled, planned, *got)
-        want = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
-        for k in ks.tolist():
-            names = ["x" if f else None for f in fused_at[:, k].tolist()]
-            em._chain_least_dram(k, layers, shapes, names, pooled[:, k], planned, want[0][:, k], want[1][:, k])
-        assert all(np.array_equal(g, w) for g, w in zip(got, want))
-        others = np.setdiff1d(np.arange(nk), ks)
+        got = _numpy_equals_one_by_one(em._chain_least_dram_np, em._chain_least_dram, ks, layers, shapes, fused_at,
+                                       pooled, planned)
+        others = np.setdiff1d(np.arange(fused_at.shape[1]), ks)
         assert not got[0][:, others].any() and not got[1][:, others].any()
         assert any(g.any() for g in got) or wl != "vgg16"  # something is chained
 
@@ -208,14 +216,7 @@ def test_greedy_chaining_as_numpy_equals_one_by_one(seed, wl):
         calls = _captured(mp, "_chain", "emaxvr", wl, rows)
     assert any(len(ks) >= em.CHAIN_NUMPY_FROM for (ks, *_), _ in calls)
     for (ks, layers, shapes, fused_at, pooled, planned, resident, keep), _ in calls:
-        nl, nk = fused_at.shape
-        got = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
-        em._chain(ks, layers, shapes, fused_at, pooled, planned, *got)
-        want = [np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)]
-        for k in ks.tolist():
-            names = ["x" if f else None for f in fused_at[:, k].tolist()]
-            em._chain_one(k, layers, shapes, names, pooled[:, k], planned, want[0][:, k], want[1][:, k])
-        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        got = _numpy_equals_one_by_one(em._chain, em._chain_one, ks, layers, shapes, fused_at, pooled, planned)
         assert any(g.any() for g in got) or len(ks) < em.CHAIN_NUMPY_FROM or wl != "vgg16"
 
 
