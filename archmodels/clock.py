@@ -56,13 +56,18 @@ def bisect_vdd_ratio(clock_mhz: float, node_nm: int) -> float:
     """``tech._bisect_vdd_ratio`` of one clock in (F_NOM, fmax]: the same 40 bisection steps of the alpha-power
     law [SN90] on Python floats, its power ``x ** ALPHA`` by numpy on a one-element array -- the very call the
     array path makes per element (numpy's pow may differ from ``math.pow`` in the last bit, which could turn a
-    step). ~7x cheaper than the array bisection on a one-point array (one numpy call per step instead of 8)."""
+    step); its first steps from ``tech.bisection_tree`` as the array path takes them. ~7x cheaper than the
+    array bisection on a one-point array (one numpy call per step instead of 8)."""
     v0, vmax, vt, alpha = tech.VDD_NOM[node_nm], tech.VDD_MAX[node_nm], tech.VT[node_nm], tech.ALPHA
     target = max(clock_mhz / tech.F_NOM_MHZ[node_nm], 1.0) * ((v0 - vt) ** alpha / v0)  # tech._speed(v0): Python
-    lo, hi = v0, vmax
+    lo, hi, steps = v0, vmax, tech._BISECT_STEPS
+    tree = tech.bisection_tree(node_nm)
+    if tree is not None:  # the first steps from the table, as tech._bisect_vdd_ratios takes them
+        at = int(np.searchsorted(tree[1], target, side="left"))
+        lo, hi, steps = tree[0].item(at), tree[0].item(at + 1), tech._BISECT_STEPS - tech._TREE_DEPTH
     x = np.empty(1)
     power = np.power
-    for _ in range(40):  # speed rises with V in [v0, vmax]
+    for _ in range(steps):  # speed rises with V in [v0, vmax]
         mid = (lo + hi) / 2
         x[0] = mid - vt
         if power(x, alpha).item(0) / mid < target:  # tech._speed(mid) < target
