@@ -23,7 +23,7 @@ import numpy as np
 from workloads import Workload, load_workload
 from workloads.layers import MatMul
 
-from . import gemm, vector
+from . import gemm, num, vector
 from .layerarrays import fused_into_of
 
 from .params import Param, ParamSet, Points, batch_size
@@ -91,7 +91,7 @@ class Model(ABC):
     def check_config(self, pts: Points) -> tuple[np.ndarray, np.ndarray]:
         """Configuration-level feasibility (before any layer). Default: all feasible."""
         n = batch_size(pts)
-        return np.ones(n, dtype=bool), np.full(n, "", dtype=object)
+        return np.ones(n, dtype=bool), num.objects(n, "")
 
     # ---- shared machinery ----
     def evaluate_batch(self, workload: Workload | str, pts: Points) -> BatchResult:

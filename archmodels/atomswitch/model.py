@@ -32,7 +32,7 @@ import numpy as np
 
 from workloads import Workload
 
-from .. import tech
+from .. import num, tech
 from .. import vector
 from .energy import (DEVICE_NODE_NM, energy_rates, sram_pj_per_byte, stage_energy_j, stages_energy_j,
                      static_power_w)
@@ -254,7 +254,7 @@ class AtomSwitchModel(Model):
         overflow = over & (before <= chip) & ~alone
         flagged = alone | overflow
         # the chip area as text once per point that gets a reason (a point often gets one from several layers)
-        chip_text = np.full(chip.shape, "", dtype=object)
+        chip_text = num.objects(chip.shape, "")
         some = flagged.any(axis=0)
         chip_text[some] = ["%.4g" % y for y in chip[some].tolist()]
         for i in np.flatnonzero(flagged.any(axis=1)).tolist():
@@ -318,7 +318,7 @@ def _infeasible(lb: LayerBatch, mask: np.ndarray, what: str, need: np.ndarray, c
     new = mask & lb.feasible
     if not new.any():
         return
-    reason = np.full(lb.n, "", dtype=object)
+    reason = num.objects(lb.n, "")
     template = what + " %.4g mm2 > chip_area_mm2 %s"
     reason[new] = [template % pair for pair in zip(need[new].tolist(), chip_text[new].tolist())]
     lb.infeasible(new, reason)
@@ -350,7 +350,7 @@ class _StageBatch(LayerBatch):
 
     @cached_property
     def labels(self) -> dict[str, np.ndarray]:  # type: ignore[override]
-        return {"fused_into": np.full(self.n, self._src[3], dtype=object)}
+        return {"fused_into": num.objects(self.n, self._src[3])}
 
 
 def _row_dicts(metrics: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:

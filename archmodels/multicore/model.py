@@ -88,7 +88,7 @@ import numpy as np
 from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
-from .. import tech
+from .. import num, tech
 from .. import vector
 from ..base import Model
 from ..layerarrays import column, full, groups, layer_batches, per_node, point_columns, stack_rows
@@ -607,7 +607,7 @@ class MulticoreModel(Model):
             out = self._point_layers(workload, t, pts)
         elif t.rows:
             metrics, states, ok, need_kb = self._costs(t, pts)
-            reason = np.full(ok.shape, "", dtype=object)
+            reason = num.objects(ok.shape, "")
             if not ok.all():
                 bad = ~ok
                 shm_kb = np.broadcast_to(pts["shm_kb"], ok.shape)[bad]

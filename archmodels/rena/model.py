@@ -48,7 +48,7 @@ from workloads import Workload
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
 from . import resources as res
-from .. import tech
+from .. import num, tech
 from .. import vector
 from ..base import Model
 from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, point_columns, stack_rows
@@ -395,7 +395,7 @@ class RenaModel(Model):
         if n == 1:
             reason = _point(pts).config_reason
             return np.array([reason == ""]), np.array([reason], dtype=object)
-        reason = np.full(n, "", dtype=object)
+        reason = num.objects(n, "")
         r = self.resources(pts)
         fpga = pts["target"] == "fpga"
         clock = self._resolved(pts)["clock_mhz"].astype(float)
