@@ -106,6 +106,8 @@ def _sampler(name: str, seed: int, n_trials: int):
 
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
+    if name == "tpe-mv":  # not in SAMPLERS: benchmarks/spikes/tpe_multivariate.py
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True)
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=population(n_trials))
     if name == "nsga3":
