@@ -3,7 +3,8 @@
 * :func:`interrupt_on_term` makes SIGTERM (SLURM, ``docker stop``) and
   SIGHUP (a closed terminal) raise ``KeyboardInterrupt`` like Ctrl-C, so
   every exit goes through the same clean-up (in-flight trials failed and
-  re-queued, completed work kept).
+  re-queued, completed work kept); :func:`stop_on_term` makes them set a
+  study worker's stop flag instead (it finishes the trials it holds).
 * :func:`die_with_parent` is called first thing in a worker process: on
   Linux the kernel sends it SIGTERM when its parent dies
   (``prctl(PR_SET_PDEATHSIG)``), and a watchdog thread checks the parent
@@ -26,7 +27,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .lease import pid_exists
 
@@ -49,6 +50,18 @@ def interrupt_on_term() -> None:
             signal.signal(sig, _raise_interrupt)
 
 
+def stop_on_term(stop: Callable[[], None]) -> None:
+    """SIGTERM and SIGHUP call ``stop`` (main thread only) instead of raising: a study worker finishes the
+    trials it holds and returns. An exception raised by a signal handler may land anywhere, also between a
+    lock's acquire and the block that releases it (Python's signal docs), and the clean path would then wait
+    for that lock for ever; a flag read between trials cannot."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, lambda signum, frame: stop())
+
+
 def _prctl_pdeathsig(sig: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
@@ -64,13 +77,13 @@ def _prctl_pdeathsig(sig: int) -> bool:
 _WATCHED: set[int] = set()
 
 
-def die_with_parent(parent_pid: int, clean: bool = True) -> None:
+def die_with_parent(parent_pid: int, clean: bool = True, on_term: Callable[[], None] | None = None) -> None:
     """End this process when ``parent_pid`` (our parent) dies; see module doc.
 
-    ``clean``: take the SIGTERM -> KeyboardInterrupt path first (study
-    workers fail and re-queue their trials); else exit at once (sweep
-    chunks are written atomically, nothing to clean). Does nothing if
-    ``parent_pid`` is not our parent (e.g. a Dask worker) or already set up.
+    ``clean``: take the SIGTERM path first: ``on_term`` (:func:`stop_on_term`: a study worker finishes its
+    trials and returns), or without one KeyboardInterrupt (:func:`interrupt_on_term`); else exit at once
+    (sweep chunks are written atomically, nothing to clean). Does nothing if ``parent_pid`` is not our parent
+    (e.g. a Dask worker) or already set up.
     """
     if parent_pid in _WATCHED:
         return
@@ -80,7 +93,10 @@ def die_with_parent(parent_pid: int, clean: bool = True) -> None:
         return  # not our parent (e.g. a Dask worker)
     _WATCHED.add(parent_pid)
     if clean:  # (a pool's worker may be started from a helper thread: no prctl there, the watchdog only)
-        interrupt_on_term()
+        if on_term is None:
+            interrupt_on_term()
+        else:
+            stop_on_term(on_term)
         _prctl_pdeathsig(signal.SIGTERM)
     if os.getppid() != parent_pid:  # the parent died before the prctl took effect
         os._exit(1)
@@ -118,7 +134,7 @@ def join_all(workers: Sequence, poll_s: float = WATCH_S) -> None:
 
 
 def stop_all(workers: Sequence, grace_s: float = GRACE_S, poll_s: float = WATCH_S) -> list[str]:
-    """SIGTERM every live worker (their clean path: in-flight trials failed and re-queued), wait up to ``grace_s``
+    """SIGTERM every live worker (their clean path: a study worker finishes the trials it holds), wait up to ``grace_s``
     seconds for all of them, SIGKILL the ones still running; returns the names of those killed."""
     for p in workers:
         if p.is_alive():

@@ -200,7 +200,8 @@ def _worker_process(study_path: str, overrides: dict, worker: int, deadline: flo
     from . import config, procs
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards Ctrl-C as SIGTERM, once
-    procs.die_with_parent(parent_pid)  # SIGTERM -> KeyboardInterrupt, also when the parent dies
+    stop = threading.Event()  # SIGTERM (also when the parent dies): finish the trials held, then return
+    procs.die_with_parent(parent_pid, on_term=stop.set)
     def send(message: tuple) -> None:
         try:
             conn.send(message)
@@ -212,8 +213,8 @@ def _worker_process(study_path: str, overrides: dict, worker: int, deadline: flo
         logging.getLogger("optuna").setLevel(logging.WARNING)
         study = config.load(study_path, overrides)
         ost = open_study(study, load_only=True, worker=worker)
-        told = worker_loop(study, ost, deadline)
-        send(("ok", told))
+        told = worker_loop(study, ost, deadline, stop)
+        send(("interrupted", told) if stop.is_set() else ("ok", told))
     except KeyboardInterrupt:
         send(("interrupted", 0))
     except UserError as exc:
@@ -228,10 +229,11 @@ def _run_workers(study: Study, overrides: dict, deadline: float | None) -> int:
     """``n_jobs`` worker processes on the shared storage; return the trials they told.
 
     Workers ignore SIGINT: Ctrl-C, SIGTERM or SIGHUP reach this process,
-    which forwards one SIGTERM to each worker and waits for them to fail and
-    re-queue their in-flight trials, so none is left RUNNING; a worker still
-    running ``procs.GRACE_S`` seconds later is killed, and :func:`run`
-    recovers its trials. Workers die with this process
+    which forwards one SIGTERM to each worker and waits for them to finish
+    the trials they hold (a worker's SIGTERM sets a flag its loop reads
+    between trials, :func:`dse.procs.stop_on_term`), so none is left
+    RUNNING; a worker still running ``procs.GRACE_S`` seconds later is
+    killed, and :func:`run` recovers its trials. Workers die with this process
     (:func:`dse.procs.die_with_parent`).
     """
     import multiprocessing as mp

@@ -249,6 +249,30 @@ def test_interrupt_of_a_parallel_run_leaves_no_running_trial(tmp_path, how):
     assert TrialState.RUNNING not in by_state(trials(path))
 
 
+def test_a_workers_sigterm_finishes_its_trials_instead_of_failing_them(tmp_path):
+    """A worker's SIGTERM (forwarded by its parent, or sent to it alone) sets a flag its loop reads between trials
+    (procs.stop_on_term): it tells the trials it holds and exits; nothing is failed or re-queued. (Raising
+    KeyboardInterrupt from the handler instead, as before, failed them -- and could land between a lock's acquire
+    and its release, leaving the clean path waiting for the lock for ever.)"""
+    path = make(tmp_path, name="wterm", n=1_000_000, batch=1, extra="n_jobs: 2\n")
+    proc = start("run", path, "--no-progress", start_new_session=True)
+    wait_for(lambda: len(children(proc.pid)) >= 2 and by_state(trials(path)).get(TrialState.COMPLETE, 0) >= 10,
+             "two workers completing trials")
+    kids = children(proc.pid)
+    worker = min(k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes())
+    os.kill(worker, signal.SIGTERM)  # one worker alone: it stops, the other goes on
+    wait_for(lambda: gone(worker), "the signalled worker to exit")
+    done = by_state(trials(path)).get(TrialState.COMPLETE, 0)
+    wait_for(lambda: by_state(trials(path)).get(TrialState.COMPLETE, 0) >= done + 10, "the other worker going on")
+    proc.send_signal(signal.SIGTERM)  # then the parent, which forwards it to the remaining worker
+    _, err = proc.communicate(timeout=HANG_S)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    wait_for(lambda: all(gone(k) for k in kids), "the workers to exit")
+    states = by_state(trials(path))
+    assert TrialState.RUNNING not in states and TrialState.FAIL not in states, states
+    assert TrialState.WAITING not in states  # nothing re-queued
+
+
 def test_kill_9_of_a_sweep_leaves_no_worker(tmp_path):
     body = STUDY.format(name="sw", n=1, batch=1, results=tmp_path / "results").replace(
         "  clock_mhz: {low: 300, high: 1000, step: 50}", "  clock_mhz: {low: 300, high: 1000, step: 0.05}")
