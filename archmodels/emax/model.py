@@ -42,7 +42,8 @@ from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
 from .mapper import Indexed, new_hw
-from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
+from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
+                      verdicts_coded)
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
 from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
@@ -470,10 +471,35 @@ class _PointConsts:
         for arr in (self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj):
             arr *= vscale
 
+    @cached_property
+    def criterion_codes(self) -> tuple[list[str], np.ndarray]:
+        """The distinct criteria (in order of first appearance) and each point's position among them."""
+        codes: dict[str, int] = {}
+        code = np.array([codes.setdefault(c, len(codes)) for c in self.criterion.tolist()], dtype=np.int64)
+        return list(codes), code
+
     def energy_j(self, cols: dict[str, np.ndarray], pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(compute, SRAM) energy of plan columns ``cols`` at points ``pts``."""
         return (cost.compute_energy_j(cols, self.mac_pj[pts], self.add_pj[pts]),
                 cost.sram_energy_j(cols, self.lmm_pj[pts], self.spm_pj[pts], self.spm_kb[pts]))
+
+
+class _Groups:
+    """The points of each structural combination (``idx[k]``: combination k's points) as one flat array, so the
+    points of a list of combinations are gathered at once (a random batch has one point per combination: a list of
+    ~4,000 one-element arrays per chunk)."""
+
+    def __init__(self, idx: list[np.ndarray]):
+        self.lens = np.array([len(a) for a in idx], dtype=np.int64)
+        self.flat = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        self.offs = np.cumsum(self.lens) - self.lens
+
+    def take(self, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The points of combinations ``ks`` in that order (``np.concatenate([idx[k] for k in ks])``) and how many
+        each has."""
+        n = self.lens[ks]
+        ends = np.cumsum(n)
+        return self.flat[np.repeat(self.offs[ks] - (ends - n), n) + np.arange(int(ends[-1]) if len(ends) else 0)], n
 
 
 class _Results:
@@ -498,15 +524,18 @@ class _Results:
         self.feasible = np.ones((nl, n), bool)
         self.reason = np.full((nl, n), "", dtype=object)
 
-    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, which: list[int],
+    def add(self, p: Plans, grp: _Groups, layer_of: np.ndarray, at: np.ndarray, which: list[int],
             res: dict[str, np.ndarray], labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
-        """Combination k of ``p`` at points ``idx[k]``: per layer fused, infeasible (``p.reason``), or ran:
+        """Combination k of ``p`` at its points (``grp``): per layer fused, infeasible (``p.reason``), or ran:
         (layer, point) pairs ``(layer_of, at)`` of layers ``which`` got the metrics ``res`` (states as
         ``state:NAME``), ``labels`` and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1:
         none, shown as ``-``; a key of :data:`_TEXT_OWNER`: its own and the texts sharing its plans)."""
-        f_layer: list[np.ndarray] = []
-        f_pts: list[np.ndarray] = []
-        f_into: list[np.ndarray] = []
+        f_layer: list[int] = []  # (layer, combination) pairs fused, and the layer they are fused into
+        f_k: list[int] = []
+        f_into: list[str] = []
+        r_layer: list[int] = []  # (layer, combination) pairs without a plan, and why
+        r_k: list[int] = []
+        r_why: list[str] = []
         ran: list[str] | None = None  # the metric keys of res (the same for every layer: built once)
         for i in range(self.nl):
             if self.names[i] is None:  # metric key order: as the first combination set them (read-only lists)
@@ -519,20 +548,26 @@ class _Results:
                     self.names[i] = ran
                 else:
                     self.names[i] = list(_all_metric_names())
-            if p.fused_into[i].count(None) < len(p.fused_into[i]):  # some combination fused this layer
-                fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
-                pts = np.concatenate([idx[k] for k in fused])
-                f_layer.append(np.full(len(pts), i))
-                f_pts.append(pts)
-                f_into.append(np.repeat(np.array([p.fused_into[i][k] for k in fused], dtype=object),
-                                        [len(idx[k]) for k in fused]))
-            if any(p.reason[i]):
-                for k, why in enumerate(p.reason[i]):
-                    if why:
-                        self.feasible[i, idx[k]] = False
-                        self.reason[i, idx[k]] = why
-        if f_pts:  # fused into the layer before: zeros, and its name
-            fl, fp, into = np.concatenate(f_layer), np.concatenate(f_pts), np.concatenate(f_into)
+            into_i = p.fused_into[i]
+            if into_i.count(None) < len(into_i):  # some combination fused this layer
+                fused = [k for k, f in enumerate(into_i) if f is not None]
+                f_layer += [i] * len(fused)
+                f_k += fused
+                f_into += [into_i[k] for k in fused]
+            why_i = p.reason[i]
+            if any(why_i):
+                bad = [k for k, why in enumerate(why_i) if why]
+                r_layer += [i] * len(bad)
+                r_k += bad
+                r_why += [why_i[k] for k in bad]
+        if r_k:  # infeasible: every point of each such pair at once
+            rp, cnt = grp.take(np.array(r_k, dtype=np.int64))
+            rl = np.repeat(np.array(r_layer, dtype=np.int64), cnt)
+            self.feasible[rl, rp] = False
+            self.reason[rl, rp] = np.repeat(_objects(r_why), cnt)
+        if f_k:  # fused into the layer before: zeros, and its name
+            fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
+            fl, into = np.repeat(np.array(f_layer, dtype=np.int64), cnt), np.repeat(_objects(f_into), cnt)
             self.cube[:, fl, fp] = 0.0
             for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
                 self.metrics[k][fl, fp] = 0.0
@@ -544,9 +579,9 @@ class _Results:
                 self.labels[k][fl, fp] = "-"
         flat = layer_of * self.n + at  # positions in the [layers, points] arrays
         in_cube = [k for k in res if k in self.row]
-        if in_cube:  # one scatter for every key of the cube
-            self.cube.reshape(len(self.cube), -1)[np.array([self.row[k] for k in in_cube])[:, None], flat] = \
-                np.array([res[k] for k in in_cube])
+        cube = self.cube.reshape(len(self.cube), -1)
+        for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
+            cube[self.row[k]][flat] = res[k]
         for k, v in res.items():
             if k not in self.row:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
@@ -585,8 +620,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     the chosen plans' metrics and labels in ``out`` (one per layer)."""
     tab = p.table
     li, ki = np.nonzero(p.count > 0)  # layer by layer
-    n_pts = np.array([len(idx[k]) for k in ki], dtype=np.int64)
-    pts = np.concatenate([idx[k] for k in ki]) if len(ki) else np.zeros(0, np.int64)
+    grp = _Groups(idx)
+    pts, n_pts = grp.take(ki)
     cand = np.repeat(p.count[li, ki], n_pts)  # candidate plans of each (layer, point)
     start = np.cumsum(cand) - cand
     local = np.arange(cand.sum()) - np.repeat(start, cand)
@@ -640,12 +675,16 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         res.update(ratios)
         rtol = _first_rtol(crit, False)
         rtol = rtol if isinstance(crit, str) else rtol[pick]
-        verdict = verdicts(pp.only if pp.only is not None else pp.criterion[pts],
-                           by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
+        worse, more_dram = by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3)
+        if pp.only is not None:
+            verdict = verdicts(pp.only, worse, more_dram, ~has)
+        else:
+            names, code = pp.criterion_codes
+            verdict = verdicts_coded(names, code[pts], worse, more_dram, ~has)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
                   "runner_up_lost": verdict}
         plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
-    out.add(p, idx, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
+    out.add(p, grp, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
 
 
 #: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first: the pruning
