@@ -181,13 +181,15 @@ def _total_metrics() -> tuple[Metric, ...]:
 class Plans:
     """The plans of every layer i for a list of structural combinations: combination k may run rows
     ``start[i, k]`` .. ``start[i, k] + count[i, k] - 1`` of ``table``; else it is fused into layer
-    ``fused_into[i][k]`` or ``reason[i][k]`` says why no plan fits."""
+    ``fused_into[i][k]`` or ``reason[i][k]`` says why no plan fits. ``missing``: the (layer, combination) pairs
+    with a reason, layer by layer, as (layers, combinations, reasons as objects)."""
 
     table: PlanTable
     start: np.ndarray
     count: np.ndarray
     fused_into: list[list[str | None]]
     reason: list[list[str]]
+    missing: tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 class _EmaxBase(Model):
@@ -533,9 +535,6 @@ class _Results:
         f_layer: list[int] = []  # (layer, combination) pairs fused, and the layer they are fused into
         f_k: list[int] = []
         f_into: list[str] = []
-        r_layer: list[int] = []  # (layer, combination) pairs without a plan, and why
-        r_k: list[int] = []
-        r_why: list[str] = []
         ran: list[str] | None = None  # the metric keys of res (the same for every layer: built once)
         for i in range(self.nl):
             if self.names[i] is None:  # metric key order: as the first combination set them (read-only lists)
@@ -554,17 +553,12 @@ class _Results:
                 f_layer += [i] * len(fused)
                 f_k += fused
                 f_into += [into_i[k] for k in fused]
-            why_i = p.reason[i]
-            if any(why_i):
-                bad = [k for k, why in enumerate(why_i) if why]
-                r_layer += [i] * len(bad)
-                r_k += bad
-                r_why += [why_i[k] for k in bad]
-        if r_k:  # infeasible: every point of each such pair at once
-            rp, cnt = grp.take(np.array(r_k, dtype=np.int64))
-            rl = np.repeat(np.array(r_layer, dtype=np.int64), cnt)
+        r_layer, r_k, r_why = p.missing
+        if len(r_k):  # infeasible: every point of each such pair at once
+            rp, cnt = grp.take(r_k)
+            rl = np.repeat(r_layer, cnt)
             self.feasible[rl, rp] = False
-            self.reason[rl, rp] = np.repeat(_objects(r_why), cnt)
+            self.reason[rl, rp] = np.repeat(r_why, cnt)
         if f_k:  # fused into the layer before: zeros, and its name
             fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
             fl, into = np.repeat(np.array(f_layer, dtype=np.int64), cnt), np.repeat(_objects(f_into), cnt)
@@ -1358,7 +1352,7 @@ class _PoolPasses:
 
     cols: dict[str, np.ndarray]
     rows: dict[str, np.ndarray]
-    shapes: list[ConvShape]
+    shapes: list[ConvShape]  # each pooling shape once (rows name them by ``rows["shape"]``)
     li: np.ndarray
     ki: np.ndarray
 
@@ -1377,6 +1371,10 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     if not len(li):
         return _PoolPasses(out, {}, [], li, ki)
     pools = [shapes[i + 1] for i in li]
+    # the rows name each pooling shape once (a pass per (layer, combination) would list ~1,000 equal shapes a chunk,
+    # which the builder's per-(shape, x) look-ups then treat as distinct)
+    slot: dict[int, int] = {}
+    shape = np.array([slot.setdefault(i, len(slot)) for i in li.tolist()], dtype=np.int64)
     # each request's first mapping of the most MAC units (a request's rows are contiguous, requests in order)
     macs = maps["macs"]
     has, lo = np.unique(req, return_index=True)
@@ -1388,7 +1386,7 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     best = first[[where[(int(i), int(k))] for i, k in zip(li, ki)]]
     r = {k: v[best] for k, v in maps.items()}
     n = len(best)
-    r.update(shape=np.arange(n), cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
+    r.update(shape=shape, cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
              elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
              keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
              pool_ow=np.zeros(n))
@@ -1401,7 +1399,7 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     out["pool_ops"][li, ki] = [p.groups * p.oh * p.ow * p.kh * p.kw for p in pools]
     out["pool_rows_used"][li, ki] = r["rows_used"]
     out["pool_regs"][li, ki] = r["regs"]
-    return _PoolPasses(out, r, pools, li, ki)
+    return _PoolPasses(out, r, [shapes[i + 1] for i in slot], li, ki)
 
 
 def _fill_pool_passes(tab: PlanTable, n_rows: int, passes: _PoolPasses, li: np.ndarray, ki: np.ndarray) -> None:
@@ -1628,10 +1626,11 @@ def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], lis
             rej += ("no schedule fits the SPM",)
         texts.append("; ".join(dict.fromkeys(rej)) or "no mapping fits")
     reason = np.full((nl, nk), "", dtype=object)
-    if texts:
-        reason[ni, nk_] = _objects(texts)
+    texts = _objects(texts)
+    if len(texts):
+        reason[ni, nk_] = texts
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
-                 reason.tolist())
+                 reason.tolist(), (ni, nk_, texts))
 
 
 def _objects(values: list) -> np.ndarray:
