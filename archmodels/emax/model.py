@@ -493,12 +493,16 @@ class _Groups:
 
     def __init__(self, idx: list[np.ndarray]):
         self.lens = np.array([len(a) for a in idx], dtype=np.int64)
-        self.flat = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        self.one = len(idx) == 1  # one combination (a design point): its points (read only) as they are
+        self.flat = idx[0] if self.one else np.concatenate(idx) if idx else np.zeros(0, np.int64)
         self.offs = np.cumsum(self.lens) - self.lens
 
     def take(self, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The points of combinations ``ks`` in that order (``np.concatenate([idx[k] for k in ks])``) and how many
         each has."""
+        if self.one:  # every k is 0: its points once per entry of ks
+            return (np.repeat(self.flat[None], len(ks), axis=0).reshape(-1),
+                    np.full(len(ks), len(self.flat), dtype=np.int64))
         n = self.lens[ks]
         ends = np.cumsum(n)
         return self.flat[np.repeat(self.offs[ks] - (ends - n), n) + np.arange(int(ends[-1]) if len(ends) else 0)], n
