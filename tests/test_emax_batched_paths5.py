@@ -1,0 +1,194 @@
+"""EMAX batched paths, fifth round (issue 15): a chunk's points gathered by one index (``_Groups``), the reasons of
+(layer, combination) pairs without a plan handed over as arrays (``Plans.missing``), runner-up verdicts from a
+[criterion, phrase] table (``verdicts_coded``), fused pooling passes naming each pooling shape once, ``oc_tiles``
+cached. Each fast path is compared with the former form bit for bit."""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archmodels import get_model
+from archmodels.emax import explain, mapper, traffic
+from archmodels.emax import model as em
+
+SLOW = settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(0, 40))
+def test_verdicts_coded_equal_the_per_pair_phrases(data, n):
+    """verdicts_coded (each pair's phrase from a [criterion, phrase] table) equals verdicts over the per-pair
+    criterion array, text for text and as Python strings, for any mix of criteria (in any order of first
+    appearance), outcomes and sizes."""
+    names = data.draw(st.lists(st.sampled_from(em.CRITERIA), min_size=1, max_size=len(em.CRITERIA), unique=True))
+    code = np.array(data.draw(st.lists(st.integers(0, len(names) - 1), min_size=n, max_size=n)), dtype=np.int64)
+    flags = [np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool) for _ in range(3)]
+    crit = np.empty(n, dtype=object)
+    crit[:] = [names[c] for c in code.tolist()]
+    want = explain.verdicts(crit, *flags)
+    got = explain.verdicts_coded(names, code, *flags)
+    assert got.dtype == want.dtype == object and got.shape == want.shape
+    assert got.tolist() == want.tolist() and all(type(x) is str for x in got.tolist())
+
+
+def test_point_criterion_codes_name_each_points_criterion():
+    """_PointConsts.criterion_codes: the distinct criteria in order of first appearance, each point's position."""
+    m = get_model("emaxvr")
+    pts = m.params.points(m.params.random_rows(300, np.random.default_rng(11)))
+    names, code = em._PointConsts(pts, 300).criterion_codes
+    assert len(set(names)) == len(names) and code.dtype == np.int64
+    assert [names[c] for c in code.tolist()] == list(pts["criterion"])
+    assert names == list(dict.fromkeys(pts["criterion"]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(sizes=st.lists(st.integers(0, 4), min_size=1, max_size=12), data=st.data())
+def test_groups_take_equals_concatenating_the_combinations_points(sizes, data):
+    """_Groups.take equals np.concatenate of the combinations' point arrays (and their sizes), for any list of
+    combinations (repeats, empty groups, one combination)."""
+    rng = np.random.default_rng(len(sizes))
+    idx = [np.sort(rng.choice(100, s, replace=False)).astype(np.int64) for s in sizes]
+    ks = np.array(data.draw(st.lists(st.integers(0, len(sizes) - 1), max_size=30)), dtype=np.int64)
+    pts, n = em._Groups(idx).take(ks)
+    want = np.concatenate([idx[k] for k in ks]) if len(ks) else np.zeros(0, np.int64)
+    assert pts.dtype == want.dtype == np.int64 and pts.tolist() == want.tolist()
+    assert n.dtype == np.int64 and n.tolist() == [len(idx[k]) for k in ks.tolist()]
+
+
+def _rows(arch: str, n: int, seed: int) -> list[dict]:
+    """Random points, some with arrays and LMMs small enough that layers get no plan (reasons), some under
+    criterion=dram (tile searches), pooling fused where the model allows it."""
+    m = get_model(arch)
+    rng = np.random.default_rng(seed)
+    rows = m.params.random_rows(n, rng)
+    for r in rows[: n // 3]:
+        r.update(rows=int(rng.choice([4, 8, 12])), lmm_kb=float(rng.choice([1.0, 2.0, 4.0])))
+    for r in rows[n // 3: n // 2]:
+        r["criterion"] = "dram"
+    return rows
+
+
+@SLOW
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["vgg16", "alexnet", "lenet"]))
+def test_batch_of_random_points_equals_each_point_alone(seed, arch, wl):
+    """Points without a plan for some layers (their reasons scattered from Plans.missing), fused pooling layers and
+    every criterion in one batch give each point what it gets alone: feasibility and reasons per layer, and the
+    whole contract dictionary (every metric, label and text; keys compared sorted: a layer without a plan lists its
+    metric keys in the order of the chunk's first combination, as before this round), through _Groups, the
+    missing-pair scatter, the per-key cube scatter and the coded verdicts."""
+    m = get_model(arch)
+    rows = _rows(arch, 24, seed)
+    batch = m.evaluate_points(wl, rows)
+    assert not all(lb.feasible.all() for lb in batch.layers)  # some layers got no plan: their reasons were scattered
+    for i, row in enumerate(rows):
+        one = m.evaluate_points(wl, [row])
+        for lb_one, lb in zip(one.layers, batch.layers, strict=True):
+            assert bool(lb_one.feasible[0]) == bool(lb.feasible[i]) and lb_one.reason[0] == lb.reason[i], (i, lb.name)
+        assert _dump(one.point(0)) == _dump(batch.point(i)), i
+
+
+def _dump(d: dict) -> str:
+    return json.dumps(d, sort_keys=True, default=str)
+
+
+def test_plans_missing_lists_the_reasons_layer_by_layer():
+    """Plans.missing names exactly the (layer, combination) pairs with a reason, layer by layer, with that reason."""
+    m = get_model("emaxvr")
+    rows = _rows("emaxvr", 40, 3)
+    seen = []
+    real = em._final_plans
+
+    def spy(*args):
+        out = real(*args)
+        seen.append(out)
+        return out
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em, "_final_plans", spy):
+        m.evaluate_points("vgg16", rows)
+    em.workload_plans.cache_clear()
+    assert seen
+    for p in seen:
+        li, ki, why = p.missing
+        want = [(i, k, w) for i, row in enumerate(p.reason) for k, w in enumerate(row) if w]
+        assert why.dtype == object and list(zip(li.tolist(), ki.tolist(), why.tolist())) == want
+    assert any(len(p.missing[0]) for p in seen)
+
+
+@SLOW
+@given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16", "alexnet"]))
+def test_pool_passes_name_each_shape_once_and_plan_as_one_shape_per_pass(seed, wl):
+    """The fused pooling passes list each pooling shape once, their rows naming it by position: the shape of every
+    pass is its layer's pooling shape, and the builder plans the passes (and every layer row riding along) exactly
+    as with one shape listed per pass (the former listing): every plan column, label and entry table."""
+    m = get_model("emaxvr")
+    rows = [dict(r, pool_fusion=True) for r in m.params.random_rows(30, np.random.default_rng(seed))]
+    seen = []
+    real = em._pool_passes
+
+    def spy(shapes, *args):
+        out = real(shapes, *args)
+        seen.append((shapes, out))
+        return out
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em, "_pool_passes", spy):
+        m.evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+    checked = 0
+    for shapes, passes in seen:
+        if not passes.n:
+            continue
+        at = passes.rows["shape"]
+        assert at.dtype == np.int64 and len(set(map(id, passes.shapes))) == len(passes.shapes)
+        assert [passes.shapes[a] for a in at.tolist()] == [shapes[i + 1] for i in passes.li.tolist()]
+        one_each = dict(passes.rows, shape=np.arange(passes.n))
+        got = traffic.emaxvr_plans(passes.shapes, {k: v.copy() for k, v in passes.rows.items()})
+        want = traffic.emaxvr_plans([passes.shapes[a] for a in at.tolist()], one_each)
+        _same_tables(got, want)
+        checked += 1
+    assert checked
+
+
+def _same_tables(got: traffic.PlanTable, want: traffic.PlanTable) -> None:
+    assert list(got.plan) == list(want.plan) and list(got.label) == list(want.label)
+    for k, v in want.plan.items():
+        assert got.plan[k].dtype == v.dtype and np.array_equal(got.plan[k], v, equal_nan=True), k
+    for k, v in want.label.items():
+        assert got.label[k].tolist() == v.tolist(), k
+    assert got.src.tolist() == want.src.tolist()
+    for part in ("xfer", "stage", "read", "host"):
+        a, b = getattr(got, part), getattr(want, part)
+        assert list(a) == list(b)
+        for k in b:
+            assert np.array_equal(a[k], b[k], equal_nan=True), (part, k)
+    assert np.array_equal(got.read_order, want.read_order)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pattern=st.sampled_from(["A", "B", "pairs"]), oc=st.integers(1, 1024), ocp=st.integers(1, 8),
+       t_max=st.integers(0, 1100), elem=st.sampled_from([1, 2, 4]), per_unit=st.sampled_from([1, 2]),
+       spread=st.one_of(st.none(), st.tuples(st.integers(1, 9), st.integers(1, 5))))
+def test_cached_oc_tiles_equal_the_function(pattern, oc, ocp, t_max, elem, per_unit, spread):
+    """oc_tiles (cached) answers what the function computes, asked again or not."""
+    want = mapper.oc_tiles.__wrapped__(pattern, oc, ocp, t_max, elem, per_unit, spread)
+    assert mapper.oc_tiles(pattern, oc, ocp, t_max, elem, per_unit, spread) == want
+    assert mapper.oc_tiles(pattern, oc, ocp, t_max, elem, per_unit, spread) == want
+    assert mapper.oc_tiles.cache_info().maxsize == 4096
+
+
+def test_one_combination_groups_take_as_the_general_path():
+    """A design point alone (one combination) takes its points without concatenating: the same points and sizes as
+    the general path over a list holding the same combination twice."""
+    idx = [np.array([0], dtype=np.int64)]
+    ks = np.zeros(7, dtype=np.int64)
+    one, general = em._Groups(idx), em._Groups(idx + [np.array([5], dtype=np.int64)])
+    assert one.one and not general.one
+    for (a, n), (b, m) in ((one.take(ks), general.take(ks)), (one.take(ks[:0]), general.take(ks[:0]))):
+        assert a.tolist() == b.tolist() and n.tolist() == m.tolist() and a.dtype == b.dtype and n.dtype == m.dtype
