@@ -192,3 +192,57 @@ def test_one_combination_groups_take_as_the_general_path():
     assert one.one and not general.one
     for (a, n), (b, m) in ((one.take(ks), general.take(ks)), (one.take(ks[:0]), general.take(ks[:0]))):
         assert a.tolist() == b.tolist() and n.tolist() == m.tolist() and a.dtype == b.dtype and n.dtype == m.dtype
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n_tail=st.integers(0, 5), lazy_first=st.booleans())
+def test_rows_equal_the_columns_gathered_and_concatenated_at_once(data, n_tail, lazy_first):
+    """traffic.Rows (each column gathered from its source when first read, rows of it taken in one composed
+    gather) equals the columns gathered whole, the first source holding a name winning, then concatenated with the
+    tail rows: every value, dtype (numbers, booleans, fixed-width and object texts) and rows taken by _Gather."""
+    rng = np.random.default_rng(n_tail)
+    n_a, n_b, n = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)), data.draw(st.integers(0, 12))
+    texts = np.empty(n_a, dtype=object)
+    texts[:] = [f"m{i}" for i in range(n_a)]
+    a = {"x": rng.random(n_a), "k": rng.integers(0, 9, n_a), "name": texts, "both": rng.random(n_a)}
+    b = {"flag": rng.random(n_b) < 0.5, "pin": np.array(["auto", "spm", "dram"][:n_b] + ["x"] * (n_b - 3))[:n_b],
+         "both": rng.random(n_b)}
+    ia = np.array(data.draw(st.lists(st.integers(0, n_a - 1), min_size=n, max_size=n)), dtype=np.int64)
+    ib = np.array(data.draw(st.lists(st.integers(0, n_b - 1), min_size=n, max_size=n)), dtype=np.int64)
+    tail_texts = np.empty(n_tail, dtype=object)
+    tail_texts[:] = ["pool"] * n_tail
+    tail = {"x": rng.random(n_tail), "k": np.zeros(n_tail, np.int64), "name": tail_texts,
+            "both": rng.random(n_tail), "flag": np.zeros(n_tail, bool), "pin": np.full(n_tail, "auto")}
+    sources = [(b, ib), (a, ia)]
+    want = {k: v[idx] for d, idx in reversed(sources) for k, v in d.items()}
+    if n_tail:
+        want = {k: np.concatenate([v, tail[k]]) for k, v in want.items()}
+    want["shape"] = np.arange(n + n_tail)
+    rows = traffic.Rows({"shape": want["shape"]}, sources, tail if n_tail else None, n_tail)
+    at = np.array(data.draw(st.lists(st.integers(0, max(0, n + n_tail - 1)), max_size=15 if n + n_tail else 0)),
+                  dtype=np.int64)
+    g = traffic._Gather((rows, at))
+    for k in (["x", "pin"] if lazy_first else []) + list(want):  # some columns built whole before rows are taken
+        got = rows[k] if lazy_first and k in ("x", "pin") else g[k]
+        ref = want[k] if lazy_first and k in ("x", "pin") else want[k][at]
+        assert got.dtype == ref.dtype and got.tolist() == ref.tolist(), k
+    for k in want:
+        assert rows[k].dtype == want[k].dtype and rows[k].tolist() == want[k].tolist(), k
+        assert k in rows and rows.get(k) is rows[k]
+    assert "absent" not in rows and rows.get("absent", 3) == 3
+
+
+def test_lazy_rows_plan_as_every_column_at_once(monkeypatch):
+    """A batch planned with the builders' columns as traffic.Rows (from any number of rows) gives every point the
+    same contract dictionary as with every column gathered at once (Rows off)."""
+    for arch, wl in (("emaxvr", "vgg16"), ("emaxv", "alexnet"), ("emaxvr", "lenet")):
+        m = get_model(arch)
+        rows = _rows(arch, 30, 17)
+        out = []
+        for lazy_from in (0, 1 << 60):
+            monkeypatch.setattr(em, "ROWS_LAZY_FROM", lazy_from)
+            em.workload_plans.cache_clear()
+            b = m.evaluate_points(wl, rows)
+            out.append([_dump(b.point(i)) for i in range(b.n)])
+        em.workload_plans.cache_clear()
+        assert out[0] == out[1], (arch, wl)

@@ -46,7 +46,8 @@ from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, run
                       verdicts_coded)
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
-from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
+from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, Rows, concat, emaxv_plans, emaxvr_plans,
+                      fc_plans)
 from ..layerarrays import PointsMemo, layer_batches
 from ..memo import IdentityMemo, by_identity
 from ..params import Param, Points, batch_size
@@ -1279,21 +1280,25 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         by_builder = np.argsort(is_fc, kind="stable")
         row_map, row_seg = row_map[by_builder], row_seg[by_builder]
     row_map = src[row_map]  # (one gather of the mapper's columns per row)
-    r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
     lk = row_seg // len(CONTEXTS)  # layer * nk + combination: the flat position in [layers, combinations] arrays
     ki = lk % nk
     li = lk // nk
-    r.update(cols=np.array([h.cols for h in hws], dtype=float)[ki], spm=np.array([h.spm_bytes for h in hws], dtype=float)[ki],
-             elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
-             resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
-             has_pool=pooled.reshape(-1)[lk], per_band=np.array(per_band, dtype=bool)[ki],
-             band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki],
-             dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
-    for name in PINS:
-        r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    if passes.cols:  # the pass columns of every row in one gather
-        r.update(zip(passes.cols, np.stack([v.reshape(-1) for v in passes.cols.values()])[:, lk]))
+    # every row's columns as (table, row of it) sources, gathered when a builder reads them (traffic.Rows): the
+    # mapper's columns, the combination's numbers and pins, the context's flags, the (layer, combination)'s pooling
+    # pass; the first source holding a column gives it
+    by_comb = dict(cols=np.array([h.cols for h in hws], dtype=float), spm=np.array([h.spm_bytes for h in hws], dtype=float),
+                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool),
+                   band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
+                   dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+    by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
+    by_lk = dict(has_pool=pooled.reshape(-1))
+    pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str) for name in PINS}  # (fixed-width
+    pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}  # text: compared in C)
+    sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
+    lazy = len(row_seg) >= ROWS_LAZY_FROM
+    # (few rows, one design point's: every column gathered at once, fewer Python steps than Rows' look-ups)
+    r = {} if lazy else {k: v[idx] for d, idx in reversed(sources) for k, v in d.items()}
     nseg = nl * nk * len(CONTEXTS)
     tables = []
     for (lo, hi), build in (((0, n_conv), emaxv_plans if arch == "emaxv" else emaxvr_plans),
@@ -1302,13 +1307,18 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
         if not len(use) and not extra:
             continue
-        sub = {name: v[lo:hi] for name, v in r.items()}
-        sub["shape"] = np.searchsorted(use, li[lo:hi])
+        shape = np.searchsorted(use, li[lo:hi])
         at = np.arange(lo, hi)
-        if extra:
-            sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
-            sub["shape"][len(at):] += len(use)
+        if extra:  # the passes' rows after the layers' (their shapes after the layers')
+            shape = np.concatenate([shape, passes.rows["shape"] + len(use)])
             at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
+        if lazy:
+            sub = Rows({"shape": shape}, [(d, idx[lo:hi]) for d, idx in sources], passes.rows if extra else None, extra)
+        else:
+            sub = {name: v[lo:hi] for name, v in r.items()}
+            if extra:
+                sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
+            sub["shape"] = shape
         tab = build([shapes[i] for i in use.tolist()] + (passes.shapes if extra else []), sub)
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
@@ -1573,6 +1583,11 @@ def _chain(ks: np.ndarray, layers, shapes, fused: np.ndarray | list[list[str | N
         keep[a, ks[dec]] = True
         resident[b[a, dec], ks[dec]] = True
 
+
+#: builder rows from which :func:`_context_plans` hands the builders their columns as :class:`traffic.Rows` (each
+#: gathered when first read, rows of it taken in one gather); below (one design point's ~40-180 rows), every column
+#: at once: fewer Python steps
+ROWS_LAZY_FROM = 2048
 
 #: combinations from which :func:`_chain` decides as numpy (below: one by one)
 CHAIN_NUMPY_FROM = 8

@@ -850,7 +850,7 @@ class _Gather:
             return self.got[k]
         for d, at in self.sources:
             if k in d:
-                a = self.got[k] = np.asarray(d[k])[at]
+                a = self.got[k] = d.take_rows(k, at) if isinstance(d, Rows) else np.asarray(d[k])[at]
                 return a
         raise KeyError(k)
 
@@ -862,6 +862,65 @@ class _Gather:
 
     def update(self, **cols: np.ndarray) -> None:
         self.got.update(cols)
+
+
+class Rows:
+    """A builder's row columns (what :func:`emaxvr_plans`, :func:`emaxv_plans` and :func:`fc_plans` take as ``r``),
+    each gathered when first read from the smaller table it comes from: column ``k`` is ``given[k]``, or
+    ``base[k][index]`` of the first source ``(base, index)`` holding ``k``, followed by the ``tail`` rows (full
+    columns; every column of a source must be there too). The same values and types as the columns gathered and
+    concatenated at once (the gather commutes with the concatenation); a column never read is never gathered, and
+    :class:`_Gather` takes rows of a column in one gather (the indices composed) without building it whole."""
+
+    def __init__(self, given: dict[str, np.ndarray], sources: list[tuple[dict, np.ndarray]],
+                 tail: dict[str, np.ndarray] | None = None, n_tail: int = 0):
+        self.given, self.sources, self.tail, self.n_tail = given, sources, tail, n_tail
+        self.got: dict[str, np.ndarray] = {}
+        self._base: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}  # column -> (base, index, source)
+        self._full: dict[tuple[int, int], np.ndarray] = {}  # (source, base length) -> index with the tail's rows
+        self._taken: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}  # (index key, id) -> (at, index[at])
+
+    def _of(self, k: str) -> tuple[np.ndarray, np.ndarray, int]:
+        got = self._base.get(k)
+        if got is not None:
+            return got
+        for j, (d, idx) in enumerate(self.sources):
+            if k in d:
+                b = np.asarray(d[k])
+                if self.tail is not None:
+                    full = self._full.get((j, len(b)))
+                    if full is None:
+                        full = self._full[(j, len(b))] = np.concatenate([idx, len(b) + np.arange(self.n_tail)])
+                    b, idx = np.concatenate([b, np.asarray(self.tail[k])]), full
+                got = self._base[k] = (b, idx, j)
+                return got
+        raise KeyError(k)
+
+    def __getitem__(self, k: str) -> np.ndarray:
+        if k in self.given:
+            return self.given[k]
+        a = self.got.get(k)
+        if a is None:
+            b, idx, _ = self._of(k)
+            a = self.got[k] = b[idx]
+        return a
+
+    def take_rows(self, k: str, at: np.ndarray) -> np.ndarray:
+        """``self[k][at]``, in one gather from the column's base when the column was not built."""
+        if k in self.given or k in self.got:
+            return self[k][at]
+        b, idx, j = self._of(k)
+        key = (j, len(b), id(at))
+        hit = self._taken.get(key)
+        if hit is None or hit[0] is not at:
+            hit = self._taken[key] = (at, idx[at])
+        return b[hit[1]]
+
+    def __contains__(self, k: str) -> bool:
+        return k in self.given or any(k in d for d, _ in self.sources)
+
+    def get(self, k: str, default=None):
+        return self[k] if k in self else default
 
 
 def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
