@@ -246,3 +246,40 @@ def test_lazy_rows_plan_as_every_column_at_once(monkeypatch):
             out.append([_dump(b.point(i)) for i in range(b.n)])
         em.workload_plans.cache_clear()
         assert out[0] == out[1], (arch, wl)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), n_pts=st.integers(1, 6), n=st.integers(1, 30))
+def test_pair_criteria_masks_rank_as_the_per_pair_names(data, n_pts, n):
+    """_Criteria (each pair's criterion as masks gathered from the points' masks) ranks, selects, finds the
+    runner-up and gives the tolerances exactly as the per-pair object array of names, also after taking pairs."""
+    crits = data.draw(st.lists(st.sampled_from(em.CRITERIA), min_size=n_pts, max_size=n_pts))
+    pts_crit = np.empty(n_pts, dtype=object)
+    pts_crit[:] = crits
+    m = get_model("emaxvr")
+    pts = m.params.points(m.params.random_rows(n_pts, np.random.default_rng(n)))
+    pts["criterion"] = pts_crit
+    pp = em._PointConsts(pts, n_pts)
+    assert pp.criterion_mask("dram").tolist() == (pts_crit == "dram").tolist()
+    pair_pt = np.array(data.draw(st.lists(st.integers(0, n_pts - 1), min_size=n, max_size=n)), dtype=np.int64)
+    obj = pts_crit[pair_pt]
+    masks = em._Criteria(pp.criterion_mask, pair_pt)
+    values = st.one_of(st.floats(0, 10), st.just(float("nan")), st.just(float("inf")), st.just(-0.0), st.just(1.0))
+    t, e, d = (np.array(data.draw(st.lists(values, min_size=n, max_size=n))) for _ in range(3))
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, n - 1), max_size=4)) if n > 1 else []))
+    start = np.array([0] + cuts, dtype=np.int64)
+    # (inf x 0 in the drawn values gives NaN, as it may in a plan)
+    with np.errstate(invalid="ignore"):
+        _rank_alike(obj, masks, t, e, d, start)
+
+
+def _rank_alike(obj, masks, t, e, d, start) -> None:
+    for a, b in ((obj, masks), (obj[::-1], masks[::-1]), (obj[start], masks[start])):
+        k = len(a)
+        assert np.array_equal(em._primary(a, t[:k], e[:k], d[:k]), em._primary(b, t[:k], e[:k], d[:k]), equal_nan=True)
+        for exact in (False, True):
+            assert np.array_equal(np.broadcast_to(em._first_rtol(a, exact), (k,)), np.broadcast_to(em._first_rtol(b, exact), (k,)))
+    sel_a = em._select_pairs(obj, t, e, d, start)
+    assert sel_a.tolist() == em._select_pairs(masks, t, e, d, start).tolist()
+    pick = start + sel_a
+    assert em._runner_up_pairs(obj, t, e, d, start, pick).tolist() == em._runner_up_pairs(masks, t, e, d, start, pick).tolist()

@@ -481,6 +481,19 @@ class _PointConsts:
         code = np.array([codes.setdefault(c, len(codes)) for c in self.criterion.tolist()], dtype=np.int64)
         return list(codes), code
 
+    def criterion_mask(self, name: str) -> np.ndarray:
+        """Which points rank by criterion ``name`` (``criterion == name``, from :attr:`criterion_codes`, once)."""
+        masks = self.__dict__.setdefault("_masks", {})
+        m = masks.get(name)
+        if m is None:
+            names, code = self.criterion_codes
+            m = masks[name] = code == names.index(name) if name in names else np.zeros(len(code), bool)
+        return m
+
+    def pair_criteria(self, pts: np.ndarray) -> str | _Criteria:
+        """The criterion of pairs at points ``pts``: the string every point has, else per pair (:class:`_Criteria`)."""
+        return self.only if self.only is not None else _Criteria(self.criterion_mask, pts)
+
     def energy_j(self, cols: dict[str, np.ndarray], pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(compute, SRAM) energy of plan columns ``cols`` at points ``pts``."""
         return (cost.compute_energy_j(cols, self.mac_pj[pts], self.add_pj[pts]),
@@ -639,7 +652,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         every = len(pair_row) <= TIME_ALL_UPTO
         st_all, report = pair_states_both(tab, pair_row, pair_pt, link) if every else (None, None)
         # (one candidate per point, as on EMAXV: nothing to prune)
-        crit = pp.only if pp.only is not None else pp.criterion[pair_pt]
+        crit = pp.pair_criteria(pair_pt)
         keep = (_within_bound(tab, pair_row, pair_pt, link, crit, e_comp + e_sram, start,
                               pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt], st_all)
                 if len(pair_row) > len(start) else
@@ -660,7 +673,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
               + (e_comp + e_sram) + pp.static_w[pair_pt] * t)  # the whole energy: a slower plan leaks longer
         dr = st["_dram_read"] + st["_dram_write"]
         if pp.only is None:
-            crit = pp.criterion[pair_pt]
+            crit = pp.pair_criteria(pair_pt)
         by = _primary(crit, t, en, dr)
         pick = start + select(crit, t, en, dr, start, by)
         rows = pair_row[pick]
@@ -742,6 +755,32 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     return keep
 
 
+class _Criteria:
+    """Each pair's criterion as masks, one per criterion asked about, each gathered once from the points' masks
+    (:meth:`_PointConsts.criterion_mask`) when first asked: the choice's functions compare a pair's criterion with a
+    name ~15 times a chunk, and an object array compares text per element (~15 ns each)."""
+
+    __slots__ = ("_of_points", "_at", "_masks")
+
+    def __init__(self, of_points: Callable[[str], np.ndarray], at: np.ndarray):
+        self._of_points, self._at, self._masks = of_points, at, {}
+
+    def eq(self, name: str) -> np.ndarray:
+        """Which pairs rank by criterion ``name``."""
+        m = self._masks.get(name)
+        if m is None:
+            m = self._masks[name] = self._of_points(name)[self._at]
+        return m
+
+    def __getitem__(self, at) -> _Criteria:
+        return _Criteria(self._of_points, self._at[at])
+
+
+def _is(criterion: np.ndarray | _Criteria, name: str) -> np.ndarray:
+    """``criterion == name`` per pair (``criterion``: an object array of names, or :class:`_Criteria`)."""
+    return criterion.eq(name) if isinstance(criterion, _Criteria) else criterion == name
+
+
 def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
     """The value each pair's criterion ranks plans by (``criterion`` a string: every pair's; the array ranked by, not
     a copy)."""
@@ -749,7 +788,7 @@ def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarr
         if criterion == "edp":
             return energy_j * time_s
         return energy_j if criterion == "energy" else dram_b if criterion == "dram" else time_s
-    return np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
+    return np.select([_is(criterion, "energy"), _is(criterion, "dram"), _is(criterion, "edp")],
                      [energy_j, dram_b, energy_j * time_s], time_s)
 
 
@@ -812,8 +851,8 @@ def _select_pairs(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.
         second = time_s if criterion == "dram" else dram_b
         third = time_s if criterion == "energy" else energy_j
     else:
-        second = np.where(criterion == "dram", time_s, dram_b)
-        third = np.where(criterion == "energy", time_s, energy_j)
+        second = np.where(_is(criterion, "dram"), time_s, dram_b)
+        third = np.where(_is(criterion, "energy"), time_s, energy_j)
     cnt = np.diff(np.append(start, len(time_s)))
     ok = np.ones(len(time_s), bool)
     for metric, rtol in ((by, _first_rtol(criterion, True)), (second, 1e-3), (third, 0.0)):
@@ -837,8 +876,8 @@ def _first_rtol(criterion: np.ndarray | str, exact_dram: bool) -> np.ndarray | f
         return (TIME_THEN_DRAM_RTOL if criterion == "time_then_dram" else
                 DRAM_SAME_RTOL if exact_dram and criterion == "dram" else TIE_RTOL)
     if not exact_dram:
-        return np.where(criterion == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)
-    return np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
+        return np.where(_is(criterion, "time_then_dram"), TIME_THEN_DRAM_RTOL, TIE_RTOL)
+    return np.select([_is(criterion, "time_then_dram"), _is(criterion, "dram")], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
                      TIE_RTOL)
 
 
