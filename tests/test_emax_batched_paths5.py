@@ -199,7 +199,8 @@ def test_one_combination_groups_take_as_the_general_path():
 def test_rows_equal_the_columns_gathered_and_concatenated_at_once(data, n_tail, lazy_first):
     """traffic.Rows (each column gathered from its source when first read, rows of it taken in one composed
     gather) equals the columns gathered whole, the first source holding a name winning, then concatenated with the
-    tail rows: every value, dtype (numbers, booleans, fixed-width and object texts) and rows taken by _Gather."""
+    tail rows: every value, dtype (numbers, booleans, fixed-width and object texts) and rows taken by _Gather; its
+    comparisons with a value (made on the source table, then gathered) equal the columns' comparisons."""
     rng = np.random.default_rng(n_tail)
     n_a, n_b, n = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)), data.draw(st.integers(0, 12))
     texts = np.empty(n_a, dtype=object)
@@ -226,9 +227,17 @@ def test_rows_equal_the_columns_gathered_and_concatenated_at_once(data, n_tail, 
         got = rows[k] if lazy_first and k in ("x", "pin") else g[k]
         ref = want[k] if lazy_first and k in ("x", "pin") else want[k][at]
         assert got.dtype == ref.dtype and got.tolist() == ref.tolist(), k
+    for k, value in (("pin", "auto"), ("pin", "spm"), ("name", "m1"), ("name", "pool"), ("x", 0.5)):
+        # compared on the source table, then gathered (Rows.eq, Rows.eq_rows through _Gather.eq), before or after
+        # the column was built
+        assert traffic._eq(g, k, value).tolist() == (want[k][at] == value).tolist(), k
+        assert traffic._eq(rows, k, value).tolist() == (want[k] == value).tolist(), k
+        assert traffic._eq(dict(want), k, value).tolist() == (want[k] == value).tolist(), k
     for k in want:
         assert rows[k].dtype == want[k].dtype and rows[k].tolist() == want[k].tolist(), k
         assert k in rows and rows.get(k) is rows[k]
+    assert traffic._eq(rows, "pin", "dram").tolist() == (want["pin"] == "dram").tolist()
+    assert traffic._eq(g, "pin", "dram").tolist() == (want["pin"][at] == "dram").tolist()
     assert "absent" not in rows and rows.get("absent", 3) == 3
 
 

@@ -805,7 +805,7 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     pins = _pin_masks(r, n0)
     # the widened schedules (halo from DRAM, IC loop inside) only exist for output-row bands with an SPM
     x = shape_columns(shapes, np.asarray(r["shape"], dtype=np.int64))
-    bands_ok = (np.asarray(r["outer"]) == "OH") & (np.asarray(r["spm"]) > 0) & ~pins["psum_dram"]
+    bands_ok = _eq(r, "outer", "OH") & (np.asarray(r["spm"]) > 0) & ~pins["psum_dram"]
     multi = (x["ic"] > np.asarray(r["icpar"])) | (x["kh"] > np.asarray(r["khpar"]))
     flags = np.array(VR_VARIANTS, dtype=bool)
     allowed = np.ones((n0, len(VR_VARIANTS)), bool)
@@ -857,6 +857,16 @@ class _Gather:
     def __contains__(self, k: str) -> bool:
         return k in self.got or any(k in d for d, _ in self.sources)
 
+    def eq(self, k: str, value: str) -> np.ndarray:
+        """``self[k] == value`` (of a :class:`Rows` source: compared on its source table, then gathered)."""
+        if k not in self.got:
+            for d, at in self.sources:
+                if k in d:
+                    if isinstance(d, Rows):
+                        return d.eq_rows(k, value, at)
+                    break
+        return np.asarray(self[k]) == value
+
     def get(self, k: str, default=None):
         return self[k] if k in self else default
 
@@ -878,7 +888,8 @@ class Rows:
         self.got: dict[str, np.ndarray] = {}
         self._base: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}  # column -> (base, index, source)
         self._full: dict[tuple[int, int], np.ndarray] = {}  # (source, base length) -> index with the tail's rows
-        self._taken: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}  # (index key, id) -> (at, index[at])
+        self._taken: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}  # (source, len, id) -> (at, idx[at])
+        self._eqs: dict[tuple[str, str], np.ndarray] = {}  # (column, value) -> base == value
 
     def _of(self, k: str) -> tuple[np.ndarray, np.ndarray, int]:
         got = self._base.get(k)
@@ -910,17 +921,48 @@ class Rows:
         if k in self.given or k in self.got:
             return self[k][at]
         b, idx, j = self._of(k)
-        key = (j, len(b), id(at))
+        return b[self._index_at(j, len(b), idx, at)]
+
+    def _index_at(self, j: int, nb: int, idx: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """``idx[at]`` for source j's columns of base length ``nb`` (kept while ``at`` is the same object)."""
+        key = (j, nb, id(at))
         hit = self._taken.get(key)
         if hit is None or hit[0] is not at:
             hit = self._taken[key] = (at, idx[at])
-        return b[hit[1]]
+        return hit[1]
 
     def __contains__(self, k: str) -> bool:
         return k in self.given or any(k in d for d, _ in self.sources)
 
+    def _eq_base(self, k: str, value: str) -> tuple[np.ndarray, np.ndarray, int, int]:
+        b, idx, j = self._of(k)
+        m = self._eqs.get((k, value))
+        if m is None:
+            m = self._eqs[(k, value)] = b == value
+        return m, idx, j, len(b)
+
+    def eq(self, k: str, value: str) -> np.ndarray:
+        """``np.asarray(self[k]) == value``, compared on the column's source table (a combination's pin: ~200
+        entries, not every row; text compares cost ~6 ns an element) and gathered."""
+        if k in self.given or k in self.got:
+            return np.asarray(self[k]) == value
+        m, idx, _, _ = self._eq_base(k, value)
+        return m[idx]
+
+    def eq_rows(self, k: str, value: str, at: np.ndarray) -> np.ndarray:
+        """``self.eq(k, value)[at]``, in one gather."""
+        if k in self.given or k in self.got:
+            return np.asarray(self[k])[at] == value
+        m, idx, j, nb = self._eq_base(k, value)
+        return m[self._index_at(j, nb, idx, at)]
+
     def get(self, k: str, default=None):
         return self[k] if k in self else default
+
+
+def _eq(r, k: str, value: str) -> np.ndarray:
+    """``np.asarray(r[k]) == value`` per row (:class:`Rows` and :class:`_Gather` compare on their source tables)."""
+    return r.eq(k, value) if isinstance(r, (Rows, _Gather)) else np.asarray(r[k]) == value
 
 
 def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -932,9 +974,8 @@ def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[s
     g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (x[k] for k in _CONV)
     e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
         r, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
-    oh_out = np.asarray(r["outer"]) == "OH"
-    mode = np.asarray(r["mode"])
-    rows_m, swap_m = mode == "rows", mode == "swap"
+    oh_out = _eq(r, "outer", "OH")
+    rows_m, swap_m = _eq(r, "mode", "rows"), _eq(r, "mode", "swap")
     n0 = len(oh_out)
 
     def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False), read only
@@ -1044,9 +1085,9 @@ def _pin_masks(r: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """Per row of ``r``, which value each user pin (:data:`PINS`; absent = ``auto``) asks for."""
     out = {}
     for name, values in PINS.items():
-        col = r.get(PIN_PREFIX + name)
+        has = PIN_PREFIX + name in r
         for val in values[1:]:
-            out[f"{name}_{val}"] = (np.asarray(col) == val) if col is not None else np.zeros(n, bool)
+            out[f"{name}_{val}"] = _eq(r, PIN_PREFIX + name, val) if has else np.zeros(n, bool)
     return {k.replace("ic_loop", "ic").replace("psum_home", "psum"): m for k, m in out.items()}
 
 
@@ -1065,8 +1106,8 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     e, c, S, icpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
         v, "elem", "cols", "spm", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh",
         "pool_ow")
-    pat_a, oh_out = v["pattern"] == "A", v["outer"] == "OH"
-    rows_m, res_m, swap_m = (v["mode"] == k for k in ("rows", "resident", "swap"))
+    pat_a, oh_out = _eq(v, "pattern", "A"), _eq(v, "outer", "OH")
+    rows_m, res_m, swap_m = (_eq(v, "mode", k) for k in ("rows", "resident", "swap"))
     in_res, keep, has_pool, mac, stage_w, stage_in = (
         np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool", "mac", "stage_w", "stage_in"))
     bands, psum_home, halo_keep, passes, n_seg = (v[k] for k in ("bands", "psum_home", "halo_keep", "passes", "n_seg"))
