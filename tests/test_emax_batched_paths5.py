@@ -292,3 +292,24 @@ def _rank_alike(obj, masks, t, e, d, start) -> None:
     assert sel_a.tolist() == em._select_pairs(masks, t, e, d, start).tolist()
     pick = start + sel_a
     assert em._runner_up_pairs(obj, t, e, d, start, pick).tolist() == em._runner_up_pairs(masks, t, e, d, start, pick).tolist()
+
+
+def test_an_array_without_an_spm_is_its_own_mapper_view():
+    """_arrays hands the mapper the array itself when it has no SPM (equal to the view it built before: the same
+    fields and hash), and a view without the SPM otherwise."""
+    from dataclasses import replace
+    for arch in ("emaxv", "emaxvr"):
+        m = get_model(arch)
+        pts = m.params.points(m.params.random_rows(60, np.random.default_rng(5)))
+        n = len(pts["rows"])
+        cols = [pts[k] if k in pts else np.full(n, em._STRUCT_DEFAULTS[k], dtype=object) for k in em.STRUCT[:-1]]
+        cols.append(np.isin(np.asarray(pts["criterion"], dtype=object), em.TILE_SEARCH_CRITERIA))
+        keys = tuple(zip(*[c.tolist() for c in cols]))
+        if arch == "emaxvr":
+            keys += tuple(k[:3] + (0.0,) + k[4:] for k in keys[:5])  # arrays without an SPM
+        hws, mhws = em._arrays(arch, keys)
+        for key, hw, mhw in zip(keys, hws, mhws):
+            want = replace(em._hw(arch, key), spm_bytes=0)
+            assert mhw == want and hash(mhw) == hash(want) and mhw.spm_bytes == 0
+            assert (mhw is hw) == (hw.spm_bytes == 0)
+        assert any(mhw is hw for hw, mhw in zip(hws, mhws))

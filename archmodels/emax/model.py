@@ -1143,8 +1143,11 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
         rows, cols, lmm_kb, spm_kb, bits = key[:5]
         rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
             int(bool(key[14]))
-        hws.append(new_hw(arch, rows, cols, lmm, int(round(spm_kb * 1024)), bits // 8, cap, search))
-        mhws.append(new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
+        spm = int(round(spm_kb * 1024))
+        hw = new_hw(arch, rows, cols, lmm, spm, bits // 8, cap, search)
+        hws.append(hw)
+        # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
+        mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
     return hws, mhws
 
 
