@@ -287,11 +287,13 @@ def _rank_alike(obj, masks, t, e, d, start) -> None:
         k = len(a)
         assert np.array_equal(em._primary(a, t[:k], e[:k], d[:k]), em._primary(b, t[:k], e[:k], d[:k]), equal_nan=True)
         for exact in (False, True):
-            assert np.array_equal(np.broadcast_to(em._first_rtol(a, exact), (k,)), np.broadcast_to(em._first_rtol(b, exact), (k,)))
+            ra, rb = (np.broadcast_to(em._first_rtol(c, exact), (k,)) for c in (a, b))
+            assert np.array_equal(ra, rb)
     sel_a = em._select_pairs(obj, t, e, d, start)
     assert sel_a.tolist() == em._select_pairs(masks, t, e, d, start).tolist()
     pick = start + sel_a
-    assert em._runner_up_pairs(obj, t, e, d, start, pick).tolist() == em._runner_up_pairs(masks, t, e, d, start, pick).tolist()
+    ru = [em._runner_up_pairs(c, t, e, d, start, pick).tolist() for c in (obj, masks)]
+    assert ru[0] == ru[1]
 
 
 def test_an_array_without_an_spm_is_its_own_mapper_view():

@@ -888,7 +888,8 @@ class Rows:
         self.got: dict[str, np.ndarray] = {}
         self._base: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}  # column -> (base, index, source)
         self._full: dict[tuple[int, int], np.ndarray] = {}  # (source, base length) -> index with the tail's rows
-        self._taken: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}  # (source, len, id) -> (at, idx[at])
+        #: (source, base length, id(at)) -> (at, idx[at])
+        self._taken: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
         self._eqs: dict[tuple[str, str], np.ndarray] = {}  # (column, value) -> base == value
 
     def _of(self, k: str) -> tuple[np.ndarray, np.ndarray, int]:
@@ -1220,8 +1221,14 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
                       psum_home=psum_home, stage_w=stage_w, ic_inner=ic_inner, halo_dram=v["halo_dram"],
                       halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep)
-    return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, np.where(oh_out, "output-row", "output-channel")),
+    band_dim = _BAND_DIMS.take(np.asarray(oh_out, bool).view(np.uint8))
+    return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, band_dim),
                      slots, stages, [], v["load_bytes_per_iter"])
+
+
+#: the band dimension of an EMAXVR plan by its outer loop (OC, OH), as ``np.where(oh_out, "output-row",
+#: "output-channel")`` gives it (the same fixed-width texts, one gather instead of a text choice per plan)
+_BAND_DIMS = np.array(["output-channel", "output-row"])
 
 
 def conv_compulsory_bytes(touched: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray, out_bytes: np.ndarray,
