@@ -315,3 +315,35 @@ def test_an_array_without_an_spm_is_its_own_mapper_view():
             assert mhw == want and hash(mhw) == hash(want) and mhw.spm_bytes == 0
             assert (mhw is hw) == (hw.spm_bytes == 0)
         assert any(mhw is hw for hw, mhw in zip(hws, mhws))
+
+
+def test_slot_columns_converted_and_taken_once_per_object_equal_the_matrices():
+    """_assemble_columns converts each slot column object once (slots share columns) and _SlotMoves.take gathers
+    each once: on an EMAXVR batch's builder calls (several slots sharing int columns) the table, its kept plans'
+    entry tables and read order equal _assemble_matrices' bit for bit, and shared columns stay shared."""
+    from tests.test_emax_traffic import _same_tables
+
+    calls = []
+    real = traffic._assemble
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    rows = get_model("emaxvr").params.random_rows(12, np.random.default_rng(4))
+    em.workload_plans.cache_clear()
+    with mock.patch.object(traffic, "_assemble", spy):
+        get_model("emaxvr").evaluate_points("vgg16", rows)
+    em.workload_plans.cache_clear()
+    shared = 0
+    for args in calls:
+        slots = args[5]
+        ids = [id(s.par) for s in slots if isinstance(s.par, np.ndarray)]
+        shared += len(ids) - len(set(ids))
+        got = traffic._assemble_columns(*args)
+        _same_tables(got, traffic._assemble_matrices(*args))
+        (moves, _), = got.moves
+        if isinstance(moves, traffic._SlotMoves):
+            pars = [p for p, s in zip(moves.par, slots) if isinstance(s.par, np.ndarray)]
+            assert len({id(p) for p in pars}) == len(set(ids))  # converted once per column object
+    assert shared

@@ -466,9 +466,18 @@ class _SlotMoves:
     def take(self, rows: np.ndarray) -> _Moves:
         """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan)."""
         m = len(rows)
+        taken: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (column, its rows): slots share columns
+
+        def pick(v):
+            if not isinstance(v, np.ndarray):
+                return v
+            hit = taken.get(id(v))
+            if hit is None or hit[0] is not v:
+                hit = taken[id(v)] = (v, v[rows])
+            return hit[1]
 
         def mat(values, dtype=float):
-            return _matrix([v[rows] if isinstance(v, np.ndarray) else v for v in values], m, dtype)
+            return _matrix([pick(v) for v in values], m, dtype)
 
         on, bursts, per_burst, each, dram = (mat(self.on, bool), mat(self.bursts), mat(self.per_burst), mat(self.each),
                                              mat(self.dram, bool))
@@ -567,11 +576,21 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
                       load_bytes_per_iter: np.ndarray) -> PlanTable:
     """:func:`_assemble` slot by slot as columns (the [plans, slots] matrices of the data movement are built for the
     plans a table keeps: :class:`_SlotMoves`; most plans are planned in a context no combination ends up using)."""
-    on = [_bool(s.on) for s in slots]
-    bursts = [_float(s.bursts) for s in slots]
-    per_burst = [_float(s.per_burst) for s in slots]
-    each = [_float(s.each) for s in slots]
-    dram = [_bool(s.dram) for s in slots]
+    seen: dict[tuple[int, object], tuple[object, object]] = {}  # (id, conversion) -> (column, converted)
+
+    def once(conv, v):  # conv(v), once per column object (slots share columns: ~4 of 10 are repeats)
+        if not isinstance(v, np.ndarray):
+            return conv(v)
+        hit = seen.get((id(v), conv))
+        if hit is None or hit[0] is not v:
+            hit = seen[(id(v), conv)] = (v, conv(v))
+        return hit[1]
+
+    on = [once(_bool, s.on) for s in slots]
+    bursts = [once(_float, s.bursts) for s in slots]
+    per_burst = [once(_float, s.per_burst) for s in slots]
+    each = [once(_float, s.each) for s in slots]
+    dram = [once(_bool, s.dram) for s in slots]
     write = np.array([s.write for s in slots], dtype=bool)
     kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
     phase = np.array([s.phase for s in slots], dtype=np.int64)
@@ -620,7 +639,7 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
     keep = np.flatnonzero(ok)
     every = None if len(keep) == n else keep  # every candidate exists: columns as they are
     moves = _SlotMoves(n, tuple(on), tuple(bursts), tuple(per_burst), tuple(each), tuple(dram),
-                       tuple(_float(s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
+                       tuple(once(_float, s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
                        tuple(s_each), tuple(h_on), tuple(h_bytes), np.array([KINDS.index(k) for k, *_ in hosts],
                                                                             dtype=np.int64))
     return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
