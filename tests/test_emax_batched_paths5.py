@@ -347,3 +347,50 @@ def test_slot_columns_converted_and_taken_once_per_object_equal_the_matrices():
             pars = [p for p, s in zip(moves.par, slots) if isinstance(s.par, np.ndarray)]
             assert len({id(p) for p in pars}) == len(set(ids))  # converted once per column object
     assert shared
+
+
+def test_concat_taken_table_by_table_equals_concatenated_then_taken():
+    """traffic.Concat.take (each table's plans taken, then the results concatenated, when the plans come table by
+    table; else concatenated first) equals concat(tables).take(rows): every plan column, label, source row and entry
+    table, for a conv and an FC builder's tables of a random batch, rows in any order (table by table or not, one
+    table only, none)."""
+    from tests.test_emax_traffic import _same_tables
+
+    tables = _builder_tables()
+    both, whole = traffic.Concat(tables), traffic.concat(tables)
+    n, n0 = len(both), len(tables[0])
+    assert n == len(whole)
+    rng = np.random.default_rng(12)
+    cases = [np.zeros(0, np.int64), np.arange(n0), np.arange(n0, n), np.arange(n)[::-1].copy()]
+    for size in (1, 5, 40, n // 2):
+        rows = rng.choice(n, size, replace=False)
+        cases += [rows, np.sort(rows)]  # (sorted: table by table, as the final plans come, the FC layers last)
+    for rows in cases:
+        _same_tables(both.take(rows), whole.take(rows))
+    for k in ("bands", "macs", "dram_exact"):
+        assert np.array_equal(both.column(k), whole.plan[k], equal_nan=True)
+
+
+_TABLES: list = []
+
+
+def _builder_tables() -> list:
+    """An EMAXVR batch's first conv-and-pooling table and first FC table (captured once)."""
+    if not _TABLES:
+        got = {}
+
+        def spy(name, real):
+            def f(*args):
+                out = real(*args)
+                got.setdefault(name, out)
+                return out
+            return f
+
+        em.workload_plans.cache_clear()
+        with mock.patch.object(em, "emaxvr_plans", spy("conv", traffic.emaxvr_plans)), \
+                mock.patch.object(em, "fc_plans", spy("fc", traffic.fc_plans)):
+            get_model("emaxvr").evaluate_points("vgg16", get_model("emaxvr").params.random_rows(
+                6, np.random.default_rng(8)))
+        em.workload_plans.cache_clear()
+        _TABLES.extend([got["conv"], got["fc"]])
+    return _TABLES

@@ -46,7 +46,7 @@ from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, run
                       verdicts_coded)
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
-from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, Rows, concat, emaxv_plans, emaxvr_plans,
+from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, Concat, PlanTable, Rows, emaxv_plans, emaxvr_plans,
                       fc_plans)
 from ..layerarrays import PointsMemo, layer_batches
 from ..memo import IdentityMemo, by_identity
@@ -1273,7 +1273,7 @@ class _Planned:
     per segment what the chaining decision looks at, over all its plans and over the chainable ones
     (unbanded, partial sums in the SPM)."""
 
-    table: PlanTable
+    table: PlanTable | Concat
     start: np.ndarray
     count: np.ndarray
     chainable: np.ndarray  # per plan
@@ -1365,7 +1365,9 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
         tables.append((tab, at[tab.src]))
-    tab = (tables[0][0] if len(tables) == 1 else concat([t for t, _ in tables])) if tables else _empty_table()
+    # several builders' tables: concatenated when the final plans are taken (Concat), the statistics' columns now
+    tab = (tables[0][0] if len(tables) == 1 else Concat([t for t, _ in tables])) if tables else _empty_table()
+    column = tab.column if isinstance(tab, Concat) else tab.plan.__getitem__
     row_seg = np.append(row_seg, nseg)
     seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
     count = np.bincount(seg, minlength=nseg + 1)[:nseg]
@@ -1373,12 +1375,13 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     first, at = np.unique(seg, return_index=True)
     start[first] = at  # a segment's plans are contiguous
     start = start[:nseg]
-    chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
+    chainable = (column("bands") == 1) & (column("psum_home") != PSUM_HOMES.index("dram"))
     stats = []
     # segments contiguous (and a table larger than one design point's: there ufunc.at costs less)
     runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)
+    plan_macs, plan_dram = column("macs"), column("dram_exact")
     for sel in (np.ones(len(seg), bool), chainable):
-        s, m, d = seg[sel], tab.plan["macs"][sel], tab.plan["dram_exact"][sel]
+        s, m, d = seg[sel], plan_macs[sel], plan_dram[sel]
         n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
         macs = np.full(nseg + 1, -np.inf)
         dram = np.full(nseg + 1, np.inf)
