@@ -46,8 +46,8 @@ from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, run
                       verdicts_coded)
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
-from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, Concat, PlanTable, Rows, emaxv_plans, emaxvr_plans,
-                      fc_plans)
+from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, Concat, PlanTable, Rows, concat, emaxv_plans,
+                      emaxvr_plans, fc_plans)
 from ..layerarrays import PointsMemo, layer_batches
 from ..memo import IdentityMemo, by_identity
 from ..params import Param, Points, batch_size
@@ -1365,8 +1365,10 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
         tables.append((tab, at[tab.src]))
-    # several builders' tables: concatenated when the final plans are taken (Concat), the statistics' columns now
-    tab = (tables[0][0] if len(tables) == 1 else Concat([t for t, _ in tables])) if tables else _empty_table()
+    # several builders' tables: concatenated when the final plans are taken (Concat; one design point's few plans:
+    # at once, fewer calls), the statistics' columns now
+    tab = (tables[0][0] if len(tables) == 1 else Concat([t for t, _ in tables]) if lazy else
+           concat([t for t, _ in tables])) if tables else _empty_table()
     column = tab.column if isinstance(tab, Concat) else tab.plan.__getitem__
     row_seg = np.append(row_seg, nseg)
     seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
