@@ -102,15 +102,33 @@ def verdicts(criterion: np.ndarray | str, worse: np.ndarray, more_dram: np.ndarr
     """Why each runner-up lost, as one of a few phrases (numbers are in the ``runner_up_*_ratio`` metrics);
     ``criterion`` a string: every point's (the four phrases written once)."""
     if isinstance(criterion, str):
-        phrases = np.array(["no other plan within the criterion's tolerance", "worse " + criterion,
-                            "tied on " + criterion + " (within the tolerance), more DRAM traffic",
-                            "tied on " + criterion + " and DRAM traffic, more energy or later in order"], dtype=object)
-        return phrases[np.where(none, 0, np.where(worse, 1, np.where(more_dram, 2, 3)))]
+        return np.array(_phrases(criterion), dtype=object)[_verdict_at(worse, more_dram, none)]
     return np.select([none, worse, more_dram],
                      ["no other plan within the criterion's tolerance", "worse " + criterion.astype(str),
                       "tied on " + criterion.astype(str) + " (within the tolerance), more DRAM traffic"],
                      "tied on " + criterion.astype(str) + " and DRAM traffic, more energy or later in order"
                      ).astype(object)
+
+
+def verdicts_coded(names: Sequence[str], code: np.ndarray, worse: np.ndarray, more_dram: np.ndarray,
+                   none: np.ndarray) -> np.ndarray:
+    """:func:`verdicts` of pairs under criteria ``names[code]`` (``code`` per pair): each criterion's four phrases
+    written once, each pair's taken from that [criterion, phrase] table (no text built per pair: a batch of random
+    points has every criterion, and building its phrases per pair cost ~10 % of an EMAXV batch)."""
+    table = np.array([_phrases(str(c)) for c in names], dtype=object).reshape(len(names), 4)
+    return table[code, _verdict_at(worse, more_dram, none)]
+
+
+def _phrases(criterion: str) -> list[str]:
+    """The four verdicts under ``criterion``, in :func:`_verdict_at`'s order."""
+    return ["no other plan within the criterion's tolerance", "worse " + criterion,
+            "tied on " + criterion + " (within the tolerance), more DRAM traffic",
+            "tied on " + criterion + " and DRAM traffic, more energy or later in order"]
+
+
+def _verdict_at(worse: np.ndarray, more_dram: np.ndarray, none: np.ndarray) -> np.ndarray:
+    """Which of :func:`_phrases` each pair gets: no runner-up, worse, tied with more DRAM bytes, tied otherwise."""
+    return np.where(none, 0, np.where(worse, 1, np.where(more_dram, 2, 3)))
 
 
 def by_content(tab: PlanTable, rows: np.ndarray, fn) -> np.ndarray:

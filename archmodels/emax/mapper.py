@@ -518,6 +518,7 @@ def _balanced(oc: int, z: int, unit: int) -> int:
     return -(-(-(-oc // z)) // unit) * unit
 
 
+@lru_cache(maxsize=4096)  # (a tile search asks again for the same few layer sizes and fits: ~5,000 calls a batch)
 def oc_tiles(pattern: str, oc: int, ocp: int, t_max: int, elem: int, per_unit: int = 2,
              spread: tuple[int, int] | None = None) -> tuple[int, ...]:
     """Output channels per start to try when the LMM cannot hold every channel (``t_max`` < ``oc``), beyond

@@ -42,10 +42,12 @@ from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
 from .mapper import Indexed, new_hw
-from .explain import EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts
+from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
+                      verdicts_coded)
 from . import timing
 from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
-from .traffic import KINDS, PIN_PREFIX, PINS, PSUM_HOMES, PlanTable, concat, emaxv_plans, emaxvr_plans, fc_plans
+from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, Concat, PlanTable, Rows, concat, emaxv_plans,
+                      emaxvr_plans, fc_plans)
 from ..layerarrays import PointsMemo, layer_batches
 from ..memo import IdentityMemo, by_identity
 from ..params import Param, Points, batch_size
@@ -180,13 +182,15 @@ def _total_metrics() -> tuple[Metric, ...]:
 class Plans:
     """The plans of every layer i for a list of structural combinations: combination k may run rows
     ``start[i, k]`` .. ``start[i, k] + count[i, k] - 1`` of ``table``; else it is fused into layer
-    ``fused_into[i][k]`` or ``reason[i][k]`` says why no plan fits."""
+    ``fused_into[i][k]`` or ``reason[i][k]`` says why no plan fits. ``missing``: the (layer, combination) pairs
+    with a reason, layer by layer, as (layers, combinations, reasons as objects)."""
 
     table: PlanTable
     start: np.ndarray
     count: np.ndarray
     fused_into: list[list[str | None]]
     reason: list[list[str]]
+    missing: tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 class _EmaxBase(Model):
@@ -470,10 +474,52 @@ class _PointConsts:
         for arr in (self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj):
             arr *= vscale
 
+    @cached_property
+    def criterion_codes(self) -> tuple[list[str], np.ndarray]:
+        """The distinct criteria (in order of first appearance) and each point's position among them."""
+        codes: dict[str, int] = {}
+        code = np.array([codes.setdefault(c, len(codes)) for c in self.criterion.tolist()], dtype=np.int64)
+        return list(codes), code
+
+    def criterion_mask(self, name: str) -> np.ndarray:
+        """Which points rank by criterion ``name`` (``criterion == name``, from :attr:`criterion_codes`, once)."""
+        masks = self.__dict__.setdefault("_masks", {})
+        m = masks.get(name)
+        if m is None:
+            names, code = self.criterion_codes
+            m = masks[name] = code == names.index(name) if name in names else np.zeros(len(code), bool)
+        return m
+
+    def pair_criteria(self, pts: np.ndarray) -> str | _Criteria:
+        """The criterion of pairs at points ``pts``: the string every point has, else per pair (:class:`_Criteria`)."""
+        return self.only if self.only is not None else _Criteria(self.criterion_mask, pts)
+
     def energy_j(self, cols: dict[str, np.ndarray], pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(compute, SRAM) energy of plan columns ``cols`` at points ``pts``."""
         return (cost.compute_energy_j(cols, self.mac_pj[pts], self.add_pj[pts]),
                 cost.sram_energy_j(cols, self.lmm_pj[pts], self.spm_pj[pts], self.spm_kb[pts]))
+
+
+class _Groups:
+    """The points of each structural combination (``idx[k]``: combination k's points) as one flat array, so the
+    points of a list of combinations are gathered at once (a random batch has one point per combination: a list of
+    ~4,000 one-element arrays per chunk)."""
+
+    def __init__(self, idx: list[np.ndarray]):
+        self.lens = np.array([len(a) for a in idx], dtype=np.int64)
+        self.one = len(idx) == 1  # one combination (a design point): its points (read only) as they are
+        self.flat = idx[0] if self.one else np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        self.offs = np.cumsum(self.lens) - self.lens
+
+    def take(self, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The points of combinations ``ks`` in that order (``np.concatenate([idx[k] for k in ks])``) and how many
+        each has."""
+        if self.one:  # every k is 0: its points once per entry of ks
+            return (np.repeat(self.flat[None], len(ks), axis=0).reshape(-1),
+                    np.full(len(ks), len(self.flat), dtype=np.int64))
+        n = self.lens[ks]
+        ends = np.cumsum(n)
+        return self.flat[np.repeat(self.offs[ks] - (ends - n), n) + np.arange(int(ends[-1]) if len(ends) else 0)], n
 
 
 class _Results:
@@ -498,15 +544,15 @@ class _Results:
         self.feasible = np.ones((nl, n), bool)
         self.reason = np.full((nl, n), "", dtype=object)
 
-    def add(self, p: Plans, idx: list[np.ndarray], layer_of: np.ndarray, at: np.ndarray, which: list[int],
+    def add(self, p: Plans, grp: _Groups, layer_of: np.ndarray, at: np.ndarray, which: list[int],
             res: dict[str, np.ndarray], labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
-        """Combination k of ``p`` at points ``idx[k]``: per layer fused, infeasible (``p.reason``), or ran:
+        """Combination k of ``p`` at its points (``grp``): per layer fused, infeasible (``p.reason``), or ran:
         (layer, point) pairs ``(layer_of, at)`` of layers ``which`` got the metrics ``res`` (states as
         ``state:NAME``), ``labels`` and the texts of :data:`LAZY_TEXTS` of plans ``plans[key]`` of ``p.table`` (-1:
         none, shown as ``-``; a key of :data:`_TEXT_OWNER`: its own and the texts sharing its plans)."""
-        f_layer: list[np.ndarray] = []
-        f_pts: list[np.ndarray] = []
-        f_into: list[np.ndarray] = []
+        f_layer: list[int] = []  # (layer, combination) pairs fused, and the layer they are fused into
+        f_k: list[int] = []
+        f_into: list[str] = []
         ran: list[str] | None = None  # the metric keys of res (the same for every layer: built once)
         for i in range(self.nl):
             if self.names[i] is None:  # metric key order: as the first combination set them (read-only lists)
@@ -519,20 +565,21 @@ class _Results:
                     self.names[i] = ran
                 else:
                     self.names[i] = list(_all_metric_names())
-            if p.fused_into[i].count(None) < len(p.fused_into[i]):  # some combination fused this layer
-                fused = [k for k, f in enumerate(p.fused_into[i]) if f is not None]
-                pts = np.concatenate([idx[k] for k in fused])
-                f_layer.append(np.full(len(pts), i))
-                f_pts.append(pts)
-                f_into.append(np.repeat(np.array([p.fused_into[i][k] for k in fused], dtype=object),
-                                        [len(idx[k]) for k in fused]))
-            if any(p.reason[i]):
-                for k, why in enumerate(p.reason[i]):
-                    if why:
-                        self.feasible[i, idx[k]] = False
-                        self.reason[i, idx[k]] = why
-        if f_pts:  # fused into the layer before: zeros, and its name
-            fl, fp, into = np.concatenate(f_layer), np.concatenate(f_pts), np.concatenate(f_into)
+            into_i = p.fused_into[i]
+            if into_i.count(None) < len(into_i):  # some combination fused this layer
+                fused = [k for k, f in enumerate(into_i) if f is not None]
+                f_layer += [i] * len(fused)
+                f_k += fused
+                f_into += [into_i[k] for k in fused]
+        r_layer, r_k, r_why = p.missing
+        if len(r_k):  # infeasible: every point of each such pair at once
+            rp, cnt = grp.take(r_k)
+            rl = np.repeat(r_layer, cnt)
+            self.feasible[rl, rp] = False
+            self.reason[rl, rp] = np.repeat(r_why, cnt)
+        if f_k:  # fused into the layer before: zeros, and its name
+            fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
+            fl, into = np.repeat(np.array(f_layer, dtype=np.int64), cnt), np.repeat(_objects(f_into), cnt)
             self.cube[:, fl, fp] = 0.0
             for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
                 self.metrics[k][fl, fp] = 0.0
@@ -544,9 +591,9 @@ class _Results:
                 self.labels[k][fl, fp] = "-"
         flat = layer_of * self.n + at  # positions in the [layers, points] arrays
         in_cube = [k for k in res if k in self.row]
-        if in_cube:  # one scatter for every key of the cube
-            self.cube.reshape(len(self.cube), -1)[np.array([self.row[k] for k in in_cube])[:, None], flat] = \
-                np.array([res[k] for k in in_cube])
+        cube = self.cube.reshape(len(self.cube), -1)
+        for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
+            cube[self.row[k]][flat] = res[k]
         for k, v in res.items():
             if k not in self.row:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
@@ -585,8 +632,8 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
     the chosen plans' metrics and labels in ``out`` (one per layer)."""
     tab = p.table
     li, ki = np.nonzero(p.count > 0)  # layer by layer
-    n_pts = np.array([len(idx[k]) for k in ki], dtype=np.int64)
-    pts = np.concatenate([idx[k] for k in ki]) if len(ki) else np.zeros(0, np.int64)
+    grp = _Groups(idx)
+    pts, n_pts = grp.take(ki)
     cand = np.repeat(p.count[li, ki], n_pts)  # candidate plans of each (layer, point)
     start = np.cumsum(cand) - cand
     local = np.arange(cand.sum()) - np.repeat(start, cand)
@@ -605,7 +652,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         every = len(pair_row) <= TIME_ALL_UPTO
         st_all, report = pair_states_both(tab, pair_row, pair_pt, link) if every else (None, None)
         # (one candidate per point, as on EMAXV: nothing to prune)
-        crit = pp.only if pp.only is not None else pp.criterion[pair_pt]
+        crit = pp.pair_criteria(pair_pt)
         keep = (_within_bound(tab, pair_row, pair_pt, link, crit, e_comp + e_sram, start,
                               pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt], pp.static_w[pair_pt], st_all)
                 if len(pair_row) > len(start) else
@@ -626,7 +673,7 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
               + (e_comp + e_sram) + pp.static_w[pair_pt] * t)  # the whole energy: a slower plan leaks longer
         dr = st["_dram_read"] + st["_dram_write"]
         if pp.only is None:
-            crit = pp.criterion[pair_pt]
+            crit = pp.pair_criteria(pair_pt)
         by = _primary(crit, t, en, dr)
         pick = start + select(crit, t, en, dr, start, by)
         rows = pair_row[pick]
@@ -640,12 +687,16 @@ def _choose(p: Plans, idx: list[np.ndarray], link: Link, pp: _PointConsts, macs:
         res.update(ratios)
         rtol = _first_rtol(crit, False)
         rtol = rtol if isinstance(crit, str) else rtol[pick]
-        verdict = verdicts(pp.only if pp.only is not None else pp.criterion[pts],
-                           by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3), ~has)
+        worse, more_dram = by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3)
+        if pp.only is not None:
+            verdict = verdicts(pp.only, worse, more_dram, ~has)
+        else:
+            names, code = pp.criterion_codes
+            verdict = verdicts_coded(names, code[pts], worse, more_dram, ~has)
         labels = {"mapping": tab.label["name"][rows], "loop_order": tab.label["order_name"][rows],
                   "runner_up_lost": verdict}
         plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
-    out.add(p, idx, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
+    out.add(p, grp, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
 
 
 #: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first: the pruning
@@ -704,6 +755,32 @@ def _within_bound(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     return keep
 
 
+class _Criteria:
+    """Each pair's criterion as masks, one per criterion asked about, each gathered once from the points' masks
+    (:meth:`_PointConsts.criterion_mask`) when first asked: the choice's functions compare a pair's criterion with a
+    name ~15 times a chunk, and an object array compares text per element (~15 ns each)."""
+
+    __slots__ = ("_of_points", "_at", "_masks")
+
+    def __init__(self, of_points: Callable[[str], np.ndarray], at: np.ndarray):
+        self._of_points, self._at, self._masks = of_points, at, {}
+
+    def eq(self, name: str) -> np.ndarray:
+        """Which pairs rank by criterion ``name``."""
+        m = self._masks.get(name)
+        if m is None:
+            m = self._masks[name] = self._of_points(name)[self._at]
+        return m
+
+    def __getitem__(self, at) -> _Criteria:
+        return _Criteria(self._of_points, self._at[at])
+
+
+def _is(criterion: np.ndarray | _Criteria, name: str) -> np.ndarray:
+    """``criterion == name`` per pair (``criterion``: an object array of names, or :class:`_Criteria`)."""
+    return criterion.eq(name) if isinstance(criterion, _Criteria) else criterion == name
+
+
 def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray) -> np.ndarray:
     """The value each pair's criterion ranks plans by (``criterion`` a string: every pair's; the array ranked by, not
     a copy)."""
@@ -711,7 +788,7 @@ def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarr
         if criterion == "edp":
             return energy_j * time_s
         return energy_j if criterion == "energy" else dram_b if criterion == "dram" else time_s
-    return np.select([criterion == "energy", criterion == "dram", criterion == "edp"],
+    return np.select([_is(criterion, "energy"), _is(criterion, "dram"), _is(criterion, "edp")],
                      [energy_j, dram_b, energy_j * time_s], time_s)
 
 
@@ -774,8 +851,8 @@ def _select_pairs(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.
         second = time_s if criterion == "dram" else dram_b
         third = time_s if criterion == "energy" else energy_j
     else:
-        second = np.where(criterion == "dram", time_s, dram_b)
-        third = np.where(criterion == "energy", time_s, energy_j)
+        second = np.where(_is(criterion, "dram"), time_s, dram_b)
+        third = np.where(_is(criterion, "energy"), time_s, energy_j)
     cnt = np.diff(np.append(start, len(time_s)))
     ok = np.ones(len(time_s), bool)
     for metric, rtol in ((by, _first_rtol(criterion, True)), (second, 1e-3), (third, 0.0)):
@@ -799,8 +876,8 @@ def _first_rtol(criterion: np.ndarray | str, exact_dram: bool) -> np.ndarray | f
         return (TIME_THEN_DRAM_RTOL if criterion == "time_then_dram" else
                 DRAM_SAME_RTOL if exact_dram and criterion == "dram" else TIE_RTOL)
     if not exact_dram:
-        return np.where(criterion == "time_then_dram", TIME_THEN_DRAM_RTOL, TIE_RTOL)
-    return np.select([criterion == "time_then_dram", criterion == "dram"], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
+        return np.where(_is(criterion, "time_then_dram"), TIME_THEN_DRAM_RTOL, TIE_RTOL)
+    return np.select([_is(criterion, "time_then_dram"), _is(criterion, "dram")], [TIME_THEN_DRAM_RTOL, DRAM_SAME_RTOL],
                      TIE_RTOL)
 
 
@@ -1066,8 +1143,11 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
         rows, cols, lmm_kb, spm_kb, bits = key[:5]
         rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
             int(bool(key[14]))
-        hws.append(new_hw(arch, rows, cols, lmm, int(round(spm_kb * 1024)), bits // 8, cap, search))
-        mhws.append(new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
+        spm = int(round(spm_kb * 1024))
+        hw = new_hw(arch, rows, cols, lmm, spm, bits // 8, cap, search)
+        hws.append(hw)
+        # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
+        mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
     return hws, mhws
 
 
@@ -1193,7 +1273,7 @@ class _Planned:
     per segment what the chaining decision looks at, over all its plans and over the chainable ones
     (unbanded, partial sums in the SPM)."""
 
-    table: PlanTable
+    table: PlanTable | Concat
     start: np.ndarray
     count: np.ndarray
     chainable: np.ndarray  # per plan
@@ -1242,21 +1322,25 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         by_builder = np.argsort(is_fc, kind="stable")
         row_map, row_seg = row_map[by_builder], row_seg[by_builder]
     row_map = src[row_map]  # (one gather of the mapper's columns per row)
-    r = {name: v[row_map] for name, v in mc.items()}
     ctx = row_seg % len(CONTEXTS)
     lk = row_seg // len(CONTEXTS)  # layer * nk + combination: the flat position in [layers, combinations] arrays
     ki = lk % nk
     li = lk // nk
-    r.update(cols=np.array([h.cols for h in hws], dtype=float)[ki], spm=np.array([h.spm_bytes for h in hws], dtype=float)[ki],
-             elem=np.array([h.elem_bytes for h in hws], dtype=float)[ki],
-             resident=np.array([c[0] for c in CONTEXTS])[ctx], keep=np.array([c[1] for c in CONTEXTS])[ctx],
-             has_pool=pooled.reshape(-1)[lk], per_band=np.array(per_band, dtype=bool)[ki],
-             band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64)[ki],
-             dram_search=np.array([h.tile_search for h in hws], dtype=bool)[ki])
-    for name in PINS:
-        r[PIN_PREFIX + name] = np.array([str(p[name]) for p in pins], dtype=str)[ki]  # fixed-width text: compared in C
-    if passes.cols:  # the pass columns of every row in one gather
-        r.update(zip(passes.cols, np.stack([v.reshape(-1) for v in passes.cols.values()])[:, lk]))
+    # every row's columns as (table, row of it) sources, gathered when a builder reads them (traffic.Rows): the
+    # mapper's columns, the combination's numbers and pins, the context's flags, the (layer, combination)'s pooling
+    # pass; the first source holding a column gives it
+    by_comb = dict(cols=np.array([h.cols for h in hws], dtype=float), spm=np.array([h.spm_bytes for h in hws], dtype=float),
+                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool),
+                   band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
+                   dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+    by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
+    by_lk = dict(has_pool=pooled.reshape(-1))
+    pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str) for name in PINS}  # (fixed-width
+    pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}  # text: compared in C)
+    sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
+    lazy = len(row_seg) >= ROWS_LAZY_FROM
+    # (few rows, one design point's: every column gathered at once, fewer Python steps than Rows' look-ups)
+    r = {} if lazy else {k: v[idx] for d, idx in reversed(sources) for k, v in d.items()}
     nseg = nl * nk * len(CONTEXTS)
     tables = []
     for (lo, hi), build in (((0, n_conv), emaxv_plans if arch == "emaxv" else emaxvr_plans),
@@ -1265,18 +1349,27 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         extra = passes.n if build is emaxvr_plans else 0  # the fused pooling passes ride along (one builder call)
         if not len(use) and not extra:
             continue
-        sub = {name: v[lo:hi] for name, v in r.items()}
-        sub["shape"] = np.searchsorted(use, li[lo:hi])
+        shape = np.searchsorted(use, li[lo:hi])
         at = np.arange(lo, hi)
-        if extra:
-            sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
-            sub["shape"][len(at):] += len(use)
+        if extra:  # the passes' rows after the layers' (their shapes after the layers')
+            shape = np.concatenate([shape, passes.rows["shape"] + len(use)])
             at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
+        if lazy:
+            sub = Rows({"shape": shape}, [(d, idx[lo:hi]) for d, idx in sources], passes.rows if extra else None, extra)
+        else:
+            sub = {name: v[lo:hi] for name, v in r.items()}
+            if extra:
+                sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
+            sub["shape"] = shape
         tab = build([shapes[i] for i in use.tolist()] + (passes.shapes if extra else []), sub)
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
         tables.append((tab, at[tab.src]))
-    tab = (tables[0][0] if len(tables) == 1 else concat([t for t, _ in tables])) if tables else _empty_table()
+    # several builders' tables: concatenated when the final plans are taken (Concat; one design point's few plans:
+    # at once, fewer calls), the statistics' columns now
+    tab = (tables[0][0] if len(tables) == 1 else Concat([t for t, _ in tables]) if lazy else
+           concat([t for t, _ in tables])) if tables else _empty_table()
+    column = tab.column if isinstance(tab, Concat) else tab.plan.__getitem__
     row_seg = np.append(row_seg, nseg)
     seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
     count = np.bincount(seg, minlength=nseg + 1)[:nseg]
@@ -1284,12 +1377,13 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     first, at = np.unique(seg, return_index=True)
     start[first] = at  # a segment's plans are contiguous
     start = start[:nseg]
-    chainable = (tab.plan["bands"] == 1) & (tab.plan["psum_home"] != PSUM_HOMES.index("dram"))
+    chainable = (column("bands") == 1) & (column("psum_home") != PSUM_HOMES.index("dram"))
     stats = []
     # segments contiguous (and a table larger than one design point's: there ufunc.at costs less)
     runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)
+    plan_macs, plan_dram = column("macs"), column("dram_exact")
     for sel in (np.ones(len(seg), bool), chainable):
-        s, m, d = seg[sel], tab.plan["macs"][sel], tab.plan["dram_exact"][sel]
+        s, m, d = seg[sel], plan_macs[sel], plan_dram[sel]
         n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
         macs = np.full(nseg + 1, -np.inf)
         dram = np.full(nseg + 1, np.inf)
@@ -1319,7 +1413,7 @@ class _PoolPasses:
 
     cols: dict[str, np.ndarray]
     rows: dict[str, np.ndarray]
-    shapes: list[ConvShape]
+    shapes: list[ConvShape]  # each pooling shape once (rows name them by ``rows["shape"]``)
     li: np.ndarray
     ki: np.ndarray
 
@@ -1338,6 +1432,10 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     if not len(li):
         return _PoolPasses(out, {}, [], li, ki)
     pools = [shapes[i + 1] for i in li]
+    # the rows name each pooling shape once (a pass per (layer, combination) would list ~1,000 equal shapes a chunk,
+    # which the builder's per-(shape, x) look-ups then treat as distinct)
+    slot: dict[int, int] = {}
+    shape = np.array([slot.setdefault(i, len(slot)) for i in li.tolist()], dtype=np.int64)
     # each request's first mapping of the most MAC units (a request's rows are contiguous, requests in order)
     macs = maps["macs"]
     has, lo = np.unique(req, return_index=True)
@@ -1349,7 +1447,7 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     best = first[[where[(int(i), int(k))] for i, k in zip(li, ki)]]
     r = {k: v[best] for k, v in maps.items()}
     n = len(best)
-    r.update(shape=np.arange(n), cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
+    r.update(shape=shape, cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
              elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
              keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
              pool_ow=np.zeros(n))
@@ -1362,7 +1460,7 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     out["pool_ops"][li, ki] = [p.groups * p.oh * p.ow * p.kh * p.kw for p in pools]
     out["pool_rows_used"][li, ki] = r["rows_used"]
     out["pool_regs"][li, ki] = r["regs"]
-    return _PoolPasses(out, r, pools, li, ki)
+    return _PoolPasses(out, r, [shapes[i + 1] for i in slot], li, ki)
 
 
 def _fill_pool_passes(tab: PlanTable, n_rows: int, passes: _PoolPasses, li: np.ndarray, ki: np.ndarray) -> None:
@@ -1533,6 +1631,11 @@ def _chain(ks: np.ndarray, layers, shapes, fused: np.ndarray | list[list[str | N
         resident[b[a, dec], ks[dec]] = True
 
 
+#: builder rows from which :func:`_context_plans` hands the builders their columns as :class:`traffic.Rows` (each
+#: gathered when first read, rows of it taken in one gather); below (one design point's ~40-180 rows), every column
+#: at once: fewer Python steps
+ROWS_LAZY_FROM = 2048
+
 #: combinations from which :func:`_chain` decides as numpy (below: one by one)
 CHAIN_NUMPY_FROM = 8
 
@@ -1589,10 +1692,11 @@ def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], lis
             rej += ("no schedule fits the SPM",)
         texts.append("; ".join(dict.fromkeys(rej)) or "no mapping fits")
     reason = np.full((nl, nk), "", dtype=object)
-    if texts:
-        reason[ni, nk_] = _objects(texts)
+    texts = _objects(texts)
+    if len(texts):
+        reason[ni, nk_] = texts
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
-                 reason.tolist())
+                 reason.tolist(), (ni, nk_, texts))
 
 
 def _objects(values: list) -> np.ndarray:

@@ -466,9 +466,18 @@ class _SlotMoves:
     def take(self, rows: np.ndarray) -> _Moves:
         """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan)."""
         m = len(rows)
+        taken: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (column, its rows): slots share columns
+
+        def pick(v):
+            if not isinstance(v, np.ndarray):
+                return v
+            hit = taken.get(id(v))
+            if hit is None or hit[0] is not v:
+                hit = taken[id(v)] = (v, v[rows])
+            return hit[1]
 
         def mat(values, dtype=float):
-            return _matrix([v[rows] if isinstance(v, np.ndarray) else v for v in values], m, dtype)
+            return _matrix([pick(v) for v in values], m, dtype)
 
         on, bursts, per_burst, each, dram = (mat(self.on, bool), mat(self.bursts), mat(self.per_burst), mat(self.each),
                                              mat(self.dram, bool))
@@ -567,11 +576,21 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
                       load_bytes_per_iter: np.ndarray) -> PlanTable:
     """:func:`_assemble` slot by slot as columns (the [plans, slots] matrices of the data movement are built for the
     plans a table keeps: :class:`_SlotMoves`; most plans are planned in a context no combination ends up using)."""
-    on = [_bool(s.on) for s in slots]
-    bursts = [_float(s.bursts) for s in slots]
-    per_burst = [_float(s.per_burst) for s in slots]
-    each = [_float(s.each) for s in slots]
-    dram = [_bool(s.dram) for s in slots]
+    seen: dict[tuple[int, object], tuple[object, object]] = {}  # (id, conversion) -> (column, converted)
+
+    def once(conv, v):  # conv(v), once per column object (slots share columns: ~4 of 10 are repeats)
+        if not isinstance(v, np.ndarray):
+            return conv(v)
+        hit = seen.get((id(v), conv))
+        if hit is None or hit[0] is not v:
+            hit = seen[(id(v), conv)] = (v, conv(v))
+        return hit[1]
+
+    on = [once(_bool, s.on) for s in slots]
+    bursts = [once(_float, s.bursts) for s in slots]
+    per_burst = [once(_float, s.per_burst) for s in slots]
+    each = [once(_float, s.each) for s in slots]
+    dram = [once(_bool, s.dram) for s in slots]
     write = np.array([s.write for s in slots], dtype=bool)
     kind = np.array([KINDS.index(s.kind) for s in slots], dtype=np.int64)
     phase = np.array([s.phase for s in slots], dtype=np.int64)
@@ -620,7 +639,7 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
     keep = np.flatnonzero(ok)
     every = None if len(keep) == n else keep  # every candidate exists: columns as they are
     moves = _SlotMoves(n, tuple(on), tuple(bursts), tuple(per_burst), tuple(each), tuple(dram),
-                       tuple(_float(s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
+                       tuple(once(_float, s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
                        tuple(s_each), tuple(h_on), tuple(h_bytes), np.array([KINDS.index(k) for k, *_ in hosts],
                                                                             dtype=np.int64))
     return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
@@ -805,7 +824,7 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     pins = _pin_masks(r, n0)
     # the widened schedules (halo from DRAM, IC loop inside) only exist for output-row bands with an SPM
     x = shape_columns(shapes, np.asarray(r["shape"], dtype=np.int64))
-    bands_ok = (np.asarray(r["outer"]) == "OH") & (np.asarray(r["spm"]) > 0) & ~pins["psum_dram"]
+    bands_ok = _eq(r, "outer", "OH") & (np.asarray(r["spm"]) > 0) & ~pins["psum_dram"]
     multi = (x["ic"] > np.asarray(r["icpar"])) | (x["kh"] > np.asarray(r["khpar"]))
     flags = np.array(VR_VARIANTS, dtype=bool)
     allowed = np.ones((n0, len(VR_VARIANTS)), bool)
@@ -850,18 +869,120 @@ class _Gather:
             return self.got[k]
         for d, at in self.sources:
             if k in d:
-                a = self.got[k] = np.asarray(d[k])[at]
+                a = self.got[k] = d.take_rows(k, at) if isinstance(d, Rows) else np.asarray(d[k])[at]
                 return a
         raise KeyError(k)
 
     def __contains__(self, k: str) -> bool:
         return k in self.got or any(k in d for d, _ in self.sources)
 
+    def eq(self, k: str, value: str) -> np.ndarray:
+        """``self[k] == value`` (of a :class:`Rows` source: compared on its source table, then gathered)."""
+        if k not in self.got:
+            for d, at in self.sources:
+                if k in d:
+                    if isinstance(d, Rows):
+                        return d.eq_rows(k, value, at)
+                    break
+        return np.asarray(self[k]) == value
+
     def get(self, k: str, default=None):
         return self[k] if k in self else default
 
     def update(self, **cols: np.ndarray) -> None:
         self.got.update(cols)
+
+
+class Rows:
+    """A builder's row columns (what :func:`emaxvr_plans`, :func:`emaxv_plans` and :func:`fc_plans` take as ``r``),
+    each gathered when first read from the smaller table it comes from: column ``k`` is ``given[k]``, or
+    ``base[k][index]`` of the first source ``(base, index)`` holding ``k``, followed by the ``tail`` rows (full
+    columns; every column of a source must be there too). The same values and types as the columns gathered and
+    concatenated at once (the gather commutes with the concatenation); a column never read is never gathered, and
+    :class:`_Gather` takes rows of a column in one gather (the indices composed) without building it whole."""
+
+    def __init__(self, given: dict[str, np.ndarray], sources: list[tuple[dict, np.ndarray]],
+                 tail: dict[str, np.ndarray] | None = None, n_tail: int = 0):
+        self.given, self.sources, self.tail, self.n_tail = given, sources, tail, n_tail
+        self.got: dict[str, np.ndarray] = {}
+        self._base: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}  # column -> (base, index, source)
+        self._full: dict[tuple[int, int], np.ndarray] = {}  # (source, base length) -> index with the tail's rows
+        #: (source, base length, id(at)) -> (at, idx[at])
+        self._taken: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._eqs: dict[tuple[str, str], np.ndarray] = {}  # (column, value) -> base == value
+
+    def _of(self, k: str) -> tuple[np.ndarray, np.ndarray, int]:
+        got = self._base.get(k)
+        if got is not None:
+            return got
+        for j, (d, idx) in enumerate(self.sources):
+            if k in d:
+                b = np.asarray(d[k])
+                if self.tail is not None:
+                    full = self._full.get((j, len(b)))
+                    if full is None:
+                        full = self._full[(j, len(b))] = np.concatenate([idx, len(b) + np.arange(self.n_tail)])
+                    b, idx = np.concatenate([b, np.asarray(self.tail[k])]), full
+                got = self._base[k] = (b, idx, j)
+                return got
+        raise KeyError(k)
+
+    def __getitem__(self, k: str) -> np.ndarray:
+        if k in self.given:
+            return self.given[k]
+        a = self.got.get(k)
+        if a is None:
+            b, idx, _ = self._of(k)
+            a = self.got[k] = b[idx]
+        return a
+
+    def take_rows(self, k: str, at: np.ndarray) -> np.ndarray:
+        """``self[k][at]``, in one gather from the column's base when the column was not built."""
+        if k in self.given or k in self.got:
+            return self[k][at]
+        b, idx, j = self._of(k)
+        return b[self._index_at(j, len(b), idx, at)]
+
+    def _index_at(self, j: int, nb: int, idx: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """``idx[at]`` for source j's columns of base length ``nb`` (kept while ``at`` is the same object)."""
+        key = (j, nb, id(at))
+        hit = self._taken.get(key)
+        if hit is None or hit[0] is not at:
+            hit = self._taken[key] = (at, idx[at])
+        return hit[1]
+
+    def __contains__(self, k: str) -> bool:
+        return k in self.given or any(k in d for d, _ in self.sources)
+
+    def _eq_base(self, k: str, value: str) -> tuple[np.ndarray, np.ndarray, int, int]:
+        b, idx, j = self._of(k)
+        m = self._eqs.get((k, value))
+        if m is None:
+            m = self._eqs[(k, value)] = b == value
+        return m, idx, j, len(b)
+
+    def eq(self, k: str, value: str) -> np.ndarray:
+        """``np.asarray(self[k]) == value``, compared on the column's source table (a combination's pin: ~200
+        entries, not every row; text compares cost ~6 ns an element) and gathered."""
+        if k in self.given or k in self.got:
+            return np.asarray(self[k]) == value
+        m, idx, _, _ = self._eq_base(k, value)
+        return m[idx]
+
+    def eq_rows(self, k: str, value: str, at: np.ndarray) -> np.ndarray:
+        """``self.eq(k, value)[at]``, in one gather."""
+        if k in self.given or k in self.got:
+            return np.asarray(self[k])[at] == value
+        m, idx, j, nb = self._eq_base(k, value)
+        return m[self._index_at(j, nb, idx, at)]
+
+    def get(self, k: str, default=None):
+        return self[k] if k in self else default
+
+
+def _eq(r, k: str, value: str) -> np.ndarray:
+    """``np.asarray(r[k]) == value`` per row (:class:`Rows` and :class:`_Gather` compare on their source tables)."""
+    return r.eq(k, value) if isinstance(r, (Rows, _Gather)) else np.asarray(r[k]) == value
 
 
 def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -873,9 +994,8 @@ def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[s
     g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (x[k] for k in _CONV)
     e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
         r, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
-    oh_out = np.asarray(r["outer"]) == "OH"
-    mode = np.asarray(r["mode"])
-    rows_m, swap_m = mode == "rows", mode == "swap"
+    oh_out = _eq(r, "outer", "OH")
+    rows_m, swap_m = _eq(r, "mode", "rows"), _eq(r, "mode", "swap")
     n0 = len(oh_out)
 
     def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False), read only
@@ -985,9 +1105,9 @@ def _pin_masks(r: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """Per row of ``r``, which value each user pin (:data:`PINS`; absent = ``auto``) asks for."""
     out = {}
     for name, values in PINS.items():
-        col = r.get(PIN_PREFIX + name)
+        has = PIN_PREFIX + name in r
         for val in values[1:]:
-            out[f"{name}_{val}"] = (np.asarray(col) == val) if col is not None else np.zeros(n, bool)
+            out[f"{name}_{val}"] = _eq(r, PIN_PREFIX + name, val) if has else np.zeros(n, bool)
     return {k.replace("ic_loop", "ic").replace("psum_home", "psum"): m for k, m in out.items()}
 
 
@@ -1006,8 +1126,8 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     e, c, S, icpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
         v, "elem", "cols", "spm", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh",
         "pool_ow")
-    pat_a, oh_out = v["pattern"] == "A", v["outer"] == "OH"
-    rows_m, res_m, swap_m = (v["mode"] == k for k in ("rows", "resident", "swap"))
+    pat_a, oh_out = _eq(v, "pattern", "A"), _eq(v, "outer", "OH")
+    rows_m, res_m, swap_m = (_eq(v, "mode", k) for k in ("rows", "resident", "swap"))
     in_res, keep, has_pool, mac, stage_w, stage_in = (
         np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool", "mac", "stage_w", "stage_in"))
     bands, psum_home, halo_keep, passes, n_seg = (v[k] for k in ("bands", "psum_home", "halo_keep", "passes", "n_seg"))
@@ -1120,8 +1240,14 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
                       psum_home=psum_home, stage_w=stage_w, ic_inner=ic_inner, halo_dram=v["halo_dram"],
                       halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep)
-    return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, np.where(oh_out, "output-row", "output-channel")),
+    band_dim = _BAND_DIMS.take(np.asarray(oh_out, bool).view(np.uint8))
+    return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, band_dim),
                      slots, stages, [], v["load_bytes_per_iter"])
+
+
+#: the band dimension of an EMAXVR plan by its outer loop (OC, OH), as ``np.where(oh_out, "output-row",
+#: "output-channel")`` gives it (the same fixed-width texts, one gather instead of a text choice per plan)
+_BAND_DIMS = np.array(["output-channel", "output-row"])
 
 
 def conv_compulsory_bytes(touched: np.ndarray, elem: np.ndarray, weight_bytes: np.ndarray, out_bytes: np.ndarray,
@@ -1230,6 +1356,33 @@ def concat(tables: Sequence[PlanTable]) -> PlanTable:
 
     return PlanTable(cat(lambda t: t.plan), cat(lambda t: t.label), np.concatenate([t.src for t in tables]),
                      tuple((block, at + o) for t, o in zip(tables, offsets) for block, at in t.moves))
+
+
+class Concat:
+    """Plan tables one after another, concatenated only when plans are taken (:meth:`take`): each table's plans
+    taken, then the (smaller) results concatenated, when the plans asked come table by table; the same table as
+    ``concat(tables).take(rows)`` (a chunk keeps about a third of its plans: concatenating every column of every plan
+    first copied three times as much)."""
+
+    def __init__(self, tables: Sequence[PlanTable]):
+        self.tables = list(tables)
+        self.offsets = np.cumsum([0] + [len(t) for t in self.tables])
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def column(self, k: str) -> np.ndarray:
+        """Plan column ``k`` of every plan (concatenated)."""
+        return np.concatenate([t.plan[k] for t in self.tables])
+
+    def take(self, rows: np.ndarray) -> PlanTable:
+        """``concat(tables).take(rows)``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        which = np.searchsorted(self.offsets[1:], rows, side="right")  # each row's table
+        if len(rows) > 1 and (which[1:] < which[:-1]).any():  # rows going back to an earlier table
+            return concat(self.tables).take(rows)
+        cuts = np.searchsorted(which, np.arange(len(self.tables) + 1))
+        return concat([t.take(rows[a:b] - o) for t, a, b, o in zip(self.tables, cuts[:-1], cuts[1:], self.offsets)])
 
 
 def schedule_label(tab: PlanTable, rows: np.ndarray) -> np.ndarray:
