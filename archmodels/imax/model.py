@@ -318,7 +318,8 @@ class ImaxModel(Model):
             reasons[bad] = np.array(lines, dtype=object)[inv]
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
-            reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()}, shared=len(keys) > 1)
+            reasons[plain] = S.no_schedule_reasons({name: cfg[name][plain] for name in S.LIMIT_NAMES},
+                                                   shared=len(keys) > 1)
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
@@ -849,7 +850,7 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         local = np.arange(c.sum()) - np.repeat(start, c)
         pair = np.repeat(np.arange(hi - lo), c)
         idx = np.repeat(first[lo:hi], c) + local
-        t = S.timing({k: v[idx] for k, v in feats.items()}, nchip[lo:hi][pair], clock_hz[lo:hi][pair],
+        t = S.timing({k: feats[k][idx] for k in S.TIMING_FEATURES}, nchip[lo:hi][pair], clock_hz[lo:hi][pair],
                      bw[lo:hi][pair])["time"]
         best = np.repeat(np.minimum.reduceat(t, start), c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))

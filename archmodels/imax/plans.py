@@ -47,17 +47,23 @@ def _a_max(cfg: dict[str, np.ndarray], lmm_bound: np.ndarray) -> np.ndarray:
     return np.where(lmm_bound, np.minimum(a43, ((L / 2) // (cfg["arow"] * cfg["e"])).astype(np.int64)), a43)
 
 
-def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray, a_max: np.ndarray):
+def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray | bool, a_max: np.ndarray):
     """The candidates :func:`schedule.schedule` times, flattened: (count per configuration, owner, AGRP,
     BGRP per candidate). BGRP: divisors b of n / nchip up to the bound, largest first (4.4.10), with the
-    largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only."""
+    largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only. ``lmm_opt``:
+    per configuration, or one Python bool for all (fewer numpy calls)."""
     N = cfg["N"]
     divs = _divisors(n)[::-1]
-    b = divs[None, :] // N[:, None]
-    ok = (divs[None, :] % N[:, None] == 0) & (b <= cfg["b_hi"][:, None]) & (b >= 1)
-    ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)
+    b, rem = np.divmod(divs[None, :], N[:, None])  # a divisor d of n that N >= 1 divides: b = d / N >= 1
+    ok = (rem == 0) & (b <= cfg["b_hi"][:, None])
+    if lmm_opt is False:
+        ok &= np.cumsum(ok, axis=1) == 1
+    elif lmm_opt is not True:
+        ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)
     count = ok.sum(axis=1)
     g = np.repeat(np.arange(len(N)), count)
+    if lmm_opt is True or lmm_opt is False:
+        return count, g, a_max[g] if lmm_opt else np.ones(len(g), np.int64), b[ok]
     return count, g, np.where(lmm_opt[g], a_max[g], 1), b[ok]
 
 
@@ -299,7 +305,6 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
                   nb) -> dict:
     """The plans of configurations sharing ``lmm_opt`` (no empty tile), over their tiles ``gid``; ``jds``,
     ``ivs``: each configuration's format and mapping."""
-    G = len(H)
     rows = tiles.rows[gid]
     stored, top = rows * nb, rows
     jx = np.flatnonzero(jds)  # the Margins of the JDS configurations only
@@ -310,7 +315,7 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
         stored[:, jx] = margins.sum(axis=0)  # rows x their blocks = the Margins' sum
         top[:, jx] = tiles.nonzero_rows[gid_j]
     a_max = _a_max(cfg, ~jds | (top.max(axis=0) * cfg["e"] > cfg["L"] / 2))
-    count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
+    count, g, AG, BG = _candidates(n, cfg, bool(opt), a_max)
     gid_g = _cols(gid, g)
     tc = {"rows": _cols(rows, g), "cols": tiles.cols[gid_g], "blocks": _cols(nb, g), "stored": _cols(stored, g),
           "slots": _cols(stored * H, g), "top": _cols(top, g), "first_k": tiles.first_k[gid_g],

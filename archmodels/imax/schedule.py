@@ -382,6 +382,10 @@ def pad_of(acolumn, H):
     return (-acolumn) % H
 
 
+#: the names of a problem's limits that :func:`broken` and :func:`no_schedule_reasons` read (:func:`_limits`)
+LIMIT_NAMES = ("arow", "acol", "n", "L", "H", "W", "N", "e", "simd", "jds_top")
+
+
 def _limits(p: Problem) -> dict:
     """The names of the constraints for one problem (see :func:`broken`)."""
     jds_top = max((int(t.margins[0]) for t in p.tiles if t.blocks), default=0) if p.fmt == "jds" else -1
@@ -543,9 +547,10 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
     n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
     at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
-    flags = np.stack([_some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in CONSTRAINTS],
-                     axis=1)
-    pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
+    flags = [_some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in CONSTRAINTS]
+    pattern = np.asarray(flags[0]).astype(np.int64)  # bit i: constraint i broken (two calls a bit, no stack)
+    for i, flag in enumerate(flags[1:], 1):
+        pattern |= np.asarray(flag).astype(np.int64) << i
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
     first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
     names = {code: ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
@@ -959,6 +964,11 @@ def _pack_one(margins: list[int], budget: int, agrp: int) -> tuple[int, int, int
     if not margins:
         return n, big, most
     return n + 1, max(big, used), max(most, len(margins) - start)
+
+
+#: the counts :func:`timing` reads
+TIMING_FEATURES = ("c_drain_bytes", "drain_desc_words", "conf_words", "regv_words", "range_words", "a_bytes", "b_bytes",
+                   "c_load_bytes", "load_desc_words", "a_desc_words", "exec_cycles")
 
 
 def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s) -> dict[str, np.ndarray]:
