@@ -214,3 +214,22 @@ def test_runs_of_several_products_split_equal_each_product_alone():
         for name in want:
             _same(got[name], want[name])
     assert all(len(r["at"]) for r in together)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.integers(1, 40), min_size=0, max_size=12), min_size=1, max_size=30),
+       st.integers(1, 60), st.integers(1, 6), st.integers(0, 10_000))
+def test_pack_pairs_equals_pack(margin_lists, budget_hi, agrp_hi, seed):
+    """schedule.pack_pairs (pairs ordered by blocks, a shrinking prefix walked per block, no ``b > start`` test)
+    == schedule.pack of the same pairs (padded Margins, 0 past each pair's blocks), pair by pair; pairs without
+    blocks included."""
+    rng = np.random.default_rng(seed)
+    P = len(margin_lists)
+    B = max(len(ms) for ms in margin_lists)
+    margins = np.zeros((B, P), np.int64)
+    for j, ms in enumerate(margin_lists):
+        margins[:len(ms), j] = sorted(ms, reverse=True)  # JDS Margins do not grow from block to block
+    blocks = np.array([len(ms) for ms in margin_lists], dtype=np.int64)
+    budget, agrp = rng.integers(1, budget_hi + 1, P), rng.integers(1, agrp_hi + 1, P)
+    for got, want in zip(S.pack_pairs(margins, blocks, budget, agrp), S.pack(margins, blocks, budget, agrp)):
+        _same(got, want)

@@ -309,12 +309,14 @@ class ImaxModel(Model):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
         bad = np.flatnonzero(cfg["error"] & none)
         if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling): the line
-            # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key
+            # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key, asked of
+            # the cached build_error with only what it reads (the same text; a batch meets the same few keys)
             mc, units, cols, kb = rows[bad][:, 1:5].T
             no_h = cfg["H"][bad] < 1
-            first, inv = S.distinct_rows((no_h, mc, cols, np.where(no_h, units, 0), np.where(no_h, 0, kb)))
-            lines = [S.build_error(C.MAPPINGS[mc], units, cols, kb, H) for mc, units, cols, kb, H in
-                     zip(*rows[bad[first]][:, 1:5].T.tolist(), cfg["H"][bad[first]].tolist())]
+            first, inv = S.distinct_rows((no_h, np.where(no_h, mc, 0), np.where(no_h, cols, 0),
+                                          np.where(no_h, units, 0), np.where(no_h, 0, kb)))
+            lines = [S.build_error(C.MAPPINGS[mc], units, cols, 0, 0) if no else S.build_error("dense", 0, 0, kb, 1)
+                     for no, mc, units, cols, kb in zip(no_h[first].tolist(), *rows[bad[first]][:, 1:5].T.tolist())]
             reasons[bad] = np.array(lines, dtype=object)[inv]
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):

@@ -278,7 +278,7 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     """The plans of configurations without an empty tile from their (tile ``tp``, configuration ``cp``) pairs
     (configuration after configuration, the first of each at ``first``; ``nbp`` blocks each): per pair the
     numbers :func:`schedule.tile_sums` / :func:`schedule.tile_sums_swapped_a` read of a tile (JDS: the Margins,
-    and with ``lmm_opt`` the packed A groups, :func:`schedule.pack`), summed per configuration in one
+    and with ``lmm_opt`` the packed A groups, :func:`schedule.pack_pairs`), summed per configuration in one
     ``np.add.reduceat``; each candidate's counts then follow from its configuration's sums (a factor of the
     candidate times a sum over tiles is the sum of the per-tile products, in integers)."""
     H, e, L = cfg["H"], cfg["e"], cfg["L"]
@@ -303,7 +303,7 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
         at = jx if all_opt else jx[opt[cp[jx]]]
         m = margins if all_opt else np.take(margins, np.flatnonzero(opt[cp[jx]]), axis=1)
         budget = (L // 2) // e
-        GA[at], big[at], most[at] = S.pack(m, nbp[at], budget[cp[at]], a_max[cp[at]])
+        GA[at], big[at], most[at] = S.pack_pairs(m, nbp[at], budget[cp[at]], a_max[cp[at]])
     cols, fk, bn, la = tiles.cols[tp], tiles.first_k[tp], tiles.b_new[tp], tiles.last[tp]
     several = nbp > 1  # tiles of several blocks: re-sent per B group without the optimisation
     slots = stored * Hp
