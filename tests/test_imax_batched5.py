@@ -41,7 +41,8 @@ def _plans_equal(a: dict, b: dict) -> None:
 
 def _configs(rng, m: int, k: int, n: int, G: int, lmm_hi: int, opt: str):
     """Random live configurations of an m x k x n sparse product (small LMMs: many tiles), both formats and
-    mappings, LMM sizes log-uniform below ``lmm_hi`` KB, ``opt``: every configuration with the LMM optimisation, none, or a mix."""
+    mappings, LMM sizes log-uniform below ``lmm_hi`` KB, ``opt``: every configuration with the LMM optimisation,
+    none, or a mix."""
     fmt, mapping = rng.choice(["csr", "jds"], G), rng.choice(["ivj", "ivs"], G)
     cfg = S.configurations(m, k, n, mapping, rng.integers(8, 90, G), rng.choice([1, 2, 4, 8], G),
                            np.maximum(1, 2 ** rng.uniform(0, np.log2(lmm_hi), G)).astype(np.int64),
@@ -53,7 +54,8 @@ def _configs(rng, m: int, k: int, n: int, G: int, lmm_hi: int, opt: str):
 
 @settings(max_examples=40, deadline=None)
 @given(m=st.integers(20, 200), k=st.integers(20, 300), n=st.sampled_from([12, 16, 48, 96]),
-       sparsity=st.sampled_from([0.5, 0.9, 0.97, 0.999]), seed=st.integers(0, 40), lmm_hi=st.sampled_from([3, 8, 64]),
+       sparsity=st.sampled_from([0.5, 0.9, 0.97, 0.999]), seed=st.integers(0, 40),
+       lmm_hi=st.sampled_from([3, 8, 64]),
        opt=st.sampled_from(["all", "none", "mixed"]), rng_seed=st.integers(0, 10_000))
 def test_sparse_plans_by_pairs_equal_the_padded_groups(m, k, n, sparsity, seed, lmm_hi, opt, rng_seed):
     """plans.sparse_plans (one pass over (tile, configuration) pairs, sums per configuration, counts per
