@@ -222,9 +222,9 @@ def test_runs_of_several_products_split_equal_each_product_alone():
 @given(st.lists(st.lists(st.integers(1, 40), min_size=0, max_size=12), min_size=1, max_size=30),
        st.integers(1, 60), st.integers(1, 6), st.integers(0, 10_000))
 def test_pack_pairs_equals_pack(margin_lists, budget_hi, agrp_hi, seed):
-    """schedule.pack_pairs (pairs ordered by blocks, a shrinking prefix walked per block, no ``b > start`` test)
-    == schedule.pack of the same pairs (padded Margins, 0 past each pair's blocks), pair by pair; pairs without
-    blocks included."""
+    """schedule.pack_pairs (pairs ordered by blocks, a shrinking prefix walked per block, no ``b > start`` test,
+    the last few pairs in Python integers) == schedule.pack of the same pairs (padded Margins, 0 past each pair's
+    blocks), pair by pair; pairs without blocks included; the Python tail from the start, never, or from a block."""
     rng = np.random.default_rng(seed)
     P = len(margin_lists)
     B = max(len(ms) for ms in margin_lists)
@@ -233,5 +233,11 @@ def test_pack_pairs_equals_pack(margin_lists, budget_hi, agrp_hi, seed):
         margins[:len(ms), j] = sorted(ms, reverse=True)  # JDS Margins do not grow from block to block
     blocks = np.array([len(ms) for ms in margin_lists], dtype=np.int64)
     budget, agrp = rng.integers(1, budget_hi + 1, P), rng.integers(1, agrp_hi + 1, P)
-    for got, want in zip(S.pack_pairs(margins, blocks, budget, agrp), S.pack(margins, blocks, budget, agrp)):
-        _same(got, want)
+    want = S.pack(margins, blocks, budget, agrp)
+    tail = S._PACK_TAIL
+    try:
+        for S._PACK_TAIL in (tail, 0, 4, 1000):  # Python tail from some block on, numpy only, Python only
+            for got, w in zip(S.pack_pairs(margins, blocks, budget, agrp), want):
+                _same(got, w)
+    finally:
+        S._PACK_TAIL = tail
