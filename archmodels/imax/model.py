@@ -219,7 +219,8 @@ class ImaxModel(Model):
         grp = batch.groups(sparse)
         out = self._runs_on(keys, grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw,
                             batch.n if reasons else 0)
-        return [_run_part(out, i * batch.n, (i + 1) * batch.n) for i in range(len(keys))]
+        n = batch.n
+        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(len(keys))]
 
     def _sparse_runs(self, key: tuple, batch: _Batch) -> tuple[dict, np.ndarray]:
         """The run of the sparse product ``key`` at each point of a batch of several and its dense reference
@@ -242,7 +243,7 @@ class ImaxModel(Model):
                                 batch.clock_hz[at], batch.bw[at], n)
         else:
             out = self._runs_on([key], grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw, n)
-        run = _run_part(out, 0, n)
+        run = {name: v[:n] for name, v in out.items()}
         dense_time = np.where(own, run["time"], np.nan)
         dense_time[need] = out["time"][n:]
         return run, dense_time
@@ -251,11 +252,8 @@ class ImaxModel(Model):
                  nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
         """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
         (:class:`_Groups`' columns; ``mapping_names`` per row), with those points' ``nchip``, clock and link
-        bandwidth, over (product, point) pairs, product-major: ``ok``, ``H``, ``reason`` and ``time`` (NaN without
-        a schedule) over every pair, ``at`` the pairs with a schedule, and every other number of
-        :data:`_RUN_NAMES` only at those pairs (:func:`_store_choice`; random points mostly have no schedule, and
-        their numbers would all be NaN). Reasons are written for the first ``with_reasons`` points of each
-        product (the others read "")."""
+        bandwidth: every number over (product, point) pairs, product-major. Reasons are written for the first
+        ``with_reasons`` points of each product (the others read "")."""
         n, nk = len(inv), len(keys)
         G = len(uniq)
         rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
@@ -265,7 +263,9 @@ class ImaxModel(Model):
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
-        out = {"H": cfg["H"].astype(float)[inv], "ok": feasible[inv], "time": np.full(nk * n, np.nan)}
+        out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
+        out["H"] = cfg["H"].astype(float)[inv]
+        out["ok"] = feasible[inv]
         if with_reasons:
             want = None
             if with_reasons < n:  # the configurations those points read
@@ -275,11 +275,8 @@ class ImaxModel(Model):
         else:
             out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
-        out["at"] = sel
         if len(sel):
             _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (nchip, clock_hz, bw)))
-        else:
-            out.update(zip(_AT_NAMES, np.empty((len(_AT_NAMES), 0))))
         return out
 
     def _dense_reference(self, key: tuple, batch: _Batch, run: dict[str, np.ndarray]) -> np.ndarray:
@@ -331,7 +328,35 @@ class ImaxModel(Model):
         if r["ok"] is _YES:  # one point with a schedule (_chosen_one's run)
             _fill_one(lb, layer, r, reps, dense_time, batch)
             return
-        _fill_at(lb, layer, r, reps, dense_time, batch)
+        pts = batch.pts
+        nchip = pts["nchip"].astype(float)
+        clock_hz = batch.clock_hz
+        time_s, reads, writes, issued, lmm_bytes = _run_flows(r, nchip, reps)
+        energy = np.full(lb.n, np.nan)  # stays NaN where no schedule (no MACs issued)
+        vscale, ok = batch.vscale, r["ok"]
+        for node, sel in batch.nodes:
+            sel = np.flatnonzero(sel & ok) if len(batch.nodes) > 1 or not ok.all() else slice(None)
+            energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
+        energy = energy + batch.dram_energy_j(reads, writes)
+        cycles = time_s * clock_hz
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
+            speedup = dense_time / time_s
+        slots = r["slots"] * reps
+        useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
+        padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
+        lb.set(
+            cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=reads, dram_write_bytes=writes,
+            energy_j=energy, speedup_vs_dense=speedup, dense_time_s=dense_time,
+            lmm_utilization=r["util"], lmm_utilization_unoptimized=r["util_unopt"], mac_units=r["H"],
+            agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=r["starts"] * reps,
+            a_groups=r["a_groups"] * reps, b_groups=r["b_groups"], blocks=r["blocks"] * reps,
+            row_tiles=r["row_tiles"], col_tiles=r["col_tiles"], stored_slots=slots, padding_slots=padding,
+            dram_a_bytes=r["a_bytes"] * reps, dram_b_bytes=nchip * r["b_bytes"] * reps,
+            dram_c_partial_bytes=nchip * r["c_load_bytes"] * reps, dram_c_bytes=writes,
+        )
+        for s in STATES:
+            lb.states[s] = r[s] * reps
 
     # ------------------------------------------------------------ totals
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
@@ -470,15 +495,12 @@ class _Batch:
     _dram_pj: tuple[np.ndarray, np.ndarray] | None = None
     _one_struct: tuple[int, ...] | None = None  # a batch of one point: its structural values (_one_group)
 
-    def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray,
-                      at: np.ndarray | None = None) -> np.ndarray:
-        """``tech.dram_energy_j`` at the points' DRAM types (``at``: of those points only), their pJ per byte looked
-        up once per batch (not once per layer: the lookup walks the points' names in Python)."""
+    def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray) -> np.ndarray:
+        """``tech.dram_energy_j`` at the points' DRAM types, their pJ per byte looked up once per batch (not
+        once per layer: the lookup walks the points' names in Python)."""
         if self._dram_pj is None:
             self._dram_pj = _dram_pj_per_byte(self.pts["dram"])
         read_pj, write_pj = self._dram_pj
-        if at is not None:
-            read_pj, write_pj = read_pj[at], write_pj[at]
         return (np.asarray(read_bytes, dtype=float) * read_pj + np.asarray(write_bytes, dtype=float) * write_pj) * 1e-12
 
     @classmethod
@@ -633,22 +655,6 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
     return out
 
 
-#: the numbers of a batched run (:meth:`ImaxModel._runs_on`) kept only at the points with a schedule (its ``at``)
-_AT_NAMES = tuple(k for k in _RUN_NAMES if k not in ("time", "H"))
-
-
-def _run_part(out: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
-    """The run of pairs ``lo`` .. ``hi - 1`` of :meth:`ImaxModel._runs_on`'s ``out`` (one product's points) in the
-    same form: the numbers over every pair sliced, those kept at ``at`` cut to the pairs in range (``at`` is
-    increasing) and ``at`` made relative to ``lo``."""
-    at = out["at"]
-    i, j = (0, len(at)) if lo == 0 and hi >= len(out["ok"]) else np.searchsorted(at, (lo, hi)).tolist()
-    run = {k: out[k][lo:hi] for k in ("H", "ok", "reason", "time")}
-    run["at"] = at[i:j] - lo if lo else at[i:j]
-    run.update((k, out[k][i:j]) for k in _AT_NAMES)
-    return run
-
-
 #: the problem numbers a run keeps as they are (_write_choice)
 _PER_RUN = ("util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
 
@@ -733,13 +739,6 @@ def _dram_table() -> tuple[np.ndarray, np.ndarray, dict]:
     return read, write, {name: i for i, name in enumerate(tech.DRAM_NAMES)}
 
 
-def _filled_nan(n: int) -> np.ndarray:
-    """``np.full(n, np.nan)``."""
-    out = np.empty(n)
-    out.fill(np.nan)
-    return out
-
-
 def _filled(n: int, text: str) -> np.ndarray:
     """``np.full(n, text, dtype=object)`` (the same array; np.full takes ~0.2 ms for 4096 objects, this ~10 us)."""
     out = np.empty(n, dtype=object)
@@ -778,8 +777,7 @@ def _clock_costs(pts: Points) -> tech.ClockCosts:
 def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
                   nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray) -> None:
     """The fastest candidate of configuration ``inv[k]`` of ``plans`` for each point k of ``sel``, its counts,
-    times and LMM use stored in ``out`` (all points at once): its time at ``sel`` of ``out["time"]``, the other
-    numbers of :data:`_AT_NAMES` as new arrays over ``sel`` (what :meth:`ImaxModel._runs_on` returns)."""
+    times and LMM use stored in ``out`` (all points at once)."""
     n_cand, first, feats = plans.count, plans.first, plans.feats
     g = inv[sel]
     cand = np.empty(len(sel), dtype=np.int64)
@@ -797,10 +795,7 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
                              bw[sel[few]])
     chosen = {k: v[cand] for k, v in feats.items()}
     st = S.timing(chosen, nchip[sel], clock_hz[sel], bw[sel])
-    at = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), len(sel)), np.nan)))  # rows of one block, as _runs_on's were
-    _write_choice(at, plans, slice(None), g, cand, chosen, st, clock_hz[sel])
-    out["time"][sel] = at["time"]
-    out.update((k, at[k]) for k in _AT_NAMES)
+    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz[sel])
 
 
 def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
@@ -878,50 +873,6 @@ def _fill_nan(lb: LayerBatch, **known: np.ndarray) -> None:
         lb.states[s] = block[-1]
 
 
-def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
-    """:meth:`ImaxModel._fill` of a batch run (:meth:`ImaxModel._runs_on`'s form: numbers kept at the points
-    ``r["at"]`` with a schedule): the metrics of those points from their numbers alone (the same element-wise
-    operations in the same order as over every point), each written into a NaN array over all points -- a point
-    without a schedule gets NaN everywhere (every number it would be computed from is NaN) but its chain and
-    dense reference, as :func:`_fill_nan` -- in lb.set's key order, then the states."""
-    at = r["at"]
-    pts = batch.pts
-    nchip = pts["nchip"][at].astype(float)
-    clock_hz = batch.clock_hz[at]
-    g = dict(r, time=r["time"][at], H=r["H"][at])
-    time_s, reads, writes, issued, lmm_bytes = _run_flows(g, nchip, reps)
-    energy = np.full(len(at), np.nan)  # every point here has its node: all set below
-    vscale, lmm_kb = batch.vscale[at], pts["lmm_kb"][at]
-    for node, mask in batch.nodes:
-        sel = np.flatnonzero(mask[at]) if len(batch.nodes) > 1 else slice(None)
-        energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node), vscale[sel]) * 1e-12
-    energy = energy + batch.dram_energy_j(reads, writes, at)
-    cycles = time_s * clock_hz
-    with np.errstate(divide="ignore", invalid="ignore"):
-        util = layer.macs / (cycles * nchip * pts["units"][at] * C.SIMD)
-        speedup = dense_time[at] / time_s
-    slots = g["slots"] * reps
-    useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
-    padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
-    values = [cycles, time_s, util, reads, writes, energy, speedup, None, g["util"], g["util_unopt"], None,
-              g["agrp"], g["bgrp"], g["bgrp"], g["starts"] * reps, g["a_groups"] * reps, g["b_groups"],
-              g["blocks"] * reps, g["row_tiles"], g["col_tiles"], slots, padding, g["a_bytes"] * reps,
-              nchip * g["b_bytes"] * reps, nchip * g["c_load_bytes"] * reps, writes]
-    values += [g[s] * reps for s in STATES]
-    nan = _filled_nan(lb.n)
-    rows = []
-    for v in values:  # one array per metric (the copies lb.set would make; rows of one large block cost more:
-        if v is None:  # a fresh 1 MB block page-faults in, small arrays reuse freed memory)
-            rows.append(None)
-            continue
-        row = nan.copy()
-        row[at] = v
-        rows.append(row)
-    rows[_DENSE_ROW], rows[_CHAIN_ROW] = dense_time.astype(float), r["H"].astype(float)  # every point
-    lb.metrics.update(zip(_NAN_METRICS, rows))
-    lb.states.update(zip(STATES, rows[len(_NAN_METRICS):]))
-
-
 def _run_flows(r, nchip, reps):
     """(time [s], DRAM read bytes, DRAM write bytes, issued MACs, LMM bytes) of a run repeated ``reps`` times: its
     numbers ``r`` (time, a/b/c bytes, issued MACs, H, ...) and ``nchip`` as arrays over points (the batch) or Python
@@ -974,5 +925,3 @@ _FILL_INPUTS = ("time", "a_bytes", "b_bytes", "c_load_bytes", "c_drain_bytes", "
 #: the metrics of a layer without a schedule, in the order ImaxModel._fill sets them
 _NAN_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j") + tuple(
     m.name for m in _LAYER_METRICS)
-#: the rows of the dense reference and of the chain in _fill_at's block (set at every point)
-_DENSE_ROW, _CHAIN_ROW = _NAN_METRICS.index("dense_time_s"), _NAN_METRICS.index("mac_units")
