@@ -306,16 +306,19 @@ class ImaxModel(Model):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
         bad = np.flatnonzero(cfg["error"] & none)
         if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling): the line
-            # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key
+            # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key, asked of
+            # the cached build_error with only what it reads (the same text; a batch meets the same few keys)
             mc, units, cols, kb = rows[bad][:, 1:5].T
             no_h = cfg["H"][bad] < 1
-            first, inv = S.distinct_rows((no_h, mc, cols, np.where(no_h, units, 0), np.where(no_h, 0, kb)))
-            lines = [S.build_error(C.MAPPINGS[mc], units, cols, kb, H) for mc, units, cols, kb, H in
-                     zip(*rows[bad[first]][:, 1:5].T.tolist(), cfg["H"][bad[first]].tolist())]
+            first, inv = S.distinct_rows((no_h, np.where(no_h, mc, 0), np.where(no_h, cols, 0),
+                                          np.where(no_h, units, 0), np.where(no_h, 0, kb)))
+            lines = [S.build_error(C.MAPPINGS[mc], units, cols, 0, 0) if no else S.build_error("dense", 0, 0, kb, 1)
+                     for no, mc, units, cols, kb in zip(no_h[first].tolist(), *rows[bad[first]][:, 1:5].T.tolist())]
             reasons[bad] = np.array(lines, dtype=object)[inv]
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
-            reasons[plain] = S.no_schedule_reasons({name: v[plain] for name, v in cfg.items()}, shared=len(keys) > 1)
+            reasons[plain] = S.no_schedule_reasons({name: cfg[name][plain] for name in S.LIMIT_NAMES},
+                                                   shared=len(keys) > 1)
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
@@ -844,7 +847,7 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         local = np.arange(c.sum()) - np.repeat(start, c)
         pair = np.repeat(np.arange(hi - lo), c)
         idx = np.repeat(first[lo:hi], c) + local
-        t = S.timing({k: v[idx] for k, v in feats.items()}, nchip[lo:hi][pair], clock_hz[lo:hi][pair],
+        t = S.timing({k: feats[k][idx] for k in S.TIMING_FEATURES}, nchip[lo:hi][pair], clock_hz[lo:hi][pair],
                      bw[lo:hi][pair])["time"]
         best = np.repeat(np.minimum.reduceat(t, start), c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))

@@ -47,17 +47,23 @@ def _a_max(cfg: dict[str, np.ndarray], lmm_bound: np.ndarray) -> np.ndarray:
     return np.where(lmm_bound, np.minimum(a43, ((L / 2) // (cfg["arow"] * cfg["e"])).astype(np.int64)), a43)
 
 
-def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray, a_max: np.ndarray):
+def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray | bool, a_max: np.ndarray):
     """The candidates :func:`schedule.schedule` times, flattened: (count per configuration, owner, AGRP,
     BGRP per candidate). BGRP: divisors b of n / nchip up to the bound, largest first (4.4.10), with the
-    largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only."""
+    largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only. ``lmm_opt``:
+    per configuration, or one Python bool for all (fewer numpy calls)."""
     N = cfg["N"]
     divs = _divisors(n)[::-1]
-    b = divs[None, :] // N[:, None]
-    ok = (divs[None, :] % N[:, None] == 0) & (b <= cfg["b_hi"][:, None]) & (b >= 1)
-    ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)
+    b, rem = np.divmod(divs[None, :], N[:, None])  # a divisor d of n that N >= 1 divides: b = d / N >= 1
+    ok = (rem == 0) & (b <= cfg["b_hi"][:, None])
+    if lmm_opt is False:
+        ok &= np.cumsum(ok, axis=1) == 1
+    elif lmm_opt is not True:
+        ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)
     count = ok.sum(axis=1)
     g = np.repeat(np.arange(len(N)), count)
+    if lmm_opt is True or lmm_opt is False:
+        return count, g, a_max[g] if lmm_opt else np.ones(len(g), np.int64), b[ok]
     return count, g, np.where(lmm_opt[g], a_max[g], 1), b[ok]
 
 
@@ -202,9 +208,10 @@ class _Tiles:
         return np.where(slot < self.count[which], self.first[which] + slot, len(self.rows) - 1)
 
     def margins(self, gid: np.ndarray, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
-        """[blocks, tile slots, configurations]: the JDS Margin of each block (rows with more than b x H
-        nonzeros), 0 past a tile's ``nb`` blocks (``formats.block_margins`` for every tile and H at once)."""
-        b = np.arange(int(nb.max()))[:, None, None]
+        """[blocks, tile slots, configurations] (or [blocks, pairs] for 1-D ``gid``, ``H``, ``nb`` over (tile,
+        configuration) pairs): the JDS Margin of each block (rows with more than b x H nonzeros), 0 past a
+        tile's ``nb`` blocks (``formats.block_margins`` for every tile and H at once)."""
+        b = np.arange(int(nb.max())).reshape((-1,) + (1,) * np.ndim(gid))
         q = np.minimum(b * H, self.shift - 1) + gid * self.shift
         inside = np.searchsorted(self.shifted, q, side="right") - self.start[gid]
         return np.where(b < nb, self.rows[gid] - inside, 0)
@@ -226,9 +233,129 @@ def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
 def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
     """:func:`dense_plans` for a sparse A in ``fmt`` (csr or jds) on ``mapping`` (ivj or ivs), names or
     arrays of names over the rows of ``cfg``: the tiles' Margins computed for all chain lengths H at once from
-    each tile's sorted row nonzeros, configurations of all formats and tilings at once (their tiles side by
-    side, :class:`_Tiles`). Configurations with an empty tile (whose run order skips it) are left to
-    :func:`schedule.schedule`: ``fallback``."""
+    each tile's sorted row nonzeros, configurations of all formats, mappings, tilings and ``lmm_opt`` values
+    in one pass over their (tile, configuration) pairs (tiles of all tilings side by side, :class:`_Tiles`):
+    each configuration's sums over its tiles first, then every candidate's counts from those sums, as
+    :func:`schedule.point_features` does for one problem (every count an integer, exact in float64: the
+    numbers of the tile walk, bit for bit; :func:`sparse_plans_padded`, the per-tile sums over padded
+    [tile slots, candidates] arrays, is the reference it is tested against). Configurations with an empty
+    tile (whose run order skips it) are left to :func:`schedule.schedule`: ``fallback``."""
+    G = len(cfg["H"])
+    jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
+    ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
+    rt, ct, H = cfg["rt"], cfg["ct"], cfg["H"]
+    tiles, codes, (R, K) = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
+    which = np.searchsorted(codes, (jds * R + rt) * K + ct)
+    cnt = tiles.count[which]  # tiles of each configuration (at least one)
+    first = np.cumsum(cnt) - cnt  # first pair of each configuration: pairs configuration after configuration
+    cp = np.repeat(np.arange(G), cnt)
+    tp = np.arange(int(cnt.sum())) - np.repeat(first - tiles.first[which], cnt)  # the tile of each pair
+    nbp = -(-tiles.top[tp] // H[cp])  # blocks of each pair
+    fallback = np.logical_or.reduceat(nbp == 0, first) | tiles.narrow[which] if G else np.zeros(0, bool)
+    if fallback.any():  # the pairs of the other configurations
+        keep = ~fallback[cp]
+        idx = np.flatnonzero(~fallback)
+        cp, tp, nbp = (np.cumsum(~fallback) - 1)[cp[keep]], tp[keep], nbp[keep]
+        cnt = cnt[idx]
+        first = np.cumsum(cnt) - cnt
+    else:
+        idx = np.arange(G)
+    parts = []
+    if len(idx):
+        sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
+        iv = ivs[idx]
+        # the pipeline fill of each configuration's block pass (per mapping, for the configurations on it)
+        sub["fill"] = np.where(iv, C.fill_cycles(sub["units"], sub["W"], "ivs") if iv.any() else 0,
+                               C.fill_cycles(sub["units"], sub["W"], "ivj") if not iv.all() else 0)
+        parts.append((idx, _pair_plans(tiles, cp, tp, nbp, first, jds[idx], ivs[idx], n, sub, lmm_opt[idx])))
+    out = merge(G, parts)
+    out["fallback"] = fallback
+    return out
+
+
+def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, first: np.ndarray, jds: np.ndarray,
+                ivs: np.ndarray, n: int, cfg: dict[str, np.ndarray], opt: np.ndarray) -> dict:
+    """The plans of configurations without an empty tile from their (tile ``tp``, configuration ``cp``) pairs
+    (configuration after configuration, the first of each at ``first``; ``nbp`` blocks each): per pair the
+    numbers :func:`schedule.tile_sums` / :func:`schedule.tile_sums_swapped_a` read of a tile (JDS: the Margins,
+    and with ``lmm_opt`` the packed A groups, :func:`schedule.pack_pairs`), summed per configuration in one
+    ``np.add.reduceat``; each candidate's counts then follow from its configuration's sums (a factor of the
+    candidate times a sum over tiles is the sum of the per-tile products, in integers)."""
+    H, e, L = cfg["H"], cfg["e"], cfg["L"]
+    rows = tiles.rows[tp]
+    Hp = H[cp]
+    stored, top = rows * nbp, rows
+    jx = np.flatnonzero(jds[cp])  # the Margins of the JDS pairs only
+    if len(jx):
+        margins = tiles.margins(tp[jx], Hp[jx], nbp[jx])  # [blocks, JDS pairs]
+        stored, top = stored.copy(), rows.copy()
+        stored[jx] = margins.sum(axis=0)  # rows x their blocks = the Margins' sum
+        top[jx] = tiles.nonzero_rows[tp[jx]]
+    TOP = np.maximum.reduceat(top, first)
+    a_max = _a_max(cfg, ~jds | (TOP * e > L / 2))
+    all_opt, no_opt = bool(opt.all()), not opt.any()
+    count, g, AG, BG = _candidates(n, cfg, True if all_opt else False if no_opt else opt, a_max)
+    # A groups of each pair with the optimisation (AGRP = a_max of its configuration, every candidate's):
+    # CSR ceil(blocks / AGRP); JDS packed (schedule.pack); without it they are not read
+    AGp = np.where(opt, a_max, 1)[cp]
+    GA, big, most = -(-nbp // AGp), np.minimum(AGp, nbp) * rows, AGp.copy()
+    if len(jx) and not no_opt:
+        at = jx if all_opt else jx[opt[cp[jx]]]
+        m = margins if all_opt else np.take(margins, np.flatnonzero(opt[cp[jx]]), axis=1)
+        budget = (L // 2) // e
+        GA[at], big[at], most[at] = S.pack_pairs(m, nbp[at], budget[cp[at]], a_max[cp[at]])
+    cols, fk, bn, la = tiles.cols[tp], tiles.first_k[tp], tiles.b_new[tp], tiles.last[tp]
+    several = nbp > 1  # tiles of several blocks: re-sent per B group without the optimisation
+    slots = stored * Hp
+    sums = np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
+                                     several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1)
+    tops = np.maximum.reduceat(np.stack((top, big, most)), first, axis=1)
+    conf = np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt))
+    (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR), (TOPg, BIG, MOST) = sums[:, g], tops[:, g]
+    N, W, units, fill, arrays, perm, o = conf[:, g]
+    TI = np.diff(np.append(first, len(cp)))[g]  # tiles of each candidate's configuration (every one runs)
+    o = o.astype(bool)
+    VB, desc = C.VALUE_BYTES, C.DMA_DESC_WORDS
+    GB = n // (BG * N)
+    multi = GB > 1
+    # C groups over the tiles (x their columns, rows): A groups x B groups (optimised), B groups (swapped A)
+    CG, CGc, CGr = np.where(o, GB * GAs, GB * TI), np.where(o, GB * GAC, GB * Cs), np.where(o, GB * GAR, GB * R)
+    starts = np.where(o, GB * GAs, GB * NB)
+    a_groups = np.where(o, GAs, GB * NB)
+    f = {
+        "starts": starts, "a_groups": a_groups, "pauses": np.where(o, GB * (NB - GAs), 0),
+        "a_bytes": np.where(o, SL * formats.SLOT_BYTES + R * np.where(perm, C.INDEX_BYTES, 0),
+                            (GB * MS + (SL - MS)) * formats.SLOT_BYTES + R * C.INDEX_BYTES * perm),
+        "b_bytes": np.where(multi, CGc, BNC) * BG * VB,
+        "c_load_bytes": np.where(multi, CGr - GB * FKR, 0) * BG * VB,
+        "c_drain_bytes": np.where(multi, CGr, LAR) * BG * VB,
+        "exec_cycles": GB * (ST * -(-BG // (W * C.SIMD)) * W + NB * fill),
+        "load_desc_words": np.where(multi, 2 * CG - GB * FK, BN) * desc,
+        "drain_desc_words": np.where(multi, CG, LA) * desc,
+        "a_desc_words": (np.where(o, GAs, GB * MB + (NB - MB)) * arrays + perm * TI) * desc,
+        "issued_macs": GB * SL * BG,
+        "lmm_exec_bytes": GB * (SL * (formats.SLOT_BYTES + BG * VB) + ST * 2 * BG * VB),
+        "b_groups": GB,
+        "a_group_slots": np.where(o, BIG, TOPg), "a_group_blocks": np.where(o, MOST, 1),
+    }
+    f = {k: v.astype(np.float64) for k, v in f.items()}
+    f["conf_words"] = np.asarray(C.conf_words(units, W), dtype=np.float64)
+    regv = np.asarray(C.regv_words(units, W), dtype=np.float64)
+    fs, fa = f["starts"], f["a_groups"]
+    f["regv_words"] = np.where(o, fa * regv + (fs - fa) * C.B_GROUP_WORDS + f["pauses"] * C.PAUSE_WORDS, fs * regv)
+    f["range_words"] = fs * np.asarray(C.range_words(units, W), dtype=np.float64)
+    half = L / 2
+    per = {"jds": jds.copy(), "tile_rows": cfg["arow"], "urb": e, "half": half,
+           "util_unopt": np.where(jds, TOP, cfg["arow"]) * e / half, "blocks": sums[2], "row_tiles": cfg["rt"],
+           "col_tiles": cfg["ct"], "slots": sums[4]}
+    return {"count": count, "feats": {k: f[k] for k in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+
+
+def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """:func:`sparse_plans` by per-tile sums over [tile slots, candidates] arrays (each configuration's tiles
+    padded with the empty tile to the most of its group), configurations in four groups (``lmm_opt``, at most
+    :data:`_FEW_TILES` tiles or more): the earlier path, kept as the reference :func:`sparse_plans` is tested
+    against."""
     G = len(cfg["H"])
     jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
     ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
@@ -299,7 +426,6 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
                   nb) -> dict:
     """The plans of configurations sharing ``lmm_opt`` (no empty tile), over their tiles ``gid``; ``jds``,
     ``ivs``: each configuration's format and mapping."""
-    G = len(H)
     rows = tiles.rows[gid]
     stored, top = rows * nb, rows
     jx = np.flatnonzero(jds)  # the Margins of the JDS configurations only
@@ -310,7 +436,7 @@ def _sparse_group(tiles: _Tiles, gid: np.ndarray, jds: np.ndarray, ivs: np.ndarr
         stored[:, jx] = margins.sum(axis=0)  # rows x their blocks = the Margins' sum
         top[:, jx] = tiles.nonzero_rows[gid_j]
     a_max = _a_max(cfg, ~jds | (top.max(axis=0) * cfg["e"] > cfg["L"] / 2))
-    count, g, AG, BG = _candidates(n, cfg, np.full(G, opt), a_max)
+    count, g, AG, BG = _candidates(n, cfg, bool(opt), a_max)
     gid_g = _cols(gid, g)
     tc = {"rows": _cols(rows, g), "cols": tiles.cols[gid_g], "blocks": _cols(nb, g), "stored": _cols(stored, g),
           "slots": _cols(stored * H, g), "top": _cols(top, g), "first_k": tiles.first_k[gid_g],

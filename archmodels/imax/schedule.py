@@ -372,6 +372,68 @@ def pack(margins, blocks, budget, agrp) -> tuple[np.ndarray, np.ndarray, np.ndar
             np.where(some, np.maximum(most, blocks - start), most))
 
 
+def pack_pairs(margins: np.ndarray, blocks: np.ndarray, budget: np.ndarray,
+               agrp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`pack` of (tile, configuration) pairs: ``margins`` [blocks, pairs] (0 past a pair's ``blocks``), the
+    others one number per pair. The same greedy walk with fewer numpy calls per block: the pairs ordered by their
+    blocks (most first), so that block b walks only the prefix of pairs that have it (views: no ``live`` mask),
+    and without :func:`pack`'s ``b > start`` test, true at every b >= 1 (a group starts at an earlier block; at
+    b = 0 nothing closes)."""
+    order = np.argsort(-blocks, kind="stable")
+    nb, bud, ag = blocks[order], budget[order], agrp[order]
+    m = np.take(margins, order, axis=1)
+    P = len(nb)
+    n, big, most, start, used = np.zeros((5, P), np.int64)
+    ks = np.searchsorted(-nb, -np.arange(len(m)), side="left").tolist()  # pairs with more than b blocks
+    for b, k in enumerate(ks):
+        if not k:
+            break
+        if k <= _PACK_TAIL:  # the few pairs with the most blocks: the rest of their walk in Python integers
+            _pack_tail(m, nb, bud, ag, b, k, (n, big, most, start, used))
+            break
+        mb, u = m[b, :k], used[:k]
+        if b:
+            s = start[:k]
+            d = b - s
+            close = d >= ag[:k]
+            close |= u + mb > bud[:k]
+            n[:k] += close
+            np.maximum(big[:k], u, out=big[:k], where=close)
+            np.maximum(most[:k], d, out=most[:k], where=close)
+            s[close] = b
+            u[close] = 0
+        u += mb
+    some = nb > 0
+    out = np.empty((3, P), np.int64)
+    out[:, order] = (n + some, np.where(some, np.maximum(big, used), big),
+                     np.where(some, np.maximum(most, nb - start), most))
+    return out[0], out[1], out[2]
+
+
+#: pack_pairs walks the last pairs (at most this many still have blocks) in Python integers: ~0.4 us per pair and
+#: block instead of ~10 numpy calls per block (a random batch's longest Margins lists are a few pairs' own)
+_PACK_TAIL = 16
+
+
+def _pack_tail(m: np.ndarray, nb: np.ndarray, budget: np.ndarray, agrp: np.ndarray, b: int, k: int,
+               state: tuple[np.ndarray, ...]) -> None:
+    """:func:`pack_pairs`' walk of pairs 0 .. k - 1 from block ``b`` on, in Python integers (:func:`_pack_one`'s
+    steps from the pairs' ``state``: groups, largest group, most blocks, start, used; updated in place)."""
+    rows = [x[:k].tolist() for x in state]
+    cols = m[b:, :k].T.tolist()
+    for j, (blocks, bud, ag, col) in enumerate(zip(nb[:k].tolist(), budget[:k].tolist(), agrp[:k].tolist(), cols)):
+        n, big, most, start, used = (r[j] for r in rows)
+        for i, mm in enumerate(col[:blocks - b]):
+            at = b + i
+            if at > start and (at - start >= ag or used + mm > bud):
+                n, big, most, start, used = n + 1, max(big, used), max(most, at - start), at, 0
+            used += mm
+        for r, v in zip(rows, (n, big, most, start, used)):
+            r[j] = v
+    for x, r in zip(state, rows):
+        x[:k] = r
+
+
 # ---------------------------------------------------------------- constraints
 
 CONSTRAINTS = ("4.4.2", "4.4.3", "4.4.4", "4.4.5", "4.4.6", "4.4.7", "4.4.8", "4.4.9", "4.4.10")
@@ -380,6 +442,10 @@ CONSTRAINTS = ("4.4.2", "4.4.3", "4.4.4", "4.4.5", "4.4.6", "4.4.7", "4.4.8", "4
 def pad_of(acolumn, H):
     """(4.4.1) columns that pad Acolumn up to a multiple of H (scalars or arrays)."""
     return (-acolumn) % H
+
+
+#: the names of a problem's limits that :func:`broken` and :func:`no_schedule_reasons` read (:func:`_limits`)
+LIMIT_NAMES = ("arow", "acol", "n", "L", "H", "W", "N", "e", "simd", "jds_top")
 
 
 def _limits(p: Problem) -> dict:
@@ -543,9 +609,10 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
     n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
     at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
-    flags = np.stack([_some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in CONSTRAINTS],
-                     axis=1)
-    pattern = flags.astype(np.int64) @ (1 << np.arange(len(CONSTRAINTS)))
+    flags = [_some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in CONSTRAINTS]
+    pattern = np.asarray(flags[0]).astype(np.int64)  # bit i: constraint i broken (two calls a bit, no stack)
+    for i, flag in enumerate(flags[1:], 1):
+        pattern |= np.asarray(flag).astype(np.int64) << i
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
     first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
     names = {code: ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
@@ -959,6 +1026,11 @@ def _pack_one(margins: list[int], budget: int, agrp: int) -> tuple[int, int, int
     if not margins:
         return n, big, most
     return n + 1, max(big, used), max(most, len(margins) - start)
+
+
+#: the counts :func:`timing` reads
+TIMING_FEATURES = ("c_drain_bytes", "drain_desc_words", "conf_words", "regv_words", "range_words", "a_bytes", "b_bytes",
+                   "c_load_bytes", "load_desc_words", "a_desc_words", "exec_cycles")
 
 
 def timing(f: dict[str, np.ndarray], nchip, clock_hz, link_bytes_per_s) -> dict[str, np.ndarray]:
