@@ -180,14 +180,14 @@ def test_groups_columns_and_distinct_rows(sparse):
 
 
 def test_node_masks_equal_distinct_nodes():
-    """model._node_masks: tech.distinct's nodes in order with each one's points, also for one node and for a node
-    outside tech.NODES_NM (the np.unique path)."""
+    """tech.node_masks (was imax's model._node_masks): tech.distinct's nodes in order with each one's points,
+    also for one node and for a node outside tech.NODES_NM (the np.unique path)."""
     from archmodels import tech
 
     rng = np.random.default_rng(4)
     for nodes in (np.array(tech.NODES_NM), np.array(tech.NODES_NM[:1]), np.array(list(tech.NODES_NM) + [7])):
         a = rng.choice(nodes, 300)
-        got = IM._node_masks(a)
+        got = tech.node_masks(a)
         assert [n for n, _ in got] == tech.distinct(a)
         for n, sel in got:
             assert type(n) is int and np.array_equal(sel, a == n)

@@ -364,7 +364,7 @@ class ImaxModel(Model):
         if n == 1:  # one point (a study's trial): the same operations on Python numbers
             return _totals_one(pts, layers)
         cc = _clock_costs(pts)  # its area factor is tech.logic_area_factor of these clocks: not computed again
-        nodes = _node_masks(pts["tech_nm"])
+        nodes = tech.node_masks(pts["tech_nm"])
         if len(nodes) == 1:  # one node (a study at a fixed node, one point): no selection
             u, kb, nc, f = pts["units"], pts["lmm_kb"], pts["nchip"], pts["clock_mhz"]
             logic, lmm = C.area_parts_mm2(u, kb, nc, int(nodes[0][0]), f, cc.area_factor)
@@ -508,7 +508,7 @@ class _Batch:
         if len(pts["tech_nm"]) == 1:  # one point: its node, and every point of the batch at it
             nodes = [(pts["tech_nm"].item(0), _YES)]
         else:
-            nodes = _node_masks(pts["tech_nm"])
+            nodes = tech.node_masks(pts["tech_nm"])
         return cls(pts, batch_size(pts), pts["clock_mhz"] * 1e6, C.link_bytes_per_s(pts["link_gbps"]),
                    np.asarray(pts["nchip"], dtype=np.int64),
                    _clock_costs(pts).energy_scale, nodes)
@@ -701,22 +701,6 @@ def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: in
 
 
 _FORMAT_NAMES, _MAPPING_NAMES = np.array(FORMATS), np.array(C.MAPPINGS)
-
-
-def _node_masks(tech_nm: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """[(node, whether each point is at it)] of the nodes the points use, in increasing order (``tech.distinct``'s
-    nodes): one comparison per declared node (``tech.NODES_NM``) instead of np.unique's sort; ``tech.distinct``
-    when some point is at another node."""
-    out, seen = [], 0
-    for node in sorted(tech.NODES_NM):
-        sel = tech_nm == node
-        k = int(np.count_nonzero(sel))
-        if k:
-            out.append((node, sel))
-            seen += k
-    if seen != tech_nm.size:
-        return [(node, tech_nm == node) for node in tech.distinct(tech_nm)]
-    return out
 
 
 def _dram_pj_per_byte(dram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
