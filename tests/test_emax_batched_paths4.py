@@ -75,16 +75,21 @@ def test_mapping_rows_equal_the_scalar_mapper_pair_by_pair(seed, arch, wl):
         assert why(js) == [(bool(answers[j][0]), tuple(x.reason for x in answers[j][1])) for j in js.tolist()]
 
 
+def structure_keys(arch: str, n: int, seed: int) -> tuple[tuple, ...]:
+    """The structural combinations (em.STRUCT, the tile-search flag last) of ``n`` random points of ``arch``."""
+    m = get_model(arch)
+    pts = m.params.points(m.params.random_rows(n, np.random.default_rng(seed)))
+    n = len(pts["rows"])
+    cols = [pts[k] if k in pts else np.full(n, em._STRUCT_DEFAULTS[k], dtype=object) for k in em.STRUCT[:-1]]
+    cols.append(np.isin(np.asarray(pts["criterion"], dtype=object), em.TILE_SEARCH_CRITERIA))
+    return tuple(zip(*[c.tolist() for c in cols]))
+
+
 def test_arrays_equal_hw_and_its_mapper_view():
     """_arrays builds each combination's array field by field: equal (and hashing equal) to _hw and to
     replace(_hw, spm_bytes=0), for random combinations of both architectures."""
     for arch in ("emaxv", "emaxvr"):
-        m = get_model(arch)
-        pts = m.params.points(m.params.random_rows(50, np.random.default_rng(3)))
-        n = len(pts["rows"])
-        cols = [pts[k] if k in pts else np.full(n, em._STRUCT_DEFAULTS[k], dtype=object) for k in em.STRUCT[:-1]]
-        cols.append(np.isin(np.asarray(pts["criterion"], dtype=object), em.TILE_SEARCH_CRITERIA))
-        keys = tuple(zip(*[c.tolist() for c in cols]))
+        keys = structure_keys(arch, 50, 3)
         hws, mhws = em._arrays(arch, keys)
         for key, hw, mhw in zip(keys, hws, mhws):
             want = em._hw(arch, key)

@@ -16,6 +16,8 @@ from archmodels import get_model
 from archmodels.emax import explain, mapper, traffic
 from archmodels.emax import model as em
 
+from .test_emax_batched_paths4 import structure_keys
+
 SLOW = settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -301,12 +303,7 @@ def test_an_array_without_an_spm_is_its_own_mapper_view():
     fields and hash), and a view without the SPM otherwise."""
     from dataclasses import replace
     for arch in ("emaxv", "emaxvr"):
-        m = get_model(arch)
-        pts = m.params.points(m.params.random_rows(60, np.random.default_rng(5)))
-        n = len(pts["rows"])
-        cols = [pts[k] if k in pts else np.full(n, em._STRUCT_DEFAULTS[k], dtype=object) for k in em.STRUCT[:-1]]
-        cols.append(np.isin(np.asarray(pts["criterion"], dtype=object), em.TILE_SEARCH_CRITERIA))
-        keys = tuple(zip(*[c.tolist() for c in cols]))
+        keys = structure_keys(arch, 60, 5)
         if arch == "emaxvr":
             keys += tuple(k[:3] + (0.0,) + k[4:] for k in keys[:5])  # arrays without an SPM
         hws, mhws = em._arrays(arch, keys)

@@ -68,19 +68,23 @@ def test_int_texts_negative_values_written_one_by_one():
     assert S._int_texts(np.array([-3, 5]), "x").tolist() == ["-3x", "5x"]
 
 
+def random_limits(rng: np.random.Generator, G: int) -> tuple[np.ndarray, dict]:
+    """(which of G random configurations built, the limits of those that did): random products, mappings,
+    units, cols, LMM sizes (4-4096 KB) and chips."""
+    cfg = S.configurations(rng.integers(1, 900, G), rng.integers(1, 900, G), 96, rng.choice(["dense", "ivj", "ivs"], G),
+                           rng.integers(1, 1024, G), rng.choice([1, 2, 4, 8], G), rng.integers(4, 4097, G),
+                           rng.integers(1, 65, G))
+    ok = ~cfg["error"]
+    return ok, {k: v[ok] if np.ndim(v) else v for k, v in cfg.items()}
+
+
 @pytest.mark.parametrize("pair_table", [True, False])
 def test_no_schedule_reasons_equal_the_scalar_lines_many_lmm_sizes(pair_table, monkeypatch):
     """The lines joined from number-text tables (lmm_kb up to 4096, several tables; "<head><nchip>, lmm_kb=" per
     used pair, or without that table) == no_schedule_reason."""
     if not pair_table:
         monkeypatch.setattr(S, "_PAIR_TABLE_MAX", 0)
-    rng = np.random.default_rng(9)
-    G = 600
-    cfg = S.configurations(rng.integers(1, 900, G), rng.integers(1, 900, G), 96, rng.choice(["dense", "ivj", "ivs"], G),
-                           rng.integers(1, 1024, G), rng.choice([1, 2, 4, 8], G), rng.integers(4, 4097, G),
-                           rng.integers(1, 65, G))
-    ok = ~cfg["error"]
-    lim = {k: v[ok] if np.ndim(v) else v for k, v in cfg.items()}
+    ok, lim = random_limits(np.random.default_rng(9), 600)
     lines = S.no_schedule_reasons(lim)
     p = S.build(96, 96, 96, "dense", "dense", 64, 4, 64, 1, with_tiles=False)  # only its error is read
     for g in range(int(ok.sum())):

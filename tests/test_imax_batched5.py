@@ -13,6 +13,8 @@ from archmodels.imax import schedule as S
 from workloads import load_workload
 from workloads.parametric import parse
 
+from .test_imax_batched4 import _rows, random_limits
+
 M = get_model("imax")
 
 
@@ -100,12 +102,7 @@ def test_reasons_from_the_limits_alone_and_timing_from_its_counts():
     """no_schedule_reasons reads only schedule.LIMIT_NAMES, timing only schedule.TIMING_FEATURES (the batched
     paths gather just those): the same lines and times as from every number."""
     rng = np.random.default_rng(9)
-    G = 500
-    cfg = S.configurations(rng.integers(1, 900, G), rng.integers(1, 900, G), 96, rng.choice(["dense", "ivj", "ivs"], G),
-                           rng.integers(1, 1024, G), rng.choice([1, 2, 4, 8], G), rng.integers(4, 4097, G),
-                           rng.integers(1, 65, G))
-    ok = ~cfg["error"]
-    lim = {key: v[ok] if np.ndim(v) else v for key, v in cfg.items()}
+    ok, lim = random_limits(rng, 500)
     _same(S.no_schedule_reasons({key: lim[key] for key in S.LIMIT_NAMES}), S.no_schedule_reasons(lim))
     feats = {key: rng.integers(0, 10**6, 50).astype(float) for key in S.FEATURES}
     nchip, clock, bw = rng.integers(1, 8, 50), rng.uniform(1e7, 2e9, 50), rng.uniform(1e7, 1e11, 50)
@@ -114,17 +111,6 @@ def test_reasons_from_the_limits_alone_and_timing_from_its_counts():
     assert list(got) == list(want)
     for key in want:
         _same(got[key], want[key])
-
-
-def _rows(n: int, seed: int, divisors: tuple[int, ...]) -> list[dict]:
-    """Random points, half of them with nchip dividing n and small structures (many schedule)."""
-    rng = np.random.default_rng(seed)
-    rows = M.params.random_rows(n, rng)
-    for row in rows[::2]:
-        row["nchip"] = int(rng.choice(divisors))
-        row["units"] = int(rng.choice([8, 16, 24, 40, 64]))
-        row["lmm_kb"] = int(rng.choice([4, 8, 16, 64, 256]))
-    return rows
 
 
 def test_runs_of_several_products_split_equal_each_product_alone():
