@@ -557,8 +557,11 @@ class _Results:
         for i in range(self.nl):
             if self.names[i] is None:  # metric key order: as the first combination set them (read-only lists)
                 if p.count[i, 0] > 0:
-                    if ran is None:
-                        ran = [k for k in res if not k.startswith("state:")]
+                    if ran is None:  # every metric name in _all_metric_names' order, then any other key: the
+                        # order of a layer without a plan too, so a point's keys do not depend on its batch
+                        names = _all_metric_names()
+                        ran = [k for k in names if k in res]
+                        ran += [k for k in res if not k.startswith("state:") and k not in names]
                         for k in ran:  # (every metric name is in the cube: only keys beyond it)
                             if k not in self.metrics:
                                 self.metrics[k] = np.full((self.nl, self.n), np.nan)
