@@ -63,8 +63,8 @@ def bisect_vdd_ratio(clock_mhz: float, node_nm: int) -> float:
     lo, hi, steps = v0, vmax, tech._BISECT_STEPS
     tree = tech.bisection_tree(node_nm)
     if tree is not None:  # the first steps from the table, as tech._bisect_vdd_ratios takes them
-        at = int(np.searchsorted(tree[1], target, side="left"))
-        lo, hi, steps = tree[0].item(at), tree[0].item(at + 1), tech._BISECT_STEPS - tech._TREE_DEPTH
+        lo, hi = (float(v) for v in tech.tree_interval(tree, target))
+        steps = tech._BISECT_STEPS - tech._TREE_DEPTH
     x = np.empty(1)
     power = np.power
     for _ in range(steps):  # speed rises with V in [v0, vmax]

@@ -335,6 +335,15 @@ def bisection_tree(node_nm: int) -> tuple[np.ndarray, np.ndarray] | None:
     return mids, speeds
 
 
+def tree_interval(tree: tuple[np.ndarray, np.ndarray], target):
+    """(lo, hi) of the bisection after the steps :func:`bisection_tree` holds, for a target speed (a number or
+    an array): between the last speed below the target and the next one (the count of speeds below it is the
+    number of steps that went up)."""
+    mids, speeds = tree
+    at = np.searchsorted(speeds, target, side="left")
+    return mids[at], mids[at + 1]
+
+
 def _bisect_vdd_ratios(f: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """:func:`_bisect_vdd_ratio` of clocks ``f`` in (F_NOM, fmax] at their ``nodes`` (one per clock), bit for bit:
     the first :data:`_TREE_DEPTH` steps by one binary search in :func:`bisection_tree` per node, the remaining
@@ -352,8 +361,7 @@ def _bisect_vdd_ratios(f: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         v0[sel], vt[sel] = _VDD[nd], VT[nd]
         t = np.maximum(f[sel] / F_NOM_MHZ[nd], 1.0) * _speed(_VDD[nd], nd)
         target[sel] = t
-        at = np.searchsorted(speeds, t, side="left")  # speeds below the target: the steps that went up
-        lo[sel], hi[sel] = mids[at], mids[at + 1]
+        lo[sel], hi[sel] = tree_interval((mids, speeds), t)
     for _ in range(_BISECT_STEPS - _TREE_DEPTH):  # the steps the table does not hold
         mid = (lo + hi) / 2
         slow = (mid - vt) ** ALPHA / mid < target  # _speed(mid)
