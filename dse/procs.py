@@ -41,13 +41,19 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def interrupt_on_term() -> None:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt (main thread only)."""
+def _on_term(handler) -> None:
+    """SIGTERM and SIGHUP (where the platform has it) go to ``handler`` (main thread only: Python sets signal
+    handlers there)."""
     if threading.current_thread() is not threading.main_thread():
         return
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
-            signal.signal(sig, _raise_interrupt)
+            signal.signal(sig, handler)
+
+
+def interrupt_on_term() -> None:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt (main thread only)."""
+    _on_term(_raise_interrupt)
 
 
 def stop_on_term(stop: Callable[[], None]) -> None:
@@ -55,11 +61,7 @@ def stop_on_term(stop: Callable[[], None]) -> None:
     trials it holds and returns. An exception raised by a signal handler may land anywhere, also between a
     lock's acquire and the block that releases it (Python's signal docs), and the clean path would then wait
     for that lock for ever; a flag read between trials cannot."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            signal.signal(sig, lambda signum, frame: stop())
+    _on_term(lambda signum, frame: stop())
 
 
 def _prctl_pdeathsig(sig: int) -> bool:
