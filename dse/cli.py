@@ -243,7 +243,7 @@ def cmd_sweep(args) -> int:
     if not args.no_report:
         from . import report
 
-        print(f"report: {report.build(paths['trials'].parent, pareto_png=paths['plot'])}")
+        print(f"report: {report.build(paths['trials'].parent, pareto_png=paths['plot'], table=table)}")
     return 0
 
 

@@ -121,8 +121,9 @@ class Source:
     ost: Any = None
 
 
-def load_source(out_dir: Path) -> Source:
-    """Read ``study.json``, the study file and the rows (storage or trials.csv)."""
+def load_source(out_dir: Path, table: results.Table | None = None) -> Source:
+    """Read ``study.json``, the study file and the rows (storage or trials.csv); a sweep's ``table`` whose rows
+    are what its trials.csv reads back as (:attr:`~dse.results.Table.csv_exact`) is taken as it is."""
     from . import config
 
     out_dir = Path(out_dir)
@@ -135,7 +136,8 @@ def load_source(out_dir: Path) -> Source:
     if meta.get("kind") == "sweep":
         if not (out_dir / "trials.csv").exists():
             raise UserError(f"report: {out_dir}/trials.csv is missing; run dse sweep again")
-        table = results.Table(results.read_csv(out_dir / "trials.csv"), objectives, directions)
+        if table is None or not table.csv_exact or table.objectives != objectives:
+            table = results.Table(results.read_csv(out_dir / "trials.csv"), objectives, directions)
         return Source(out_dir, meta, st, table, "sweep")
     from . import study as study_mod
 
@@ -405,13 +407,14 @@ def importances(src: Source) -> tuple[dict[str, dict[str, float]], str]:
 
 
 def build(out_dir: Path, points: Sequence[int] | None = None, output: Path | None = None,
-          pareto_png: Path | None = None) -> Path:
+          pareto_png: Path | None = None, table: results.Table | None = None) -> Path:
     """Write ``report.html`` for the results folder ``out_dir``; return its path.
 
     ``pareto_png``: the Pareto plot just drawn from the same rows by
-    :func:`dse.outputs.write_outputs` (embedded as is instead of drawn again).
+    :func:`dse.outputs.write_outputs` (embedded as is instead of drawn again);
+    ``table``: a sweep's rows just written to trials.csv (see :func:`load_source`).
     """
-    src = load_source(Path(out_dir))
+    src = load_source(Path(out_dir), table)
     return write(src, points, output, pareto_png)
 
 

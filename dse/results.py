@@ -7,10 +7,13 @@ from storage alone: the study name, storage, objectives and directions.
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import math
+import operator
 import os
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,17 +28,20 @@ class Table:
     rows: list[dict[str, Any]]
     objectives: list[str]  # metric paths, e.g. total.time_s
     directions: list[str]  # minimize | maximize
+    #: the rows equal what :func:`read_csv` returns for the trials.csv :func:`write_csv` writes from them (set by
+    #: whoever checked it, e.g. a sweep), so a report may use them instead of reading the file back
+    csv_exact: bool = False
 
     def values(self) -> np.ndarray:
-        out = np.full((len(self.rows), len(self.objectives)), np.nan)
-        for i, r in enumerate(self.rows):
-            for j, m in enumerate(self.objectives):
-                v = r.get(m)
-                out[i, j] = np.nan if v is None else float(v)
+        """The objectives, (rows x objectives) floats; NaN where a row has none (None converts to NaN)."""
+        rows = self.rows
+        out = np.empty((len(rows), len(self.objectives)))
+        for j, m in enumerate(self.objectives):
+            out[:, j] = np.array([r.get(m) for r in rows], dtype=float).reshape(len(rows))
         return out
 
     def feasible(self) -> np.ndarray:
-        return np.array([bool(r.get("feasible")) for r in self.rows], dtype=bool)
+        return np.fromiter((bool(r.get("feasible")) for r in self.rows), dtype=bool, count=len(self.rows))
 
     def pareto_mask(self) -> np.ndarray:
         vals = self.values()
@@ -80,21 +86,85 @@ def pareto_mask(values: np.ndarray, directions: Sequence[str], candidates: np.nd
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     """Rows as CSV; the union of keys forms the header (params first)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    keys: list[str] = []
-    for r in rows:
-        for k in r:
-            if k not in keys and k != "values":
-                keys.append(k)
+    keys = _header(rows)
     with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in keys})
+        w = csv.writer(fh)  # writes None as an empty field
+        w.writerow(keys)
+        w.writerows(_cells(rows, keys))
+
+
+def _header(rows: list[dict[str, Any]]) -> list[str]:
+    """The union of the rows' keys in order of first appearance, without ``values``; a row whose keys equal the
+    previous row's (the common case: all rows alike) adds nothing and is skipped by one set comparison."""
+    seen: dict[str, None] = {}
+    last = None
+    for r in rows:
+        ks = r.keys()
+        if last is None or ks != last:
+            seen.update(dict.fromkeys(ks))
+            last = ks
+    seen.pop("values", None)
+    return list(seen)
+
+
+def _cells(rows: list[dict[str, Any]], keys: list[str]):
+    """Each row's values in ``keys`` order, None where a row lacks a key."""
+    if len(keys) < 2:  # itemgetter of one key returns the value, not a tuple
+        yield from ([r.get(k) for k in keys] for r in rows)
+        return
+    get = operator.itemgetter(*keys)
+    for r in rows:
+        try:
+            yield get(r)
+        except KeyError:
+            yield [r.get(k) for k in keys]
+
+
+@contextmanager
+def gc_paused():
+    """The cyclic garbage collector paused while a bulk step builds millions of acyclic containers (row dicts,
+    parsed columns): each allocation burst would otherwise trigger collections that walk every row built so far.
+    Nothing cyclic is made inside, so nothing is left for the collector to find later."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def csv_stable(value: Any) -> bool:
+    """Whether ``value`` in a row reads back from :func:`write_csv`'s file as itself (:func:`_parse`): None,
+    floats (written by repr), bools, integers below 2**53 (parsed through a float) and text that does not look
+    like a number, a bool or nothing."""
+    t = type(value)
+    if value is None or t is float or t is bool:
+        return True
+    if t is int:
+        return abs(value) < 2 ** 53
+    if t is str:
+        return value != "" and type(_parse(value)) is str
+    return False
 
 
 def read_csv(path: Path) -> list[dict[str, Any]]:
     """Rows back from a CSV written by :func:`write_csv` (numbers parsed)."""
-    with path.open(newline="") as fh:
+    with path.open(newline="") as fh, gc_paused():
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return []
+        width = len(header)
+        rows = []
+        for r in reader:  # a row at a time (not csv.DictReader's Python-level pairing of each row)
+            if len(r) == width:
+                rows.append(dict(zip(header, map(_parse, r))))
+            elif r:  # ragged: as csv.DictReader pairs the fields, from the start
+                break
+        else:
+            return rows
+        fh.seek(0)
         return [{k: _parse(v) for k, v in r.items()} for r in csv.DictReader(fh)]
 
 

@@ -24,7 +24,7 @@ from .config import Study
 from workloads.errors import UserError
 from .objective import evaluate_columns
 from .outputs import write_outputs
-from .results import Table, summary, write_text_atomic
+from .results import Table, csv_stable, gc_paused, summary, write_text_atomic
 
 DEFAULT_CHUNK = 2048
 
@@ -79,17 +79,35 @@ def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None
         _watch_parent(parent_pid)  # (a no-op where the pool's initializer already ran it)
     cols = grid.columns(indices)
     ev = evaluate_columns(study, cols)
+    viol = ev.violations
     out = {
-        "index": [int(i) for i in indices],
+        "index": np.asarray(indices, dtype=np.int64).tolist(),
         "params": {n: cols[n].tolist() for n in grid.names},
-        "totals": {k: [None if not np.isfinite(x) else float(x) for x in v] for k, v in ev.totals.items()},
-        "objectives": [[None if not np.isfinite(x) else float(x) for x in row] for row in ev.values],
-        "model_feasible": [bool(x) for x in ev.feasible],
-        "violation": [float(np.maximum(row[:-1], 0).sum()) if len(row) > 1 else 0.0 for row in ev.violations],
+        "totals": {k: finite_or_none(v) for k, v in ev.totals.items()},
+        "objectives": finite_or_none(ev.values),
+        "model_feasible": np.asarray(ev.feasible, dtype=bool).tolist(),
+        # the constraints' positive parts summed per row (the last column is the model's verdict)
+        "violation": (np.maximum(viol[:, :-1], 0).sum(axis=1).tolist() if viol.shape[1] > 1
+                      else [0.0] * len(viol)),
         "reason": [r or None for r in ev.reason],
     }
     if path is not None:
         write_text_atomic(path, json.dumps(out))  # a chunk file is either whole or absent
+    return out
+
+
+def finite_or_none(a: np.ndarray) -> list:
+    """``a`` (1-D or 2-D floats) as nested Python lists with None for each non-finite value (JSON has neither
+    NaN nor infinity): one ``tolist`` and a patch of the few non-finite cells, not a Python test per value."""
+    a = np.asarray(a, dtype=float)
+    out = a.tolist()
+    bad = ~np.isfinite(a)
+    if a.ndim == 1:
+        for i in np.flatnonzero(bad).tolist():
+            out[i] = None
+    else:
+        for i, j in np.argwhere(bad).tolist():
+            out[i][j] = None
     return out
 
 
@@ -133,8 +151,10 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
             with parallel_config(backend=backend, n_jobs=n_jobs, **init):
                 list(_track(Parallel(return_as="generator_unordered")(calls), len(todo), progress))
     elapsed = time.time() - t0
-    parts = [json.loads((cdir / f"chunk_{i:06d}.json").read_text()) for i in range(len(chunks))]
-    table = table_from_chunks(study, parts)
+    with gc_paused():
+        parts = [json.loads((cdir / f"chunk_{i:06d}.json").read_text()) for i in range(len(chunks))]
+        table = table_from_chunks(study, parts)
+    table.csv_exact = _reads_back(grid, parts)
     from .report import bounds_of, study_title
 
     paths = write_outputs(out_dir, table, title=study_title(study, "sweep"), bounds=bounds_of(study))
@@ -165,22 +185,33 @@ def _track(gen, total: int, progress: bool):
             yield x
 
 
+def _reads_back(grid: Grid, parts: list[dict[str, Any]]) -> bool:
+    """Whether the sweep's rows equal what reading its trials.csv back returns (:attr:`Table.csv_exact`): every
+    chunk has the same totals, and every grid value and reason reads back as itself (totals, objectives and
+    violations are floats or None, flags bools, indices small integers, by construction)."""
+    if len({tuple(p["totals"]) for p in parts}) > 1:
+        return False
+    reasons = set().union(*(p["reason"] for p in parts)) if parts else set()
+    return all(csv_stable(x) for vals in grid.values for x in vals) and all(map(csv_stable, reasons))
+
+
 def table_from_chunks(study: Study, parts: list[dict[str, Any]]) -> Table:
     """Rows ordered by grid index, with the same columns as a study's trials.csv."""
     rows: list[dict[str, Any]] = []
     objectives = [o.metric for o in study.objectives]
-    for p in parts:
-        for i, idx in enumerate(p["index"]):
-            row: dict[str, Any] = {"number": idx}
-            row.update({f"param.{n}": p["params"][n][i] for n in p["params"]})
-            row.update({f"total.{k}": v[i] for k, v in p["totals"].items()})
-            for m, v in zip(objectives, p["objectives"][i]):
-                row.setdefault(m, v)
-            row["feasible"] = p["model_feasible"][i] and p["violation"][i] <= 0
-            row["model_feasible"] = p["model_feasible"][i]
-            row["constraint_violation"] = p["violation"][i]
-            row["infeasible_reason"] = p["reason"][i]
-            rows.append(row)
+    for p in parts:  # a chunk's columns, then its rows zipped from them (not one dict update per value)
+        cols: dict[str, list[Any]] = {"number": p["index"]}
+        cols.update((f"param.{n}", v) for n, v in p["params"].items())
+        cols.update((f"total.{k}", v) for k, v in p["totals"].items())
+        for j, m in enumerate(objectives):
+            if m not in cols:  # an objective that is not a total (the first value wins, as setdefault)
+                cols[m] = [o[j] for o in p["objectives"]]
+        cols["feasible"] = [f and v <= 0 for f, v in zip(p["model_feasible"], p["violation"])]
+        cols["model_feasible"] = p["model_feasible"]
+        cols["constraint_violation"] = p["violation"]
+        cols["infeasible_reason"] = p["reason"]
+        keys = list(cols)
+        rows.extend(dict(zip(keys, vals)) for vals in zip(*cols.values()))
     return Table(rows, objectives, [o.direction for o in study.objectives])
 
 
