@@ -89,7 +89,7 @@ def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None
         # the constraints' positive parts summed per row (the last column is the model's verdict)
         "violation": (np.maximum(viol[:, :-1], 0).sum(axis=1).tolist() if viol.shape[1] > 1
                       else [0.0] * len(viol)),
-        "reason": [r or None for r in ev.reason],
+        "reason": [str(r) if r else None for r in ev.reason],  # plain str (see _json_plain)
     }
     if path is not None:
         write_text_atomic(path, json.dumps(out))  # a chunk file is either whole or absent
@@ -109,6 +109,22 @@ def finite_or_none(a: np.ndarray) -> list:
         for i, j in np.argwhere(bad).tolist():
             out[i][j] = None
     return out
+
+
+def _eval_task(i: int, *args: Any) -> tuple[int, dict[str, Any]]:
+    """Chunk ``i`` evaluated (:func:`_eval_chunk`), with its number (the pool returns chunks in any order)."""
+    return i, _eval_chunk(*args)
+
+
+_PLAIN = (int, float, str, bool, type(None))
+
+
+def _json_plain(grid: Grid) -> bool:
+    """Whether a chunk as :func:`_eval_chunk` returns it equals its JSON file read back: its totals, objectives,
+    flags, indices and reasons are plain Python values by construction (``tolist``, text), so this holds when
+    every grid value is a plain int, float, str, bool or None (not, e.g., a list, which JSON reads back as
+    itself only by luck, or a float subclass, which JSON writes as a float)."""
+    return all(type(x) in _PLAIN for vals in grid.values for x in vals)
 
 
 def chunk_indices(n_points: int, chunk: int, sample: np.ndarray | None) -> list[np.ndarray]:
@@ -140,19 +156,25 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
 
     t0 = time.time()
     todo = [(i, c) for i, c in enumerate(chunks) if not (cdir / f"chunk_{i:06d}.json").exists()]
-    calls = (delayed(_eval_chunk)(study, grid, c, cdir / f"chunk_{i:06d}.json", os.getpid()) for i, c in todo)
+    calls = (delayed(_eval_task)(i, study, grid, c, cdir / f"chunk_{i:06d}.json", os.getpid()) for i, c in todo)
+    done: dict[int, dict[str, Any]] = {}
     if todo:
         if backend == "dask":
             with _dask_client(scheduler), parallel_config(backend="dask"):
-                list(_track(Parallel(n_jobs=-1, return_as="generator_unordered")(calls), len(todo), progress))
+                done.update(_track(Parallel(n_jobs=-1, return_as="generator_unordered")(calls), len(todo), progress))
         else:
             # loky workers watch their parent from the moment they start, not only once they run a chunk
             init = dict(initializer=_watch_parent, initargs=(os.getpid(),)) if backend == "loky" else {}
             with parallel_config(backend=backend, n_jobs=n_jobs, **init):
-                list(_track(Parallel(return_as="generator_unordered")(calls), len(todo), progress))
+                done.update(_track(Parallel(return_as="generator_unordered")(calls), len(todo), progress))
     elapsed = time.time() - t0
+    if not _json_plain(grid):  # a chunk as returned might differ from its file read back: read every file
+        done.clear()
     with gc_paused():
-        parts = [json.loads((cdir / f"chunk_{i:06d}.json").read_text()) for i in range(len(chunks))]
+        # chunks evaluated by this call as they came back (their files hold the same, see _json_plain); chunks
+        # of an earlier, interrupted call from their files
+        parts = [done.pop(i, None) or json.loads((cdir / f"chunk_{i:06d}.json").read_text())
+                 for i in range(len(chunks))]
         table = table_from_chunks(study, parts)
     table.csv_exact = _reads_back(grid, parts)
     from .report import bounds_of, study_title
