@@ -212,7 +212,7 @@ def cmd_worker(args) -> int:
 
 def cmd_sweep(args) -> int:
     from . import config, results
-    from .sweep import Grid, run_sweep
+    from .sweep import Grid, record_sweep, run_sweep
 
     st = config.load(args.study)
     if args.n_jobs is not None and args.n_jobs < 1:
@@ -230,12 +230,7 @@ def cmd_sweep(args) -> int:
         st, n_jobs=args.n_jobs, sample=args.sample, seed=args.seed, chunk=args.chunk,
         backend=args.backend, scheduler=args.scheduler, progress=not args.no_progress,
     )
-    results.write_meta(paths["trials"].parent, {
-        "name": st.name, "study_file": st.path, "study_copy": config.write_copy(st, paths["trials"].parent),
-        "arch": st.arch, "kind": "sweep",
-        "objectives": table.objectives, "directions": table.directions,
-        "sample": args.sample, "seed": args.seed, "elapsed_s": elapsed,
-    })
+    record_sweep(st, paths["trials"].parent, table, args.sample, args.seed, elapsed)
     rate = len(table.rows) / elapsed if elapsed > 0 else float("inf")
     print(f"{len(table.rows)} points in {elapsed:.2f} s ({rate:,.0f} points/s)")
     print(results.summary(table))

@@ -183,6 +183,19 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
     return table, paths, elapsed
 
 
+def record_sweep(study: Study, out_dir: Path, table: Table, sample: int | None, seed: int, elapsed_s: float) -> None:
+    """Write the sweep folder's ``study.json`` and study copy: what ``dse report`` and ``dse plot`` read."""
+    from . import config
+    from .results import write_meta
+
+    write_meta(out_dir, {
+        "name": study.name, "study_file": study.path, "study_copy": config.write_copy(study, out_dir),
+        "arch": study.arch, "kind": "sweep",
+        "objectives": table.objectives, "directions": table.directions,
+        "sample": sample, "seed": seed, "elapsed_s": elapsed_s,
+    })
+
+
 def _dask_client(scheduler: str | None):
     """A Dask client for ``scheduler``, or a one-line error."""
     try:
@@ -237,4 +250,4 @@ def table_from_chunks(study: Study, parts: list[dict[str, Any]]) -> Table:
     return Table(rows, objectives, [o.direction for o in study.objectives])
 
 
-__all__ = ["Grid", "run_sweep", "summary"]
+__all__ = ["Grid", "record_sweep", "run_sweep", "summary"]
