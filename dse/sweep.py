@@ -3,9 +3,12 @@
 The grid is addressed by index (mixed radix over the dimensions), so a
 worker decodes its own chunk ``[start, stop)`` and nothing large is shipped
 between processes. Each chunk is evaluated in one vectorised call per
-workload and checkpointed to ``results/<name>/sweep/chunks/``; an
-interrupted sweep resumes from its finished chunks. The output does not
-depend on ``n_jobs``: rows are ordered by grid index.
+workload and checkpointed to ``results/<name>/sweep/chunks/`` (one ``.npz``
+of arrays per chunk: the grid indices, totals, objectives, flags and
+reasons; the parameters are decoded from the indices again); an
+interrupted sweep resumes from its finished chunks, also from the ``.json``
+chunks that earlier versions wrote. The output does not depend on
+``n_jobs``: rows are ordered by grid index.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from .config import Study
 from workloads.errors import UserError
 from .objective import evaluate_columns
 from .outputs import write_outputs
-from .results import Table, csv_stable, gc_paused, summary, write_text_atomic
+from .results import Table, csv_stable, gc_paused, summary
 
 DEFAULT_CHUNK = 2048
 
@@ -74,26 +77,60 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None,
-                parent_pid: int | None = None) -> dict[str, Any]:
+                parent_pid: int | None = None) -> dict[str, np.ndarray]:
+    """Evaluate the grid points ``indices``: their study values as arrays (:func:`chunk_arrays`), checkpointed to
+    ``path`` (``.npz``) when given."""
     if parent_pid is not None and parent_pid != os.getpid():  # a pool worker: no orphan after a kill -9
         _watch_parent(parent_pid)  # (a no-op where the pool's initializer already ran it)
-    cols = grid.columns(indices)
-    ev = evaluate_columns(study, cols)
+    ev = evaluate_columns(study, grid.columns(indices))
     viol = ev.violations
     out = {
-        "index": np.asarray(indices, dtype=np.int64).tolist(),
-        "params": {n: cols[n].tolist() for n in grid.names},
-        "totals": {k: finite_or_none(v) for k, v in ev.totals.items()},
-        "objectives": finite_or_none(ev.values),
-        "model_feasible": np.asarray(ev.feasible, dtype=bool).tolist(),
+        "index": np.asarray(indices, dtype=np.int64),
+        **{_TOTAL + k: np.asarray(v, dtype=float) for k, v in ev.totals.items()},
+        "objectives": np.asarray(ev.values, dtype=float),
+        "model_feasible": np.asarray(ev.feasible, dtype=bool),
         # the constraints' positive parts summed per row (the last column is the model's verdict)
-        "violation": (np.maximum(viol[:, :-1], 0).sum(axis=1).tolist() if viol.shape[1] > 1
-                      else [0.0] * len(viol)),
-        "reason": [str(r) if r else None for r in ev.reason],  # plain str (see _json_plain)
+        "violation": np.maximum(viol[:, :-1], 0).sum(axis=1) if viol.shape[1] > 1 else np.zeros(len(viol)),
+        "reason": np.array([str(r) for r in ev.reason], dtype=str).reshape(len(viol)),  # "" for none
     }
-    if path is not None:
-        write_text_atomic(path, json.dumps(out))  # a chunk file is either whole or absent
+    if path is not None:  # a chunk file is either whole or absent
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with tmp.open("wb") as fh:
+            np.savez(fh, **out)
+        os.replace(tmp, path)
     return out
+
+
+_TOTAL = "total."
+
+
+def _read_chunk(cdir: Path, i: int) -> dict[str, Any]:
+    """Chunk ``i`` from its file: the arrays of a ``.npz``, or the lists of a ``.json`` that a sweep before the
+    binary files wrote (an interrupted sweep resumes from either)."""
+    path = cdir / f"chunk_{i:06d}.npz"
+    if path.exists():
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    return json.loads((cdir / f"chunk_{i:06d}.json").read_text())
+
+
+def chunk_lists(grid: Grid, part: dict[str, Any]) -> dict[str, Any]:
+    """A chunk as lists of plain values (None for non-finite numbers and for no reason), the form
+    :func:`table_from_chunks` reads; the parameters are decoded from the grid indices again. A ``.json`` chunk
+    already has this form."""
+    if "params" in part:
+        return part
+    idx = part["index"]
+    cols = grid.columns(idx)
+    return {
+        "index": idx.tolist(),
+        "params": {n: cols[n].tolist() for n in grid.names},
+        "totals": {k[len(_TOTAL):]: finite_or_none(v) for k, v in part.items() if k.startswith(_TOTAL)},
+        "objectives": finite_or_none(part["objectives"]),
+        "model_feasible": part["model_feasible"].tolist(),
+        "violation": part["violation"].tolist(),
+        "reason": [r or None for r in part["reason"].tolist()],
+    }
 
 
 def finite_or_none(a: np.ndarray) -> list:
@@ -111,20 +148,9 @@ def finite_or_none(a: np.ndarray) -> list:
     return out
 
 
-def _eval_task(i: int, *args: Any) -> tuple[int, dict[str, Any]]:
+def _eval_task(i: int, *args: Any) -> tuple[int, dict[str, np.ndarray]]:
     """Chunk ``i`` evaluated (:func:`_eval_chunk`), with its number (the pool returns chunks in any order)."""
     return i, _eval_chunk(*args)
-
-
-_PLAIN = (int, float, str, bool, type(None))
-
-
-def _json_plain(grid: Grid) -> bool:
-    """Whether a chunk as :func:`_eval_chunk` returns it equals its JSON file read back: its totals, objectives,
-    flags, indices and reasons are plain Python values by construction (``tolist``, text), so this holds when
-    every grid value is a plain int, float, str, bool or None (not, e.g., a list, which JSON reads back as
-    itself only by luck, or a float subclass, which JSON writes as a float)."""
-    return all(type(x) in _PLAIN for vals in grid.values for x in vals)
 
 
 def chunk_indices(n_points: int, chunk: int, sample: np.ndarray | None) -> list[np.ndarray]:
@@ -150,13 +176,14 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
     tag = f"{study.fingerprint()}-{grid.size}-{sample}-{seed}-{chunk}"
     marker = cdir / "grid.txt"
     if marker.exists() and marker.read_text() != tag:  # another study or grid: old chunks do not apply
-        for f in cdir.glob("chunk_*.json"):
+        for f in [*cdir.glob("chunk_*.npz"), *cdir.glob("chunk_*.json")]:
             f.unlink()
     marker.write_text(tag)
 
     t0 = time.time()
-    todo = [(i, c) for i, c in enumerate(chunks) if not (cdir / f"chunk_{i:06d}.json").exists()]
-    calls = (delayed(_eval_task)(i, study, grid, c, cdir / f"chunk_{i:06d}.json", os.getpid()) for i, c in todo)
+    todo = [(i, c) for i, c in enumerate(chunks)
+            if not (cdir / f"chunk_{i:06d}.npz").exists() and not (cdir / f"chunk_{i:06d}.json").exists()]
+    calls = (delayed(_eval_task)(i, study, grid, c, cdir / f"chunk_{i:06d}.npz", os.getpid()) for i, c in todo)
     done: dict[int, dict[str, Any]] = {}
     if todo:
         if backend == "dask":
@@ -168,13 +195,10 @@ def run_sweep(study: Study, n_jobs: int | None = None, sample: int | None = None
             with parallel_config(backend=backend, n_jobs=n_jobs, **init):
                 done.update(_track(Parallel(return_as="generator_unordered")(calls), len(todo), progress))
     elapsed = time.time() - t0
-    if not _json_plain(grid):  # a chunk as returned might differ from its file read back: read every file
-        done.clear()
     with gc_paused():
-        # chunks evaluated by this call as they came back (their files hold the same, see _json_plain); chunks
-        # of an earlier, interrupted call from their files
-        parts = [done.pop(i, None) or json.loads((cdir / f"chunk_{i:06d}.json").read_text())
-                 for i in range(len(chunks))]
+        # chunks evaluated by this call as they came back (the same arrays as their files); chunks of an
+        # earlier, interrupted call from their files
+        parts = [chunk_lists(grid, done.pop(i, None) or _read_chunk(cdir, i)) for i in range(len(chunks))]
         table = table_from_chunks(study, parts)
     table.csv_exact = _reads_back(grid, parts)
     from .report import bounds_of, study_title

@@ -279,7 +279,7 @@ def test_kill_9_of_a_sweep_leaves_no_worker(tmp_path):
     path = write(tmp_path / "sw.yaml", body)
     parent = start("sweep", path, "--no-progress", "--n-jobs", 2, "--chunk", 64)
     chunks = tmp_path / "results" / "sw" / "sweep" / "chunks"
-    wait_for(lambda: len(children(parent.pid)) >= 2 and len(list(chunks.glob("chunk_*.json"))) >= 2,
+    wait_for(lambda: len(children(parent.pid)) >= 2 and len(list(chunks.glob("chunk_*.npz"))) >= 2,
              "the sweep's workers to finish chunks")
     kids = children(parent.pid)
     parent.send_signal(signal.SIGKILL)

@@ -77,7 +77,7 @@ def test_interrupted_sweep_resumes_from_chunks(study, tmp_path):
     out = tmp_path / "r"
     _, p, _ = run_sweep(study, n_jobs=1, chunk=50, out_dir=out, progress=False)
     full = p["trials"].read_text()
-    chunks = sorted((out / "chunks").glob("chunk_*.json"))
+    chunks = sorted((out / "chunks").glob("chunk_*.npz"))
     assert len(chunks) == 20  # 960 points / 50
     for c in chunks[2:5]:  # as if the sweep had died before these
         c.unlink()

@@ -147,16 +147,13 @@ def test_sweep_with_reasons_reads_back(tmp_path):
     assert (tmp_path / "old.csv").read_bytes() == paths["trials"].read_bytes()
 
 
-def test_sweep_chunks_hold_what_the_loop_wrote(study, tmp_path):
-    """A chunk file's JSON equals the value-by-value construction it replaced, byte for byte."""
+def _old_chunk(study, grid, idx):
+    """A chunk as the JSON sweeps wrote before the binary chunk files (value by value)."""
     from dse.objective import evaluate_columns
 
-    _, _, _ = run_sweep(study, n_jobs=1, chunk=97, out_dir=tmp_path / "s", progress=False)
-    grid = Grid.of(study)
-    idx = np.arange(97, 194, dtype=np.int64)
     cols = grid.columns(idx)
     ev = evaluate_columns(study, cols)
-    old = {
+    return {
         "index": [int(i) for i in idx],
         "params": {n: cols[n].tolist() for n in grid.names},
         "totals": {k: [None if not np.isfinite(x) else float(x) for x in v] for k, v in ev.totals.items()},
@@ -165,7 +162,41 @@ def test_sweep_chunks_hold_what_the_loop_wrote(study, tmp_path):
         "violation": [float(np.maximum(row[:-1], 0).sum()) if len(row) > 1 else 0.0 for row in ev.violations],
         "reason": [r or None for r in ev.reason],
     }
-    assert (tmp_path / "s" / "chunks" / "chunk_000001.json").read_text() == json.dumps(old)
+
+
+def test_sweep_chunks_hold_what_the_json_chunks_held(study, tmp_path):
+    """A chunk file read back (arrays, parameters decoded from the indices) equals the JSON chunk of the
+    value-by-value code, read back: the same values of the same types."""
+    from dse.sweep import _read_chunk, chunk_lists
+
+    run_sweep(study, n_jobs=1, chunk=97, out_dir=tmp_path / "s", progress=False)
+    grid = Grid.of(study)
+    got = chunk_lists(grid, _read_chunk(tmp_path / "s" / "chunks", 1))
+    want = json.loads(json.dumps(_old_chunk(study, grid, np.arange(97, 194, dtype=np.int64))))
+    assert json.dumps(got) == json.dumps(want)
+    assert _typed([got["params"]]) == _typed([want["params"]])
+
+
+def test_sweep_resumes_from_json_chunks_of_earlier_versions(study, tmp_path):
+    """Chunks finished by a sweep before the binary files (JSON) are read, not evaluated again, and give the
+    same trials.csv."""
+    _, p, _ = run_sweep(study, n_jobs=1, chunk=97, out_dir=tmp_path / "s", progress=False)
+    full = p["trials"].read_bytes()
+    grid, cdir = Grid.of(study), tmp_path / "s" / "chunks"
+    for i in (0, 3, 9):  # as a sweep of an earlier version would have left them
+        idx = np.arange(97 * i, min(97 * (i + 1), grid.size), dtype=np.int64)
+        old = _old_chunk(study, grid, idx)
+        old["totals"]["time_s"][0] = 12345.0  # a marker: this chunk must come from the file
+        (cdir / f"chunk_{i:06d}.npz").unlink()
+        (cdir / f"chunk_{i:06d}.json").write_text(json.dumps(old))
+    table, p, _ = run_sweep(study, n_jobs=1, chunk=97, out_dir=tmp_path / "s", progress=False)
+    assert [r["total.time_s"] for r in table.rows if r["total.time_s"] == 12345.0] == [12345.0] * 3
+    assert not (cdir / "chunk_000003.npz").exists()
+    assert p["trials"].read_bytes() != full
+    for i in (0, 3, 9):
+        (cdir / f"chunk_{i:06d}.json").unlink()
+    _, p, _ = run_sweep(study, n_jobs=1, chunk=97, out_dir=tmp_path / "s", progress=False)
+    assert p["trials"].read_bytes() == full
 
 
 def test_values_that_would_not_read_back_as_themselves():
@@ -200,11 +231,10 @@ def test_report_from_the_sweeps_rows_equals_the_report_from_its_file(tmp_path, r
 
 def test_chunks_as_returned_equal_their_files(study, tmp_path):
     """The parent builds rows from the chunks the workers return; rows from the files read back are the same."""
-    from dse.sweep import _json_plain, table_from_chunks
+    from dse.sweep import _read_chunk, chunk_lists, table_from_chunks
 
     table, _, _ = run_sweep(study, n_jobs=2, chunk=97, out_dir=tmp_path / "s", progress=False)
-    files = sorted((tmp_path / "s" / "chunks").glob("chunk_*.json"))
-    again = table_from_chunks(study, [json.loads(f.read_text()) for f in files])
-    assert len(files) == 10 and _typed(table.rows) == _typed(again.rows)
-    assert _json_plain(Grid.of(study))
-    assert not _json_plain(Grid(["p"], [[np.float64(1.5)]])) and not _json_plain(Grid(["p"], [[[1, 2]]]))
+    grid, cdir = Grid.of(study), tmp_path / "s" / "chunks"
+    assert len(list(cdir.glob("chunk_*.npz"))) == 10
+    again = table_from_chunks(study, [chunk_lists(grid, _read_chunk(cdir, i)) for i in range(10)])
+    assert _typed(table.rows) == _typed(again.rows)
