@@ -1324,6 +1324,7 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     if 0 < n_conv < len(is_fc):
         by_builder = np.argsort(is_fc, kind="stable")
         row_map, row_seg = row_map[by_builder], row_seg[by_builder]
+    row_mapping = row_map  # each row's mapping (position in owner)
     row_map = src[row_map]  # (one gather of the mapper's columns per row)
     ctx = row_seg % len(CONTEXTS)
     lk = row_seg // len(CONTEXTS)  # layer * nk + combination: the flat position in [layers, combinations] arrays
@@ -1359,6 +1360,8 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
         if lazy:
             sub = Rows({"shape": shape}, [(d, idx[lo:hi]) for d, idx in sources], passes.rows if extra else None, extra)
+            if build is emaxvr_plans:
+                _name_mappings(sub, row_mapping[lo:hi], owner, src, run_l, run_k, nk, use, sources, passes.rows, extra)
         else:
             sub = {name: v[lo:hi] for name, v in r.items()}
             if extra:
@@ -1399,6 +1402,27 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+
+
+def _name_mappings(sub: Rows, mapping: np.ndarray, owner: np.ndarray, src: np.ndarray, run_l: np.ndarray,
+                   run_k: np.ndarray, nk: int, use: np.ndarray, sources: list, tail: dict, n_tail: int) -> None:
+    """Give a builder's rows ``sub`` (of mappings ``mapping``, positions in ``owner``; then ``n_tail`` rows of
+    ``tail``, each its own mapping) their mappings as a table without the context (``sub.maps``, the same
+    sources but the context's) and each row's position in it (``sub.at_map``): :func:`emaxvr_plans` computes what
+    does not depend on the context once per mapping (a mapping is planned in up to 4 contexts)."""
+    has, at = np.unique(mapping, return_inverse=True)
+    pair = owner[has]
+    li, ki = run_l[pair], run_k[pair]
+    lk = li * nk + ki
+    # the sources of _context_plans' rows, indexed per mapping (the context's flags absent)
+    by = {"lk": lk, "ki": ki, "map": src[has]}
+    kinds = ("lk", "ki", "ki", None, "lk", "map")  # pass_cols, pin_cols, by_comb, by_ctx, by_lk, mc
+    maps = Rows({"shape": np.concatenate([np.searchsorted(use, li), tail["shape"] + len(use)]) if n_tail
+                 else np.searchsorted(use, li)},
+                [(d, by[kind]) for (d, _), kind in zip(sources, kinds) if kind is not None],
+                tail if n_tail else None, n_tail)
+    sub.maps = maps
+    sub.at_map = np.concatenate([at.reshape(-1), len(has) + np.arange(n_tail)]) if n_tail else at.reshape(-1)
 
 
 #: planned plans from which :func:`_context_plans` takes each segment's largest MACs and least DRAM bytes by
