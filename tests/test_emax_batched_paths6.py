@@ -139,3 +139,65 @@ def test_unit_bytes_by_factors_equal_the_product_of_every_factor(data, n, big):
             assert traffic._Units(u, at)(tt).tolist() == want.tolist()
         want = _unit_bytes_former(former, units)
         assert traffic._unit_bytes(u, units).tolist() == want.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), n=st.integers(1, 10))
+def test_chunk_split_from_known_chunks_equals_the_split(data, n):
+    """_chunk_split given _chunks of (oc, chunk) (computed once per mapping) equals it computing them: chunks, full
+    chunks, the last chunk and the bytes per transfer, bit for bit (chunk 0, one chunk, counts 0 included)."""
+    def col(lo, hi, dtype):
+        return np.array(data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)), dtype=dtype)
+
+    oc, chunk = col(1, 2048, np.int64), col(0, 300, np.int64)
+    total, count = col(0, 10**9, float), col(0, 5000, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = traffic._chunk_split(total, count, oc, chunk)
+        got = traffic._chunk_split(total, count, oc, chunk, traffic._chunks(oc, chunk))
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+
+
+def _put_former(cols, col_of: np.ndarray, at: np.ndarray, part: np.ndarray, rows: np.ndarray) -> None:
+    """LazyTextColumns.put's scatters as written before this round (two index arrays per scatter)."""
+    has = rows >= 0
+    if has.all():
+        cols.part[col_of, at] = part[col_of]
+        cols.row[col_of, at] = rows
+        return
+    none = ~has
+    cols.fixed[col_of[none], at[none]] = "-"
+    cols.part[col_of[none], at[none]] = -1
+    c, a = col_of[has], at[has]
+    cols.part[c, a] = part[c]
+    cols.row[c, a] = rows[has]
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), count=st.integers(1, 5), n=st.integers(1, 9), puts=st.integers(1, 3))
+def test_lazy_text_columns_put_by_flat_position_equals_two_indices(data, count, n, puts):
+    """LazyTextColumns.put filling its arrays by flat position (given or computed) leaves them as the scatters by
+    (column, point) did: fixed texts, which put each point reads and its plan row, for any pairs (each at most
+    once a put), plans or none (-1), several puts after one another."""
+    from archmodels.emax import explain
+
+    tab = object()
+    got = explain.LazyTextColumns(count, n, explain.tiles)
+    ref = explain.LazyTextColumns(count, n, explain.tiles)
+    for _ in range(puts):
+        cells = data.draw(st.lists(st.tuples(st.integers(0, count - 1), st.integers(0, n - 1)), unique=True,
+                                   max_size=count * n))
+        col_of = np.array([c for c, _ in cells], dtype=np.int64)
+        at = np.array([a for _, a in cells], dtype=np.int64)
+        rows = np.array(data.draw(st.lists(st.integers(-1, 50), min_size=len(cells), max_size=len(cells))),
+                        dtype=np.int64)
+        which = sorted(set(col_of.tolist()))
+        part = np.array([len(t) for t in ref.tables])
+        for i in which:
+            ref.tables[i].append(tab)
+        _put_former(ref, col_of, at, part, rows)
+        given = data.draw(st.booleans())
+        got.put(which, col_of, at, tab, rows, col_of * n + at if given else None)
+    assert got.fixed.tolist() == ref.fixed.tolist()
+    assert got.part.tolist() == ref.part.tolist() and got.row.tolist() == ref.row.tolist()
+    assert [len(t) for t in got.tables] == [len(t) for t in ref.tables]

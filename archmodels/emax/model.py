@@ -603,7 +603,7 @@ class _Results:
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
         for k, rows in plans.items():
-            self.texts[k].put(which, layer_of, at, p.table, rows)
+            self.texts[k].put(which, layer_of, at, p.table, rows, flat)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
@@ -1410,7 +1410,10 @@ def _name_mappings(sub: Rows, mapping: np.ndarray, owner: np.ndarray, src: np.nd
     ``tail``, each its own mapping) their mappings as a table without the context (``sub.maps``, the same
     sources but the context's) and each row's position in it (``sub.at_map``): :func:`emaxvr_plans` computes what
     does not depend on the context once per mapping (a mapping is planned in up to 4 contexts)."""
-    has, at = np.unique(mapping, return_inverse=True)
+    seen = np.zeros(len(owner), bool)  # (np.unique's sorted values and inverse, without its sort)
+    seen[mapping] = True
+    has = np.flatnonzero(seen)
+    at = (np.cumsum(seen) - 1)[mapping]
     pair = owner[has]
     li, ki = run_l[pair], run_k[pair]
     lk = li * nk + ki
@@ -1422,7 +1425,7 @@ def _name_mappings(sub: Rows, mapping: np.ndarray, owner: np.ndarray, src: np.nd
                 [(d, by[kind]) for (d, _), kind in zip(sources, kinds) if kind is not None],
                 tail if n_tail else None, n_tail)
     sub.maps = maps
-    sub.at_map = np.concatenate([at.reshape(-1), len(has) + np.arange(n_tail)]) if n_tail else at.reshape(-1)
+    sub.at_map = np.concatenate([at, len(has) + np.arange(n_tail)]) if n_tail else at
 
 
 #: planned plans from which :func:`_context_plans` takes each segment's largest MACs and least DRAM bytes by
@@ -1717,7 +1720,8 @@ def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], lis
     for conv, (fits, rej) in zip(lt.conv[ni].tolist(), rejections(ni, nk_)):
         if fits and conv:
             rej += ("no schedule fits the SPM",)
-        texts.append("; ".join(dict.fromkeys(rej)) or "no mapping fits")
+        # (one reason, the usual case: itself, as the join of its one distinct text gives it)
+        texts.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
     reason = np.full((nl, nk), "", dtype=object)
     texts = _objects(texts)
     if len(texts):

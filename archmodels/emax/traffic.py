@@ -329,13 +329,20 @@ def _split_first(kind: str, dram, bursts, per_burst, each, par, on=True) -> list
             _Slot(kind, False, _PLOAD, dram, bursts - first, per_burst, each, par, ok & (bursts > first))]
 
 
-def _chunk_split(total, count, oc, chunk):
-    """(chunks, full chunks, channels of the last chunk, bytes per transfer of a full chunk and of the last one)
-    for ``count`` transfers moving ``total`` bytes of ``oc`` output channels in chunks of ``chunk`` channels, each
-    chunk with the same number of transfers (``count`` / chunks) carrying its own channels' bytes."""
+def _chunks(oc, chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chunks, full chunks, channels of the last chunk) of ``oc`` output channels in chunks of ``chunk`` channels."""
     oc, chunk = np.asarray(oc, dtype=np.int64), np.asarray(chunk, dtype=np.int64)
     z, full = _cdiv(oc, np.maximum(chunk, 1)), oc // np.maximum(chunk, 1)
-    rest = oc - full * chunk
+    return z, full, oc - full * chunk
+
+
+def _chunk_split(total, count, oc, chunk, split=None):
+    """(chunks, full chunks, channels of the last chunk, bytes per transfer of a full chunk and of the last one)
+    for ``count`` transfers moving ``total`` bytes of ``oc`` output channels in chunks of ``chunk`` channels, each
+    chunk with the same number of transfers (``count`` / chunks) carrying its own channels' bytes. ``split``:
+    :func:`_chunks` of (oc, chunk) if known."""
+    z, full, rest = _chunks(oc, chunk) if split is None else split
+    oc, chunk = np.asarray(oc, dtype=np.int64), np.asarray(chunk, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_chunk = count / z  # transfers of each chunk
         each_full = np.where(z > 1, total * chunk / oc / per_chunk, total / count)
@@ -343,12 +350,13 @@ def _chunk_split(total, count, oc, chunk):
     return z, full, rest, each_full, each_rest
 
 
-def _by_chunk(kind: str, dram, bursts, per_burst, count, total, oc, chunk, par, on=True) -> list[_Slot]:
+def _by_chunk(kind: str, dram, bursts, per_burst, count, total, oc, chunk, par, on=True, split=None) -> list[_Slot]:
     """``bursts`` bursts of ``per_burst`` transfers (``count`` in all) moving ``total`` bytes, one output-channel
     chunk's data per burst: ``oc // chunk`` full chunks of ``chunk`` channels come first (the first burst loads
     before EXEC, the rest overlap it), then the last chunk of the ``oc % chunk`` channels left (PLOAD). Each
-    transfer carries its own chunk's bytes, so bus words are rounded per chunk, not over an average chunk."""
-    z, full, rest, each_full, each_rest = _chunk_split(total, count, oc, chunk)
+    transfer carries its own chunk's bytes, so bus words are rounded per chunk, not over an average chunk.
+    ``split``: :func:`_chunks` of (oc, chunk) if known."""
+    z, full, rest, each_full, each_rest = _chunk_split(total, count, oc, chunk, split)
     bursts = np.asarray(bursts, dtype=float)
     return _split_first(kind, dram, np.where(z > 1, bursts / z * full, bursts), per_burst, each_full, par, on) + [
         _Slot(kind, False, _PLOAD, dram, bursts / z, per_burst, each_rest, par, on & (rest > 0) & (bursts > 0))]
@@ -1061,6 +1069,7 @@ def _vr_maps(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str,
     bias_g = oc * e
     with np.errstate(divide="ignore", invalid="ignore"):
         w_stage_each = g * w_group / n_chunks
+    chunks, full_chunks, last_chunk = _chunks(oc, oc_chunk)
     return dict(
         allowed=allowed, unit=unit,
         # the SPM plan (:func:`_vr_rows`, :func:`_vr_spm_plan`)
@@ -1084,7 +1093,8 @@ def _vr_maps(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str,
         m_psum_rows=g * (passes - 1) * oc * oh * n_seg / gran, m_out_rows=g * oc * oh * n_seg / gran,
         m_row_out=ow * e / n_seg * gran, m_o_par=np.where(pat_a, 1, c), m_per=np.maximum(1, gpar * ocp),
         m_chunk=(oh * ow * e).astype(float), m_prow=np.maximum(p_oh * p_ow * e, 1),
-        m_other_ops=np.maximum(0, np.asarray(m["alus"]) - np.asarray(m["macs"])) * iters)
+        m_other_ops=np.maximum(0, np.asarray(m["alus"]) - np.asarray(m["macs"])) * iters, m_chunks=chunks,
+        m_full_chunks=full_chunks, m_last_chunk=last_chunk)
 
 
 def _vr_rows(r: dict[str, np.ndarray], mp: dict[str, np.ndarray],
@@ -1274,10 +1284,13 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     spm_w = spm_w + np.where(stage_w, w_bytes, 0.0)
     spm_r = spm_r + np.where(stage_w, w_deliv, 0.0)
     # each output-channel chunk moves its own weights: the full chunks, then the last, smaller one
-    slots += _by_chunk("weight", ~stage_w, runs, w_count / runs, w_count, w_deliv, oc, oc_chunk, v["m_w_par"], mac)
+    split = v["m_chunks"], v["m_full_chunks"], v["m_last_chunk"]
+    slots += _by_chunk("weight", ~stage_w, runs, w_count / runs, w_count, w_deliv, oc, oc_chunk, v["m_w_par"], mac,
+                       split)
     # bias: to the bottom PEs with the first pass of every accumulation unit
     units_act = v["m_units_act"] * bands
-    slots += _by_chunk("weight", ~stage_w, units_act, 1, units_act, v["m_bias"] * t_oh * n_seg, oc, oc_chunk, 1, mac)
+    slots += _by_chunk("weight", ~stage_w, units_act, 1, units_act, v["m_bias"] * t_oh * n_seg, oc, oc_chunk, 1, mac,
+                       split)
 
     # partial sums between passes, and the final output rows: they move at each end of the OW loop (a row per
     # channel) when OH is the outer loop, or as the whole OH x OW block of a channel at each OH-loop end when
