@@ -859,6 +859,12 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     msel = mrep[ok]
     fit = _Gather((v.got, np.flatnonzero(ok)), (out, sel), (mp, msel), (xm, msel), (pin_cols, msel), (mr, msel),
                   (r, sel), src=sel)
+    # the traffic's counts that do not depend on the SPM plan: per mapping and gathered, or (rows of one design
+    # point, not named by mapping) per plan: fewer numpy calls
+    if mrow is None:
+        fit.update(**_vr_counts(shapes, fit, fit, fit))
+    else:
+        fit.sources = ((_vr_counts(shapes, mr, xm, mp), msel),) + fit.sources
     return _vr_traffic(shapes, fit)
 
 
@@ -1004,9 +1010,8 @@ def _vr_maps(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str,
     :func:`_vr_traffic` read (passes, segments, SPM units, result sizes, loop counts, ...) and ``allowed``: the
     [mapping, variant] rules a mapping decides alone."""
     g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (x[k] for k in _CONV)
-    e, c, S, icpar, khpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
-        m, "elem", "cols", "spm", "icpar", "khpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms",
-        "pool_oh", "pool_ow")
+    e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
+        m, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
     oh_out = _eq(m, "outer", "OH")
     rows_m, swap_m = _eq(m, "mode", "rows"), _eq(m, "mode", "swap")
     n0 = len(oh_out)
@@ -1052,7 +1057,32 @@ def _vr_maps(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str,
     allowed[:, flags[:, 0]] &= (x["mac"] & oh_out & (S > 0) & ~(w_gpar > S))[:, None]
     allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band))[:, None]
 
-    # ---- traffic (:func:`_vr_traffic`): the counts that do not depend on the SPM plan ----
+    return dict(
+        allowed=allowed, unit=unit,
+        # the SPM plan (:func:`_vr_rows`, :func:`_vr_spm_plan`)
+        S=S, oh_out=oh_out, has_pool=has_pool, in_total=in_total, staged=staged, can_stage=(S > 0) & (staged > 0),
+        smallest=np.where(needs_unit, unit_most, 0), halo_able=rows_m & oh_out & (kh_ext > stride),
+        swap_spm=swap_m & (S > 0), inner_able=oh_out & needs_unit & (passes > 1),
+        halo_size=ic * gpar * np.maximum(0, kh_ext - stride) * span * e, units=units, needs_unit=needs_unit,
+        w_gpar=w_gpar, unit_most=unit_most, unit_one=_unit_bytes(unit, 1),
+        size_bands=_cdiv(units, np.maximum(1, size // np.where(oh_out, 1, ocp))), sized=size > 0,
+        dram_search=flag("dram_search"),
+        # the traffic
+        passes=passes, n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total,
+        per_band_pool=per_band_pool)
+
+
+def _vr_counts(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str, np.ndarray],
+               mp: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The counts of :func:`_vr_traffic` that do not depend on the SPM plan (``m_*``: loop counts, bytes per row,
+    per burst, per chunk, ...), per row of ``m`` (``x``: its shape columns, ``mp``: its :func:`_vr_maps` numbers):
+    per mapping for a :class:`Rows` whose mappings are named, else per plan (one design point: fewer numpy calls
+    than per row and gathered)."""
+    g, ic, oc, kh, kw, oh, ow = (x[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow"))
+    e, c, icpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
+        m, "elem", "cols", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh", "pool_ow")
+    passes, n_seg, w_group = mp["passes"], mp["n_seg"], mp["w_group"]
+    oh_out = _eq(m, "outer", "OH")
     g2 = _cdiv(g, gpar)
     z = _cdiv(oc, oc_chunk)
     oc_iters = oc // oc_chunk * _cdiv(oc_chunk, ocp) + np.where(oc % oc_chunk > 0, _cdiv(oc % oc_chunk, ocp), 0)
@@ -1071,18 +1101,7 @@ def _vr_maps(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str,
         w_stage_each = g * w_group / n_chunks
     chunks, full_chunks, last_chunk = _chunks(oc, oc_chunk)
     return dict(
-        allowed=allowed, unit=unit,
-        # the SPM plan (:func:`_vr_rows`, :func:`_vr_spm_plan`)
-        S=S, oh_out=oh_out, has_pool=has_pool, in_total=in_total, staged=staged, can_stage=(S > 0) & (staged > 0),
-        smallest=np.where(needs_unit, unit_most, 0), halo_able=rows_m & oh_out & (kh_ext > stride),
-        swap_spm=swap_m & (S > 0), inner_able=oh_out & needs_unit & (passes > 1),
-        halo_size=ic * gpar * np.maximum(0, kh_ext - stride) * span * e, units=units, needs_unit=needs_unit,
-        w_gpar=w_gpar, unit_most=unit_most, unit_one=_unit_bytes(unit, 1),
-        size_bands=_cdiv(units, np.maximum(1, size // np.where(oh_out, 1, ocp))), sized=size > 0,
-        dram_search=flag("dram_search"),
-        # the traffic
-        passes=passes, n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total,
-        per_band_pool=per_band_pool, m_z=z, m_oc_iters=oc_iters, m_starts=g2 * z * n_seg * passes, m_iters=iters,
+        m_z=z, m_starts=g2 * z * n_seg * passes, m_iters=iters,
         m_loop_ends=g2 * passes * oc_iters * oh * n_seg, m_ops=g * oc * oh * ow * ic * kh * kw,
         m_row_b=_lookup(_cols_sum, shapes, m["shape"], ow_seg) / n_seg * e, m_in_par=in_par,
         m_deliv_rows=ic * x["vk"] * n_seg * z, m_deliv_swap=ic * x["vk"] * n_seg * oc_iters, m_regions=g * ic * n_seg * z,
@@ -1095,7 +1114,6 @@ def _vr_maps(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str,
         m_chunk=(oh * ow * e).astype(float), m_prow=np.maximum(p_oh * p_ow * e, 1),
         m_other_ops=np.maximum(0, np.asarray(m["alus"]) - np.asarray(m["macs"])) * iters, m_chunks=chunks,
         m_full_chunks=full_chunks, m_last_chunk=last_chunk)
-
 
 def _vr_rows(r: dict[str, np.ndarray], mp: dict[str, np.ndarray],
              mrow: np.ndarray | None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -1239,7 +1257,7 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
         np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool", "mac", "stage_w", "stage_in"))
     bands, psum_home, halo_keep, passes, n_seg = (v[k] for k in ("bands", "psum_home", "halo_keep", "passes", "n_seg"))
     out_total, pooled_total, per_band_pool = (v[k] for k in ("out_total", "pooled_total", "per_band_pool"))
-    z, oc_iters = v["m_z"], v["m_oc_iters"]
+    z = v["m_z"]
     t_oh = np.where(oh_out, bands, 1)
     t_oc = np.where(oh_out, 1, bands)
 
