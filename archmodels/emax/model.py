@@ -1334,13 +1334,16 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     # mapper's columns, the combination's numbers and pins, the context's flags, the (layer, combination)'s pooling
     # pass; the first source holding a column gives it
     by_comb = dict(cols=np.array([h.cols for h in hws], dtype=float), spm=np.array([h.spm_bytes for h in hws], dtype=float),
-                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool),
-                   band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
-                   dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool))
+    pin_cols = {}
+    if arch != "emaxv":  # (only the EMAXVR builder reads the schedule pins, the band size and the search flag)
+        by_comb.update(band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
+                       dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+        pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str)  # (fixed-width text:
+                    for name in PINS}  # compared in C)
     by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
     by_lk = dict(has_pool=pooled.reshape(-1))
-    pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str) for name in PINS}  # (fixed-width
-    pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}  # text: compared in C)
+    pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}
     sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
     lazy = len(row_seg) >= ROWS_LAZY_FROM
     # (few rows, one design point's: every column gathered at once, fewer Python steps than Rows' look-ups)
