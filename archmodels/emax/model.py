@@ -1345,6 +1345,9 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     by_lk = dict(has_pool=pooled.reshape(-1))
     pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}
     sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
+    # the same sources per mapping (the context's flags absent), by what indexes them: the mapping's (layer,
+    # combination), its combination, its mapper row (:func:`_name_mappings`)
+    per_mapping = [(pass_cols, "lk"), (pin_cols, "ki"), (by_comb, "ki"), (by_lk, "lk"), (mc, "row")]
     lazy = len(row_seg) >= ROWS_LAZY_FROM
     # (few rows, one design point's: every column gathered at once, fewer Python steps than Rows' look-ups)
     r = {} if lazy else {k: v[idx] for d, idx in reversed(sources) for k, v in d.items()}
@@ -1364,7 +1367,8 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         if lazy:
             sub = Rows({"shape": shape}, [(d, idx[lo:hi]) for d, idx in sources], passes.rows if extra else None, extra)
             if build is emaxvr_plans:
-                _name_mappings(sub, row_mapping[lo:hi], owner, src, run_l, run_k, nk, use, sources, passes.rows, extra)
+                _name_mappings(sub, row_mapping[lo:hi], owner, src, run_l, run_k, nk, use, per_mapping, passes.rows,
+                               extra)
         else:
             sub = {name: v[lo:hi] for name, v in r.items()}
             if extra:
@@ -1408,25 +1412,23 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
 
 
 def _name_mappings(sub: Rows, mapping: np.ndarray, owner: np.ndarray, src: np.ndarray, run_l: np.ndarray,
-                   run_k: np.ndarray, nk: int, use: np.ndarray, sources: list, tail: dict, n_tail: int) -> None:
+                   run_k: np.ndarray, nk: int, use: np.ndarray, sources: list[tuple[dict, str]], tail: dict,
+                   n_tail: int) -> None:
     """Give a builder's rows ``sub`` (of mappings ``mapping``, positions in ``owner``; then ``n_tail`` rows of
-    ``tail``, each its own mapping) their mappings as a table without the context (``sub.maps``, the same
-    sources but the context's) and each row's position in it (``sub.at_map``): :func:`emaxvr_plans` computes what
-    does not depend on the context once per mapping (a mapping is planned in up to 4 contexts)."""
+    ``tail``, each its own mapping) their mappings as a table without the context (``sub.maps``: ``sources``, each
+    indexed by the mapping's ``"lk"`` (layer x combinations + combination), ``"ki"`` (combination) or ``"row"``
+    (mapper row)) and each row's position in it (``sub.at_map``): :func:`emaxvr_plans` computes what does not depend
+    on the context once per mapping (a mapping is planned in up to 4 contexts)."""
     seen = np.zeros(len(owner), bool)  # (np.unique's sorted values and inverse, without its sort)
     seen[mapping] = True
     has = np.flatnonzero(seen)
     at = (np.cumsum(seen) - 1)[mapping]
     pair = owner[has]
     li, ki = run_l[pair], run_k[pair]
-    lk = li * nk + ki
-    # the sources of _context_plans' rows, indexed per mapping (the context's flags absent)
-    by = {"lk": lk, "ki": ki, "map": src[has]}
-    kinds = ("lk", "ki", "ki", None, "lk", "map")  # pass_cols, pin_cols, by_comb, by_ctx, by_lk, mc
-    maps = Rows({"shape": np.concatenate([np.searchsorted(use, li), tail["shape"] + len(use)]) if n_tail
-                 else np.searchsorted(use, li)},
-                [(d, by[kind]) for (d, _), kind in zip(sources, kinds) if kind is not None],
-                tail if n_tail else None, n_tail)
+    by = {"lk": li * nk + ki, "ki": ki, "row": src[has]}
+    shape = np.searchsorted(use, li)
+    maps = Rows({"shape": np.concatenate([shape, tail["shape"] + len(use)]) if n_tail else shape},
+                [(d, by[kind]) for d, kind in sources], tail if n_tail else None, n_tail)
     sub.maps = maps
     sub.at_map = np.concatenate([at, len(has) + np.arange(n_tail)]) if n_tail else at
 

@@ -1080,7 +1080,8 @@ def _vr_counts(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[st
     than per row and gathered)."""
     g, ic, oc, kh, kw, oh, ow = (x[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow"))
     e, c, icpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
-        m, "elem", "cols", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh", "pool_ow")
+        m, "elem", "cols", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh",
+        "pool_ow")
     passes, n_seg, w_group = mp["passes"], mp["n_seg"], mp["w_group"]
     oh_out = _eq(m, "outer", "OH")
     g2 = _cdiv(g, gpar)
@@ -1104,7 +1105,8 @@ def _vr_counts(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[st
         m_z=z, m_starts=g2 * z * n_seg * passes, m_iters=iters,
         m_loop_ends=g2 * passes * oc_iters * oh * n_seg, m_ops=g * oc * oh * ow * ic * kh * kw,
         m_row_b=_lookup(_cols_sum, shapes, m["shape"], ow_seg) / n_seg * e, m_in_par=in_par,
-        m_deliv_rows=ic * x["vk"] * n_seg * z, m_deliv_swap=ic * x["vk"] * n_seg * oc_iters, m_regions=g * ic * n_seg * z,
+        m_deliv_rows=ic * x["vk"] * n_seg * z, m_deliv_swap=ic * x["vk"] * n_seg * oc_iters,
+        m_regions=g * ic * n_seg * z,
         m_one=(n_seg == 1) & ~_eq(m, "mode", "resident"),
         m_bursts_rows=g2 * passes * z * n_seg * oh, m_bursts_swap=g2 * passes * n_seg * oc_iters * oh,
         m_w_net=g * (w_group - bias_g), m_klmm_runs=klmm_runs, m_n_chunks=n_chunks, m_w_stage_each=w_stage_each,
