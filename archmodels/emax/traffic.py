@@ -1102,6 +1102,8 @@ def _vr_counts(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[st
         w_stage_each = g * w_group / n_chunks
     chunks, full_chunks, last_chunk = _chunks(oc, oc_chunk)
     return dict(
+        # the integer columns the traffic reads (converted here: per mapping, or once per plan)
+        m_elem=e, m_cols=c, m_icpar=icpar, m_gpar=gpar, m_ocp=ocp, m_oc_chunk=oc_chunk,
         m_z=z, m_starts=g2 * z * n_seg * passes, m_iters=iters,
         m_loop_ends=g2 * passes * oc_iters * oh * n_seg, m_ops=g * oc * oh * ow * ic * kh * kw,
         m_row_b=_lookup(_cols_sum, shapes, m["shape"], ow_seg) / n_seg * e, m_in_par=in_par,
@@ -1252,7 +1254,8 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     depend on it, ``m_*``, from :func:`_vr_maps`)."""
     n = len(v["src"])
     g, ic, oc, oh = (v[k] for k in ("groups", "ic", "oc", "oh"))
-    e, c, S, icpar, gpar, ocp, oc_chunk = _ints(v, "elem", "cols", "spm", "icpar", "gpar", "oc_par", "oc_chunk")
+    e, c, S, icpar, gpar, ocp, oc_chunk = (v[k] for k in ("m_elem", "m_cols", "S", "m_icpar", "m_gpar", "m_ocp",
+                                                         "m_oc_chunk"))
     oh_out = _eq(v, "outer", "OH")
     rows_m, res_m, swap_m = (_eq(v, "mode", k) for k in ("rows", "resident", "swap"))
     in_res, keep, has_pool, mac, stage_w, stage_in = (
