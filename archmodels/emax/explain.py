@@ -343,25 +343,29 @@ class LazyTextColumns:
                 if col is not None:
                     col._all = None
 
-    def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray) -> None:
+    def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray,
+            flat: np.ndarray | None = None) -> None:
         """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);
         ``which``: the columns of ``col_of``, each then holding ``tab`` (as :meth:`LazyText.put` for each
-        column, then ``column[at] = "-"`` where a row is -1)."""
+        column, then ``column[at] = "-"`` where a row is -1). ``flat``: ``col_of * n + at`` if known (the arrays are
+        filled by flat position: one index, not two)."""
         part = np.array([len(t) for t in self.tables])
         for i in which:
             self.tables[i].append(tab)
         self._changed(which)
+        if flat is None:
+            flat = col_of * self.n + at
+        fixed, part_of, row = (a.reshape(-1) for a in (self.fixed, self.part, self.row))  # (views: C-contiguous)
         has = rows >= 0
         if has.all():  # (the chosen plans: every point has one)
-            self.part[col_of, at] = part[col_of]
-            self.row[col_of, at] = rows
+            part_of[flat] = part[col_of]
+            row[flat] = rows
             return
-        none = ~has
-        self.fixed[col_of[none], at[none]] = "-"
-        self.part[col_of[none], at[none]] = -1
-        c, a = col_of[has], at[has]
-        self.part[c, a] = part[c]
-        self.row[c, a] = rows[has]
+        none = flat[~has]
+        fixed[none] = "-"
+        part_of[none] = -1
+        part_of[flat[has]] = part[col_of[has]]
+        row[flat[has]] = rows[has]
 
 
 #: the explanation keys built from the chosen plan (the runner-up's from its own plan), by text function

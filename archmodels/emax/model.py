@@ -603,7 +603,7 @@ class _Results:
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
         for k, rows in plans.items():
-            self.texts[k].put(which, layer_of, at, p.table, rows)
+            self.texts[k].put(which, layer_of, at, p.table, rows, flat)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
@@ -1324,6 +1324,7 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     if 0 < n_conv < len(is_fc):
         by_builder = np.argsort(is_fc, kind="stable")
         row_map, row_seg = row_map[by_builder], row_seg[by_builder]
+    row_mapping = row_map  # each row's mapping (position in owner)
     row_map = src[row_map]  # (one gather of the mapper's columns per row)
     ctx = row_seg % len(CONTEXTS)
     lk = row_seg // len(CONTEXTS)  # layer * nk + combination: the flat position in [layers, combinations] arrays
@@ -1333,14 +1334,20 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     # mapper's columns, the combination's numbers and pins, the context's flags, the (layer, combination)'s pooling
     # pass; the first source holding a column gives it
     by_comb = dict(cols=np.array([h.cols for h in hws], dtype=float), spm=np.array([h.spm_bytes for h in hws], dtype=float),
-                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool),
-                   band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
-                   dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool))
+    pin_cols = {}
+    if arch != "emaxv":  # (only the EMAXVR builder reads the schedule pins, the band size and the search flag)
+        by_comb.update(band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
+                       dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+        pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str)  # (fixed-width text:
+                    for name in PINS}  # compared in C)
     by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
     by_lk = dict(has_pool=pooled.reshape(-1))
-    pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str) for name in PINS}  # (fixed-width
-    pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}  # text: compared in C)
+    pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}
     sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
+    # the same sources per mapping (the context's flags absent), by what indexes them: the mapping's (layer,
+    # combination), its combination, its mapper row (:func:`_name_mappings`)
+    per_mapping = [(pass_cols, "lk"), (pin_cols, "ki"), (by_comb, "ki"), (by_lk, "lk"), (mc, "row")]
     lazy = len(row_seg) >= ROWS_LAZY_FROM
     # (few rows, one design point's: every column gathered at once, fewer Python steps than Rows' look-ups)
     r = {} if lazy else {k: v[idx] for d, idx in reversed(sources) for k, v in d.items()}
@@ -1359,6 +1366,9 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             at = np.append(at, np.full(extra, len(row_seg)))  # the passes' plans: segment nseg (no segment)
         if lazy:
             sub = Rows({"shape": shape}, [(d, idx[lo:hi]) for d, idx in sources], passes.rows if extra else None, extra)
+            if build is emaxvr_plans:
+                _name_mappings(sub, row_mapping[lo:hi], owner, src, run_l, run_k, nk, use, per_mapping, passes.rows,
+                               extra)
         else:
             sub = {name: v[lo:hi] for name, v in r.items()}
             if extra:
@@ -1399,6 +1409,28 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+
+
+def _name_mappings(sub: Rows, mapping: np.ndarray, owner: np.ndarray, src: np.ndarray, run_l: np.ndarray,
+                   run_k: np.ndarray, nk: int, use: np.ndarray, sources: list[tuple[dict, str]], tail: dict,
+                   n_tail: int) -> None:
+    """Give a builder's rows ``sub`` (of mappings ``mapping``, positions in ``owner``; then ``n_tail`` rows of
+    ``tail``, each its own mapping) their mappings as a table without the context (``sub.maps``: ``sources``, each
+    indexed by the mapping's ``"lk"`` (layer x combinations + combination), ``"ki"`` (combination) or ``"row"``
+    (mapper row)) and each row's position in it (``sub.at_map``): :func:`emaxvr_plans` computes what does not depend
+    on the context once per mapping (a mapping is planned in up to 4 contexts)."""
+    seen = np.zeros(len(owner), bool)  # (np.unique's sorted values and inverse, without its sort)
+    seen[mapping] = True
+    has = np.flatnonzero(seen)
+    at = (np.cumsum(seen) - 1)[mapping]
+    pair = owner[has]
+    li, ki = run_l[pair], run_k[pair]
+    by = {"lk": li * nk + ki, "ki": ki, "row": src[has]}
+    shape = np.searchsorted(use, li)
+    maps = Rows({"shape": np.concatenate([shape, tail["shape"] + len(use)]) if n_tail else shape},
+                [(d, by[kind]) for d, kind in sources], tail if n_tail else None, n_tail)
+    sub.maps = maps
+    sub.at_map = np.concatenate([at, len(has) + np.arange(n_tail)]) if n_tail else at
 
 
 #: planned plans from which :func:`_context_plans` takes each segment's largest MACs and least DRAM bytes by
@@ -1693,7 +1725,8 @@ def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], lis
     for conv, (fits, rej) in zip(lt.conv[ni].tolist(), rejections(ni, nk_)):
         if fits and conv:
             rej += ("no schedule fits the SPM",)
-        texts.append("; ".join(dict.fromkeys(rej)) or "no mapping fits")
+        # (one reason, the usual case: itself, as the join of its one distinct text gives it)
+        texts.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
     reason = np.full((nl, nk), "", dtype=object)
     texts = _objects(texts)
     if len(texts):

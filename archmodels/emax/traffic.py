@@ -329,13 +329,20 @@ def _split_first(kind: str, dram, bursts, per_burst, each, par, on=True) -> list
             _Slot(kind, False, _PLOAD, dram, bursts - first, per_burst, each, par, ok & (bursts > first))]
 
 
-def _chunk_split(total, count, oc, chunk):
-    """(chunks, full chunks, channels of the last chunk, bytes per transfer of a full chunk and of the last one)
-    for ``count`` transfers moving ``total`` bytes of ``oc`` output channels in chunks of ``chunk`` channels, each
-    chunk with the same number of transfers (``count`` / chunks) carrying its own channels' bytes."""
+def _chunks(oc, chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chunks, full chunks, channels of the last chunk) of ``oc`` output channels in chunks of ``chunk`` channels."""
     oc, chunk = np.asarray(oc, dtype=np.int64), np.asarray(chunk, dtype=np.int64)
     z, full = _cdiv(oc, np.maximum(chunk, 1)), oc // np.maximum(chunk, 1)
-    rest = oc - full * chunk
+    return z, full, oc - full * chunk
+
+
+def _chunk_split(total, count, oc, chunk, split=None):
+    """(chunks, full chunks, channels of the last chunk, bytes per transfer of a full chunk and of the last one)
+    for ``count`` transfers moving ``total`` bytes of ``oc`` output channels in chunks of ``chunk`` channels, each
+    chunk with the same number of transfers (``count`` / chunks) carrying its own channels' bytes. ``split``:
+    :func:`_chunks` of (oc, chunk) if known."""
+    z, full, rest = _chunks(oc, chunk) if split is None else split
+    oc, chunk = np.asarray(oc, dtype=np.int64), np.asarray(chunk, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_chunk = count / z  # transfers of each chunk
         each_full = np.where(z > 1, total * chunk / oc / per_chunk, total / count)
@@ -343,12 +350,13 @@ def _chunk_split(total, count, oc, chunk):
     return z, full, rest, each_full, each_rest
 
 
-def _by_chunk(kind: str, dram, bursts, per_burst, count, total, oc, chunk, par, on=True) -> list[_Slot]:
+def _by_chunk(kind: str, dram, bursts, per_burst, count, total, oc, chunk, par, on=True, split=None) -> list[_Slot]:
     """``bursts`` bursts of ``per_burst`` transfers (``count`` in all) moving ``total`` bytes, one output-channel
     chunk's data per burst: ``oc // chunk`` full chunks of ``chunk`` channels come first (the first burst loads
     before EXEC, the rest overlap it), then the last chunk of the ``oc % chunk`` channels left (PLOAD). Each
-    transfer carries its own chunk's bytes, so bus words are rounded per chunk, not over an average chunk."""
-    z, full, rest, each_full, each_rest = _chunk_split(total, count, oc, chunk)
+    transfer carries its own chunk's bytes, so bus words are rounded per chunk, not over an average chunk.
+    ``split``: :func:`_chunks` of (oc, chunk) if known."""
+    z, full, rest, each_full, each_rest = _chunk_split(total, count, oc, chunk, split)
     bursts = np.asarray(bursts, dtype=float)
     return _split_first(kind, dram, np.where(z > 1, bursts / z * full, bursts), per_burst, each_full, par, on) + [
         _Slot(kind, False, _PLOAD, dram, bursts / z, per_burst, each_rest, par, on & (rest > 0) & (bursts > 0))]
@@ -742,8 +750,9 @@ def _plan_cols(r: dict[str, np.ndarray], **cols) -> dict[str, np.ndarray]:
     out = {k: r[k] for k in ("rows_used", "regs", "alus", "macs", "icpar", "khpar", "oc_par", "px_par", "gpar",
                              "ow_seg", "oc_chunk")}
     out.update({k: False for k in _PLACEMENT})  # schedules without an SPM place nothing there
+    other = cols.pop("other_ops", None)  # (given: computed per mapping)
     out.update(cols)
-    out["other_ops"] = np.maximum(0, r["alus"] - r["macs"]) * cols["iterations"]
+    out["other_ops"] = np.maximum(0, r["alus"] - r["macs"]) * cols["iterations"] if other is None else other
     for k in ("ops", "iterations", "loop_ends", "regs", "rows_used"):
         out[f"pool_{k}"] = r.get(f"pool_{k}", 0.0)
     out["has_pool"] = r.get("has_pool", False)
@@ -818,25 +827,20 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     ``r``: as for :func:`emaxv_plans`, plus the context (``resident``: the input is in the SPM; ``keep``:
     leave the output there; ``has_pool``: run the fused pooling pass after the convolution, ``per_band``
     if per band, its output ``pool_oh`` x ``pool_ow`` and ``pool_*`` numbers). Plans come row by row,
-    variants in order; ``src`` names the row.
+    variants in order; ``src`` names the row. A :class:`Rows` ``r`` may name its mappings (``r.maps``: the rows
+    without their context, ``r.at_map``: each row's): what does not depend on the context is then computed once
+    per mapping (a mapping is planned in up to 4 contexts) and gathered.
     """
-    n0 = len(r["icpar"])
-    pins = _pin_masks(r, n0)
-    # the widened schedules (halo from DRAM, IC loop inside) only exist for output-row bands with an SPM
-    x = shape_columns(shapes, np.asarray(r["shape"], dtype=np.int64))
-    bands_ok = _eq(r, "outer", "OH") & (np.asarray(r["spm"]) > 0) & ~pins["psum_dram"]
-    multi = (x["ic"] > np.asarray(r["icpar"])) | (x["kh"] > np.asarray(r["khpar"]))
+    mr, mrow = (r, None) if getattr(r, "maps", None) is None else (r.maps, r.at_map)
+    # the numbers and rules that do not depend on the context, per mapping (:func:`_vr_maps`)
+    xm = shape_columns(shapes, np.asarray(mr["shape"], dtype=np.int64))
+    pins = _pin_masks(mr, len(mr["icpar"]))
+    mp = _vr_maps(shapes, mr, xm, pins)
     flags = np.array(VR_VARIANTS, dtype=bool)
-    allowed = np.ones((n0, len(VR_VARIANTS)), bool)
-    allowed[:, flags[:, 2]] &= (bands_ok & (x["kh_ext"] > x["stride"]) & ~pins["halo_spm"])[:, None]
-    allowed[:, flags[:, 3]] &= (bands_ok & multi & ~pins["ic_outer"])[:, None]
-    # rules of :func:`_vr_spm_plan` a row decides alone (the same plans, fewer rows to plan): weights are
-    # staged only by multiply-accumulate output-row mappings whose weights fit the SPM; partial sums go to
-    # DRAM by choice only with an SPM, several passes, and not when the output stays in the SPM unpooled
-    row, out = _vr_rows(r, x)
-    S, keep, has_pool, per_band = row["S"], row["keep"], row["has_pool"], row["per_band"]
-    allowed[:, flags[:, 0]] &= (x["mac"] & row["oh_out"] & (S > 0) & ~(row["w_gpar"] > S))[:, None]
-    allowed[:, flags[:, 1]] &= ((S > 0) & (out["passes"] > 1) & ~(has_pool & per_band) & ~(keep & ~has_pool))[:, None]
+    row, out = _vr_rows(r, mp, mrow)
+    allowed = mp["allowed"].copy() if mrow is None else mp["allowed"][mrow]
+    # partial sums go to DRAM by choice not when the output stays in the SPM unpooled
+    allowed[:, flags[:, 1]] &= (~(row["keep"] & ~row["has_pool"]))[:, None]
     # ... and the SPM plan's rules that do not depend on the variant (:func:`_vr_rows`)
     allowed &= ~row["bad"][:, None]
     allowed[:, flags[:, 2]] &= row["halo_rows"][:, None]
@@ -844,14 +848,23 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
     # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
     rep, var = np.nonzero(allowed)
+    mrep = rep if mrow is None else mrow[rep]
     # the SPM plan of every (row, variant) from its row's numbers; the schedules that fit get the columns the
     # traffic reads (each gathered once, when first read: most of a row's columns are not read)
     f = flags[var]
     pin_cols = {f"pin_{k}": m for k, m in pins.items()}
-    v = _Gather((pin_cols, rep), (r, rep), stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
-    ok = _vr_spm_plan(v, row, rep)
+    v = _Gather((pin_cols, mrep), stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
+    ok = _vr_spm_plan(v, row, mp, rep, mrep)
     sel = rep[ok]
-    fit = _Gather((v.got, np.flatnonzero(ok)), (out, sel), (x, sel), (pin_cols, sel), (r, sel), src=sel)
+    msel = mrep[ok]
+    fit = _Gather((v.got, np.flatnonzero(ok)), (out, sel), (mp, msel), (xm, msel), (pin_cols, msel), (mr, msel),
+                  (r, sel), src=sel)
+    # the traffic's counts that do not depend on the SPM plan: per mapping and gathered, or (rows of one design
+    # point, not named by mapping) per plan: fewer numpy calls
+    if mrow is None:
+        fit.update(**_vr_counts(shapes, fit, fit, fit))
+    else:
+        fit.sources = ((_vr_counts(shapes, mr, xm, mp), msel),) + fit.sources
     return _vr_traffic(shapes, fit)
 
 
@@ -910,6 +923,10 @@ class Rows:
         #: (source, base length, id(at)) -> (at, idx[at])
         self._taken: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
         self._eqs: dict[tuple[str, str], np.ndarray] = {}  # (column, value) -> base == value
+        #: the rows' mappings without their context (a Rows of the same sources but the context's) and each row's
+        #: position in it, when the caller names them (:func:`emaxvr_plans` computes per mapping what it can)
+        self.maps: Rows | None = None
+        self.at_map: np.ndarray | None = None
 
     def _of(self, k: str) -> tuple[np.ndarray, np.ndarray, int]:
         got = self._base.get(k)
@@ -985,24 +1002,25 @@ def _eq(r, k: str, value: str) -> np.ndarray:
     return r.eq(k, value) if isinstance(r, (Rows, _Gather)) else np.asarray(r[k]) == value
 
 
-def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """The SPM plan's numbers of every row of :func:`emaxvr_plans` that do not depend on the schedule variant
-    (computed once per row, not per (row, variant)): (what :func:`_vr_spm_plan` reads, the columns the traffic
-    reads: staged inputs, passes, segments, result sizes). ``bad``: rows no variant can plan (the output kept in
-    the SPM pooled does not fit; a swapped plane neither staged nor resident with an SPM); ``halo_rows``: rows
-    whose halo may come from DRAM; ``inner_ok``: rows whose input-channel loop may run inside a start."""
+def _vr_maps(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str, np.ndarray],
+             pins: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The numbers of :func:`emaxvr_plans` that depend on a row's mapping, layer and hardware but not on its context
+    (input resident, output kept) nor on the schedule variant, per row of ``m`` (the mappings; ``x``: their shape
+    columns, ``pins``: their :func:`_pin_masks`): what :func:`_vr_rows`, :func:`_vr_spm_plan` and
+    :func:`_vr_traffic` read (passes, segments, SPM units, result sizes, loop counts, ...) and ``allowed``: the
+    [mapping, variant] rules a mapping decides alone."""
     g, ic, oc, kh, kw, stride, h, w, oh, ow, kh_ext, kw_ext = (x[k] for k in _CONV)
     e, S, icpar, khpar, gpar, ocp, ow_seg, oc_chunk, p_oh, p_ow = _ints(
-        r, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
-    oh_out = _eq(r, "outer", "OH")
-    rows_m, swap_m = _eq(r, "mode", "rows"), _eq(r, "mode", "swap")
+        m, "elem", "spm", "icpar", "khpar", "gpar", "oc_par", "ow_seg", "oc_chunk", "pool_oh", "pool_ow")
+    oh_out = _eq(m, "outer", "OH")
+    rows_m, swap_m = _eq(m, "mode", "rows"), _eq(m, "mode", "swap")
     n0 = len(oh_out)
 
     def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False), read only
-        a = np.asarray(r.get(k, False), dtype=bool)
+        a = np.asarray(m.get(k, False), dtype=bool)
         return a if a.shape == (n0,) else np.broadcast_to(a, (n0,))
 
-    in_res, keep, has_pool, per_band = (flag(k) for k in ("resident", "keep", "has_pool", "per_band"))
+    has_pool, per_band = flag("has_pool"), flag("per_band")
     passes = _cdiv(ic, icpar) * _cdiv(kh, khpar)
     n_seg = _cdiv(ow, ow_seg)
     out_total = g * (oc * oh * ow * e)
@@ -1012,67 +1030,167 @@ def _vr_rows(r: dict[str, np.ndarray], x: dict[str, np.ndarray]) -> tuple[dict[s
     per_band_pool = has_pool & per_band
 
     # ---- SPM plan: bands of the outermost loop so that one accumulation unit fits ----
-    resident = np.where(in_res, in_total, 0.0)
     span = np.minimum(w, (ow_seg - 1) * stride + kw_ext)
     staged = np.where(rows_m, icpar * gpar * np.minimum(h, kh_ext + stride) * span * e,
                       np.where(swap_m, 2 * icpar * gpar * h * span * e, 0))
     units = np.where(oh_out, oh, _cdiv(oc, ocp))
-    unit = dict(oh_out=oh_out, gpar=gpar, oc=oc, oc_chunk=oc_chunk, oh=oh, ow_seg=ow_seg, e=e, units=units, ocp=ocp)
+    # one accumulation unit's SPM bytes as (per-mapping factor) x (what depends on the band count): integers, so
+    # the product in any order is the same number (:func:`_unit_bytes`)
+    unit = dict(oh_out=oh_out, oh=oh, oc_chunk=oc_chunk, units=units, ocp=ocp,
+                a=gpar * np.minimum(oc, oc_chunk) * ow_seg * e, b=gpar * oh * ow_seg * e)
     needs_unit = (passes > 1) | per_band_pool
     unit_most = _unit_bytes(unit, units)  # one band per unit: the smallest SPM unit
-    smallest = np.where(needs_unit, unit_most, 0)
-    stage_in = (S > 0) & (staged > 0) & ~in_res & (resident + staged + smallest <= S)
+    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
+    size = np.asarray(m.get("band_size", np.zeros(len(units))), dtype=np.int64)
+    w_gpar = w_group * gpar
+
+    # the rules a mapping decides alone (the same plans, fewer rows to plan): the widened schedules (halo from DRAM,
+    # IC loop inside) only exist for output-row bands with an SPM; weights are staged only by multiply-accumulate
+    # output-row mappings whose weights fit the SPM; partial sums go to DRAM by choice only with an SPM, several
+    # passes, and not per-band pooled (nor when the output stays in the SPM unpooled: :func:`emaxvr_plans`)
+    flags = np.array(VR_VARIANTS, dtype=bool)
+    bands_ok = oh_out & (np.asarray(m["spm"]) > 0) & ~pins["psum_dram"]
+    multi = (ic > np.asarray(m["icpar"])) | (kh > np.asarray(m["khpar"]))
+    allowed = np.ones((n0, len(VR_VARIANTS)), bool)
+    allowed[:, flags[:, 2]] &= (bands_ok & (kh_ext > stride) & ~pins["halo_spm"])[:, None]
+    allowed[:, flags[:, 3]] &= (bands_ok & multi & ~pins["ic_outer"])[:, None]
+    allowed[:, flags[:, 0]] &= (x["mac"] & oh_out & (S > 0) & ~(w_gpar > S))[:, None]
+    allowed[:, flags[:, 1]] &= ((S > 0) & (passes > 1) & ~(has_pool & per_band))[:, None]
+
+    return dict(
+        allowed=allowed, unit=unit,
+        # the SPM plan (:func:`_vr_rows`, :func:`_vr_spm_plan`)
+        S=S, oh_out=oh_out, has_pool=has_pool, in_total=in_total, staged=staged, can_stage=(S > 0) & (staged > 0),
+        smallest=np.where(needs_unit, unit_most, 0), halo_able=rows_m & oh_out & (kh_ext > stride),
+        swap_spm=swap_m & (S > 0), inner_able=oh_out & needs_unit & (passes > 1),
+        halo_size=ic * gpar * np.maximum(0, kh_ext - stride) * span * e, units=units, needs_unit=needs_unit,
+        w_gpar=w_gpar, unit_most=unit_most, unit_one=_unit_bytes(unit, 1),
+        size_bands=_cdiv(units, np.maximum(1, size // np.where(oh_out, 1, ocp))), sized=size > 0,
+        dram_search=flag("dram_search"),
+        # the traffic
+        passes=passes, n_seg=n_seg, out_total=out_total, w_group=w_group, pooled_total=pooled_total,
+        per_band_pool=per_band_pool)
+
+
+def _vr_counts(shapes: Sequence[ConvShape], m: dict[str, np.ndarray], x: dict[str, np.ndarray],
+               mp: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The counts of :func:`_vr_traffic` that do not depend on the SPM plan (``m_*``: loop counts, bytes per row,
+    per burst, per chunk, ...), per row of ``m`` (``x``: its shape columns, ``mp``: its :func:`_vr_maps` numbers):
+    per mapping for a :class:`Rows` whose mappings are named, else per plan (one design point: fewer numpy calls
+    than per row and gathered)."""
+    g, ic, oc, kh, kw, oh, ow = (x[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow"))
+    e, c, icpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
+        m, "elem", "cols", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh",
+        "pool_ow")
+    passes, n_seg, w_group = mp["passes"], mp["n_seg"], mp["w_group"]
+    oh_out = _eq(m, "outer", "OH")
+    g2 = _cdiv(g, gpar)
+    z = _cdiv(oc, oc_chunk)
+    oc_iters = oc // oc_chunk * _cdiv(oc_chunk, ocp) + np.where(oc % oc_chunk > 0, _cdiv(oc % oc_chunk, ocp), 0)
+    seg_iters = (n_seg - 1) * _cdiv(ow_seg, pxp) + _cdiv(ow - (n_seg - 1) * ow_seg, pxp)
+    iters = g2 * passes * oc_iters * oh * seg_iters
+    pat_a = _eq(m, "pattern", "A")
+    in_par = np.where(pat_a, np.maximum(1, c // 2), c)
+    ic_passes = _cdiv(ic, icpar)
+    ic_last = ic - (ic_passes - 1) * icpar
+    with np.errstate(divide="ignore", invalid="ignore"):
+        klmm_runs = np.where(ic_passes > 1, (klmm * (ic_passes - 1) + _cdiv(klmm * ic_last, icpar)) / ic_passes, klmm)
+    n_chunks = np.ceil(g * w_group / 4096)
+    gran = np.where(oh_out, 1, oh)
+    bias_g = oc * e
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w_stage_each = g * w_group / n_chunks
+    chunks, full_chunks, last_chunk = _chunks(oc, oc_chunk)
+    return dict(
+        # the integer columns the traffic reads (converted here: per mapping, or once per plan)
+        m_elem=e, m_cols=c, m_icpar=icpar, m_gpar=gpar, m_ocp=ocp, m_oc_chunk=oc_chunk,
+        m_z=z, m_starts=g2 * z * n_seg * passes, m_iters=iters,
+        m_loop_ends=g2 * passes * oc_iters * oh * n_seg, m_ops=g * oc * oh * ow * ic * kh * kw,
+        m_row_b=_lookup(_cols_sum, shapes, m["shape"], ow_seg) / n_seg * e, m_in_par=in_par,
+        m_deliv_rows=ic * x["vk"] * n_seg * z, m_deliv_swap=ic * x["vk"] * n_seg * oc_iters,
+        m_regions=g * ic * n_seg * z,
+        m_one=(n_seg == 1) & ~_eq(m, "mode", "resident"),
+        m_bursts_rows=g2 * passes * z * n_seg * oh, m_bursts_swap=g2 * passes * n_seg * oc_iters * oh,
+        m_w_net=g * (w_group - bias_g), m_klmm_runs=klmm_runs, m_n_chunks=n_chunks, m_w_stage_each=w_stage_each,
+        m_w_bytes=g * w_group, m_w_par=np.where(pat_a, in_par, c), m_units_act=g2 * z * n_seg, m_bias=g * bias_g,
+        m_psum_rows=g * (passes - 1) * oc * oh * n_seg / gran, m_out_rows=g * oc * oh * n_seg / gran,
+        m_row_out=ow * e / n_seg * gran, m_o_par=np.where(pat_a, 1, c), m_per=np.maximum(1, gpar * ocp),
+        m_chunk=(oh * ow * e).astype(float), m_prow=np.maximum(p_oh * p_ow * e, 1),
+        m_other_ops=np.maximum(0, np.asarray(m["alus"]) - np.asarray(m["macs"])) * iters, m_chunks=chunks,
+        m_full_chunks=full_chunks, m_last_chunk=last_chunk)
+
+def _vr_rows(r: dict[str, np.ndarray], mp: dict[str, np.ndarray],
+             mrow: np.ndarray | None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The SPM plan's numbers of every row of :func:`emaxvr_plans` that depend on its context but not on the schedule
+    variant (computed once per row, not per (row, variant)), from its mapping's numbers ``mp`` (:func:`_vr_maps`;
+    row k's mapping is ``mrow[k]``, or k if None): (what :func:`_vr_spm_plan` reads, the columns the traffic reads:
+    staged inputs). ``bad``: rows no variant can plan (the output kept in the SPM pooled does not fit; a swapped plane
+    neither staged nor resident with an SPM); ``halo_rows``: rows whose halo may come from DRAM; ``inner_ok``: rows
+    whose input-channel loop may run inside a start."""
+
+    def at(k: str) -> np.ndarray:  # mapping column k per row
+        return mp[k] if mrow is None else mp[k][mrow]
+
+    n0 = len(r["icpar"]) if mrow is None else len(mrow)
+
+    def flag(k: str) -> np.ndarray:  # a boolean column of every row (absent: False), read only
+        a = np.asarray(r.get(k, False), dtype=bool)
+        return a if a.shape == (n0,) else np.broadcast_to(a, (n0,))
+
+    in_res, keep = flag("resident"), flag("keep")
+    S, has_pool, staged = at("S"), at("has_pool"), at("staged")
+    resident = np.where(in_res, at("in_total"), 0.0)
+    stage_in = at("can_stage") & ~in_res & (resident + staged + at("smallest") <= S)
     # output-row bands keep the kernel halo rows of every input channel so a band boundary re-reads nothing
     # (variant ``halo_dram``: re-read them from DRAM per band, which leaves the SPM to larger bands)
-    halo_rows = stage_in & rows_m & oh_out & (kh_ext > stride)
+    halo_rows = stage_in & at("halo_able")
     keep_all = keep & ~has_pool  # the whole output stays: no bands
-    keep_pooled = ~keep_all & keep & (pooled_total > S - resident)
+    keep_pooled = ~keep_all & keep & (at("pooled_total") > S - resident)
     no_spm = ~keep_all & ~keep_pooled & (S == 0)
     free = ~keep_all & ~keep_pooled & ~no_spm  # banded unless the partial sums go to DRAM or need no unit
-    # a pinned band size (rows of an output-row band, channels of an output-channel band) only adds bands
-    size = np.asarray(r.get("band_size", np.zeros(len(units))), dtype=np.int64)
-    row = dict(S=S, keep=keep, has_pool=has_pool, per_band=per_band, oh_out=oh_out, w_gpar=w_group * gpar,
+    row = dict(keep=keep, has_pool=has_pool,
                # with an SPM, planes too large for the LMMs are staged (spec §3 item 3) or not swapped at all
-               bad=keep_pooled | (swap_m & (S > 0) & ~(stage_in | in_res)), halo_rows=halo_rows,
+               bad=keep_pooled | (at("swap_spm") & ~(stage_in | in_res)), halo_rows=halo_rows,
                # variant ``ic_inner`` needs output-row bands of several passes (:func:`_vr_spm_plan`)
-               inner_ok=oh_out & free & needs_unit & (passes > 1),
-               halo_kept=np.where(halo_rows, ic * gpar * np.maximum(0, kh_ext - stride) * span * e, 0),
-               fixed=resident + np.where(stage_in, staged, 0.0), unit_most=unit_most, unit_one=_unit_bytes(unit, 1),
-               units=units, keep_all=keep_all, no_spm=no_spm, free=free, needs_unit=needs_unit, passes=passes,
-               n_seg=n_seg, out_total=out_total, unit=unit,
-               size_bands=_cdiv(units, np.maximum(1, size // np.where(oh_out, 1, ocp))), sized=size > 0,
-               dram_search=flag("dram_search"))
-    out = dict(stage_in=stage_in, passes=passes, n_seg=n_seg, out_total=out_total, w_group=w_group,
-               pooled_total=pooled_total, per_band_pool=per_band_pool)
+               inner_ok=at("inner_able") & free,
+               halo_kept=np.where(halo_rows, at("halo_size"), 0),
+               fixed=resident + np.where(stage_in, staged, 0.0), keep_all=keep_all, no_spm=no_spm, free=free)
+    out = dict(stage_in=stage_in)
     return row, out
 
 
 def _unit_bytes(u: dict[str, np.ndarray], t, at=slice(None)) -> np.ndarray:
-    """SPM bytes of one accumulation unit of rows ``at`` (of :func:`_vr_rows`' ``unit`` columns ``u``) split into
-    ``t`` bands (per row of at, or one for all)."""
-    oh_out, gpar, oc, oc_chunk, oh, ow_seg, e, units, ocp = (u[k][at] for k in ("oh_out", "gpar", "oc", "oc_chunk", "oh",
-                                                                                  "ow_seg", "e", "units", "ocp"))
-    return np.where(oh_out, gpar * np.minimum(oc, oc_chunk) * _cdiv(oh, t) * ow_seg * e,
-                    gpar * np.minimum(oc_chunk, _cdiv(units, t) * ocp) * oh * ow_seg * e)
+    """SPM bytes of one accumulation unit of rows ``at`` (of :func:`_vr_maps`' ``unit`` columns ``u``) split into
+    ``t`` bands (per row of at, or one for all): ``gpar * min(oc, oc_chunk) * ceil(oh / t) * ow_seg * e`` for
+    output-row bands, ``gpar * min(oc_chunk, ceil(units / t) * ocp) * oh * ow_seg * e`` for output-channel bands,
+    the factors without t multiplied per mapping (``a``, ``b``; int64 products: any order gives the same number)."""
+    oh_out, oh, oc_chunk, units, ocp, a, b = (u[k][at] for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b"))
+    return np.where(oh_out, a * _cdiv(oh, t), b * np.minimum(oc_chunk, _cdiv(units, t) * ocp))
 
 
-def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], rep: np.ndarray) -> np.ndarray:
-    """Which (row, variant) pairs of ``v`` (row ``rep`` of :func:`_vr_rows`' ``row`` numbers, the variant's flags)
-    have a schedule; adds their SPM plan to ``v``: bands of the outermost loop so that one accumulation unit fits,
-    where partial sums live, the SPM need. The rules a row decides alone were applied before (its variants are not
-    planned)."""
+def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarray], rep: np.ndarray,
+                 mrep: np.ndarray) -> np.ndarray:
+    """Which (row, variant) pairs of ``v`` (row ``rep`` of :func:`_vr_rows`' ``row`` numbers, mapping ``mrep`` of
+    :func:`_vr_maps`' ``mp``, the variant's flags) have a schedule; adds their SPM plan to ``v``: bands of the
+    outermost loop so that one accumulation unit fits, where partial sums live, the SPM need. The rules a row
+    decides alone were applied before (its variants are not planned)."""
     stage_w, psum_dram, halo_dram, ic_inner = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner"))
-    S, units, oh_out, passes, n_seg = (row[k][rep] for k in ("S", "units", "oh_out", "passes", "n_seg"))
-    keep_all, no_spm, free, needs_unit = (row[k][rep] for k in ("keep_all", "no_spm", "free", "needs_unit"))
+    S, units, passes, n_seg = (mp[k][mrep] for k in ("S", "units", "passes", "n_seg"))
+    keep_all, no_spm, free = (row[k][rep] for k in ("keep_all", "no_spm", "free"))
+    needs_unit = mp["needs_unit"][mrep]
     halo_keep = np.where(~halo_dram, row["halo_kept"][rep], 0)
-    fixed = row["fixed"][rep] + np.where(stage_w, row["w_gpar"][rep], 0.0)
-    unit = row["unit"]
+    fixed = row["fixed"][rep] + np.where(stage_w, mp["w_gpar"][mrep], 0.0)
+    unit = mp["unit"]
+    taken: dict[int, tuple] = {}  # id(at) -> (at, fixed[at], halo_keep[at], mrep[at]): the bisection asks the same rows
 
     def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the pairs ``at`` (t: per pair of at)
-        return fixed[at] + np.where(t > 1, halo_keep[at], 0.0) + _unit_bytes(unit, t, rep[at])
+        hit = taken.get(id(at))
+        if hit is None or hit[0] is not at:
+            hit = taken[id(at)] = (at, fixed[at], halo_keep[at], _Units(unit, mrep[at]))
+        return hit[1] + np.where(t > 1, hit[2], 0.0) + hit[3](t)
 
-    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + row["unit_most"][rep]  # need(units)
-    need_one = fixed + 0.0 + row["unit_one"][rep]  # need(1)
+    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + mp["unit_most"][mrep]  # need(units)
+    need_one = fixed + 0.0 + mp["unit_one"][mrep]  # need(1)
     in_dram = free & psum_dram  # an address choice (spec §3 item 3): more traffic
     banded = free & ~psum_dram & needs_unit
     plain = ~(keep_all | no_spm | in_dram | banded)
@@ -1081,9 +1199,10 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], rep: np.ndarray) -> np.
     # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
     t0 = np.where(ic_inner, np.where(need_most <= S, units, 0), t0)
     # a pinned band size only adds bands
-    t0 = np.where(row["sized"][rep] & (t0 > 0), np.maximum(t0, row["size_bands"][rep]), t0)
+    t0 = np.where(mp["sized"][mrep] & (t0 > 0), np.maximum(t0, mp["size_bands"][mrep]), t0)
     t = np.maximum(t0, 1)
-    bad = keep_all & ((S == 0) | (fixed + row["out_total"][rep] > S))
+    out_total = mp["out_total"][mrep]
+    bad = keep_all & ((S == 0) | (fixed + out_total > S))
     bad |= banded & (t0 == 0)
     bad |= plain & (fixed > S)
     bands = np.where(banded, t, 1)
@@ -1091,14 +1210,25 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], rep: np.ndarray) -> np.
     at = np.flatnonzero(banded)
     need_t = np.zeros(len(t))
     need_t[at] = need(t[at], at)
-    spm_need = _select([keep_all, no_spm, in_dram, banded], [fixed + row["out_total"][rep], 0.0, fixed, need_t], fixed)
+    spm_need = _select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need_t], fixed)
     # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
     # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
-    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~row["dram_search"][rep]
+    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~mp["dram_search"][mrep]
     bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
     bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
     v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, halo_keep=halo_keep)
     return ~bad
+
+
+class _Units:
+    """:func:`_unit_bytes` of fixed rows ``at`` for any band counts, their columns gathered once (the band-count
+    bisection asks the same rows at several band counts)."""
+
+    def __init__(self, u: dict[str, np.ndarray], at: np.ndarray):
+        self.u = {k: u[k][at] for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b")}
+
+    def __call__(self, t) -> np.ndarray:
+        return _unit_bytes(self.u, t)
 
 
 def _pin_masks(r: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
@@ -1120,55 +1250,46 @@ def _pinned_out(v: dict[str, np.ndarray], psum_home, halo_kept, ic_inner, passes
 
 
 def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTable:
-    """The counts and transfers of EMAXVR schedules ``v`` (rows that fit, with their SPM plan)."""
+    """The counts and transfers of EMAXVR schedules ``v`` (rows that fit, with their SPM plan; the counts that do not
+    depend on it, ``m_*``, from :func:`_vr_maps`)."""
     n = len(v["src"])
-    g, ic, oc, kh, kw, oh, ow = (v[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow"))
-    e, c, S, icpar, gpar, ocp, pxp, ow_seg, oc_chunk, klmm, p_oh, p_ow = _ints(
-        v, "elem", "cols", "spm", "icpar", "gpar", "oc_par", "px_par", "ow_seg", "oc_chunk", "kernel_lmms", "pool_oh",
-        "pool_ow")
-    pat_a, oh_out = _eq(v, "pattern", "A"), _eq(v, "outer", "OH")
+    g, ic, oc, oh = (v[k] for k in ("groups", "ic", "oc", "oh"))
+    e, c, S, icpar, gpar, ocp, oc_chunk = (v[k] for k in ("m_elem", "m_cols", "S", "m_icpar", "m_gpar", "m_ocp",
+                                                         "m_oc_chunk"))
+    oh_out = _eq(v, "outer", "OH")
     rows_m, res_m, swap_m = (_eq(v, "mode", k) for k in ("rows", "resident", "swap"))
     in_res, keep, has_pool, mac, stage_w, stage_in = (
         np.asarray(v[k], dtype=bool) for k in ("resident", "keep", "has_pool", "mac", "stage_w", "stage_in"))
     bands, psum_home, halo_keep, passes, n_seg = (v[k] for k in ("bands", "psum_home", "halo_keep", "passes", "n_seg"))
-    out_total, w_group, pooled_total, per_band_pool = (v[k] for k in ("out_total", "w_group", "pooled_total",
-                                                                       "per_band_pool"))
-    g2 = _cdiv(g, gpar)
-    z = _cdiv(oc, oc_chunk)
-    oc_iters = oc // oc_chunk * _cdiv(oc_chunk, ocp) + np.where(oc % oc_chunk > 0, _cdiv(oc % oc_chunk, ocp), 0)
+    out_total, pooled_total, per_band_pool = (v[k] for k in ("out_total", "pooled_total", "per_band_pool"))
+    z = v["m_z"]
     t_oh = np.where(oh_out, bands, 1)
     t_oc = np.where(oh_out, 1, bands)
 
     # ---- counts per group (bytes) and per group batch (starts, iterations) ----
-    starts = g2 * z * n_seg * passes
+    starts = v["m_starts"]
     runs = starts * bands  # (start, pass) runs: what the transfers are counted per
     ic_inner = np.asarray(v["ic_inner"], dtype=bool)
     activations = np.where(ic_inner, runs // np.maximum(passes, 1), runs)  # the passes of a row share a start
-    seg_iters = (n_seg - 1) * _cdiv(ow_seg, pxp) + _cdiv(ow - (n_seg - 1) * ow_seg, pxp)
-    iters = g2 * passes * oc_iters * oh * seg_iters
-    loop_ends = g2 * passes * oc_iters * oh * n_seg
-    ops = g * oc * oh * ow * ic * kh * kw
     rows_band_sum = _lookup(_rows_sum, shapes, v["shape"], t_oh)
-    vk = v["vk"]
-    row_b = _lookup(_cols_sum, shapes, v["shape"], ow_seg) / n_seg * e  # bytes of one input row segment
-    in_par = np.where(pat_a, np.maximum(1, c // 2), c)
+    row_b = v["m_row_b"]  # bytes of one input row segment
+    in_par = v["m_in_par"]
     halo = halo_keep != 0
 
     # inputs
-    deliveries = _select([rows_m, res_m], [ic * vk * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
-                           ic * vk * n_seg * oc_iters) * g
+    res_rows = ic * rows_band_sum * n_seg * z * t_oc
+    deliveries = _select([rows_m, res_m], [v["m_deliv_rows"] * t_oc, res_rows], v["m_deliv_swap"]) * g
     touched = np.where(halo, v["rows_all"], rows_band_sum)
-    dram_rows = _select([rows_m, res_m], [ic * touched * n_seg * z * t_oc, ic * rows_band_sum * n_seg * z * t_oc],
+    dram_rows = _select([rows_m, res_m], [ic * touched * n_seg * z * t_oc, res_rows],
                           ic * rows_band_sum * n_seg * t_oc) * g
     spm_r = np.where(in_res | stage_in, deliveries * row_b, 0.0)
     spm_w = np.where(stage_in, dram_rows * row_b, 0.0)
     # full-width rows of a channel are contiguous: staged as one transfer per channel and band
-    regions = g * ic * n_seg * z * t_oc * np.where(halo, 1, t_oh)
-    one = (n_seg == 1) & ~res_m
+    regions = v["m_regions"] * t_oc * np.where(halo, 1, t_oh)
+    one = v["m_one"]
     stages = [("input", np.where(one, regions, dram_rows), np.where(one, dram_rows * row_b / regions, row_b), stage_in)]
     # at each output row (rows), each output row of each output-channel iteration (swap), once per start (resident)
-    in_bursts = _select([rows_m, swap_m], [g2 * passes * z * n_seg * oh, g2 * passes * n_seg * oc_iters * oh],
-                          runs)
+    in_bursts = _select([rows_m, swap_m], [v["m_bursts_rows"], v["m_bursts_swap"]], runs)
     in_bursts = np.maximum(in_bursts, 1)
     # broadcast: each channel's rows needed at a burst go out as one transfer (spec §3 item 2)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1178,35 +1299,28 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     slots = _split_first("input", ~(in_res | stage_in), in_bursts, per, each, in_par)
 
     # weights (one transfer per kernel LMM per start; re-read per output-row band and per segment)
-    bias_g = oc * e
-    w_deliv = g * (w_group - bias_g) * t_oh * n_seg
+    w_deliv = v["m_w_net"] * t_oh * n_seg
     # kernel LMMs per run: a partial last input-channel pass fills fewer of them (each still gets its taps' share)
-    ic_passes = _cdiv(ic, icpar)
-    ic_last = ic - (ic_passes - 1) * icpar
-    with np.errstate(divide="ignore", invalid="ignore"):
-        klmm_runs = np.where(ic_passes > 1, (klmm * (ic_passes - 1) + _cdiv(klmm * ic_last, icpar)) / ic_passes, klmm)
-    w_count = np.maximum(runs * klmm_runs, 1)
-    n_chunks = np.ceil(g * w_group / 4096)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        stages.append(("weight", n_chunks, g * w_group / n_chunks, stage_w))
-    spm_w = spm_w + np.where(stage_w, g * w_group, 0.0)
+    w_count = np.maximum(runs * v["m_klmm_runs"], 1)
+    w_bytes = v["m_w_bytes"]
+    stages.append(("weight", v["m_n_chunks"], v["m_w_stage_each"], stage_w))
+    spm_w = spm_w + np.where(stage_w, w_bytes, 0.0)
     spm_r = spm_r + np.where(stage_w, w_deliv, 0.0)
     # each output-channel chunk moves its own weights: the full chunks, then the last, smaller one
-    slots += _by_chunk("weight", ~stage_w, runs, w_count / runs, w_count, w_deliv, oc, oc_chunk,
-                       np.where(pat_a, in_par, c), mac)
+    split = v["m_chunks"], v["m_full_chunks"], v["m_last_chunk"]
+    slots += _by_chunk("weight", ~stage_w, runs, w_count / runs, w_count, w_deliv, oc, oc_chunk, v["m_w_par"], mac,
+                       split)
     # bias: to the bottom PEs with the first pass of every accumulation unit
-    units_act = g2 * z * n_seg * bands
-    slots += _by_chunk("weight", ~stage_w, units_act, 1, units_act, g * bias_g * t_oh * n_seg, oc, oc_chunk, 1, mac)
+    units_act = v["m_units_act"] * bands
+    slots += _by_chunk("weight", ~stage_w, units_act, 1, units_act, v["m_bias"] * t_oh * n_seg, oc, oc_chunk, 1, mac,
+                       split)
 
     # partial sums between passes, and the final output rows: they move at each end of the OW loop (a row per
     # channel) when OH is the outer loop, or as the whole OH x OW block of a channel at each OH-loop end when
     # OC is outer (spec §3.1)
-    gran = np.where(oh_out, 1, oh)
-    psum_rows = g * (passes - 1) * oc * oh * n_seg / gran
-    out_rows = g * oc * oh * n_seg / gran
-    row_out = ow * e / n_seg * gran
-    o_par = np.where(pat_a, 1, c)
-    per = np.maximum(1, gpar * ocp)
+    psum_rows, out_rows, row_out = v["m_psum_rows"], v["m_out_rows"], v["m_row_out"]
+    o_par = v["m_o_par"]
+    per = v["m_per"]
     has_ps = psum_rows != 0
     ps_dram = psum_home != _SPM
     slots += _split_first("psum", ps_dram, psum_rows / per, per, row_out, o_par, has_ps)
@@ -1224,8 +1338,8 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
     slots += _split_last("spill", True, out_rows / per * spill / out_total, per, row_out, o_par, to_spm & (spill != 0))
 
     # the pooling pass reads the conv result plane by plane (SPM part + spilled part), writes pooled planes
-    chunk = (oh * ow * e).astype(float)
-    prow = np.maximum(p_oh * p_ow * e, 1)
+    chunk = v["m_chunk"]
+    prow = v["m_prow"]
     slots.append(_Slot("spill", False, _POOL, True, spill / chunk, 1, chunk, c, has_pool & (spill != 0)))
     slots.append(_Slot("output", False, _POOL, False, (out_total - spill) / chunk, 1, chunk, c, has_pool))
     spm_r = spm_r + np.where(has_pool, out_total - spill, 0.0)
@@ -1234,12 +1348,13 @@ def _vr_traffic(shapes: Sequence[ConvShape], v: dict[str, np.ndarray]) -> PlanTa
 
     out_once = np.where(keep, 0.0, np.where(has_pool, pooled_total, out_total))
     band_len = np.where(oh_out, _cdiv(oh, bands), np.minimum(oc, _cdiv(_cdiv(oc, ocp), bands) * ocp))
-    compulsory = conv_compulsory_bytes(v["touched"], e, g * w_group, out_once, in_res)
-    cols = _plan_cols(v, iterations=iters, loop_ends=loop_ends, activations=activations, ops=ops, passes=passes,
-                      compulsory=compulsory, band_len=band_len, n_seg=n_seg,
+    compulsory = conv_compulsory_bytes(v["touched"], e, w_bytes, out_once, in_res)
+    cols = _plan_cols(v, iterations=v["m_iters"], loop_ends=v["m_loop_ends"], activations=activations,
+                      ops=v["m_ops"], passes=passes, compulsory=compulsory, band_len=band_len, n_seg=n_seg,
                       starts=starts, bands=bands, spm_read=spm_r, spm_write=spm_w, spm_need=v["spm_need"], mac=mac,
                       psum_home=psum_home, stage_w=stage_w, ic_inner=ic_inner, halo_dram=v["halo_dram"],
-                      halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep)
+                      halo_kept=halo & (bands > 1), stage_in=stage_in, in_res=in_res, keep=keep,
+                      other_ops=v["m_other_ops"])
     band_dim = _BAND_DIMS.take(np.asarray(oh_out, bool).view(np.uint8))
     return _assemble(n, np.ones(n, bool), v["src"], cols, _label(v, band_dim),
                      slots, stages, [], v["load_bytes_per_iter"])
