@@ -48,6 +48,7 @@ give the same numbers bit for bit (tested).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import operator
 from dataclasses import dataclass, field
@@ -525,12 +526,17 @@ class _Batch:
             pts = self.pts
             if sparse:  # codes: FORMATS dense, csr, jds; C.MAPPINGS dense, ivj, ivs (checked parameter values)
                 fmt = pts["format"].astype(object)
-                dense = fmt == "dense"
-                mapping = pts["schedule"].astype(object)  # a copy: "dense" written where the format is dense
-                mapping[dense] = "dense"
-                sparse_ = (~dense).astype(np.int64)
-                fcode = sparse_ + (fmt == "jds")  # 0 dense, else 1 + jds (the formats exclude each other)
-                mcode = sparse_ * (1 + (mapping == "ivs"))
+                fcode, scode = _choice_codes(pts["format"], FORMATS), _choice_codes(pts["schedule"], SCHEDULES)
+                if fcode is not None and scode is not None:  # the mapping labels from the codes (one gather)
+                    mcode = np.minimum(fcode, 1) * (1 + scode)  # dense: 0, else 1 + ivs
+                    mapping = _MAPPING_LABELS[mcode]
+                else:  # names outside the declared choices, or many string objects: compared by value
+                    dense = fmt == "dense"
+                    mapping = pts["schedule"].astype(object)  # a copy: "dense" written where the format is dense
+                    mapping[dense] = "dense"
+                    sparse_ = (~dense).astype(np.int64)
+                    fcode = sparse_ + (fmt == "jds")  # 0 dense, else 1 + jds (the formats exclude each other)
+                    mcode = sparse_ * (1 + (mapping == "ivs"))
             else:
                 fmt, mapping = _filled(self.n, "dense"), _filled(self.n, "dense")
                 fcode = mcode = np.zeros(self.n, np.int64)
@@ -701,26 +707,78 @@ def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: in
 
 
 _FORMAT_NAMES, _MAPPING_NAMES = np.array(FORMATS), np.array(C.MAPPINGS)
+#: the mapping label of each mapping code (object: gathered into a batch's labels)
+_MAPPING_LABELS = _frozen(np.array(C.MAPPINGS, dtype=object))
+
+#: past this many distinct string objects in an object array, :func:`_choice_codes` compares by value
+_CHOICE_OBJECTS_MAX = 8
+
+
+def _choice_codes(values: np.ndarray, names: tuple[str, ...]) -> np.ndarray | None:
+    """The index in ``names`` of each element of ``values`` (a 1-D object array of strings: a choice
+    parameter's points) as int64, or None when an element is not one of ``names`` (or is no string).
+
+    Why: comparing an object array with a string costs ~15 ns an element (a Python comparison each); the
+    points of a batch hold a few string objects (the parameter's declared choices, shared by every row), so
+    the elements are grouped by the identity of their object instead -- the object pointers the array holds,
+    read as integers (one integer comparison an element), and one dict lookup per distinct object. Equal
+    pointers are the same object, so the codes are those of comparing by value. Past
+    :data:`_CHOICE_OBJECTS_MAX` distinct objects (strings made one by one, e.g. read from a file), a lookup
+    per element."""
+    index = _name_index(names)
+    n = values.size
+    if values.dtype != object or values.ndim != 1 or not values.flags.c_contiguous:
+        return _codes_by_value(values, index)
+    codes = np.empty(n, np.int64)
+    if n == 0:
+        return codes
+    ptr = np.ctypeslib.as_array((ctypes.c_ssize_t * n).from_address(values.ctypes.data))  # a view: values alive
+    todo = np.ones(n, bool)
+    i = 0
+    for _ in range(_CHOICE_OBJECTS_MAX):
+        obj = values[i]
+        code = index.get(obj) if type(obj) is str else None
+        if code is None:
+            return None
+        same = ptr == ptr[i]
+        codes[same] = code
+        todo &= ~same
+        i = int(np.argmax(todo))
+        if not todo[i]:
+            return codes
+    return _codes_by_value(values, index)
+
+
+def _codes_by_value(values: np.ndarray, index: dict[str, int]) -> np.ndarray | None:
+    """:func:`_choice_codes` by a dict lookup per element."""
+    try:
+        return np.fromiter(map(index.__getitem__, values.tolist()), np.int64, values.size)
+    except (KeyError, TypeError):
+        return None
+
+
+@lru_cache(maxsize=16)
+def _name_index(names: tuple[str, ...]) -> dict[str, int]:
+    """{name: its index} of a tuple of names."""
+    return {name: i for i, name in enumerate(names)}
 
 
 def _dram_pj_per_byte(dram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``tech.dram_pj_per_byte`` of the points' DRAM names: the (read, write) pJ per byte of each declared name
-    (``tech.DRAM_NAMES``, looked up once there), gathered by each point's row (a dict lookup per point by
-    ``map``: ~2/3 of the list comprehension's time); ``tech.dram_pj_per_byte`` itself for other names."""
+    (``tech.DRAM_NAMES``, looked up once there), gathered by each point's code (:func:`_choice_codes`: by the
+    identity of the points' few string objects, not a dict lookup per point); ``tech.dram_pj_per_byte``
+    itself for other names."""
     table = _dram_table()
-    row = table[2]
-    try:
-        rows = np.fromiter(map(row.__getitem__, dram.tolist()), np.intp, dram.size)
-    except (KeyError, TypeError):
+    rows = _choice_codes(dram, tech.DRAM_NAMES)
+    if rows is None:
         return tech.dram_pj_per_byte(dram)
     return table[0][rows].reshape(dram.shape), table[1][rows].reshape(dram.shape)
 
 
 @lru_cache(maxsize=1)
-def _dram_table() -> tuple[np.ndarray, np.ndarray, dict]:
-    """(read pJ/B, write pJ/B of each name of ``tech.DRAM_NAMES``, the row of each name)."""
-    read, write = tech.dram_pj_per_byte(np.array(tech.DRAM_NAMES, dtype=object))
-    return read, write, {name: i for i, name in enumerate(tech.DRAM_NAMES)}
+def _dram_table() -> tuple[np.ndarray, np.ndarray]:
+    """(read pJ/B, write pJ/B) of each name of ``tech.DRAM_NAMES``."""
+    return tech.dram_pj_per_byte(np.array(tech.DRAM_NAMES, dtype=object))
 
 
 def _filled(n: int, text: str) -> np.ndarray:
