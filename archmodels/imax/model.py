@@ -257,13 +257,19 @@ class ImaxModel(Model):
         ``with_reasons`` points of each product (the others read "")."""
         n, nk = len(inv), len(keys)
         G = len(uniq)
-        rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
-        prod = np.repeat(np.arange(nk), G)
-        mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
-        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(mapping_names, nk), *rows[:, 2:6].T)
+        if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
+            rows, prod = uniq, np.zeros(G, np.intp)
+            m, k, n_ = keys[0][:3]
+            cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), mapping_names, *rows[:, 2:6].T)
+        else:
+            rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
+            prod = np.repeat(np.arange(nk), G)
+            mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
+            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(mapping_names, nk), *rows[:, 2:6].T)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
-        inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
+        if nk > 1:
+            inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
         out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
@@ -277,7 +283,8 @@ class ImaxModel(Model):
             out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (nchip, clock_hz, bw)))
+            at = sel % n if nk > 1 else sel  # the point of each (product, point) pair
+            _store_choice(out, plans, inv, sel, nchip[at], clock_hz[at], bw[at])
         return out
 
     def _dense_reference(self, key: tuple, batch: _Batch, run: dict[str, np.ndarray]) -> np.ndarray:
@@ -618,9 +625,16 @@ class _Plans:
 _matmuls: IdentityMemo[tuple] = IdentityMemo(as_matmuls, size=1024)
 
 
+#: the counts of the chosen candidate a run keeps: those :meth:`ImaxModel._fill` reads (the PIO words, pauses and
+#: execution cycles enter only the state times)
+_RUN_FEATURES = ("starts", "a_groups", "a_bytes", "b_bytes", "c_load_bytes", "c_drain_bytes", "issued_macs",
+                 "lmm_exec_bytes", "b_groups")
 #: the per-point results of one product (:meth:`ImaxModel._runs`): counts, choice, LMM use, state times
-_RUN_NAMES = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
-                           "slots") + STATES
+_RUN_NAMES = _RUN_FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
+                              "slots") + STATES
+#: the counts of the chosen candidates read to store a choice: the kept ones, the timed ones, AGRP and the A group
+_CHOSEN_FEATURES = tuple(k for k in S.FEATURES if k in set(_RUN_FEATURES + S.TIMING_FEATURES
+                                                            + ("a_group_slots", "a_group_blocks")))
 
 
 def _run_one(key: tuple, batch: _Batch, sparse: bool, reasons: bool) -> dict[str, np.ndarray]:
@@ -649,7 +663,7 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
     feats, per = plan["feats"], {k: v.item(0) for k, v in plan["per"].items()}
     st = S.timing(feats, nchip, clock_hz, bw)
     i = int(np.argmin(st["time"]))
-    vals = {k: v.item(i) for k, v in feats.items()}
+    vals = {k: feats[k].item(i) for k in _ONE_FEATURES}
     clock = clock_hz.item(0)
     reserved = (vals["a_group_slots"] * per["urb"] if per["jds"]
                 else float(per["tile_rows"] * plan["agrp"].item(i) * per["urb"]))
@@ -663,6 +677,8 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
 
 #: the problem numbers a run keeps as they are (_write_choice)
 _PER_RUN = ("util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
+#: the counts of its fastest candidate _chosen_one reads
+_ONE_FEATURES = _RUN_FEATURES + ("a_group_slots", "a_group_blocks")
 
 
 def _dense_time_one(key: tuple, batch: _Batch) -> np.ndarray:
@@ -819,7 +835,8 @@ def _clock_costs(pts: Points) -> tech.ClockCosts:
 def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
                   nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray) -> None:
     """The fastest candidate of configuration ``inv[k]`` of ``plans`` for each point k of ``sel``, its counts,
-    times and LMM use stored in ``out`` (all points at once)."""
+    times and LMM use stored in ``out`` (all points at once); ``nchip``, ``clock_hz``, ``bw``: those of the points
+    ``sel``."""
     n_cand, first, feats = plans.count, plans.first, plans.feats
     g = inv[sel]
     cand = np.empty(len(sel), dtype=np.int64)
@@ -829,15 +846,14 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     for grp in np.flatnonzero(alone):  # many points on one configuration (or few configurations): one by one
         at = np.flatnonzero(g == grp)
         own = {k: v[first[grp]:first[grp] + n_cand[grp]][None, :] for k, v in feats.items()}
-        t = S.timing(own, int(nchip[sel[at[0]]]), clock_hz[sel[at]][:, None], bw[sel[at]][:, None])["time"]
+        t = S.timing(own, int(nchip[at[0]]), clock_hz[at][:, None], bw[at][:, None])["time"]
         cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
     if len(few):
-        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]],
-                             bw[sel[few]])
-    chosen = {k: v[cand] for k, v in feats.items()}
-    st = S.timing(chosen, nchip[sel], clock_hz[sel], bw[sel])
-    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz[sel])
+        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few])
+    chosen = {k: feats[k][cand] for k in _CHOSEN_FEATURES}
+    st = S.timing(chosen, nchip, clock_hz, bw)
+    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz)
 
 
 def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
@@ -854,9 +870,10 @@ def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: 
 def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g: np.ndarray, cand: np.ndarray,
                   chosen: dict[str, np.ndarray], st: dict[str, np.ndarray], clock_hz: np.ndarray) -> None:
     """Store in ``out`` at points ``sel`` (on configurations ``g``) their candidates ``cand`` of ``plans``:
-    its counts ``chosen``, state times ``st`` [s] as cycles of ``clock_hz``, AGRP, BGRP and LMM use."""
-    for k, v in chosen.items():
-        out[k][sel] = v
+    its counts ``chosen`` (those of :data:`_RUN_FEATURES` kept), state times ``st`` [s] as cycles of ``clock_hz``,
+    AGRP, BGRP and LMM use."""
+    for k in _RUN_FEATURES:
+        out[k][sel] = chosen[k]
     for name in STATES:
         out[name][sel] = st[name] * clock_hz
     out["time"][sel] = st["time"]
