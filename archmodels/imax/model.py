@@ -625,16 +625,9 @@ class _Plans:
 _matmuls: IdentityMemo[tuple] = IdentityMemo(as_matmuls, size=1024)
 
 
-#: the counts of the chosen candidate a run keeps: those :meth:`ImaxModel._fill` reads (the PIO words, pauses and
-#: execution cycles enter only the state times)
-_RUN_FEATURES = ("starts", "a_groups", "a_bytes", "b_bytes", "c_load_bytes", "c_drain_bytes", "issued_macs",
-                 "lmm_exec_bytes", "b_groups")
 #: the per-point results of one product (:meth:`ImaxModel._runs`): counts, choice, LMM use, state times
-_RUN_NAMES = _RUN_FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
-                              "slots") + STATES
-#: the counts of the chosen candidates read to store a choice: the kept ones, the timed ones, AGRP and the A group
-_CHOSEN_FEATURES = tuple(k for k in S.FEATURES if k in set(_RUN_FEATURES + S.TIMING_FEATURES
-                                                            + ("a_group_slots", "a_group_blocks")))
+_RUN_NAMES = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
+                           "slots") + STATES
 
 
 def _run_one(key: tuple, batch: _Batch, sparse: bool, reasons: bool) -> dict[str, np.ndarray]:
@@ -663,7 +656,7 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
     feats, per = plan["feats"], {k: v.item(0) for k, v in plan["per"].items()}
     st = S.timing(feats, nchip, clock_hz, bw)
     i = int(np.argmin(st["time"]))
-    vals = {k: feats[k].item(i) for k in _ONE_FEATURES}
+    vals = {k: v.item(i) for k, v in feats.items()}
     clock = clock_hz.item(0)
     reserved = (vals["a_group_slots"] * per["urb"] if per["jds"]
                 else float(per["tile_rows"] * plan["agrp"].item(i) * per["urb"]))
@@ -677,8 +670,6 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
 
 #: the problem numbers a run keeps as they are (_write_choice)
 _PER_RUN = ("util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
-#: the counts of its fastest candidate _chosen_one reads
-_ONE_FEATURES = _RUN_FEATURES + ("a_group_slots", "a_group_blocks")
 
 
 def _dense_time_one(key: tuple, batch: _Batch) -> np.ndarray:
@@ -851,7 +842,7 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
     if len(few):
         cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few])
-    chosen = {k: feats[k][cand] for k in _CHOSEN_FEATURES}
+    chosen = {k: v[cand] for k, v in feats.items()}
     st = S.timing(chosen, nchip, clock_hz, bw)
     _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz)
 
@@ -870,10 +861,9 @@ def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: 
 def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g: np.ndarray, cand: np.ndarray,
                   chosen: dict[str, np.ndarray], st: dict[str, np.ndarray], clock_hz: np.ndarray) -> None:
     """Store in ``out`` at points ``sel`` (on configurations ``g``) their candidates ``cand`` of ``plans``:
-    its counts ``chosen`` (those of :data:`_RUN_FEATURES` kept), state times ``st`` [s] as cycles of ``clock_hz``,
-    AGRP, BGRP and LMM use."""
-    for k in _RUN_FEATURES:
-        out[k][sel] = chosen[k]
+    its counts ``chosen``, state times ``st`` [s] as cycles of ``clock_hz``, AGRP, BGRP and LMM use."""
+    for k, v in chosen.items():
+        out[k][sel] = v
     for name in STATES:
         out[name][sel] = st[name] * clock_hz
     out["time"][sel] = st["time"]
