@@ -1,0 +1,176 @@
+"""IMAX batched paths of issue 15's sixth round: each equals the path it replaced, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from archmodels import tech
+from archmodels.imax import model as IM
+from archmodels.imax import schedule as S
+from workloads import load_workload
+
+from .test_imax_batched4 import _rows, random_limits
+from .test_imax_batched5 import M, _same
+
+
+def _fresh(values: list) -> np.ndarray:
+    """An object array of new string objects equal to ``values`` (not the declared choices' objects: as rows
+    read from a file would hold)."""
+    return np.array(["".join(list(v)) if type(v) is str else v for v in values], dtype=object)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(tech.DRAM_NAMES), min_size=0, max_size=60), st.sampled_from(["shared", "fresh", "mixed"]))
+def test_choice_codes_equal_the_names_index(names, objects):
+    """_choice_codes (by the identity of the elements' objects, or by value past a few objects) == the index of
+    each name, whether the elements share the declared strings' objects, are new objects, or both."""
+    if objects == "shared":
+        values = np.array(names, dtype=object)
+    elif objects == "fresh":
+        values = _fresh(names)
+    else:
+        values = np.array([v if i % 3 else "".join(list(v)) for i, v in enumerate(names)], dtype=object)
+    got = IM._choice_codes(values, tech.DRAM_NAMES)
+    assert got is not None and got.dtype == np.int64
+    assert got.tolist() == [tech.DRAM_NAMES.index(v) for v in names]
+
+
+def test_choice_codes_none_for_other_values_and_by_value_for_other_layouts():
+    names = IM.FORMATS
+    for bad in (["csr", "coo"], ["csr", 3], [None, "jds"], ["coo"]):
+        assert IM._choice_codes(np.array(bad, dtype=object), names) is None
+    # "coo" after more than _CHOICE_OBJECTS_MAX distinct objects: found by the lookup per element
+    many = _fresh(["csr", "jds", "dense"] * 5)
+    assert IM._choice_codes(np.append(many, "coo"), names) is None
+    assert IM._choice_codes(many, names).tolist() == [1, 2, 0] * 5
+    strided = np.array(["jds", "x", "csr", "x", "dense", "x"], dtype=object)[::2]  # not contiguous
+    assert IM._choice_codes(strided, names).tolist() == [2, 1, 0]
+    assert IM._choice_codes(np.array(["jds", "csr"]), names).tolist() == [2, 1]  # a unicode array
+    assert IM._choice_codes(np.array([], dtype=object), names).tolist() == []
+
+
+def _fresh_points(pts: dict) -> dict:
+    """The points with every choice parameter's strings as new objects."""
+    return {k: _fresh(v.tolist()) if v.dtype == object else v for k, v in pts.items()}
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_groups_by_identity_codes_equal_by_value(sparse):
+    """_Batch.groups with the codes by identity == with the strings compared by value (new string objects,
+    more of them than _CHOICE_OBJECTS_MAX, and with the identity path switched off): labels, codes, rows."""
+    pts = M.params.points(M.params.random_rows(500, np.random.default_rng(4)))
+    a = IM._Batch.of(pts).groups(sparse)
+    b = IM._Batch.of(_fresh_points(pts)).groups(sparse)
+    for other in (b,):
+        _same(a.fmt, other.fmt)
+        _same(a.mapping, other.mapping)
+        _same(a.columns, other.columns)
+        _same(a.uniq, other.uniq)
+        _same(a.inv, other.inv)
+    assert a.mapping.tolist() == [("dense" if f == "dense" else s) if sparse else "dense"
+                                  for f, s in zip(pts["format"].tolist(), pts["schedule"].tolist())]
+
+
+def test_groups_codes_by_value_when_identity_is_off(monkeypatch):
+    pts = M.params.points(M.params.random_rows(300, np.random.default_rng(8)))
+    a = IM._Batch.of(pts).groups(True)
+    monkeypatch.setattr(IM, "_choice_codes", lambda values, names: None)  # the compare-by-value path
+    b = IM._Batch.of(pts).groups(True)
+    for name in ("fmt", "mapping", "columns", "uniq", "inv"):
+        _same(getattr(a, name), getattr(b, name))
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_dram_pj_per_byte_equals_tech(fresh):
+    dram = np.array(list(tech.DRAM_NAMES) * 30, dtype=object)[np.random.default_rng(2).permutation(120)]
+    dram = _fresh(dram.tolist()) if fresh else dram
+    for got, want in zip(IM._dram_pj_per_byte(dram), tech.dram_pj_per_byte(dram)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("wl", ["spmm:n=96,sparsity=0.9", "alexnet-conv"])
+def test_batch_of_new_string_objects_equals_the_batch_of_declared_ones(wl):
+    """A batch whose choice strings are new objects (codes by value) == the same points holding the declared
+    strings (codes by identity): every metric, state, label, total and reason, bit for bit."""
+    w = load_workload(wl)
+    pts = M.params.points(_rows(200, 21, (1, 2, 3, 4)))
+    a, b = M.evaluate_batch(w, pts), M.evaluate_batch(w, _fresh_points(pts))
+    _same(a.feasible, b.feasible)
+    _same(a.reason, b.reason)
+    for la, lb_ in zip(a.layers, b.layers):
+        assert list(la.metrics) == list(lb_.metrics) and list(la.labels) == list(lb_.labels)
+        for k in la.metrics:
+            _same(la.metrics[k], lb_.metrics[k])
+        for k in la.states:
+            _same(la.states[k], lb_.states[k])
+        for k in la.labels:
+            _same(np.asarray(la.labels[k], dtype=object), np.asarray(lb_.labels[k], dtype=object))
+    assert list(a.totals) == list(b.totals)
+    for k in a.totals:
+        _same(a.totals[k], b.totals[k])
+
+
+def _reference_flags(lim: dict, n: np.ndarray, b_top: np.ndarray) -> list:
+    """The flags no_schedule_reasons read before this round: broken() at AGRP = 1, BGRP = CGRP = b_top, and the
+    4.4.10 search over every configuration."""
+    at = S.broken(lim, 1, b_top, b_top)
+    return [S._some_bgrp_indivisible_all(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in S.CONSTRAINTS]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 400), st.booleans())
+def test_reason_flags_equal_broken(seed, G, margins):
+    """_reason_flags (broken()'s expressions with AGRP = 1 and CGRP = BGRP written in; 4.4.10's search on the
+    configurations whose nchip divides n) == broken() + the search over all, flag for flag; with JDS Margins
+    (jds_top >= 0 somewhere) broken() itself."""
+    rng = np.random.default_rng(seed)
+    _, lim = random_limits(rng, G)
+    if margins and len(lim["N"]):
+        lim["jds_top"] = np.where(rng.random(len(lim["N"])) < 0.5, rng.integers(0, 400, len(lim["N"])), -1)
+    N = np.asarray(lim["N"])
+    n = np.broadcast_to(lim["n"], N.shape)
+    b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))
+    got, want = S._reason_flags(lim, n, b_top), _reference_flags(lim, n, b_top)
+    assert len(got) == len(want) == len(S.CONSTRAINTS)
+    for c, g, w in zip(S.CONSTRAINTS, got, want):
+        assert np.array_equal(np.broadcast_to(g, N.shape), np.broadcast_to(w, N.shape)), c
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5000), st.integers(1, 64), st.integers(1, 4096)), min_size=1, max_size=50),
+       st.booleans())
+def test_some_bgrp_indivisible_on_the_divisible_ones_equals_over_all(rows, one_n):
+    n, nchip, b_top = (np.array(c, dtype=np.int64) for c in zip(*rows))
+    if one_n:
+        n = int(n[0])
+    _same(S._some_bgrp_indivisible(n, nchip, b_top), S._some_bgrp_indivisible_all(n, nchip, b_top))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 300), st.booleans())
+def test_no_schedule_reasons_equal_the_scalar_lines(seed, G, shared):
+    ok, lim = random_limits(np.random.default_rng(seed), G)
+    lines = S.no_schedule_reasons(lim, shared=shared)
+    p = S.build(96, 96, 96, "dense", "dense", 64, 4, 64, 1, with_tiles=False)  # only its error is read
+    for g in range(int(ok.sum())):
+        one = {k: (v[g].item() if np.ndim(v) else v) for k, v in lim.items()}
+        assert S.no_schedule_reason(p, one) == lines[g]
+
+
+@pytest.mark.parametrize("wl, sparse", [("spmm:n=96,sparsity=0.9", True), ("spmm:m=300,k=200,n=16,sparsity=0.97", True),
+                                        ("spmm:n=96,sparsity=0.9", False)])
+def test_one_product_runs_equal_the_several_products_path(wl, sparse):
+    """_runs_on of one product (its configurations as they are, m and k numbers, no tiling of the points'
+    arrays) == the path of several products (the same product twice), every number, flag and reason."""
+    layer = load_workload(wl).layers[0]
+    key = (layer.m, layer.k, layer.n, layer if sparse else None)
+    pts = M.params.points(_rows(300, 5, (1, 2, 4, 8)))
+    alone = M._runs([key], IM._Batch.of(pts), sparse)[0]
+    twice = M._runs([key, key], IM._Batch.of(pts), sparse)
+    assert alone["ok"].any() and not alone["ok"].all()
+    for got in twice:
+        assert list(got) == list(alone)
+        for name in alone:
+            _same(got[name], alone[name])
