@@ -174,3 +174,21 @@ def test_one_product_runs_equal_the_several_products_path(wl, sparse):
         assert list(got) == list(alone)
         for name in alone:
             _same(got[name], alone[name])
+
+
+@pytest.mark.parametrize("wl", ["spmm:n=96,sparsity=0.9", "alexnet-conv"])
+def test_model_totals_of_several_nodes_equal_each_node_alone(wl):
+    """model_totals of a batch at two nodes (each node's area and leakage over every point, taken at the points'
+    node) == of each node's points as a batch of their own (one node: no selection), bit for bit."""
+    w = load_workload(wl)
+    pts = M.params.points(_rows(240, 13, (1, 2, 4)))
+    assert len(set(pts["tech_nm"].tolist())) == 2
+    res = M.evaluate_batch(w, pts)
+    every = M.model_totals(w, pts, res.layers)
+    for node in set(pts["tech_nm"].tolist()):
+        at = np.flatnonzero(pts["tech_nm"] == node)
+        sub = {k: v[at] for k, v in pts.items()}
+        alone = M.model_totals(w, sub, M.evaluate_batch(w, sub).layers)
+        assert list(alone) == list(every)
+        for k in every:
+            _same(every[k][at], alone[k])

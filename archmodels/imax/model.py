@@ -377,13 +377,13 @@ class ImaxModel(Model):
             u, kb, nc, f = pts["units"], pts["lmm_kb"], pts["nchip"], pts["clock_mhz"]
             logic, lmm = C.area_parts_mm2(u, kb, nc, int(nodes[0][0]), f, cc.area_factor)
             area, static = logic + lmm, tech.static_power_w(logic, nc * u * kb, int(nodes[0][0]), cc.vdd_ratio)
-        else:
-            area, static = np.zeros(n), np.zeros(n)
-            for node, sel in nodes:
-                u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
-                logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f, cc.area_factor[sel])
-                area[sel] = logic + lmm
-                static[sel] = tech.static_power_w(logic, nc * u * kb, int(node), cc.vdd_ratio[sel])
+        else:  # each node's formulas over every point, each point's taken at its node (no gathers, scatters)
+            u, kb, nc, f = pts["units"], pts["lmm_kb"], pts["nchip"], pts["clock_mhz"]
+            sram_kb = nc * u * kb
+            for i, (node, sel) in enumerate(nodes):
+                logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f, cc.area_factor)
+                a, s = logic + lmm, tech.static_power_w(logic, sram_kb, int(node), cc.vdd_ratio)
+                area, static = (a, s) if i == 0 else (np.where(sel, a, area), np.where(sel, s, static))
         base = {"area_mm2": area, "hw_mac_units": (pts["nchip"] * pts["units"] * C.SIMD).astype(float),
                 "static_power_w": static}
         if not layers:
