@@ -192,3 +192,21 @@ def test_model_totals_of_several_nodes_equal_each_node_alone(wl):
         assert list(alone) == list(every)
         for k in every:
             _same(every[k][at], alone[k])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 300), st.sampled_from(["number", "arrays"]))
+def test_configurations_by_mapping_codes_equal_by_names(seed, G, mk):
+    """schedule.configurations with the mappings' codes (integer compares) == with their names, every number and
+    dtype; m, k as one number or one per configuration."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 3, G)
+    names = np.array(IM.C.MAPPINGS)[codes]
+    m, k = (int(rng.integers(1, 900)), int(rng.integers(1, 900))) if mk == "number" else \
+        (rng.integers(1, 900, G), rng.integers(1, 900, G))
+    args = (rng.integers(1, 1024, G), rng.choice([1, 2, 4, 8], G), rng.integers(1, 4097, G), rng.integers(1, 65, G))
+    a = S.configurations(m, k, 96, names, *args)
+    b = S.configurations(m, k, 96, None, *args, mapping_codes=codes)
+    assert list(a) == list(b)
+    for key in a:
+        _same(np.atleast_1d(a[key]), np.atleast_1d(b[key]))

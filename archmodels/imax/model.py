@@ -218,7 +218,7 @@ class ImaxModel(Model):
         if batch.n == 1:
             return [_run_one(key, batch, sparse, reasons) for key in keys]
         grp = batch.groups(sparse)
-        out = self._runs_on(keys, grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw,
+        out = self._runs_on(keys, grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw,
                             batch.n if reasons else 0)
         n = batch.n
         return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(len(keys))]
@@ -240,19 +240,18 @@ class ImaxModel(Model):
             first, point_cfg = S.distinct_rows(tuple(every))
             uniq = np.ascontiguousarray(every[:, first].T)
             at = np.concatenate((np.arange(n), need))
-            out = self._runs_on([key], uniq, point_cfg, _MAPPING_NAMES[uniq[:, 1]], batch.nchip[at],
-                                batch.clock_hz[at], batch.bw[at], n)
+            out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
         else:
-            out = self._runs_on([key], grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw, n)
+            out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
         run = {name: v[:n] for name, v in out.items()}
         dense_time = np.where(own, run["time"], np.nan)
         dense_time[need] = out["time"][n:]
         return run, dense_time
 
-    def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, mapping_names: np.ndarray,
-                 nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
+    def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, nchip: np.ndarray, clock_hz: np.ndarray,
+                 bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
         """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
-        (:class:`_Groups`' columns; ``mapping_names`` per row), with those points' ``nchip``, clock and link
+        (:class:`_Groups`' columns: the mapping by its code), with those points' ``nchip``, clock and link
         bandwidth: every number over (product, point) pairs, product-major. Reasons are written for the first
         ``with_reasons`` points of each product (the others read "")."""
         n, nk = len(inv), len(keys)
@@ -260,12 +259,13 @@ class ImaxModel(Model):
         if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
             rows, prod = uniq, np.zeros(G, np.intp)
             m, k, n_ = keys[0][:3]
-            cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), mapping_names, *rows[:, 2:6].T)
+            cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), None, *rows[:, 2:6].T,
+                                   mapping_codes=rows[:, 1])
         else:
             rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
             prod = np.repeat(np.arange(nk), G)
             mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
-            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(mapping_names, nk), *rows[:, 2:6].T)
+            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *rows[:, 2:6].T, mapping_codes=rows[:, 1])
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:
@@ -462,13 +462,12 @@ class _Groups:
     mapping: np.ndarray  # mapping label per point (object)
     columns: np.ndarray | None  # [7, points]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
     row: tuple = ()  # a batch of one point: its row of ``uniq`` in Python numbers (then only it, no arrays)
-    _distinct: tuple | None = None  # (uniq, inv, mapping_names), found when first read
+    _distinct: tuple | None = None  # (uniq, inv), found when first read
 
-    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
         if self._distinct is None:
             first, inv = S.distinct_rows(tuple(self.columns))  # in the order of np.unique over the rows
-            uniq = np.ascontiguousarray(self.columns[:, first].T)
-            self._distinct = (uniq, inv, _MAPPING_NAMES[uniq[:, 1]])
+            self._distinct = (np.ascontiguousarray(self.columns[:, first].T), inv)
         return self._distinct
 
     @property
@@ -483,8 +482,8 @@ class _Groups:
 
     @property
     def mapping_names(self) -> np.ndarray:
-        """The mapping name of each group."""
-        return self._rows()[2]
+        """The mapping name of each group (the runs read the mapping codes of ``uniq``)."""
+        return _MAPPING_NAMES[self.uniq[:, 1]]
 
 
 @dataclass

@@ -741,14 +741,16 @@ def _some_bgrp_indivisible_all(n: int, nchip: np.ndarray, b_top: np.ndarray) -> 
 
 
 def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
-                   lmm_kb: np.ndarray, nchip: np.ndarray) -> dict[str, np.ndarray]:
+                   lmm_kb: np.ndarray, nchip: np.ndarray, mapping_codes: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """:func:`build`'s scalar numbers for arrays of configurations (``mapping`` holds names), no tiles:
-    ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``."""
+    ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``.
+    ``mapping_codes``: each configuration's index in ``costs.MAPPINGS`` when the caller has it (the mappings found
+    by integer compares instead of string compares; ``mapping`` is then not read)."""
     units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
     H, urb = np.zeros(len(units), np.int64), np.ones(len(units), np.int64)
     simd = np.zeros(len(units), bool)
-    for name in C.MAPPINGS:
-        at = mapping == name
+    for i, name in enumerate(C.MAPPINGS):
+        at = mapping == name if mapping_codes is None else mapping_codes == i
         if not at.any():
             continue
         H[at] = C.mac_units(units[at], cols[at], name)
