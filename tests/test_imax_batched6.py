@@ -32,12 +32,16 @@ def test_choice_codes_equal_the_names_index(names, objects):
         values = _fresh(names)
     else:
         values = np.array([v if i % 3 else "".join(list(v)) for i, v in enumerate(names)], dtype=object)
-    got = IM._choice_codes(values, tech.DRAM_NAMES)
-    assert got is not None and got.dtype == np.int64
-    assert got.tolist() == [tech.DRAM_NAMES.index(v) for v in names]
+    for by_value_max in (0, IM._CHOICE_BY_VALUE_MAX):  # by identity from the first element on; short arrays by value
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(IM, "_CHOICE_BY_VALUE_MAX", by_value_max)
+            got = IM._choice_codes(values, tech.DRAM_NAMES)
+        assert got is not None and got.dtype == np.int64
+        assert got.tolist() == [tech.DRAM_NAMES.index(v) for v in names]
 
 
-def test_choice_codes_none_for_other_values_and_by_value_for_other_layouts():
+def test_choice_codes_none_for_other_values_and_by_value_for_other_layouts(monkeypatch):
+    monkeypatch.setattr(IM, "_CHOICE_BY_VALUE_MAX", 0)  # the identity path even for these short arrays
     names = IM.FORMATS
     for bad in (["csr", "coo"], ["csr", 3], [None, "jds"], ["coo"]):
         assert IM._choice_codes(np.array(bad, dtype=object), names) is None

@@ -718,6 +718,9 @@ _MAPPING_LABELS = _frozen(np.array(C.MAPPINGS, dtype=object))
 
 #: past this many distinct string objects in an object array, :func:`_choice_codes` compares by value
 _CHOICE_OBJECTS_MAX = 8
+#: up to this many elements (one point: a study's trial), :func:`_choice_codes` looks each one up (~1 us; the
+#: pointer view alone costs ~10 us)
+_CHOICE_BY_VALUE_MAX = 64
 
 
 def _choice_codes(values: np.ndarray, names: tuple[str, ...]) -> np.ndarray | None:
@@ -733,7 +736,7 @@ def _choice_codes(values: np.ndarray, names: tuple[str, ...]) -> np.ndarray | No
     per element."""
     index = _name_index(names)
     n = values.size
-    if values.dtype != object or values.ndim != 1 or not values.flags.c_contiguous:
+    if n <= _CHOICE_BY_VALUE_MAX or values.dtype != object or values.ndim != 1 or not values.flags.c_contiguous:
         return _codes_by_value(values, index)
     codes = np.empty(n, np.int64)
     if n == 0:
