@@ -191,7 +191,6 @@ class ImaxModel(Model):
                 dense_time = self._dense_reference(key, batch, r) * reps
             else:
                 r, dense_time = self._sparse_runs(key, batch)
-                dense_time = dense_time * reps
         else:
             prods = _matmuls(layer)
             if not prods:  # pooling: not a matrix product
@@ -350,21 +349,21 @@ class ImaxModel(Model):
         with np.errstate(divide="ignore", invalid="ignore"):
             util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
             speedup = dense_time / time_s
-        slots = r["slots"] * reps
+        slots = _rep(r["slots"], reps)
         useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
         padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
         lb.set(
             cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=reads, dram_write_bytes=writes,
             energy_j=energy, speedup_vs_dense=speedup, dense_time_s=dense_time,
             lmm_utilization=r["util"], lmm_utilization_unoptimized=r["util_unopt"], mac_units=r["H"],
-            agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=r["starts"] * reps,
-            a_groups=r["a_groups"] * reps, b_groups=r["b_groups"], blocks=r["blocks"] * reps,
+            agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=_rep(r["starts"], reps),
+            a_groups=_rep(r["a_groups"], reps), b_groups=r["b_groups"], blocks=_rep(r["blocks"], reps),
             row_tiles=r["row_tiles"], col_tiles=r["col_tiles"], stored_slots=slots, padding_slots=padding,
-            dram_a_bytes=r["a_bytes"] * reps, dram_b_bytes=nchip * r["b_bytes"] * reps,
-            dram_c_partial_bytes=nchip * r["c_load_bytes"] * reps, dram_c_bytes=writes,
+            dram_a_bytes=_rep(r["a_bytes"], reps), dram_b_bytes=_rep(nchip * r["b_bytes"], reps),
+            dram_c_partial_bytes=_rep(nchip * r["c_load_bytes"], reps), dram_c_bytes=writes,
         )
         for s in STATES:
-            lb.states[s] = r[s] * reps
+            lb.states[s] = r[s] * reps  # a copy (a run's rows are shared by the layers of one product)
 
     # ------------------------------------------------------------ totals
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
@@ -928,13 +927,20 @@ def _run_flows(r, nchip, reps):
     """(time [s], DRAM read bytes, DRAM write bytes, issued MACs, LMM bytes) of a run repeated ``reps`` times: its
     numbers ``r`` (time, a/b/c bytes, issued MACs, H, ...) and ``nchip`` as arrays over points (the batch) or Python
     numbers (one point, :func:`_fill_one`): the same operations either way."""
-    time_s = r["time"] * reps
-    reads = (r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"])) * reps
-    writes = nchip * r["c_drain_bytes"] * reps
-    issued = nchip * r["issued_macs"] * reps
-    lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
-                         + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
+    time_s = _rep(r["time"], reps)
+    reads = _rep(r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"]), reps)
+    writes = _rep(nchip * r["c_drain_bytes"], reps)
+    issued = _rep(nchip * r["issued_macs"], reps)
+    lmm_bytes = _rep(nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
+                              + r["c_load_bytes"] + r["c_drain_bytes"]), reps)
     return time_s, reads, writes, issued, lmm_bytes
+
+
+def _rep(x, reps: int):
+    """``x * reps`` (a run repeated ``reps`` times), or ``x`` itself when ``reps`` is 1: the same bits (x * 1 == x for
+    every float, NaN and -0.0 included) without a pass over the points (~a dozen a layer); what a layer keeps of it
+    is copied (``LayerBatch.set``)."""
+    return x if reps == 1 else x * reps
 
 
 def _fill_one(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
