@@ -214,3 +214,19 @@ def test_configurations_by_mapping_codes_equal_by_names(seed, G, mk):
     assert list(a) == list(b)
     for key in a:
         _same(np.atleast_1d(a[key]), np.atleast_1d(b[key]))
+
+
+def _arrays(lb) -> list[np.ndarray]:
+    return [a for a in list(lb.metrics.values()) + list(lb.states.values()) if isinstance(a, np.ndarray)]
+
+
+def test_layers_of_one_product_share_no_arrays():
+    """The layers of a network whose products repeat (one run shared by them; numbers of a run repeated once are
+    not multiplied by 1) hold arrays of their own: no metric or state of a layer overlaps another layer's."""
+    w = load_workload("vgg16")
+    res = M.evaluate_batch(w, M.params.points(_rows(64, 3, (1, 2, 4))))
+    arrays = [_arrays(lb) for lb in res.layers]
+    assert len(res.layers) > 3
+    for i in range(len(arrays)):
+        for j in range(i):
+            assert not any(np.may_share_memory(a, b) for a in arrays[i] for b in arrays[j]), (i, j)
