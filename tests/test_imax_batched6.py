@@ -247,3 +247,27 @@ def test_batch_clock_costs_kept_by_their_arrays_equal_the_technology_table():
             _same(getattr(got, name), getattr(want, name))
         assert IM._clock_costs(pts) is got  # kept
     assert len(IM._CLOCK_ARRAYS) <= 8
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(10, 200), k=st.integers(10, 200), sparsity=st.sampled_from([0.5, 0.9, 0.99, 0.999]),
+       seed=st.integers(0, 30), tilings=st.lists(st.tuples(st.booleans(), st.integers(1, 6), st.integers(1, 4)),
+                                                 min_size=1, max_size=4, unique=True),
+       pairs=st.integers(1, 60), rng_seed=st.integers(0, 10_000))
+def test_pair_margins_equal_the_grid(m, k, sparsity, seed, tilings, pairs, rng_seed):
+    """_Tiles.margins over (tile, configuration) pairs (only the entries below each pair's blocks searched) ==
+    margins_grid (every entry of the [most blocks, pairs] grid searched, 0 past a pair's blocks), bit for bit."""
+    from archmodels.imax import plans as P
+    from workloads.parametric import parse
+
+    layer = parse(f"spmm:m={m},k={k},n=16,sparsity={sparsity},seed={seed}").layers[0]
+    tiles = P._tiles(layer, tuple(("jds" if j else "csr", min(rt, m), min(ct, k)) for j, rt, ct in sorted(tilings)))
+    rng = np.random.default_rng(rng_seed)
+    gid = rng.integers(0, len(tiles.rows), pairs)  # the last tile: the empty one (no rows)
+    H = rng.integers(1, 40, pairs)
+    nb = -(-tiles.top[gid] // H)
+    if rng.random() < 0.3:
+        nb = np.maximum(nb, 1)
+    if not nb.any():
+        return
+    _same(tiles.margins(gid, H, nb), tiles.margins_grid(gid, H, nb))
