@@ -48,6 +48,7 @@ give the same numbers bit for bit (tested).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import operator
 from dataclasses import dataclass, field
@@ -190,7 +191,6 @@ class ImaxModel(Model):
                 dense_time = self._dense_reference(key, batch, r) * reps
             else:
                 r, dense_time = self._sparse_runs(key, batch)
-                dense_time = dense_time * reps
         else:
             prods = _matmuls(layer)
             if not prods:  # pooling: not a matrix product
@@ -217,7 +217,7 @@ class ImaxModel(Model):
         if batch.n == 1:
             return [_run_one(key, batch, sparse, reasons) for key in keys]
         grp = batch.groups(sparse)
-        out = self._runs_on(keys, grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw,
+        out = self._runs_on(keys, grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw,
                             batch.n if reasons else 0)
         n = batch.n
         return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(len(keys))]
@@ -239,30 +239,36 @@ class ImaxModel(Model):
             first, point_cfg = S.distinct_rows(tuple(every))
             uniq = np.ascontiguousarray(every[:, first].T)
             at = np.concatenate((np.arange(n), need))
-            out = self._runs_on([key], uniq, point_cfg, _MAPPING_NAMES[uniq[:, 1]], batch.nchip[at],
-                                batch.clock_hz[at], batch.bw[at], n)
+            out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
         else:
-            out = self._runs_on([key], grp.uniq, grp.inv, grp.mapping_names, batch.nchip, batch.clock_hz, batch.bw, n)
+            out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
         run = {name: v[:n] for name, v in out.items()}
         dense_time = np.where(own, run["time"], np.nan)
         dense_time[need] = out["time"][n:]
         return run, dense_time
 
-    def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, mapping_names: np.ndarray,
-                 nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
+    def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, nchip: np.ndarray, clock_hz: np.ndarray,
+                 bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
         """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
-        (:class:`_Groups`' columns; ``mapping_names`` per row), with those points' ``nchip``, clock and link
+        (:class:`_Groups`' columns: the mapping by its code), with those points' ``nchip``, clock and link
         bandwidth: every number over (product, point) pairs, product-major. Reasons are written for the first
         ``with_reasons`` points of each product (the others read "")."""
         n, nk = len(inv), len(keys)
         G = len(uniq)
-        rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
-        prod = np.repeat(np.arange(nk), G)
-        mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
-        cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], np.tile(mapping_names, nk), *rows[:, 2:6].T)
+        if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
+            rows, prod = uniq, np.zeros(G, np.intp)
+            m, k, n_ = keys[0][:3]
+            cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), None, *rows[:, 2:6].T,
+                                   mapping_codes=rows[:, 1])
+        else:
+            rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
+            prod = np.repeat(np.arange(nk), G)
+            mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
+            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *rows[:, 2:6].T, mapping_codes=rows[:, 1])
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
-        inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
+        if nk > 1:
+            inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
         out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
         out["H"] = cfg["H"].astype(float)[inv]
         out["ok"] = feasible[inv]
@@ -276,7 +282,8 @@ class ImaxModel(Model):
             out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
         if len(sel):
-            _store_choice(out, plans, inv, sel, *(np.tile(x, nk) for x in (nchip, clock_hz, bw)))
+            at = sel % n if nk > 1 else sel  # the point of each (product, point) pair
+            _store_choice(out, plans, inv, sel, nchip[at], clock_hz[at], bw[at])
         return out
 
     def _dense_reference(self, key: tuple, batch: _Batch, run: dict[str, np.ndarray]) -> np.ndarray:
@@ -342,21 +349,21 @@ class ImaxModel(Model):
         with np.errstate(divide="ignore", invalid="ignore"):
             util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
             speedup = dense_time / time_s
-        slots = r["slots"] * reps
+        slots = _rep(r["slots"], reps)
         useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
         padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
         lb.set(
             cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=reads, dram_write_bytes=writes,
             energy_j=energy, speedup_vs_dense=speedup, dense_time_s=dense_time,
             lmm_utilization=r["util"], lmm_utilization_unoptimized=r["util_unopt"], mac_units=r["H"],
-            agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=r["starts"] * reps,
-            a_groups=r["a_groups"] * reps, b_groups=r["b_groups"], blocks=r["blocks"] * reps,
+            agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=_rep(r["starts"], reps),
+            a_groups=_rep(r["a_groups"], reps), b_groups=r["b_groups"], blocks=_rep(r["blocks"], reps),
             row_tiles=r["row_tiles"], col_tiles=r["col_tiles"], stored_slots=slots, padding_slots=padding,
-            dram_a_bytes=r["a_bytes"] * reps, dram_b_bytes=nchip * r["b_bytes"] * reps,
-            dram_c_partial_bytes=nchip * r["c_load_bytes"] * reps, dram_c_bytes=writes,
+            dram_a_bytes=_rep(r["a_bytes"], reps), dram_b_bytes=_rep(nchip * r["b_bytes"], reps),
+            dram_c_partial_bytes=_rep(nchip * r["c_load_bytes"], reps), dram_c_bytes=writes,
         )
         for s in STATES:
-            lb.states[s] = r[s] * reps
+            lb.states[s] = r[s] * reps  # a copy (a run's rows are shared by the layers of one product)
 
     # ------------------------------------------------------------ totals
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
@@ -369,13 +376,13 @@ class ImaxModel(Model):
             u, kb, nc, f = pts["units"], pts["lmm_kb"], pts["nchip"], pts["clock_mhz"]
             logic, lmm = C.area_parts_mm2(u, kb, nc, int(nodes[0][0]), f, cc.area_factor)
             area, static = logic + lmm, tech.static_power_w(logic, nc * u * kb, int(nodes[0][0]), cc.vdd_ratio)
-        else:
-            area, static = np.zeros(n), np.zeros(n)
-            for node, sel in nodes:
-                u, kb, nc, f = pts["units"][sel], pts["lmm_kb"][sel], pts["nchip"][sel], pts["clock_mhz"][sel]
-                logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f, cc.area_factor[sel])
-                area[sel] = logic + lmm
-                static[sel] = tech.static_power_w(logic, nc * u * kb, int(node), cc.vdd_ratio[sel])
+        else:  # each node's formulas over every point, each point's taken at its node (no gathers, scatters)
+            u, kb, nc, f = pts["units"], pts["lmm_kb"], pts["nchip"], pts["clock_mhz"]
+            sram_kb = nc * u * kb
+            for i, (node, sel) in enumerate(nodes):
+                logic, lmm = C.area_parts_mm2(u, kb, nc, int(node), f, cc.area_factor)
+                a, s = logic + lmm, tech.static_power_w(logic, sram_kb, int(node), cc.vdd_ratio)
+                area, static = (a, s) if i == 0 else (np.where(sel, a, area), np.where(sel, s, static))
         base = {"area_mm2": area, "hw_mac_units": (pts["nchip"] * pts["units"] * C.SIMD).astype(float),
                 "static_power_w": static}
         if not layers:
@@ -454,13 +461,12 @@ class _Groups:
     mapping: np.ndarray  # mapping label per point (object)
     columns: np.ndarray | None  # [7, points]: format code, mapping code, units, cols, lmm_kb, nchip, lmm_opt
     row: tuple = ()  # a batch of one point: its row of ``uniq`` in Python numbers (then only it, no arrays)
-    _distinct: tuple | None = None  # (uniq, inv, mapping_names), found when first read
+    _distinct: tuple | None = None  # (uniq, inv), found when first read
 
-    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
         if self._distinct is None:
             first, inv = S.distinct_rows(tuple(self.columns))  # in the order of np.unique over the rows
-            uniq = np.ascontiguousarray(self.columns[:, first].T)
-            self._distinct = (uniq, inv, _MAPPING_NAMES[uniq[:, 1]])
+            self._distinct = (np.ascontiguousarray(self.columns[:, first].T), inv)
         return self._distinct
 
     @property
@@ -475,8 +481,8 @@ class _Groups:
 
     @property
     def mapping_names(self) -> np.ndarray:
-        """The mapping name of each group."""
-        return self._rows()[2]
+        """The mapping name of each group (the runs read the mapping codes of ``uniq``)."""
+        return _MAPPING_NAMES[self.uniq[:, 1]]
 
 
 @dataclass
@@ -525,12 +531,17 @@ class _Batch:
             pts = self.pts
             if sparse:  # codes: FORMATS dense, csr, jds; C.MAPPINGS dense, ivj, ivs (checked parameter values)
                 fmt = pts["format"].astype(object)
-                dense = fmt == "dense"
-                mapping = pts["schedule"].astype(object)  # a copy: "dense" written where the format is dense
-                mapping[dense] = "dense"
-                sparse_ = (~dense).astype(np.int64)
-                fcode = sparse_ + (fmt == "jds")  # 0 dense, else 1 + jds (the formats exclude each other)
-                mcode = sparse_ * (1 + (mapping == "ivs"))
+                fcode, scode = _choice_codes(pts["format"], FORMATS), _choice_codes(pts["schedule"], SCHEDULES)
+                if fcode is not None and scode is not None:  # the mapping labels from the codes (one gather)
+                    mcode = np.minimum(fcode, 1) * (1 + scode)  # dense: 0, else 1 + ivs
+                    mapping = _MAPPING_LABELS[mcode]
+                else:  # names outside the declared choices, or many string objects: compared by value
+                    dense = fmt == "dense"
+                    mapping = pts["schedule"].astype(object)  # a copy: "dense" written where the format is dense
+                    mapping[dense] = "dense"
+                    sparse_ = (~dense).astype(np.int64)
+                    fcode = sparse_ + (fmt == "jds")  # 0 dense, else 1 + jds (the formats exclude each other)
+                    mcode = sparse_ * (1 + (mapping == "ivs"))
             else:
                 fmt, mapping = _filled(self.n, "dense"), _filled(self.n, "dense")
                 fcode = mcode = np.zeros(self.n, np.int64)
@@ -701,26 +712,81 @@ def _screen(m: int, k: int, n: int, fmt: str, mapping: str, units: int, cols: in
 
 
 _FORMAT_NAMES, _MAPPING_NAMES = np.array(FORMATS), np.array(C.MAPPINGS)
+#: the mapping label of each mapping code (object: gathered into a batch's labels)
+_MAPPING_LABELS = _frozen(np.array(C.MAPPINGS, dtype=object))
+
+#: past this many distinct string objects in an object array, :func:`_choice_codes` compares by value
+_CHOICE_OBJECTS_MAX = 8
+#: up to this many elements (one point: a study's trial), :func:`_choice_codes` looks each one up (~1 us; the
+#: pointer view alone costs ~10 us)
+_CHOICE_BY_VALUE_MAX = 64
+
+
+def _choice_codes(values: np.ndarray, names: tuple[str, ...]) -> np.ndarray | None:
+    """The index in ``names`` of each element of ``values`` (a 1-D object array of strings: a choice
+    parameter's points) as int64, or None when an element is not one of ``names`` (or is no string).
+
+    Why: comparing an object array with a string costs ~15 ns an element (a Python comparison each); the
+    points of a batch hold a few string objects (the parameter's declared choices, shared by every row), so
+    the elements are grouped by the identity of their object instead -- the object pointers the array holds,
+    read as integers (one integer comparison an element), and one dict lookup per distinct object. Equal
+    pointers are the same object, so the codes are those of comparing by value. Past
+    :data:`_CHOICE_OBJECTS_MAX` distinct objects (strings made one by one, e.g. read from a file), a lookup
+    per element."""
+    index = _name_index(names)
+    n = values.size
+    if n <= _CHOICE_BY_VALUE_MAX or values.dtype != object or values.ndim != 1 or not values.flags.c_contiguous:
+        return _codes_by_value(values, index)
+    codes = np.empty(n, np.int64)
+    if n == 0:
+        return codes
+    ptr = np.ctypeslib.as_array((ctypes.c_ssize_t * n).from_address(values.ctypes.data))  # a view: values alive
+    todo = np.ones(n, bool)
+    i = 0
+    for _ in range(_CHOICE_OBJECTS_MAX):
+        obj = values[i]
+        code = index.get(obj) if type(obj) is str else None
+        if code is None:
+            return None
+        same = ptr == ptr[i]
+        codes[same] = code
+        todo &= ~same
+        i = int(np.argmax(todo))
+        if not todo[i]:
+            return codes
+    return _codes_by_value(values, index)
+
+
+def _codes_by_value(values: np.ndarray, index: dict[str, int]) -> np.ndarray | None:
+    """:func:`_choice_codes` by a dict lookup per element."""
+    try:
+        return np.fromiter(map(index.__getitem__, values.tolist()), np.int64, values.size)
+    except (KeyError, TypeError):
+        return None
+
+
+@lru_cache(maxsize=16)
+def _name_index(names: tuple[str, ...]) -> dict[str, int]:
+    """{name: its index} of a tuple of names."""
+    return {name: i for i, name in enumerate(names)}
 
 
 def _dram_pj_per_byte(dram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``tech.dram_pj_per_byte`` of the points' DRAM names: the (read, write) pJ per byte of each declared name
-    (``tech.DRAM_NAMES``, looked up once there), gathered by each point's row (a dict lookup per point by
-    ``map``: ~2/3 of the list comprehension's time); ``tech.dram_pj_per_byte`` itself for other names."""
+    (``tech.DRAM_NAMES``, looked up once there), gathered by each point's code (:func:`_choice_codes`: by the
+    identity of the points' few string objects, not a dict lookup per point); ``tech.dram_pj_per_byte``
+    itself for other names."""
     table = _dram_table()
-    row = table[2]
-    try:
-        rows = np.fromiter(map(row.__getitem__, dram.tolist()), np.intp, dram.size)
-    except (KeyError, TypeError):
+    rows = _choice_codes(dram, tech.DRAM_NAMES)
+    if rows is None:
         return tech.dram_pj_per_byte(dram)
     return table[0][rows].reshape(dram.shape), table[1][rows].reshape(dram.shape)
 
 
 @lru_cache(maxsize=1)
-def _dram_table() -> tuple[np.ndarray, np.ndarray, dict]:
-    """(read pJ/B, write pJ/B of each name of ``tech.DRAM_NAMES``, the row of each name)."""
-    read, write = tech.dram_pj_per_byte(np.array(tech.DRAM_NAMES, dtype=object))
-    return read, write, {name: i for i, name in enumerate(tech.DRAM_NAMES)}
+def _dram_table() -> tuple[np.ndarray, np.ndarray]:
+    """(read pJ/B, write pJ/B) of each name of ``tech.DRAM_NAMES``."""
+    return tech.dram_pj_per_byte(np.array(tech.DRAM_NAMES, dtype=object))
 
 
 def _filled(n: int, text: str) -> np.ndarray:
@@ -750,6 +816,8 @@ def _clock_costs(pts: Points) -> tech.ClockCosts:
         key = (float(clock.item(0)), node.item(0))  # one point: its clock and node as Python numbers
     else:
         clock, node = np.asarray(clock, dtype=float), np.asarray(node)
+        if clock.ndim == 1 and clock.size and node.dtype.kind in "iu" and node.shape == clock.shape:
+            return _batch_clock_costs(clock, node)
         key = (clock.tobytes(), node.dtype.str, node.tobytes())
     if key not in _CLOCK_COSTS:
         if len(_CLOCK_COSTS) >= 8:
@@ -758,10 +826,31 @@ def _clock_costs(pts: Points) -> tech.ClockCosts:
     return _CLOCK_COSTS[key]
 
 
+#: :func:`_clock_costs` of the last few batches: (their clocks, their nodes, the costs)
+_CLOCK_ARRAYS: list[tuple[np.ndarray, np.ndarray, tech.ClockCosts]] = []
+
+
+def _batch_clock_costs(clock: np.ndarray, node: np.ndarray) -> tech.ClockCosts:
+    """:func:`_clock_costs` of a batch (1-D float clocks, integer nodes): the kept sets' arrays compared with these bit
+    for bit (the first clock first, then every element: no bytes key copied and hashed, ~64 KB a lookup at 4,096
+    points, twice an evaluation)."""
+    first = clock.item(0)
+    for c, nd, cc in _CLOCK_ARRAYS:
+        if (c.shape == clock.shape and c.item(0) == first and nd.dtype == node.dtype
+                and np.array_equal(c.view(np.int64), clock.view(np.int64)) and np.array_equal(nd, node)):
+            return cc
+    cc = tech.clock_costs(clock, node)
+    if len(_CLOCK_ARRAYS) >= 8:
+        del _CLOCK_ARRAYS[0]
+    _CLOCK_ARRAYS.append((clock.copy(), node.copy(), cc))
+    return cc
+
+
 def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
                   nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray) -> None:
     """The fastest candidate of configuration ``inv[k]`` of ``plans`` for each point k of ``sel``, its counts,
-    times and LMM use stored in ``out`` (all points at once)."""
+    times and LMM use stored in ``out`` (all points at once); ``nchip``, ``clock_hz``, ``bw``: those of the points
+    ``sel``."""
     n_cand, first, feats = plans.count, plans.first, plans.feats
     g = inv[sel]
     cand = np.empty(len(sel), dtype=np.int64)
@@ -771,15 +860,14 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     for grp in np.flatnonzero(alone):  # many points on one configuration (or few configurations): one by one
         at = np.flatnonzero(g == grp)
         own = {k: v[first[grp]:first[grp] + n_cand[grp]][None, :] for k, v in feats.items()}
-        t = S.timing(own, int(nchip[sel[at[0]]]), clock_hz[sel[at]][:, None], bw[sel[at]][:, None])["time"]
+        t = S.timing(own, int(nchip[at[0]]), clock_hz[at][:, None], bw[at][:, None])["time"]
         cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
     if len(few):
-        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[sel[few]], clock_hz[sel[few]],
-                             bw[sel[few]])
+        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few])
     chosen = {k: v[cand] for k, v in feats.items()}
-    st = S.timing(chosen, nchip[sel], clock_hz[sel], bw[sel])
-    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz[sel])
+    st = S.timing(chosen, nchip, clock_hz, bw)
+    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz)
 
 
 def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
@@ -861,13 +949,20 @@ def _run_flows(r, nchip, reps):
     """(time [s], DRAM read bytes, DRAM write bytes, issued MACs, LMM bytes) of a run repeated ``reps`` times: its
     numbers ``r`` (time, a/b/c bytes, issued MACs, H, ...) and ``nchip`` as arrays over points (the batch) or Python
     numbers (one point, :func:`_fill_one`): the same operations either way."""
-    time_s = r["time"] * reps
-    reads = (r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"])) * reps
-    writes = nchip * r["c_drain_bytes"] * reps
-    issued = nchip * r["issued_macs"] * reps
-    lmm_bytes = nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
-                         + r["c_load_bytes"] + r["c_drain_bytes"]) * reps
+    time_s = _rep(r["time"], reps)
+    reads = _rep(r["a_bytes"] + nchip * (r["b_bytes"] + r["c_load_bytes"]), reps)
+    writes = _rep(nchip * r["c_drain_bytes"], reps)
+    issued = _rep(nchip * r["issued_macs"], reps)
+    lmm_bytes = _rep(nchip * (r["lmm_exec_bytes"] + r["a_bytes"] + r["b_bytes"] * r["H"]
+                              + r["c_load_bytes"] + r["c_drain_bytes"]), reps)
     return time_s, reads, writes, issued, lmm_bytes
+
+
+def _rep(x, reps: int):
+    """``x * reps`` (a run repeated ``reps`` times), or ``x`` itself when ``reps`` is 1: the same bits (x * 1 == x for
+    every float, NaN and -0.0 included) without a pass over the points (~a dozen a layer); what a layer keeps of it
+    is copied (``LayerBatch.set``)."""
+    return x if reps == 1 else x * reps
 
 
 def _fill_one(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:

@@ -606,20 +606,21 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
     BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
     every BGRP. Returns the lines as an object array; ``shared``: many configurations share their (nchip,
     lmm_kb) (several products of a network on the same points): each such tail is written once."""
-    n = np.broadcast_to(lim["n"], np.shape(lim["N"]))
+    N = np.asarray(lim["N"])
+    n = np.broadcast_to(lim["n"], N.shape)
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
-    at = broken(lim, 1, b_top, b_top)  # 4.4.2, 4.4.3 at AGRP = 1 (they do not depend on BGRP), the others at b_top
-    flags = [_some_bgrp_indivisible(n, lim["N"], b_top) if c == "4.4.10" else at[c] for c in CONSTRAINTS]
+    flags = _reason_flags(lim, n, b_top)
     pattern = np.asarray(flags[0]).astype(np.int64)  # bit i: constraint i broken (two calls a bit, no stack)
     for i, flag in enumerate(flags[1:], 1):
-        pattern |= np.asarray(flag).astype(np.int64) << i
+        if flag is not False:  # 4.4.8 (CGRP = BGRP) never
+            pattern |= np.asarray(flag).astype(np.int64) << i
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
     first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
     names = {code: ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
              for code in set(pattern[first].tolist())}
     heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
-    N, kb = lim["N"], lim["L"] // 1024
+    kb = lim["L"] // 1024
     if shared:  # each (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
         tail_first, tail_inv = distinct_rows((N, kb))
         tails = [f"{N_}, lmm_kb={kb_}" for N_, kb_ in zip(N[tail_first].tolist(), kb[tail_first].tolist())]
@@ -641,6 +642,35 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
         out = heads[inv] + _int_texts(N, ", lmm_kb=")
     out += _int_texts(kb, "")
     return out
+
+
+def _reason_flags(lim: dict[str, np.ndarray], n: np.ndarray, b_top: np.ndarray) -> list:
+    """:func:`no_schedule_reasons`' flags, in :data:`CONSTRAINTS`' order: :func:`broken` at AGRP = 1 and BGRP =
+    CGRP = ``b_top`` (4.4.2-4.4.9), then 4.4.10 for some BGRP in 1..b_top (:func:`_some_bgrp_indivisible`).
+    Without a JDS Margin (``jds_top`` < 0 everywhere: every configuration of :func:`configurations`) the flags
+    are ``broken``'s expressions with AGRP = 1 and CGRP = BGRP written in (the same integer and float
+    operations on the same numbers, without the terms those values make constant)."""
+    top = lim["jds_top"]
+    if np.size(top) and np.max(top) >= 0:
+        at = broken(lim, 1, b_top, b_top)
+        flags = [at[c] for c in CONSTRAINTS[:-1]]
+    else:
+        arow = crow = lim["arow"]
+        acol = brow = lim["acol"]
+        bcol = ccol = n
+        L, H, W, N, e = lim["L"], lim["H"], lim["W"], lim["N"], lim["e"]
+        half = L / 2
+        flags = [
+            arow * e > half,  # 4.4.2 (no Margin: the rows of AGRP = 1 block)
+            arow * 2 * H > arow * (acol + pad_of(acol, H)) * 2,  # 4.4.3
+            brow * b_top * 4 > half,  # 4.4.4
+            brow * b_top * N > bcol * brow,  # 4.4.5
+            crow * b_top * 4 > L,  # 4.4.6
+            ccol * b_top * N > crow * ccol,  # 4.4.7
+            False,  # 4.4.8: CGRP = BGRP
+            lim["simd"] & (b_top > W * 2),  # 4.4.9
+        ]
+    return flags + [_some_bgrp_indivisible(n, lim["N"], b_top)]
 
 
 #: (head, nchip) pairs are tabled when there are at most this many
@@ -685,7 +715,20 @@ def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
     """Whether ``n % (b x nchip) != 0`` for some b in 1..b_top (4.4.10): b = 1 when nchip does not divide
-    n, else the smallest non-divisor of n / nchip (a small number) when it is at most b_top."""
+    n, else the smallest non-divisor of n / nchip (a small number) when it is at most b_top. The search for
+    it runs on the configurations whose nchip divides n only (few of random points: no pass over all per b)."""
+    out = n % nchip != 0
+    if np.ndim(out) != 1:
+        return _some_bgrp_indivisible_all(n, nchip, b_top)
+    at = np.flatnonzero(~out)
+    if len(at):
+        q = np.broadcast_to(n, out.shape)[at] // np.broadcast_to(nchip, out.shape)[at]
+        out[at] = _some_bgrp_indivisible_all(q, 1, np.broadcast_to(b_top, out.shape)[at])
+    return out
+
+
+def _some_bgrp_indivisible_all(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
+    """:func:`_some_bgrp_indivisible` by one pass over every configuration per b."""
     out = n % nchip != 0
     q = n // nchip
     b = 2
@@ -698,14 +741,16 @@ def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.n
 
 
 def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
-                   lmm_kb: np.ndarray, nchip: np.ndarray) -> dict[str, np.ndarray]:
+                   lmm_kb: np.ndarray, nchip: np.ndarray, mapping_codes: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """:func:`build`'s scalar numbers for arrays of configurations (``mapping`` holds names), no tiles:
-    ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``."""
+    ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``.
+    ``mapping_codes``: each configuration's index in ``costs.MAPPINGS`` when the caller has it (the mappings found
+    by integer compares instead of string compares; ``mapping`` is then not read)."""
     units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
     H, urb = np.zeros(len(units), np.int64), np.ones(len(units), np.int64)
     simd = np.zeros(len(units), bool)
-    for name in C.MAPPINGS:
-        at = mapping == name
+    for i, name in enumerate(C.MAPPINGS):
+        at = mapping == name if mapping_codes is None else mapping_codes == i
         if not at.any():
             continue
         H[at] = C.mac_units(units[at], cols[at], name)
