@@ -276,6 +276,9 @@ DEFAULT = [name for name in SECTIONS if name != "optuna"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    from dse.procs import tune_malloc
+
+    tune_malloc()  # as every dse process (the in-process sections: sweep, grid rates)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help="comma-separated sections: " + ",".join(SECTIONS) + " (default: all but optuna)")
     ap.add_argument("--quick", action="store_true", help="smaller samples (a smoke run)")

@@ -47,7 +47,9 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
     lines = ["## Evaluation speed (issue 15)", "",
              "All numbers in this section come from this one run; the machine is shared and noisy (+-30 % between "
              "runs), so the ratios are what count. Each model on VGG16 or its natural workload, each measurement "
-             "in its own subprocess (`benchmarks/tree_runner.py`).", "",
+             "in its own subprocess (`benchmarks/tree_runner.py`), with the process settings of that tree's dse "
+             "processes: in this tree, glibc's malloc thresholds fixed (`dse.procs.tune_malloc`, which every dse "
+             "process calls; with and without it: docs/profile/shared_paths.md, sixth round).", "",
              "**Optuna's own trial** (the yardstick of the one-point path; column *Optuna trial*) = ask six "
              "parameters (two ints, two floats, two categoricals) and tell two objectives, RandomSampler, in-memory "
              f"storage, mean over {trial_n} trials (`benchmarks/optuna_speed.bare_trial_s`), measured in the same "

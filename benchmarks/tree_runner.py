@@ -46,6 +46,16 @@ def import_tree(tree: Path) -> dict[str, str]:
     return where
 
 
+def _process_settings() -> bool:
+    """What the tree's dse processes set up first (``dse.procs.tune_malloc``, where the tree has it), so each tree
+    is measured as its ``dse`` commands run; returns whether glibc's malloc thresholds were fixed."""
+    try:
+        tune = getattr(importlib.import_module("dse.procs"), "tune_malloc", None)
+    except ImportError:
+        return False
+    return bool(tune()) if tune is not None else False
+
+
 def run_rate(study_file: str, sampler: str, n_trials: int, batch_size: int, start: Path | None = None,
              keep: Path | None = None) -> dict:
     """``dse run``'s trials/s from scratch, or continuing a copy of the stored study in results folder ``start``
@@ -96,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--keep", type=Path, help="copy the results folder here after the run")
     args = ap.parse_args(argv)
     where = import_tree(args.tree.resolve())
+    tuned = _process_settings()
     if args.mode == "speed":
         from benchmarks.throughput import measure_speed
 
@@ -104,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         out = run_rate(args.study, args.sampler, args.n_trials, args.batch_size, args.start, args.keep)
     out["imported_from"] = where
+    out["malloc_tuned"] = tuned
     mixed = sorted(name for name, mod in list(sys.modules.items())
                    if name.split(".")[0] in where and getattr(mod, "__file__", None)
                    and not Path(mod.__file__).resolve().is_relative_to(args.tree.resolve()))

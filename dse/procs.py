@@ -13,6 +13,8 @@
   clean path, and is hard-killed if that has not ended it after
   ``GRACE_S`` seconds, so a ``kill -9`` of ``dse run`` or ``dse sweep``
   leaves no orphan evaluating the study.
+* :func:`tune_malloc` fixes glibc's malloc thresholds, first thing in
+  every dse process (batched evaluation faults far fewer pages).
 * :func:`join_all` and :func:`stop_all` are the parent's side: it waits for
   its workers waking every ``WATCH_S`` (so a signal is acted on at once,
   never left behind a blocking ``waitpid``), and on an interrupt gives
@@ -62,6 +64,36 @@ def stop_on_term(stop: Callable[[], None]) -> None:
     lock's acquire and the block that releases it (Python's signal docs), and the clean path would then wait
     for that lock for ever; a flag read between trials cannot."""
     _on_term(lambda signum, frame: stop())
+
+
+#: glibc ``mallopt`` parameters (malloc.h) and the values :func:`tune_malloc` sets
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD_BYTES = 32 << 20
+TRIM_THRESHOLD_BYTES = 256 << 20
+
+
+def tune_malloc() -> bool:
+    """Fix glibc's mmap and trim thresholds for this process (32 MB and 256 MB); returns whether they were set.
+
+    A batched evaluation allocates and frees many point-sized arrays. With glibc's dynamic thresholds, arrays of
+    a few 100 KB came from fresh ``mmap`` pages or from a heap top trimmed after each call, and every call
+    faulted its pages in again: ~4,200 minor faults a 4,096-point ReNA VGG16 call against ~150. Fixed, freed
+    memory stays in the heap for the next call. The peak is unchanged; the resident size stays at the peak
+    between calls instead of dropping (docs/profile/shared_paths.md, sixth round). Set by every dse process
+    (the CLI, study and sweep workers). Skipped off glibc, when the environment sets glibc's own ``MALLOC_*_``
+    variables, or with ``DSE_MALLOC_TUNE=0``."""
+    if os.environ.get("DSE_MALLOC_TUNE", "1") == "0" or any(k.startswith("MALLOC_") for k in os.environ):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        if not hasattr(libc, "gnu_get_libc_version"):  # glibc only: other C libraries have other knobs
+            return False
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1 and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES) == 1
 
 
 def _prctl_pdeathsig(sig: int) -> bool:

@@ -199,6 +199,7 @@ def _worker_process(study_path: str, overrides: dict, worker: int, deadline: flo
 
     from . import config, procs
 
+    procs.tune_malloc()  # as the parent did (a spawned process starts with glibc's defaults)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards Ctrl-C as SIGTERM, once
     stop = threading.Event()  # SIGTERM (also when the parent dies): finish the trials held, then return
     procs.die_with_parent(parent_pid, on_term=stop.set)

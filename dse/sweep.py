@@ -70,9 +70,11 @@ class Grid:
 
 
 def _watch_parent(parent_pid: int) -> None:
-    """Pool-worker initializer: exit when the sweep's process dies (a kill -9 leaves no idle worker behind)."""
-    from .procs import die_with_parent
+    """Pool-worker initializer: exit when the sweep's process dies (a kill -9 leaves no idle worker behind), and
+    glibc's malloc thresholds as in every dse process (:func:`dse.procs.tune_malloc`)."""
+    from .procs import die_with_parent, tune_malloc
 
+    tune_malloc()
     die_with_parent(parent_pid, clean=False)
 
 
