@@ -45,6 +45,7 @@ PLOAD/PDRAIN (spec §2), so nothing is doubled there.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -1134,6 +1135,41 @@ def _picked(seq: Sequence, js: np.ndarray) -> list:
     return [seq[j] for j in js.tolist()]
 
 
+def _archs(hws: Sequence[Hw], js: np.ndarray) -> Sequence[str]:
+    """``[hws[j].arch for j in js]``: one text repeated when the arrays share their architecture (a chunk's do)."""
+    objs = hws.objs if isinstance(hws, Indexed) else hws
+    kinds = {h.arch for h in objs}
+    if len(kinds) == 1:
+        return itertools.repeat(next(iter(kinds)), len(js))
+    return [h.arch for h in _picked(hws, js)]
+
+
+def _spreads(patterns: Sequence[str], slot: np.ndarray, macs: np.ndarray, lmms: np.ndarray) -> list:
+    """:func:`_weights_spread` of each row (slot ``slot[k]`` of pattern ``patterns[slot[k]]``, ``macs[k]`` taps
+    over ``lmms[k]`` kernel LMMs) as arrays: the test once over the rows, a tuple only where it holds."""
+    is_a = np.array([p == "A" for p in patterns], dtype=bool)[slot]
+    on = is_a & (lmms != 0) & (macs != 2 * lmms)
+    out: list = [None] * len(slot)
+    hit = np.flatnonzero(on)
+    for k, m, n in zip(hit.tolist(), macs[hit].astype(np.int64).tolist(), lmms[hit].astype(np.int64).tolist()):
+        out[k] = (m, n)
+    return out
+
+
+def _after_each(n: int, rows: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The order that puts ``lens[i]`` new rows right after row ``rows[i]`` (``rows`` increasing) of ``n`` rows,
+    the new rows listed after the n in ``rows``' order: ``np.argsort(np.concatenate([np.arange(n),
+    np.repeat(rows, lens)]), kind="stable")`` without the sort."""
+    more = np.zeros(n, dtype=np.int64)
+    more[rows] = lens
+    start = np.arange(n) + np.cumsum(more) - more  # each old row's place: rows before it and their new rows
+    order = np.empty(n + int(lens.sum()), dtype=np.int64)
+    order[start] = np.arange(n)
+    first = np.repeat(start[rows] + 1 - (np.cumsum(lens) - lens), lens)  # new row m goes to first[m] + m
+    order[first + np.arange(len(first))] = n + np.arange(len(first))
+    return order
+
+
 #: requests from which :func:`conv_table` runs the mapper as numpy (below: one by one, cached)
 TABLE_NUMPY_FROM = 40
 
@@ -1201,7 +1237,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     # a tile search's other tiles (:func:`_tiles`), each right after its structure's first
     search = ((q.tile_search > 0) & q.mac)[req] if arch == "emaxvr" else ()
     if np.any(search):
-        at, extra = [], []
+        extra = []
         rows = np.flatnonzero(search)
         jr = req[rows]
         # the tiles depend on the pattern and on whether the input mode is resident (_lmm_need), not on the loop
@@ -1209,17 +1245,19 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         same = [next(t for t in slots if t[0] == p and (t[2] == "resident") == (m == "resident")) for p, _, m in slots]
         fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par",
                                                                   "lmm_need")]
-        for r, sl, sh, hw, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, macs, lmms in zip(
-                rows.tolist(), slot[rows].tolist(), _picked(shapes, jr), _picked(hws, jr), q.e[jr].tolist(),
-                q.tile_search[jr].tolist(), *fit, out["macs"][rows].tolist(), out["kernel_lmms"][rows].tolist()):
-            slot_r = same[sl]
-            more = _more_tiles(slot_r, sh, hw.arch, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need,
-                               _weights_spread(slot_r[0], macs, lmms))
-            at += [r] * len(more)
+        archs = _archs(hws, jr)
+        more_of = _more_tiles
+        lens = []
+        for sl, sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread in zip(
+                slot[rows].tolist(), _picked(shapes, jr), archs, q.e[jr].tolist(), q.tile_search[jr].tolist(), *fit,
+                _spreads([same[j][0] for j in range(len(slots))], slot[rows], out["macs"][rows],
+                         out["kernel_lmms"][rows])):
+            more = more_of(same[sl], sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread)
+            lens.append(len(more))
             extra += more
-        if at:
-            at = np.array(at, dtype=np.int64)
-            rank = np.argsort(np.concatenate([np.arange(len(req)), at]), kind="stable")
+        if extra:
+            at = np.repeat(rows, lens)
+            rank = _after_each(len(req), rows, np.array(lens, dtype=np.int64))
             new = dict(zip(("n_seg", "ow_seg", "oc_chunk", "lmm_need"), np.array(extra, dtype=float).T))
             out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
             req, slot = np.concatenate([req, req[at]])[rank], np.concatenate([slot, slot[at]])[rank]
