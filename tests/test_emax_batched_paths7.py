@@ -85,3 +85,32 @@ def test_tile_search_over_a_chunk_equals_one_by_one(seed, indexed):
     assert tab.cols.keys() == ref.keys()
     for k, v in ref.items():
         assert tab.cols[k].dtype.kind == v.dtype.kind and np.array_equal(tab.cols[k], v), k
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]), some=st.floats(0.0, 1.0))
+def test_fits_of_live_requests_equal_the_fits_of_every_request(seed, arch, some):
+    """_fits_of_live (the LMM fits computed on the live requests only, placed at their positions) equals
+    _fit_lmm_np on every request at every live one, for both input modes, every field's dtype and value; no fit
+    (n_seg 0) and no reason code elsewhere. Random layers, arrays (small ones, tiny LMMs, channel caps) and live
+    masks (the structure's verdict, thinned at random, none and all included)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    shapes = [SHAPES[i] for i in rng.integers(0, len(SHAPES), n)]
+    hws = [Hw(arch, int(rng.integers(4, int(rng.choice([16, 64, 513])))), int(rng.choice([2, 4, 8, 16])),
+              int(round(float(np.exp(rng.uniform(np.log(16), np.log(2**21)))))), 0, int(rng.choice([2, 4])),
+              int(rng.choice([0, int(rng.integers(1, 4097))])), int(rng.choice([0, 1, 2]))) for _ in range(n)]
+    q = mapper._Req(shapes, hws)
+    for p in (mapper.PATTERNS_V if arch == "emaxv" else mapper.PATTERNS_VR):
+        ok, core, _ = mapper._structure_np(p, q, rng.random(n) < 0.5, arch)
+        live = ok & (rng.random(n) < some)
+        got = mapper._fits_of_live(p, q, core["oc_par"], core["px_par"], live)
+        shared = mapper._fit_kernel_np(p, q, core["oc_par"])
+        for res in (False, True):
+            want = mapper._fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], live, shared)
+            assert len(got[res]) == len(want)
+            for g, w in zip(got[res], want):
+                assert g.dtype == w.dtype and g.shape == w.shape
+                assert np.array_equal(g[live], w[live])
+            assert not got[res][0][~live].any() and not got[res][4][~live].any()
+            assert not want[0][~live].any() and not want[4][~live].any()  # (the general path's too)

@@ -1007,6 +1007,39 @@ def _fit_kernel_np(pattern: str, q: _Req, ocp: np.ndarray) -> tuple[np.ndarray, 
     return ker, over, iters, oc_chunk, np.where(over, _lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1], ker)
 
 
+class _ReqAt:
+    """The requests ``at`` of a :class:`_Req` (each field gathered when first read)."""
+
+    def __init__(self, q: _Req, at: np.ndarray):
+        self._q, self._at = q, at
+
+    def __getattr__(self, k: str) -> np.ndarray:
+        v = getattr(self._q, k)[self._at]
+        setattr(self, k, v)
+        return v
+
+
+def _fits_of_live(pattern: str, q: _Req, ocp: np.ndarray, pxp: np.ndarray, live: np.ndarray
+                  ) -> dict[bool, tuple[np.ndarray, ...]]:
+    """Per input mode (resident or not), :func:`_fit_lmm_np` of every request with ``live`` as given, computed on
+    the live requests only (a pattern runs on ~1/3 of a chunk's requests: its knob and structure rule out the
+    rest) and placed at their positions; 0 elsewhere, where :func:`conv_table` reads none of it (no mapping, and
+    no fit reason: the LMM is asked only where the structure runs)."""
+    at = np.flatnonzero(live)
+    qs, ocp_s, pxp_s = _ReqAt(q, at), ocp[at], pxp[at]
+    shared = _fit_kernel_np(pattern, qs, ocp_s)
+    every = np.ones(len(at), bool)
+    out = {}
+    for res in (False, True):
+        parts = []
+        for v in _fit_lmm_np(pattern, res, qs, ocp_s, pxp_s, every, shared):
+            full = np.zeros(len(live), dtype=v.dtype)
+            full[at] = v
+            parts.append(full)
+        out[res] = tuple(parts)
+    return out
+
+
 def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.ndarray,
                 live: np.ndarray, shared: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, ...]:
     """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit), and why not
@@ -1213,10 +1246,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         ok, core, why[p] = _structure_np(p, q, ~whole_fits, arch)
         why[p]["pxp"] = core["px_par"]
         ok &= allowed[p]
-        fit = {}
-        shared = _fit_kernel_np(p, q, core["oc_par"])
-        for res in (False, True):
-            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok, shared)
+        fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
             slot_ok[:, j] = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
