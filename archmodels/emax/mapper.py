@@ -1207,6 +1207,27 @@ def _after_each(n: int, rows: np.ndarray, lens: np.ndarray) -> np.ndarray:
 TABLE_NUMPY_FROM = 40
 
 
+#: the numbers of a mapping its LMM fit gives (:func:`_fit_lmm_np`'s first four)
+_FIT_NUMBERS = ("n_seg", "ow_seg", "oc_chunk", "lmm_need")
+
+
+def _slot_numbers(by_pattern: dict[str, list[np.ndarray]], by_fit: dict[str, list[np.ndarray]], at_pattern: np.ndarray,
+                  at_fit: np.ndarray, pload: np.ndarray) -> dict[str, np.ndarray]:
+    """The :data:`_NUMBERS` columns (float) of :func:`conv_table`'s rows: a structure's field of row k from pattern
+    row ``at_pattern[k]`` (flat [pattern, request]), a fit's from ``at_fit[k]`` (flat [pattern x mode, request]),
+    ``pload`` as given; a field none gives is 0."""
+    out = {}
+    for f in _NUMBERS:
+        got = by_fit.get(f) or by_pattern.get(f)
+        if f == "pload":
+            out[f] = pload
+        elif not got:
+            out[f] = np.zeros(len(at_pattern))
+        else:
+            out[f] = np.concatenate(got)[at_fit if f in by_fit else at_pattern].astype(float)
+    return out
+
+
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
                orders: Sequence[str]) -> ConvTable:
     """:func:`mapping_columns` of ``conv_candidates(shapes[j], hws[j], patterns[j], orders[j])[0]`` for every
@@ -1233,13 +1254,16 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     for p in every:
         whole_fits |= (q.rows - HEADER_ROWS[p] - _tail_rows_np(p, q.cols) >= q.kh * geo[p][3]) & (pairs_ok if p == "pairs" else True)
     slots = _slots(arch)
-    nums = np.zeros((len(_NUMBERS), len(slots), n))  # field, slot, request: each written and read contiguously
+    # the numbers as the pattern (structure) or the pattern and input mode (LMM fit) give them, [kind, request] per
+    # field, and which row of them each slot reads: written once per pattern, not per slot
+    by_pattern: dict[str, list[np.ndarray]] = {}
+    by_fit: dict[str, list[np.ndarray]] = {f: [] for f in _FIT_NUMBERS}
+    slot_pat, slot_fit = np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64)
     valid = np.zeros((n, len(slots)), bool)
     slot_ok, fit_code, fit_need = (np.zeros((n, len(slots)), t) for t in (bool, np.int64, np.int64))
     allowed, why = {}, {}
-    col = {f: j for j, f in enumerate(_NUMBERS)}
     j = 0
-    for p in every:
+    for pi, p in enumerate(every):
         allowed[p] = (pat_knob == "auto") | (pat_knob == p)
         if p == "pairs":
             allowed[p] &= pairs_ok
@@ -1247,22 +1271,21 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         why[p]["pxp"] = core["px_par"]
         ok &= allowed[p]
         fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok)
+        for f, v in core.items():
+            by_pattern.setdefault(f, []).append(np.broadcast_to(v, (n,)))
+        for res in (False, True):
+            for f, v in zip(_FIT_NUMBERS, fit[res]):
+                by_fit[f].append(v)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
             slot_ok[:, j] = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
             n_seg, ow_seg, oc_chunk, need, fit_code[:, j], fit_need[:, j] = fit[mode == "resident"]
             valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
-            for f, v in core.items():
-                nums[col[f], j] = v
-            nums[col["n_seg"], j] = n_seg
-            nums[col["ow_seg"], j] = ow_seg
-            nums[col["oc_chunk"], j] = oc_chunk
-            nums[col["lmm_need"], j] = need
-            nums[col["pload"], j] = p != "single"
+            slot_pat[j], slot_fit[j] = pi, 2 * pi + (mode == "resident")
             j += 1
     req, slot = np.nonzero(valid)
-    flat = slot * n + req
-    out = {f: nums[k].reshape(-1)[flat] for f, k in col.items()}
+    out = _slot_numbers(by_pattern, by_fit, slot_pat[slot] * n + req, slot_fit[slot] * n + req,
+                        np.array([p != "single" for p, _, _ in slots], dtype=float)[slot])
     labels = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)
     # a tile search's other tiles (:func:`_tiles`), each right after its structure's first
     search = ((q.tile_search > 0) & q.mac)[req] if arch == "emaxvr" else ()
