@@ -1031,10 +1031,10 @@ def _fits_of_live(pattern: str, q: _Req, ocp: np.ndarray, pxp: np.ndarray, live:
     structure rule out the rest), computed on the live requests only and placed at their positions, 0 elsewhere,
     where :func:`conv_table` reads none of it (no mapping, and no fit reason: the LMM is asked only where the
     structure runs); the same numbers at every live request."""
-    at = np.flatnonzero(live)
-    if len(at) > LIVE_SUBSET_UPTO * len(live):  # most requests live: gathering them costs more than it saves
+    if np.count_nonzero(live) > LIVE_SUBSET_UPTO * len(live):  # most live: gathering them costs more than it saves
         shared = _fit_kernel_np(pattern, q, ocp)
         return {res: _fit_lmm_np(pattern, res, q, ocp, pxp, live, shared) for res in (False, True)}
+    at = np.flatnonzero(live)
     qs, ocp_s, pxp_s = _ReqAt(q, at), ocp[at], pxp[at]
     shared = _fit_kernel_np(pattern, qs, ocp_s)
     every = np.ones(len(at), bool)
@@ -1282,7 +1282,8 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         ok &= allowed[p]
         fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok)
         for f, v in core.items():
-            by_pattern.setdefault(f, []).append(np.broadcast_to(v, (n,)))
+            by_pattern.setdefault(f, []).append(v if isinstance(v, np.ndarray) and v.shape == (n,)
+                                                else np.broadcast_to(v, (n,)))
         for res in (False, True):
             for f, v in zip(_FIT_NUMBERS, fit[res]):
                 by_fit[f].append(v)
