@@ -1,7 +1,8 @@
 """EMAX batched paths, seventh round (issue 15): the mapper's tile search over a chunk (``mapper.conv_table``) takes
 each row's weight spread as arrays (``mapper._spreads``), the arrays' architecture once (``mapper._archs``) and
-places the other tiles after their structure's first without a sort (``mapper._after_each``). Each fast path is
-compared with the general one bit for bit."""
+places the other tiles after their structure's first without a sort (``mapper._after_each``); it fits the LMM on
+each pattern's live requests only (``mapper._fits_of_live``) and keeps a structure's numbers per pattern, a fit's
+per (pattern, input mode) (``mapper._slot_numbers``). Each fast path is compared with the general one bit for bit."""
 
 from __future__ import annotations
 
