@@ -45,6 +45,7 @@ PLOAD/PDRAIN (spec §2), so nothing is doubled there.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -1006,6 +1007,48 @@ def _fit_kernel_np(pattern: str, q: _Req, ocp: np.ndarray) -> tuple[np.ndarray, 
     return ker, over, iters, oc_chunk, np.where(over, _lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1], ker)
 
 
+class _ReqAt:
+    """The requests ``at`` of a :class:`_Req` (each field gathered when first read)."""
+
+    def __init__(self, q: _Req, at: np.ndarray):
+        self._q, self._at = q, at
+
+    def __getattr__(self, k: str) -> np.ndarray:
+        v = getattr(self._q, k)[self._at]
+        setattr(self, k, v)
+        return v
+
+
+#: :func:`_fits_of_live` fits the live requests alone up to this share of the requests (an EMAXV chunk's one
+#: pattern runs on most of its requests; EMAXVR's three on ~56 %, ~42 %, ~13 %)
+LIVE_SUBSET_UPTO = 0.5
+
+
+def _fits_of_live(pattern: str, q: _Req, ocp: np.ndarray, pxp: np.ndarray, live: np.ndarray
+                  ) -> dict[bool, tuple[np.ndarray, ...]]:
+    """Per input mode (resident or not), :func:`_fit_lmm_np` of every request with ``live`` as given. Up to
+    :data:`LIVE_SUBSET_UPTO` of them live (an EMAXVR pattern runs on ~1/3 of a chunk's requests: its knob and
+    structure rule out the rest), computed on the live requests only and placed at their positions, 0 elsewhere,
+    where :func:`conv_table` reads none of it (no mapping, and no fit reason: the LMM is asked only where the
+    structure runs); the same numbers at every live request."""
+    if np.count_nonzero(live) > LIVE_SUBSET_UPTO * len(live):  # most live: gathering them costs more than it saves
+        shared = _fit_kernel_np(pattern, q, ocp)
+        return {res: _fit_lmm_np(pattern, res, q, ocp, pxp, live, shared) for res in (False, True)}
+    at = np.flatnonzero(live)
+    qs, ocp_s, pxp_s = _ReqAt(q, at), ocp[at], pxp[at]
+    shared = _fit_kernel_np(pattern, qs, ocp_s)
+    every = np.ones(len(at), bool)
+    out = {}
+    for res in (False, True):
+        parts = []
+        for v in _fit_lmm_np(pattern, res, qs, ocp_s, pxp_s, every, shared):
+            full = np.zeros(len(live), dtype=v.dtype)
+            full[at] = v
+            parts.append(full)
+        out[res] = tuple(parts)
+    return out
+
+
 def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.ndarray,
                 live: np.ndarray, shared: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, ...]:
     """:func:`_fit_lmm` of every request (arrays; n_seg 0 = no fit; ``live``: the requests to fit), and why not
@@ -1134,8 +1177,65 @@ def _picked(seq: Sequence, js: np.ndarray) -> list:
     return [seq[j] for j in js.tolist()]
 
 
+def _archs(hws: Sequence[Hw], js: np.ndarray) -> Sequence[str]:
+    """``[hws[j].arch for j in js]``: one text repeated when the arrays share their architecture (a chunk's do)."""
+    objs = hws.objs if isinstance(hws, Indexed) else hws
+    kinds = {h.arch for h in objs}
+    if len(kinds) == 1:
+        return itertools.repeat(next(iter(kinds)), len(js))
+    return [h.arch for h in _picked(hws, js)]
+
+
+def _spreads(patterns: Sequence[str], slot: np.ndarray, macs: np.ndarray, lmms: np.ndarray) -> list:
+    """:func:`_weights_spread` of each row (slot ``slot[k]`` of pattern ``patterns[slot[k]]``, ``macs[k]`` taps
+    over ``lmms[k]`` kernel LMMs) as arrays: the test once over the rows, a tuple only where it holds."""
+    is_a = np.array([p == "A" for p in patterns], dtype=bool)[slot]
+    on = is_a & (lmms != 0) & (macs != 2 * lmms)
+    out: list = [None] * len(slot)
+    hit = np.flatnonzero(on)
+    for k, m, n in zip(hit.tolist(), macs[hit].astype(np.int64).tolist(), lmms[hit].astype(np.int64).tolist()):
+        out[k] = (m, n)
+    return out
+
+
+def _after_each(n: int, rows: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The order that puts ``lens[i]`` new rows right after row ``rows[i]`` (``rows`` increasing) of ``n`` rows,
+    the new rows listed after the n in ``rows``' order: ``np.argsort(np.concatenate([np.arange(n),
+    np.repeat(rows, lens)]), kind="stable")`` without the sort."""
+    more = np.zeros(n, dtype=np.int64)
+    more[rows] = lens
+    start = np.arange(n) + np.cumsum(more) - more  # each old row's place: rows before it and their new rows
+    order = np.empty(n + int(lens.sum()), dtype=np.int64)
+    order[start] = np.arange(n)
+    first = np.repeat(start[rows] + 1 - (np.cumsum(lens) - lens), lens)  # new row m goes to first[m] + m
+    order[first + np.arange(len(first))] = n + np.arange(len(first))
+    return order
+
+
 #: requests from which :func:`conv_table` runs the mapper as numpy (below: one by one, cached)
 TABLE_NUMPY_FROM = 40
+
+
+#: the numbers of a mapping its LMM fit gives (:func:`_fit_lmm_np`'s first four)
+_FIT_NUMBERS = ("n_seg", "ow_seg", "oc_chunk", "lmm_need")
+
+
+def _slot_numbers(by_pattern: dict[str, list[np.ndarray]], by_fit: dict[str, list[np.ndarray]], at_pattern: np.ndarray,
+                  at_fit: np.ndarray, pload: np.ndarray) -> dict[str, np.ndarray]:
+    """The :data:`_NUMBERS` columns (float) of :func:`conv_table`'s rows: a structure's field of row k from pattern
+    row ``at_pattern[k]`` (flat [pattern, request]), a fit's from ``at_fit[k]`` (flat [pattern x mode, request]),
+    ``pload`` as given; a field none gives is 0."""
+    out = {}
+    for f in _NUMBERS:
+        got = by_fit.get(f) or by_pattern.get(f)
+        if f == "pload":
+            out[f] = pload
+        elif not got:
+            out[f] = np.zeros(len(at_pattern))
+        else:
+            col = np.concatenate(got) if len(got) > 1 else got[0]
+            out[f] = col[at_fit if f in by_fit else at_pattern].astype(float)
+    return out
 
 
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
@@ -1164,44 +1264,44 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     for p in every:
         whole_fits |= (q.rows - HEADER_ROWS[p] - _tail_rows_np(p, q.cols) >= q.kh * geo[p][3]) & (pairs_ok if p == "pairs" else True)
     slots = _slots(arch)
-    nums = np.zeros((len(_NUMBERS), len(slots), n))  # field, slot, request: each written and read contiguously
+    # the numbers as the pattern (structure) or the pattern and input mode (LMM fit) give them, [kind, request] per
+    # field, and which row of them each slot reads: written once per pattern, not per slot
+    by_pattern: dict[str, list[np.ndarray]] = {}
+    by_fit: dict[str, list[np.ndarray]] = {f: [] for f in _FIT_NUMBERS}
+    slot_pat, slot_fit = np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64)
     valid = np.zeros((n, len(slots)), bool)
     slot_ok, fit_code, fit_need = (np.zeros((n, len(slots)), t) for t in (bool, np.int64, np.int64))
     allowed, why = {}, {}
-    col = {f: j for j, f in enumerate(_NUMBERS)}
     j = 0
-    for p in every:
+    for pi, p in enumerate(every):
         allowed[p] = (pat_knob == "auto") | (pat_knob == p)
         if p == "pairs":
             allowed[p] &= pairs_ok
         ok, core, why[p] = _structure_np(p, q, ~whole_fits, arch)
         why[p]["pxp"] = core["px_par"]
         ok &= allowed[p]
-        fit = {}
-        shared = _fit_kernel_np(p, q, core["oc_par"])
+        fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok)
+        for f, v in core.items():
+            by_pattern.setdefault(f, []).append(v if isinstance(v, np.ndarray) and v.shape == (n,)
+                                                else np.broadcast_to(v, (n,)))
         for res in (False, True):
-            fit[res] = _fit_lmm_np(p, res, q, core["oc_par"], core["px_par"], ok, shared)
+            for f, v in zip(_FIT_NUMBERS, fit[res]):
+                by_fit[f].append(v)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
             slot_ok[:, j] = (ord_knob == "auto") | (ord_knob == ORDER_NAMES[o]) if arch == "emaxvr" else True
             n_seg, ow_seg, oc_chunk, need, fit_code[:, j], fit_need[:, j] = fit[mode == "resident"]
             valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
-            for f, v in core.items():
-                nums[col[f], j] = v
-            nums[col["n_seg"], j] = n_seg
-            nums[col["ow_seg"], j] = ow_seg
-            nums[col["oc_chunk"], j] = oc_chunk
-            nums[col["lmm_need"], j] = need
-            nums[col["pload"], j] = p != "single"
+            slot_pat[j], slot_fit[j] = pi, 2 * pi + (mode == "resident")
             j += 1
     req, slot = np.nonzero(valid)
-    flat = slot * n + req
-    out = {f: nums[k].reshape(-1)[flat] for f, k in col.items()}
+    out = _slot_numbers(by_pattern, by_fit, slot_pat[slot] * n + req, slot_fit[slot] * n + req,
+                        np.array([p != "single" for p, _, _ in slots], dtype=float)[slot])
     labels = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)
     # a tile search's other tiles (:func:`_tiles`), each right after its structure's first
     search = ((q.tile_search > 0) & q.mac)[req] if arch == "emaxvr" else ()
     if np.any(search):
-        at, extra = [], []
+        extra = []
         rows = np.flatnonzero(search)
         jr = req[rows]
         # the tiles depend on the pattern and on whether the input mode is resident (_lmm_need), not on the loop
@@ -1209,17 +1309,19 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         same = [next(t for t in slots if t[0] == p and (t[2] == "resident") == (m == "resident")) for p, _, m in slots]
         fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par",
                                                                   "lmm_need")]
-        for r, sl, sh, hw, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, macs, lmms in zip(
-                rows.tolist(), slot[rows].tolist(), _picked(shapes, jr), _picked(hws, jr), q.e[jr].tolist(),
-                q.tile_search[jr].tolist(), *fit, out["macs"][rows].tolist(), out["kernel_lmms"][rows].tolist()):
-            slot_r = same[sl]
-            more = _more_tiles(slot_r, sh, hw.arch, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need,
-                               _weights_spread(slot_r[0], macs, lmms))
-            at += [r] * len(more)
+        archs = _archs(hws, jr)
+        more_of = _more_tiles
+        lens = []
+        for sl, sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread in zip(
+                slot[rows].tolist(), _picked(shapes, jr), archs, q.e[jr].tolist(), q.tile_search[jr].tolist(), *fit,
+                _spreads([same[j][0] for j in range(len(slots))], slot[rows], out["macs"][rows],
+                         out["kernel_lmms"][rows])):
+            more = more_of(same[sl], sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread)
+            lens.append(len(more))
             extra += more
-        if at:
-            at = np.array(at, dtype=np.int64)
-            rank = np.argsort(np.concatenate([np.arange(len(req)), at]), kind="stable")
+        if extra:
+            at = np.repeat(rows, lens)
+            rank = _after_each(len(req), rows, np.array(lens, dtype=np.int64))
             new = dict(zip(("n_seg", "ow_seg", "oc_chunk", "lmm_need"), np.array(extra, dtype=float).T))
             out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
             req, slot = np.concatenate([req, req[at]])[rank], np.concatenate([slot, slot[at]])[rank]
