@@ -1,0 +1,170 @@
+"""IMAX batched paths of issue 15's seventh round: each equals the path it replaced, bit for bit.
+
+With glibc's malloc thresholds fixed per process (dse.procs.tune_malloc), a batched run keeps its numbers only at
+the points with a schedule (``_runs_on``'s ``at``; ``_fill_at`` writes each metric into its own NaN array) and only
+the 26 numbers ``_fill`` reads (``_RUN_NAMES``): the reference below is the sixth round's ``_fill`` over every point
+of a full run (NaN rows where no schedule)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from archmodels.imax import costs as C
+from archmodels.imax import model as IM
+from archmodels.imax import schedule as S
+from archmodels.result import LayerBatch
+from workloads import load_workload
+from workloads.layers import SpMM
+
+from .test_imax_batched4 import _rows
+from .test_imax_batched5 import M, _same
+
+
+def _full(r: dict, n: int) -> dict:
+    """A run of ImaxModel._runs_on's form (numbers kept at ``at``) as the sixth round's: every number over every
+    point, NaN without a schedule."""
+    out = {key: r[key] for key in ("H", "ok", "reason", "time")}
+    for key in IM._AT_NAMES:
+        row = np.full(n, np.nan)
+        row[r["at"]] = r[key]
+        out[key] = row
+    return out
+
+
+def _fill_full(lb: LayerBatch, layer, r: dict, reps: int, dense_time: np.ndarray, batch) -> None:
+    """ImaxModel._fill of a batch (several points, some with a schedule) as in the sixth round: every operation
+    over every point of the full run, then lb.set."""
+    pts = batch.pts
+    nchip = pts["nchip"].astype(float)
+    clock_hz = batch.clock_hz
+    time_s, reads, writes, issued, lmm_bytes = IM._run_flows(r, nchip, reps)
+    energy = np.full(lb.n, np.nan)
+    vscale, ok = batch.vscale, r["ok"]
+    for node, sel in batch.nodes:
+        sel = np.flatnonzero(sel & ok) if len(batch.nodes) > 1 or not ok.all() else slice(None)
+        energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
+    energy = energy + batch.dram_energy_j(reads, writes)
+    cycles = time_s * clock_hz
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
+        speedup = dense_time / time_s
+    slots = IM._rep(r["slots"], reps)
+    useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
+    padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
+    lb.set(
+        cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=reads, dram_write_bytes=writes,
+        energy_j=energy, speedup_vs_dense=speedup, dense_time_s=dense_time,
+        lmm_utilization=r["util"], lmm_utilization_unoptimized=r["util_unopt"], mac_units=r["H"],
+        agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=IM._rep(r["starts"], reps),
+        a_groups=IM._rep(r["a_groups"], reps), b_groups=r["b_groups"], blocks=IM._rep(r["blocks"], reps),
+        row_tiles=r["row_tiles"], col_tiles=r["col_tiles"], stored_slots=slots, padding_slots=padding,
+        dram_a_bytes=IM._rep(r["a_bytes"], reps), dram_b_bytes=IM._rep(nchip * r["b_bytes"], reps),
+        dram_c_partial_bytes=IM._rep(nchip * r["c_load_bytes"], reps), dram_c_bytes=writes,
+    )
+    for s in IM.STATES:
+        lb.states[s] = r[s] * reps
+
+
+def _check_fill(wl: str, divisors: tuple[int, ...], n: int, reps: int, seed: int) -> None:
+    layer = load_workload(wl).layers[0]
+    pts = M.params.points(_rows(n, seed, divisors))
+    batch = IM._Batch.of(pts)
+    if isinstance(layer, SpMM):
+        key = (layer.m, layer.k, layer.n, layer)
+        r, dense_time = M._sparse_runs(key, batch)
+    else:
+        key = (layer.m, layer.k, layer.n, None)
+        r = M._runs([key], batch, False)[0]
+        dense_time = r["time"] * reps
+    assert set(r) == {"H", "ok", "reason", "time", "at"} | set(IM._AT_NAMES)
+    assert all(len(r[k]) == len(r["at"]) for k in IM._AT_NAMES)
+    _same(r["at"], np.flatnonzero(r["ok"]))
+    if not r["ok"].any():
+        return  # _fill_nan's case (not _fill_at's)
+    got, want = LayerBatch(layer, n), LayerBatch(layer, n)
+    IM._fill_at(got, layer, r, reps, dense_time, batch)
+    _fill_full(want, layer, _full(r, n), reps, dense_time, batch)
+    assert list(got.metrics) == list(want.metrics) and list(got.states) == list(want.states)
+    for key in want.metrics:
+        _same(got.metrics[key], want.metrics[key])
+    for key in want.states:
+        _same(got.states[key], want.states[key])
+    arrays = list(got.metrics.values()) + list(got.states.values())
+    for i in range(len(arrays)):  # each metric an array of its own (no row shared with the run or another metric)
+        assert not any(np.may_share_memory(arrays[i], v) for v in list(r.values()) + arrays[:i] if
+                       isinstance(v, np.ndarray))
+
+
+@pytest.mark.parametrize("wl, divisors, n, reps", [("spmm:n=96,sparsity=0.9", (1, 2, 3, 4, 8), 300, 1),
+                                                   ("spmm:m=300,k=200,n=16,sparsity=0.97", (1, 2, 4), 200, 1),
+                                                   ("spmm:n=512,sparsity=0.9", (1, 2, 4, 8), 256, 1),
+                                                   ("matmul:m=64,k=96,n=48", (1, 2, 3, 4), 300, 3),
+                                                   ("matmul:m=64,k=96,n=48", (1, 2, 3, 4), 300, 1)])
+def test_fill_at_the_points_with_a_schedule_equals_the_fill_over_every_point(wl, divisors, n, reps):
+    """_fill_at (the metrics of the points with a schedule only, written into NaN arrays) == the sixth round's
+    _fill over every point of the full run: every metric and state, bit for bit, in the same key order; several
+    technology nodes in the batch (the energy per node); no array shared."""
+    _check_fill(wl, divisors, n, reps, 11)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["spmm:n=96,sparsity=0.9", "spmm:n=64,sparsity=0.99",
+                                                 "matmul:m=30,k=40,n=24", "spmm:m=300,k=200,n=16,sparsity=0.97"]),
+       st.integers(2, 80), st.integers(1, 4))
+def test_fill_at_equals_the_fill_over_every_point_hypothesis(seed, wl, n, reps):
+    """As above over random batches (few or no points with a schedule, one or two nodes)."""
+    _check_fill(wl, (1, 2, 3, 4), n, reps, seed)
+
+
+def test_runs_of_several_products_kept_at_their_points_equal_each_alone():
+    """_runs of several dense products at once (numbers at the pairs with a schedule, split by _run_part, ``at``
+    relative to each product) == each product's _runs alone, and the expanded runs equal too."""
+    pts = M.params.points(_rows(300, 4, (1, 2, 3, 4)))
+    keys = [(64, 96, 48, None), (100, 30, 12, None), (7, 500, 96, None)]
+    together = M._runs(keys, IM._Batch.of(pts), False)
+    for key, got in zip(keys, together):
+        want = M._runs([key], IM._Batch.of(pts), False)[0]
+        assert 0 < len(want["at"]) < 300
+        assert list(got) == list(want)
+        for name in want:
+            _same(got[name], want[name])
+        a, b = _full(got, 300), _full(want, 300)
+        for name in b:
+            _same(a[name], b[name])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 400))
+def test_timing_of_the_chosen_counts_kept_equals_of_every_count(seed, n):
+    """_store_choice times only the counts of _CHOSEN_FEATURES (what timing, _write_choice and the LMM use read):
+    == timing of every count; the run keeps _RUN_FEATURES of them, all in the chosen ones."""
+    rng = np.random.default_rng(seed)
+    feats = {k: rng.integers(0, 1 << 20, n).astype(float) for k in S.FEATURES}
+    nchip, clock, bw = rng.choice([1, 2, 4], n).astype(float), rng.uniform(1e8, 1e9, n), rng.uniform(1e9, 1e11, n)
+    a = S.timing({k: feats[k] for k in IM._CHOSEN_FEATURES}, nchip, clock, bw)
+    b = S.timing(feats, nchip, clock, bw)
+    assert list(a) == list(b)
+    for k in b:
+        _same(a[k], b[k])
+    assert set(IM._RUN_FEATURES) <= set(IM._CHOSEN_FEATURES) and set(S.TIMING_FEATURES) <= set(IM._CHOSEN_FEATURES)
+
+
+@pytest.mark.parametrize("wl", ["spmm:n=96,sparsity=0.9", "alexnet-conv"])
+def test_batch_equals_each_point_alone(wl):
+    """A batch's layers (compact runs, _fill_at) == each point evaluated alone (the one-point path), every metric,
+    state and reason, bit for bit."""
+    w = load_workload(wl)
+    rows = _rows(48, 21, (1, 2, 4))
+    res = M.evaluate_batch(w, M.params.points(rows))
+    assert any(lb.feasible.any() for lb in res.layers)
+    for i in range(0, 48, 3):
+        one = M.evaluate_batch(w, M.params.points(rows[i:i + 1]))
+        for lb, lo in zip(res.layers, one.layers):
+            assert list(lb.metrics) == list(lo.metrics)
+            for k in lo.metrics:
+                _same(np.asarray(lb.metrics[k])[i:i + 1], lo.metrics[k])
+            for k in lo.states:
+                _same(np.asarray(lb.states[k])[i:i + 1], lo.states[k])
+            assert lb.reason[i] == lo.reason[0] and lb.feasible[i] == lo.feasible[0]
