@@ -168,3 +168,38 @@ def test_batch_equals_each_point_alone(wl):
             for k in lo.states:
                 _same(np.asarray(lb.states[k])[i:i + 1], lo.states[k])
             assert lb.reason[i] == lo.reason[0] and lb.feasible[i] == lo.feasible[0]
+
+
+def _tilings_divisions(m, k, urb, lmm):
+    """schedule.tilings as in the sixth round (int64 floor divisions by 2 and VALUE_BYTES)."""
+    urb, lmm = np.asarray(urb, dtype=np.int64), np.asarray(lmm, dtype=np.int64)
+    rows_max = np.minimum((lmm // 2) // urb, lmm // C.VALUE_BYTES)
+    cols_max = (lmm // 2) // C.VALUE_BYTES
+    ok = (rows_max >= 1) & (cols_max >= 1)
+    return (np.where(ok, -(-m // np.maximum(rows_max, 1)), 0), np.where(ok, -(-k // np.maximum(cols_max, 1)), 0))
+
+
+def _bgrp_caps_divisions(tile_rows, tile_cols, n, nchip, lmm_bytes, cols, simd_limited):
+    """schedule.bgrp_caps as in the sixth round."""
+    L = np.asarray(lmm_bytes, dtype=np.int64)
+    hi = np.minimum(np.minimum((L // 2) // (tile_cols * 4), L // (tile_rows * 4)),
+                    np.minimum(n // nchip, tile_rows // nchip))
+    return np.where(simd_limited, np.minimum(hi, np.asarray(cols) * 2), hi)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 400), st.integers(1, 5000), st.integers(1, 5000))
+def test_tilings_and_bgrp_caps_by_shifts_equal_the_divisions(seed, G, m, k):
+    """schedule.tilings and bgrp_caps with x // 2**j as shifts == the int64 floor divisions, every value and
+    dtype: LMM sizes of the space and any (odd, tiny, 0) sizes, tile counts from 0 up."""
+    rng = np.random.default_rng(seed)
+    lmm = np.where(rng.random(G) < 0.5, rng.choice([4, 8, 16, 32, 64, 128, 256, 512], G) * 1024,
+                   rng.integers(0, 1 << 21, G))
+    urb = rng.choice([4, 8, 16, 32, 64, 3, 12], G)
+    a, b = S.tilings(m, k, urb, lmm), _tilings_divisions(m, k, urb, lmm)
+    for x, y in zip(a, b):
+        _same(x, y)
+    tr, tc = rng.integers(0, 3000, G), rng.integers(0, 3000, G)
+    nchip, cols, simd = rng.choice([1, 2, 3, 4, 8], G), rng.choice([1, 2, 4, 8], G), rng.random(G) < 0.5
+    with np.errstate(divide="ignore"):
+        _same(S.bgrp_caps(tr, tc, 96, nchip, lmm, cols, simd), _bgrp_caps_divisions(tr, tc, 96, nchip, lmm, cols, simd))
