@@ -79,7 +79,9 @@ def _check_fill(wl: str, divisors: tuple[int, ...], n: int, reps: int, seed: int
         r = M._runs([key], batch, False)[0]
         dense_time = r["time"] * reps
     assert set(r) == {"H", "ok", "reason", "time", "at"} | set(IM._AT_NAMES)
-    assert all(len(r[k]) == len(r["at"]) for k in IM._AT_NAMES)
+    assert all(len(r[k]) == len(r["at"]) and r[k].dtype == np.float64 for k in IM._AT_NAMES)
+    kept = [r[k] for k in IM._AT_NAMES]  # each number an array of its own
+    assert not any(np.may_share_memory(kept[i], kept[j]) for i in range(len(kept)) for j in range(i))
     _same(r["at"], np.flatnonzero(r["ok"]))
     if not r["ok"].any():
         return  # _fill_nan's case (not _fill_at's)
@@ -203,3 +205,29 @@ def test_tilings_and_bgrp_caps_by_shifts_equal_the_divisions(seed, G, m, k):
     nchip, cols, simd = rng.choice([1, 2, 3, 4, 8], G), rng.choice([1, 2, 4, 8], G), rng.random(G) < 0.5
     with np.errstate(divide="ignore"):
         _same(S.bgrp_caps(tr, tc, 96, nchip, lmm, cols, simd), _bgrp_caps_divisions(tr, tc, 96, nchip, lmm, cols, simd))
+
+
+@pytest.mark.parametrize("wl, sparse", [("spmm:n=96,sparsity=0.9", True), ("matmul:m=64,k=96,n=48", False)])
+def test_choice_numbers_equal_the_choice_written_into_nan_rows(wl, sparse):
+    """_choice_numbers (new float64 arrays over the points with a schedule) == _write_choice into a NaN block of
+    _RUN_NAMES over those points (the sixth round's rows), every number of _AT_NAMES bit for bit."""
+    layer = load_workload(wl).layers[0]
+    key = (layer.m, layer.k, layer.n, layer if sparse else None)
+    pts = M.params.points(_rows(300, 7, (1, 2, 3, 4)))
+    batch = IM._Batch.of(pts)
+    grp = batch.groups(sparse)
+    cfg = S.configurations(key[0], key[1], np.broadcast_to(np.int64(key[2]), (len(grp.uniq),)), None,
+                           *grp.uniq[:, 2:6].T, mapping_codes=grp.uniq[:, 1])
+    plans, feasible = IM._Plans.build([key], np.zeros(len(grp.uniq), np.intp), grp.uniq, cfg, ~S.unschedulable(cfg))
+    sel = np.flatnonzero(feasible[grp.inv])
+    assert len(sel)
+    g = grp.inv[sel]
+    cand = plans.first[g] + (np.arange(len(sel)) % plans.count[g])  # any candidate of each point's configuration
+    chosen = {k: plans.feats[k][cand] for k in IM._CHOSEN_FEATURES}
+    nchip, clock, bw = batch.nchip[sel], batch.clock_hz[sel], batch.bw[sel]
+    st = S.timing(chosen, nchip, clock, bw)
+    want = dict(zip(IM._RUN_NAMES, np.full((len(IM._RUN_NAMES), len(sel)), np.nan)))
+    IM._write_choice(want, plans, slice(None), g, cand, chosen, st, clock)
+    got = IM._choice_numbers(plans, g, cand, chosen, st, clock)
+    for k in IM._AT_NAMES:
+        _same(got[k], want[k])

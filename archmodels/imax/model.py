@@ -878,10 +878,28 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few])
     chosen = {k: feats[k][cand] for k in _CHOSEN_FEATURES}
     st = S.timing(chosen, nchip, clock_hz, bw)
-    at = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), len(sel)), np.nan)))  # rows of one block, as _runs_on's were
-    _write_choice(at, plans, slice(None), g, cand, chosen, st, clock_hz)
-    out["time"][sel] = at["time"]
+    at = _choice_numbers(plans, g, cand, chosen, st, clock_hz)
+    out["time"][sel] = st["time"]
     out.update((k, at[k]) for k in _AT_NAMES)
+
+
+def _choice_numbers(plans: _Plans, g: np.ndarray, cand: np.ndarray, chosen: dict[str, np.ndarray],
+                    st: dict[str, np.ndarray], clock_hz: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`_write_choice`'s numbers of points on configurations ``g`` with candidates ``cand`` as new float64
+    arrays over those points (every number of :data:`_AT_NAMES`; what writing them into NaN rows of a block gives
+    when every point is written: no block filled with NaN, then copied into)."""
+    out = {k: chosen[k] for k in _RUN_FEATURES}  # gathers of float64 counts: arrays of their own
+    for name in STATES:
+        out[name] = st[name] * clock_hz
+    out["agrp"] = chosen["a_group_blocks"]
+    out["bgrp"] = plans.bgrp[cand].astype(np.float64)
+    per = {k: v[g] for k, v in plans.per.items()}
+    reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
+                        per["tile_rows"] * plans.agrp[cand] * per["urb"])
+    out["util"] = np.asarray(reserved / per["half"], dtype=np.float64)
+    for name in _PER_RUN:
+        out[name] = per[name].astype(np.float64)
+    return out
 
 
 def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
