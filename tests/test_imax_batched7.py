@@ -231,3 +231,52 @@ def test_choice_numbers_equal_the_choice_written_into_nan_rows(wl, sparse):
     got = IM._choice_numbers(plans, g, cand, chosen, st, clock)
     for k in IM._AT_NAMES:
         _same(got[k], want[k])
+
+
+def _merge_by_count(G: int, parts: list) -> dict:
+    """plans.merge as in the sixth round: each count concatenated and ordered alone."""
+    if len(parts) == 1 and len(parts[0][0]) == G:
+        return parts[0][1]
+    count = np.zeros(G, np.int64)
+    owner, per = [], {}
+    for idx, d in parts:
+        count[idx] = d["count"]
+        owner.append(np.repeat(idx, d["count"]))
+        for k, v in d["per"].items():
+            per.setdefault(k, np.zeros(G, np.asarray(v).dtype))[idx] = v
+    owner = np.concatenate(owner)
+    order = slice(None) if (owner[1:] >= owner[:-1]).all() else np.argsort(owner, kind="stable")
+    cat = lambda key: np.concatenate([d[key] for _, d in parts])[order]  # noqa: E731
+    return {"count": count, "feats": {k: np.concatenate([d["feats"][k] for _, d in parts])[order] for k in S.FEATURES},
+            "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 60), st.integers(1, 6), st.booleans(), st.booleans())
+def test_merge_of_stacked_counts_equals_count_by_count(seed, G, n_parts, in_order, mixed):
+    """plans.merge (every part's counts stacked, concatenated and ordered at once) == each count alone: every
+    count, dtype and the problem numbers; parts in and out of configuration order, one part with int64 counts
+    (the count-by-count path)."""
+    from archmodels.imax import plans as P
+    rng = np.random.default_rng(seed)
+    cfgs = rng.permutation(G) if not in_order else np.arange(G)
+    cuts = np.sort(rng.choice(np.arange(1, G), size=min(n_parts - 1, G - 1), replace=False)) if G > 1 else []
+    parts = []
+    for j, idx in enumerate(np.split(cfgs, cuts)):
+        idx = np.sort(idx) if len(idx) > 1 and rng.random() < 0.7 else idx
+        count = rng.integers(0, 4, len(idx))
+        c = int(count.sum())
+        dtype = np.int64 if mixed and j == 0 else np.float64
+        parts.append((idx, {"count": count, "feats": {k: rng.integers(0, 1 << 40, c).astype(dtype) for k in S.FEATURES},
+                            "agrp": rng.integers(1, 9, c), "bgrp": rng.integers(1, 9, c),
+                            "per": {"jds": rng.random(len(idx)) < 0.5, "half": rng.random(len(idx))}}))
+    got, want = P.merge(G, parts), _merge_by_count(G, parts)
+    _same(got["count"], want["count"])
+    assert list(got["feats"]) == list(want["feats"]) == list(S.FEATURES)
+    for k in S.FEATURES:
+        _same(got["feats"][k], want["feats"][k])
+    for k in ("agrp", "bgrp"):
+        _same(got[k], want[k])
+    assert list(got["per"]) == list(want["per"])
+    for k in want["per"]:
+        _same(got["per"][k], want["per"][k])
