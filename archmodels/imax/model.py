@@ -219,8 +219,7 @@ class ImaxModel(Model):
         grp = batch.groups(sparse)
         out = self._runs_on(keys, grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw,
                             batch.n if reasons else 0)
-        n = batch.n
-        return [{name: v[i * n:(i + 1) * n] for name, v in out.items()} for i in range(len(keys))]
+        return [_run_part(out, i * batch.n, (i + 1) * batch.n) for i in range(len(keys))]
 
     def _sparse_runs(self, key: tuple, batch: _Batch) -> tuple[dict, np.ndarray]:
         """The run of the sparse product ``key`` at each point of a batch of several and its dense reference
@@ -242,7 +241,7 @@ class ImaxModel(Model):
             out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
         else:
             out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
-        run = {name: v[:n] for name, v in out.items()}
+        run = _run_part(out, 0, n)
         dense_time = np.where(own, run["time"], np.nan)
         dense_time[need] = out["time"][n:]
         return run, dense_time
@@ -251,8 +250,11 @@ class ImaxModel(Model):
                  bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
         """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
         (:class:`_Groups`' columns: the mapping by its code), with those points' ``nchip``, clock and link
-        bandwidth: every number over (product, point) pairs, product-major. Reasons are written for the first
-        ``with_reasons`` points of each product (the others read "")."""
+        bandwidth, over (product, point) pairs, product-major: ``ok``, ``H``, ``reason`` and ``time`` (NaN without
+        a schedule) over every pair, ``at`` the pairs with a schedule, and every other number of
+        :data:`_RUN_NAMES` only at those pairs (:func:`_store_choice`; random points mostly have no schedule, and
+        their numbers would all be NaN). Reasons are written for the first ``with_reasons`` points of each
+        product (the others read "")."""
         n, nk = len(inv), len(keys)
         G = len(uniq)
         if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
@@ -269,9 +271,7 @@ class ImaxModel(Model):
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:
             inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
-        out = dict(zip(_RUN_NAMES, np.full((len(_RUN_NAMES), nk * n), np.nan)))  # rows of one block
-        out["H"] = cfg["H"].astype(float)[inv]
-        out["ok"] = feasible[inv]
+        out = {"H": cfg["H"].astype(float)[inv], "ok": feasible[inv], "time": _filled_nan(nk * n)}
         if with_reasons:
             want = None
             if with_reasons < n:  # the configurations those points read
@@ -281,9 +281,12 @@ class ImaxModel(Model):
         else:
             out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
+        out["at"] = sel
         if len(sel):
             at = sel % n if nk > 1 else sel  # the point of each (product, point) pair
             _store_choice(out, plans, inv, sel, nchip[at], clock_hz[at], bw[at])
+        else:
+            out.update(zip(_AT_NAMES, np.empty((len(_AT_NAMES), 0))))
         return out
 
     def _dense_reference(self, key: tuple, batch: _Batch, run: dict[str, np.ndarray]) -> np.ndarray:
@@ -335,35 +338,7 @@ class ImaxModel(Model):
         if r["ok"] is _YES:  # one point with a schedule (_chosen_one's run)
             _fill_one(lb, layer, r, reps, dense_time, batch)
             return
-        pts = batch.pts
-        nchip = pts["nchip"].astype(float)
-        clock_hz = batch.clock_hz
-        time_s, reads, writes, issued, lmm_bytes = _run_flows(r, nchip, reps)
-        energy = np.full(lb.n, np.nan)  # stays NaN where no schedule (no MACs issued)
-        vscale, ok = batch.vscale, r["ok"]
-        for node, sel in batch.nodes:
-            sel = np.flatnonzero(sel & ok) if len(batch.nodes) > 1 or not ok.all() else slice(None)
-            energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
-        energy = energy + batch.dram_energy_j(reads, writes)
-        cycles = time_s * clock_hz
-        with np.errstate(divide="ignore", invalid="ignore"):
-            util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
-            speedup = dense_time / time_s
-        slots = _rep(r["slots"], reps)
-        useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
-        padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
-        lb.set(
-            cycles=cycles, time_s=time_s, utilization=util, dram_read_bytes=reads, dram_write_bytes=writes,
-            energy_j=energy, speedup_vs_dense=speedup, dense_time_s=dense_time,
-            lmm_utilization=r["util"], lmm_utilization_unoptimized=r["util_unopt"], mac_units=r["H"],
-            agrp=r["agrp"], bgrp=r["bgrp"], cgrp=r["bgrp"], starts=_rep(r["starts"], reps),
-            a_groups=_rep(r["a_groups"], reps), b_groups=r["b_groups"], blocks=_rep(r["blocks"], reps),
-            row_tiles=r["row_tiles"], col_tiles=r["col_tiles"], stored_slots=slots, padding_slots=padding,
-            dram_a_bytes=_rep(r["a_bytes"], reps), dram_b_bytes=_rep(nchip * r["b_bytes"], reps),
-            dram_c_partial_bytes=_rep(nchip * r["c_load_bytes"], reps), dram_c_bytes=writes,
-        )
-        for s in STATES:
-            lb.states[s] = r[s] * reps  # a copy (a run's rows are shared by the layers of one product)
+        _fill_at(lb, layer, r, reps, dense_time, batch)
 
     # ------------------------------------------------------------ totals
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
@@ -501,12 +476,15 @@ class _Batch:
     _dram_pj: tuple[np.ndarray, np.ndarray] | None = None
     _one_struct: tuple[int, ...] | None = None  # a batch of one point: its structural values (_one_group)
 
-    def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray) -> np.ndarray:
-        """``tech.dram_energy_j`` at the points' DRAM types, their pJ per byte looked up once per batch (not
-        once per layer: the lookup walks the points' names in Python)."""
+    def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray,
+                      at: np.ndarray | None = None) -> np.ndarray:
+        """``tech.dram_energy_j`` at the points' DRAM types (``at``: of those points only), their pJ per byte looked
+        up once per batch (not once per layer: the lookup walks the points' names in Python)."""
         if self._dram_pj is None:
             self._dram_pj = _dram_pj_per_byte(self.pts["dram"])
         read_pj, write_pj = self._dram_pj
+        if at is not None:
+            read_pj, write_pj = read_pj[at], write_pj[at]
         return (np.asarray(read_bytes, dtype=float) * read_pj + np.asarray(write_bytes, dtype=float) * write_pj) * 1e-12
 
     @classmethod
@@ -623,9 +601,16 @@ class _Plans:
 _matmuls: IdentityMemo[tuple] = IdentityMemo(as_matmuls, size=1024)
 
 
+#: the counts of the chosen candidate a run keeps: those :meth:`ImaxModel._fill` reads (the PIO words, pauses and
+#: execution cycles enter only the state times)
+_RUN_FEATURES = ("starts", "a_groups", "a_bytes", "b_bytes", "c_load_bytes", "c_drain_bytes", "issued_macs",
+                 "lmm_exec_bytes", "b_groups")
 #: the per-point results of one product (:meth:`ImaxModel._runs`): counts, choice, LMM use, state times
-_RUN_NAMES = S.FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
-                           "slots") + STATES
+_RUN_NAMES = _RUN_FEATURES + ("time", "agrp", "bgrp", "H", "util", "util_unopt", "blocks", "row_tiles", "col_tiles",
+                              "slots") + STATES
+#: the counts of the chosen candidates read to store a choice: the kept ones, the timed ones, AGRP and the A group
+_CHOSEN_FEATURES = tuple(k for k in S.FEATURES if k in set(_RUN_FEATURES + S.TIMING_FEATURES
+                                                            + ("a_group_slots", "a_group_blocks")))
 
 
 def _run_one(key: tuple, batch: _Batch, sparse: bool, reasons: bool) -> dict[str, np.ndarray]:
@@ -654,7 +639,7 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
     feats, per = plan["feats"], {k: v.item(0) for k, v in plan["per"].items()}
     st = S.timing(feats, nchip, clock_hz, bw)
     i = int(np.argmin(st["time"]))
-    vals = {k: v.item(i) for k, v in feats.items()}
+    vals = {k: feats[k].item(i) for k in _ONE_FEATURES}
     clock = clock_hz.item(0)
     reserved = (vals["a_group_slots"] * per["urb"] if per["jds"]
                 else float(per["tile_rows"] * plan["agrp"].item(i) * per["urb"]))
@@ -666,8 +651,26 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
     return out
 
 
+#: the numbers of a batched run (:meth:`ImaxModel._runs_on`) kept only at the points with a schedule (its ``at``)
+_AT_NAMES = tuple(k for k in _RUN_NAMES if k not in ("time", "H"))
+
+
+def _run_part(out: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
+    """The run of pairs ``lo`` .. ``hi - 1`` of :meth:`ImaxModel._runs_on`'s ``out`` (one product's points) in the
+    same form: the numbers over every pair sliced, those kept at ``at`` cut to the pairs in range (``at`` is
+    increasing) and ``at`` made relative to ``lo``."""
+    at = out["at"]
+    i, j = (0, len(at)) if lo == 0 and hi >= len(out["ok"]) else np.searchsorted(at, (lo, hi)).tolist()
+    run = {k: out[k][lo:hi] for k in ("H", "ok", "reason", "time")}
+    run["at"] = at[i:j] - lo if lo else at[i:j]
+    run.update((k, out[k][i:j]) for k in _AT_NAMES)
+    return run
+
+
 #: the problem numbers a run keeps as they are (_write_choice)
 _PER_RUN = ("util_unopt", "blocks", "row_tiles", "col_tiles", "slots")
+#: the counts of its fastest candidate _chosen_one reads
+_ONE_FEATURES = _RUN_FEATURES + ("a_group_slots", "a_group_blocks")
 
 
 def _dense_time_one(key: tuple, batch: _Batch) -> np.ndarray:
@@ -789,6 +792,13 @@ def _dram_table() -> tuple[np.ndarray, np.ndarray]:
     return tech.dram_pj_per_byte(np.array(tech.DRAM_NAMES, dtype=object))
 
 
+def _filled_nan(n: int) -> np.ndarray:
+    """``np.full(n, np.nan)``."""
+    out = np.empty(n)
+    out.fill(np.nan)
+    return out
+
+
 def _filled(n: int, text: str) -> np.ndarray:
     """``np.full(n, text, dtype=object)`` (the same array; np.full takes ~0.2 ms for 4096 objects, this ~10 us)."""
     out = np.empty(n, dtype=object)
@@ -849,8 +859,9 @@ def _batch_clock_costs(clock: np.ndarray, node: np.ndarray) -> tech.ClockCosts:
 def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
                   nchip: np.ndarray, clock_hz: np.ndarray, bw: np.ndarray) -> None:
     """The fastest candidate of configuration ``inv[k]`` of ``plans`` for each point k of ``sel``, its counts,
-    times and LMM use stored in ``out`` (all points at once); ``nchip``, ``clock_hz``, ``bw``: those of the points
-    ``sel``."""
+    times and LMM use stored in ``out`` (all points at once): its time at ``sel`` of ``out["time"]``, the other
+    numbers of :data:`_AT_NAMES` as new arrays over ``sel`` (what :meth:`ImaxModel._runs_on` returns); ``nchip``,
+    ``clock_hz``, ``bw``: those of the points ``sel``."""
     n_cand, first, feats = plans.count, plans.first, plans.feats
     g = inv[sel]
     cand = np.empty(len(sel), dtype=np.int64)
@@ -865,9 +876,30 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
     if len(few):
         cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few])
-    chosen = {k: v[cand] for k, v in feats.items()}
+    chosen = {k: feats[k][cand] for k in _CHOSEN_FEATURES}
     st = S.timing(chosen, nchip, clock_hz, bw)
-    _write_choice(out, plans, sel, g, cand, chosen, st, clock_hz)
+    at = _choice_numbers(plans, g, cand, chosen, st, clock_hz)
+    out["time"][sel] = st["time"]
+    out.update((k, at[k]) for k in _AT_NAMES)
+
+
+def _choice_numbers(plans: _Plans, g: np.ndarray, cand: np.ndarray, chosen: dict[str, np.ndarray],
+                    st: dict[str, np.ndarray], clock_hz: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`_write_choice`'s numbers of points on configurations ``g`` with candidates ``cand`` as new float64
+    arrays over those points (every number of :data:`_AT_NAMES`; what writing them into NaN rows of a block gives
+    when every point is written: no block filled with NaN, then copied into)."""
+    out = {k: chosen[k] for k in _RUN_FEATURES}  # gathers of float64 counts: arrays of their own
+    for name in STATES:
+        out[name] = st[name] * clock_hz
+    out["agrp"] = chosen["a_group_blocks"]
+    out["bgrp"] = plans.bgrp[cand].astype(np.float64)
+    per = {k: v[g] for k, v in plans.per.items()}
+    reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
+                        per["tile_rows"] * plans.agrp[cand] * per["urb"])
+    out["util"] = np.asarray(reserved / per["half"], dtype=np.float64)
+    for name in _PER_RUN:
+        out[name] = per[name].astype(np.float64)
+    return out
 
 
 def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: np.ndarray, bw: np.ndarray) -> None:
@@ -884,9 +916,10 @@ def _store_one(out: dict[str, np.ndarray], plans: _Plans, nchip: int, clock_hz: 
 def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g: np.ndarray, cand: np.ndarray,
                   chosen: dict[str, np.ndarray], st: dict[str, np.ndarray], clock_hz: np.ndarray) -> None:
     """Store in ``out`` at points ``sel`` (on configurations ``g``) their candidates ``cand`` of ``plans``:
-    its counts ``chosen``, state times ``st`` [s] as cycles of ``clock_hz``, AGRP, BGRP and LMM use."""
-    for k, v in chosen.items():
-        out[k][sel] = v
+    its counts ``chosen`` (those of :data:`_RUN_FEATURES` kept), state times ``st`` [s] as cycles of ``clock_hz``,
+    AGRP, BGRP and LMM use."""
+    for k in _RUN_FEATURES:
+        out[k][sel] = chosen[k]
     for name in STATES:
         out[name][sel] = st[name] * clock_hz
     out["time"][sel] = st["time"]
@@ -943,6 +976,50 @@ def _fill_nan(lb: LayerBatch, **known: np.ndarray) -> None:
     lb.metrics.update(zip(_NAN_METRICS, block))
     for s in STATES:
         lb.states[s] = block[-1]
+
+
+def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
+    """:meth:`ImaxModel._fill` of a batch run (:meth:`ImaxModel._runs_on`'s form: numbers kept at the points
+    ``r["at"]`` with a schedule): the metrics of those points from their numbers alone (the same element-wise
+    operations in the same order as over every point), each written into a NaN array over all points -- a point
+    without a schedule gets NaN everywhere (every number it would be computed from is NaN) but its chain and
+    dense reference, as :func:`_fill_nan` -- in lb.set's key order, then the states."""
+    at = r["at"]
+    pts = batch.pts
+    nchip = pts["nchip"][at].astype(float)
+    clock_hz = batch.clock_hz[at]
+    g = dict(r, time=r["time"][at], H=r["H"][at])
+    time_s, reads, writes, issued, lmm_bytes = _run_flows(g, nchip, reps)
+    energy = np.full(len(at), np.nan)  # every point here has its node: all set below
+    vscale, lmm_kb = batch.vscale[at], pts["lmm_kb"][at]
+    for node, mask in batch.nodes:
+        sel = np.flatnonzero(mask[at]) if len(batch.nodes) > 1 else slice(None)
+        energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node), vscale[sel]) * 1e-12
+    energy = energy + batch.dram_energy_j(reads, writes, at)
+    cycles = time_s * clock_hz
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = layer.macs / (cycles * nchip * pts["units"][at] * C.SIMD)
+        speedup = dense_time[at] / time_s
+    slots = g["slots"] * reps
+    useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
+    padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
+    values = [cycles, time_s, util, reads, writes, energy, speedup, None, g["util"], g["util_unopt"], None,
+              g["agrp"], g["bgrp"], g["bgrp"], g["starts"] * reps, g["a_groups"] * reps, g["b_groups"],
+              g["blocks"] * reps, g["row_tiles"], g["col_tiles"], slots, padding, g["a_bytes"] * reps,
+              nchip * g["b_bytes"] * reps, nchip * g["c_load_bytes"] * reps, writes]
+    values += [g[s] * reps for s in STATES]
+    nan = _filled_nan(lb.n)
+    rows = []
+    for v in values:  # one array per metric (the copies lb.set would make; rows of one large block cost more:
+        if v is None:  # a fresh 1 MB block page-faults in, small arrays reuse freed memory)
+            rows.append(None)
+            continue
+        row = nan.copy()
+        row[at] = v
+        rows.append(row)
+    rows[_DENSE_ROW], rows[_CHAIN_ROW] = dense_time.astype(float), r["H"].astype(float)  # every point
+    lb.metrics.update(zip(_NAN_METRICS, rows))
+    lb.states.update(zip(STATES, rows[len(_NAN_METRICS):]))
 
 
 def _run_flows(r, nchip, reps):
@@ -1004,3 +1081,5 @@ _FILL_INPUTS = ("time", "a_bytes", "b_bytes", "c_load_bytes", "c_drain_bytes", "
 #: the metrics of a layer without a schedule, in the order ImaxModel._fill sets them
 _NAN_METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j") + tuple(
     m.name for m in _LAYER_METRICS)
+#: the rows of the dense reference and of the chain in _fill_at's block (set at every point)
+_DENSE_ROW, _CHAIN_ROW = _NAN_METRICS.index("dense_time_s"), _NAN_METRICS.index("mac_units")
