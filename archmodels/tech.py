@@ -501,11 +501,22 @@ class ClockCosts:
     feasible: np.ndarray
 
 
-#: (clock bytes, node bytes, shape) -> ClockCosts of the last few distinct arrays: models ask per layer for
-#: the same batch's clocks; the arrays handed out are read-only, so a cached answer cannot be altered
-_CLOCK_MEMO: dict[tuple, ClockCosts] = {}
+#: (clocks, nodes as int64, ClockCosts) of the last few distinct arrays, newest last: models ask per layer for the
+#: same batch's clocks. Found by comparing the arrays bit for bit (clocks as their int64 bit patterns: NaN and
+#: -0.0 as themselves), not by a bytes key copied and hashed at every ask (~64 KB at 4,096 points). The arrays
+#: handed out are read-only, so a cached answer cannot be altered.
+_CLOCK_MEMO: list[tuple[np.ndarray, np.ndarray, ClockCosts]] = []
 _CLOCK_MEMO_MAX = 8
 _CLOCK_MEMO_POINTS = 1 << 16  # larger batches are not remembered (memory)
+
+
+def _clock_memo(f: np.ndarray, nodes: np.ndarray) -> ClockCosts | None:
+    """The remembered :class:`ClockCosts` of these clocks (float64) and nodes (int64), newest first, or None."""
+    bits = f.view(np.int64)
+    for c, nd, out in reversed(_CLOCK_MEMO):  # (nodes were stored broadcast to their clocks' shape)
+        if c.shape == f.shape and (c == bits).all() and (nd == nodes).all():
+            return out
+    return None
 
 
 def clock_costs(clock_mhz, node_nm) -> ClockCosts:
@@ -519,10 +530,11 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
         return _one_clock_costs(f.item(0), int(nodes.reshape(-1)[0]))
     if nodes.shape != f.shape:
         nodes = np.broadcast_to(nodes, f.shape)
-    key = (f.tobytes(), f.shape, nodes.astype(np.int64).tobytes()) if f.size <= _CLOCK_MEMO_POINTS else None
-    hit = _CLOCK_MEMO.get(key) if key is not None else None
-    if hit is not None:
-        return hit
+    remember = f.size <= _CLOCK_MEMO_POINTS
+    if remember:
+        hit = _clock_memo(f, np.asarray(nodes, dtype=np.int64))
+        if hit is not None:
+            return hit
     masks = node_masks(nodes)
     for nd, _ in masks:
         _check_node(nd)
@@ -535,10 +547,10 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
     out = ClockCosts(v, v ** 2, a, ~np.isnan(v))
     for arr in (out.vdd_ratio, out.energy_scale, out.area_factor, out.feasible):
         arr.flags.writeable = False
-    if key is not None:
+    if remember:
         if len(_CLOCK_MEMO) >= _CLOCK_MEMO_MAX:
-            del _CLOCK_MEMO[next(iter(_CLOCK_MEMO))]  # the oldest entry
-        _CLOCK_MEMO[key] = out
+            del _CLOCK_MEMO[0]  # the oldest entry
+        _CLOCK_MEMO.append((f.view(np.int64).copy(), np.asarray(nodes, dtype=np.int64).copy(), out))
     return out
 
 

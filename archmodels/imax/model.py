@@ -819,41 +819,18 @@ _CLOCK_COSTS: dict[tuple, tech.ClockCosts] = {}
 
 
 def _clock_costs(pts: Points) -> tech.ClockCosts:
-    """``tech.clock_costs`` of the points' clocks and nodes, kept for the last few point sets (one
-    evaluation asks for it per layer batch, vector unit and totals)."""
+    """``tech.clock_costs`` of the points' clocks and nodes. One point's are kept here by its clock and node as
+    Python numbers (one evaluation asks for them per layer batch, vector unit and totals); a batch's are kept by
+    ``tech.clock_costs`` itself (its arrays compared bit for bit)."""
     clock, node = pts["clock_mhz"], pts["tech_nm"]
-    if type(clock) is np.ndarray and type(node) is np.ndarray and clock.shape == node.shape == (1,):
-        key = (float(clock.item(0)), node.item(0))  # one point: its clock and node as Python numbers
-    else:
-        clock, node = np.asarray(clock, dtype=float), np.asarray(node)
-        if clock.ndim == 1 and clock.size and node.dtype.kind in "iu" and node.shape == clock.shape:
-            return _batch_clock_costs(clock, node)
-        key = (clock.tobytes(), node.dtype.str, node.tobytes())
+    if not (type(clock) is np.ndarray and type(node) is np.ndarray and clock.shape == node.shape == (1,)):
+        return tech.clock_costs(clock, node)
+    key = (float(clock.item(0)), node.item(0))
     if key not in _CLOCK_COSTS:
         if len(_CLOCK_COSTS) >= 8:
             _CLOCK_COSTS.pop(next(iter(_CLOCK_COSTS)))
         _CLOCK_COSTS[key] = tech.clock_costs(clock, node)
     return _CLOCK_COSTS[key]
-
-
-#: :func:`_clock_costs` of the last few batches: (their clocks, their nodes, the costs)
-_CLOCK_ARRAYS: list[tuple[np.ndarray, np.ndarray, tech.ClockCosts]] = []
-
-
-def _batch_clock_costs(clock: np.ndarray, node: np.ndarray) -> tech.ClockCosts:
-    """:func:`_clock_costs` of a batch (1-D float clocks, integer nodes): the kept sets' arrays compared with these bit
-    for bit (the first clock first, then every element: no bytes key copied and hashed, ~64 KB a lookup at 4,096
-    points, twice an evaluation)."""
-    first = clock.item(0)
-    for c, nd, cc in _CLOCK_ARRAYS:
-        if (c.shape == clock.shape and c.item(0) == first and nd.dtype == node.dtype
-                and np.array_equal(c.view(np.int64), clock.view(np.int64)) and np.array_equal(nd, node)):
-            return cc
-    cc = tech.clock_costs(clock, node)
-    if len(_CLOCK_ARRAYS) >= 8:
-        del _CLOCK_ARRAYS[0]
-    _CLOCK_ARRAYS.append((clock.copy(), node.copy(), cc))
-    return cc
 
 
 def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, sel: np.ndarray,
