@@ -80,8 +80,9 @@ def _watch_parent(parent_pid: int) -> None:
 
 def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None,
                 parent_pid: int | None = None) -> dict[str, np.ndarray]:
-    """Evaluate the grid points ``indices``: their study values as arrays (:func:`chunk_arrays`), checkpointed to
-    ``path`` (``.npz``) when given."""
+    """Evaluate the grid points ``indices``: their study values as arrays (grid indices, totals, objectives,
+    flags, violations, reasons; :func:`chunk_lists` turns them into rows' values), checkpointed to ``path``
+    (``.npz``) when given."""
     if parent_pid is not None and parent_pid != os.getpid():  # a pool worker: no orphan after a kill -9
         _watch_parent(parent_pid)  # (a no-op where the pool's initializer already ran it)
     ev = evaluate_columns(study, grid.columns(indices))
@@ -136,8 +137,9 @@ def chunk_lists(grid: Grid, part: dict[str, Any]) -> dict[str, Any]:
 
 
 def finite_or_none(a: np.ndarray) -> list:
-    """``a`` (1-D or 2-D floats) as nested Python lists with None for each non-finite value (JSON has neither
-    NaN nor infinity): one ``tolist`` and a patch of the few non-finite cells, not a Python test per value."""
+    """``a`` (1-D or 2-D floats) as nested Python lists with None for each non-finite value (a row's "no value",
+    written as an empty CSV field, as the JSON chunks held it): one ``tolist`` and a patch of the few non-finite
+    cells, not a Python test per value."""
     a = np.asarray(a, dtype=float)
     out = a.tolist()
     bad = ~np.isfinite(a)
