@@ -122,8 +122,8 @@ def _cells(rows: list[dict[str, Any]], keys: list[str]):
 
 @contextmanager
 def gc_paused():
-    """The cyclic garbage collector paused while a bulk step builds millions of acyclic containers (row dicts,
-    parsed columns): each allocation burst would otherwise trigger collections that walk every row built so far.
+    """The cyclic garbage collector paused while a bulk step builds millions of acyclic containers (row dicts
+    and their values): each allocation burst would otherwise trigger collections that walk every row built so far.
     Nothing cyclic is made inside, so nothing is left for the collector to find later."""
     was = gc.isenabled()
     gc.disable()
