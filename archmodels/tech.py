@@ -532,7 +532,8 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
         nodes = np.broadcast_to(nodes, f.shape)
     remember = f.size <= _CLOCK_MEMO_POINTS
     if remember:
-        hit = _clock_memo(f, np.asarray(nodes, dtype=np.int64))
+        nodes64 = np.asarray(nodes, dtype=np.int64)
+        hit = _clock_memo(f, nodes64)
         if hit is not None:
             return hit
     masks = node_masks(nodes)
@@ -550,7 +551,7 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
     if remember:
         if len(_CLOCK_MEMO) >= _CLOCK_MEMO_MAX:
             del _CLOCK_MEMO[0]  # the oldest entry
-        _CLOCK_MEMO.append((f.view(np.int64).copy(), np.asarray(nodes, dtype=np.int64).copy(), out))
+        _CLOCK_MEMO.append((f.view(np.int64).copy(), nodes64.copy(), out))
     return out
 
 

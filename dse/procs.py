@@ -80,7 +80,7 @@ def tune_malloc() -> bool:
     faulted its pages in again: ~4,200 minor faults a 4,096-point ReNA VGG16 call against ~150. Fixed, freed
     memory stays in the heap for the next call. The peak is unchanged; the resident size stays at the peak
     between calls instead of dropping (docs/profile/shared_paths.md, sixth round). Set by every dse process
-    (the CLI, study and sweep workers). Skipped off glibc, when the environment sets glibc's own ``MALLOC_*_``
+    (the CLI, study and sweep workers). Skipped off glibc, when the environment sets any of glibc's own ``MALLOC_*``
     variables, or with ``DSE_MALLOC_TUNE=0``."""
     if os.environ.get("DSE_MALLOC_TUNE", "1") == "0" or any(k.startswith("MALLOC_") for k in os.environ):
         return False

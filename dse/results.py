@@ -37,7 +37,7 @@ class Table:
         rows = self.rows
         out = np.empty((len(rows), len(self.objectives)))
         for j, m in enumerate(self.objectives):
-            out[:, j] = np.array([r.get(m) for r in rows], dtype=float).reshape(len(rows))
+            out[:, j] = np.array([r.get(m) for r in rows], dtype=float)
         return out
 
     def feasible(self) -> np.ndarray:
@@ -206,12 +206,19 @@ def _g(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file renamed over it: a reader (another process) sees the
-    old file or the new one whole, never a part."""
+@contextmanager
+def atomic_path(path: Path):
+    """A temporary path beside ``path``, renamed over it when the block ends without an error: a reader (another
+    process) sees the old file or the new one whole, never a part."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    yield tmp
     os.replace(tmp, path)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through :func:`atomic_path`."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
 
 
 def write_meta(out_dir: Path, meta: dict[str, Any]) -> None:

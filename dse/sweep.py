@@ -27,7 +27,7 @@ from .config import Study
 from workloads.errors import UserError
 from .objective import evaluate_columns
 from .outputs import write_outputs
-from .results import Table, csv_stable, gc_paused, summary
+from .results import Table, atomic_path, csv_stable, gc_paused, summary
 
 DEFAULT_CHUNK = 2048
 
@@ -97,10 +97,8 @@ def _eval_chunk(study: Study, grid: Grid, indices: np.ndarray, path: Path | None
         "reason": np.array([str(r) for r in ev.reason], dtype=str).reshape(len(viol)),  # "" for none
     }
     if path is not None:  # a chunk file is either whole or absent
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
+        with atomic_path(path) as tmp, tmp.open("wb") as fh:
             np.savez(fh, **out)
-        os.replace(tmp, path)
     return out
 
 
