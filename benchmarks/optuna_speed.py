@@ -7,6 +7,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from dse import config, study as study_mod
 
@@ -43,14 +44,14 @@ def measure(study_file: str | Path, sampler: str, n_trials: int, batch_size: int
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bare_trial_s(n_trials: int = 500, seed: int = 0) -> float:
-    """Seconds of Optuna's own cost per trial: the yardstick of issue 15.
+def bare_trial(seed: int = 0) -> Callable[[], None]:
+    """One trial of Optuna's own cost, as a function to call: the yardstick of issue 15.
 
     An in-memory study with two minimised objectives and the RandomSampler;
-    each trial asks six parameters (two ints, one of them log-scaled, two
+    each call asks six parameters (two ints, one of them log-scaled, two
     floats, one log-scaled, two categoricals) and tells two objective values
-    computed from them by two arithmetic expressions. Mean over ``n_trials``
-    after 20 warm-up trials (imports, first-trial set-up).
+    computed from them by two arithmetic expressions. 20 warm-up trials
+    (imports, first-trial set-up) run before it is returned.
     """
     import optuna
 
@@ -69,6 +70,12 @@ def bare_trial_s(n_trials: int = 500, seed: int = 0) -> float:
 
     for _ in range(20):
         one()
+    return one
+
+
+def bare_trial_s(n_trials: int = 500, seed: int = 0) -> float:
+    """Seconds of Optuna's own cost per trial (:func:`bare_trial`), mean over ``n_trials`` in a row."""
+    one = bare_trial(seed)
     t0 = time.perf_counter()
     for _ in range(n_trials):
         one()

@@ -62,7 +62,7 @@ class Options:
 
 def section_throughput(lines: list[str], o: Options) -> None:
     after, before, errors = _measure_models(o, lambda arch: NATURAL.get(arch, "vgg16"), "throughput")
-    lines += speed_report.speed_section(after, before, o.baseline_line, errors, 100 if o.quick else 500)
+    lines += speed_report.speed_section(after, before, o.baseline_line, errors)
     after, before, errors = _measure_models(o, lambda arch: NETWORK, "network")
     lines += speed_report.networks_section(NETWORK, after, before, errors)
     _grid_table(lines, o)

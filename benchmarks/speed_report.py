@@ -37,7 +37,7 @@ def table(columns: tuple[str, ...], rows: list[dict[str, str]]) -> list[str]:
 
 
 def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: str,
-                  errors: dict[str, str], trial_n: int = 500) -> list[str]:
+                  errors: dict[str, str]) -> list[str]:
     """Batched table, one-point table, before/after table, targets.
 
     ``before``: per model the baseline's Speed, or a string saying why it is
@@ -52,8 +52,11 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
              "process calls; with and without it: docs/profile/shared_paths.md, sixth round).", "",
              "**Optuna's own trial** (the yardstick of the one-point path; column *Optuna trial*) = ask six "
              "parameters (two ints, two floats, two categoricals) and tell two objectives, RandomSampler, in-memory "
-             f"storage, mean over {trial_n} trials (`benchmarks/optuna_speed.bare_trial_s`), measured in the same "
-             "subprocess right after the model, so each ratio compares numbers taken seconds apart.", "",
+             "storage (`benchmarks/optuna_speed.bare_trial`), measured in the same subprocess as the model: as "
+             "many trials as the one-point rows below, interleaved with them in blocks of 25 (rows, then trials), "
+             "mean per trial. A slow moment of the shared machine thus weighs on both sides of each ratio alike "
+             "(until 2026-11-26 the trials ran after the model, and atomswitch's ratio read 0.77x to 1.28x in three "
+             "runs of one tree).", "",
              "**Numpy roofline** (the yardstick of the array arithmetic; `benchmarks/roofline.py`): for the same "
              "batch size and the same layers, per layer 21 numpy operations over arrays of the batch's length "
              "(roofline time = max(ops / (PEs x clock), bytes / bandwidth), utilization, energy = MAC + DRAM + "

@@ -247,12 +247,14 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     fresh random points repeat for about a second (0.2 s quick), as in
     :func:`measure`. One point (random): ``evaluate_rows(study, [row])`` over
     distinct random rows for about a second (0.2 s quick; at most 500), after
-    one warm-up row. Defaults and ``model.evaluate``: the median of repeated
-    warm calls. The rooflines (per layer and layers stacked) run on arrays
-    of the same lengths: median of as many calls as the model's batched
-    loop made (batched), of 200 calls (one point; 50 quick). Optuna's
-    own trial (:func:`benchmarks.optuna_speed.bare_trial_s`) is measured
-    last, in the same process, unless ``trial_s`` is given.
+    one warm-up row. Optuna's own trial (:func:`benchmarks.optuna_speed.bare_trial`),
+    unless ``trial_s`` is given: as many trials as rows, interleaved with
+    them in blocks of 25 (10 quick), so that a slow moment of a shared
+    machine weighs on both sides of the ratio alike. Defaults and
+    ``model.evaluate``: the median of repeated warm calls. The rooflines
+    (per layer and layers stacked) run on arrays of the same lengths: median
+    of as many calls as the model's batched loop made (batched), of 200
+    calls (one point; 50 quick).
     """
     from dse.objective import evaluate_rows
 
@@ -288,22 +290,31 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
         st = point_study(arch, workload, Path(tmp))
         rows = model.params.random_rows(501 if not quick else 51, rng)
         evaluate_rows(st, [rows[0]])
-        n, t_one = 0, 0.0
-        for row in rows[1:]:
+        n, t_one, t_trials = 0, 0.0, 0.0
+        trial = None
+        if trial_s is None:
+            from benchmarks.optuna_speed import bare_trial
+
+            trial = bare_trial()
+        block = 10 if quick else 25
+        while n < len(rows) - 1 and t_one <= budget:  # blocks of rows, each followed by as many Optuna trials
+            chunk = rows[1 + n:1 + n + block]
             t0 = time.perf_counter()
-            evaluate_rows(st, [row])
+            for row in chunk:
+                evaluate_rows(st, [row])
             t_one += time.perf_counter() - t0
-            n += 1
-            if t_one > budget:
-                break
+            n += len(chunk)
+            if trial is not None:
+                t0 = time.perf_counter()
+                for _ in chunk:
+                    trial()
+                t_trials += time.perf_counter() - t0
+        if trial is not None:
+            trial_s = t_trials / n
         defaults = model.params.defaults()
         evaluate_rows(st, [defaults])
         one_default = _median_call_s(lambda: evaluate_rows(st, [defaults]), 5 if quick else 20)
     model.evaluate(wl, **defaults)
     as_dict = _median_call_s(lambda: model.evaluate(wl, **defaults), 5 if quick else 20)
-    if trial_s is None:
-        from benchmarks.optuna_speed import bare_trial_s
-
-        trial_s = bare_trial_s(100 if quick else 500)
     return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
                  one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s)

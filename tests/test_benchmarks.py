@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -139,3 +140,38 @@ def test_quick_bench_end_to_end_with_baseline(tmp_path):
     assert row.count("|") == 9 and "—" not in row  # resnet50, before and after both measured
     assert "## Profile" in md and "_Section times: throughput" in md
     assert before_after._git("worktree", "list") == before  # the temporary worktree is gone
+
+
+def test_measure_speed_interleaves_optuna_trials_with_the_rows(monkeypatch):
+    """Optuna's trial is measured in blocks between the one-point rows (as many trials as rows), so a slow moment
+    of the machine weighs on both sides of the ratio; a given ``trial_s`` is kept and no trial runs."""
+    import benchmarks.optuna_speed as optuna_speed
+    import dse.objective as objective
+
+    log: list[str] = []
+    real_rows = objective.evaluate_rows
+
+    def rows(st, batch, *a, **k):
+        log.append("row")
+        return real_rows(st, batch, *a, **k)
+
+    def bare_trial(seed: int = 0):
+        log.append("made")
+        return lambda: log.append("trial")
+
+    monkeypatch.setattr(objective, "evaluate_rows", rows)
+    monkeypatch.setattr(optuna_speed, "bare_trial", bare_trial)
+    s = measure_speed("atomswitch", "lenet", quick=True, batch=16)
+    seq = "".join({"row": "r", "trial": "t"}[x] for x in log[log.index("made") + 1:])
+    body, tail = seq[:seq.rindex("t") + 1], seq[seq.rindex("t") + 1:]
+    assert tail == "r" * 6  # the defaults: one warm call and 5 timed, after the interleaved part
+    blocks = re.findall(r"r+t+", body)
+    assert "".join(blocks) == body and len(blocks) >= 1
+    assert all(b == "r" * 10 + "t" * 10 for b in blocks[:-1])
+    k = blocks[-1].count("r")
+    assert 1 <= k <= 10 and blocks[-1] == "r" * k + "t" * k
+    assert 0 < s.trial_s < 1e-3  # the fake trial appends to a list: microseconds
+
+    log.clear()
+    s = measure_speed("atomswitch", "lenet", trial_s=0.125, quick=True, batch=16)
+    assert s.trial_s == 0.125 and "made" not in log and "trial" not in log
