@@ -392,39 +392,40 @@ def vdd_ratio(clock_mhz, node_nm: int):
 
 def _vdd_ratios(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]]) -> np.ndarray:
     """:func:`vdd_ratio` of each clock ``f`` at its node (``masks``: :func:`node_masks` of the points' nodes, or
-    ``[(node, None)]`` for all at one node): each node's clocks looked up in the memo, the new clocks of every node
-    bisected in one :func:`_bisect_vdd_ratios` call."""
+    ``[(node, None)]`` for all at one node): the range checks over all points at once (each node's constants
+    gathered per point: the same comparisons), then each node's clocks above nominal looked up in the memo, the
+    new clocks of every node bisected in one :func:`_bisect_vdd_ratios` call."""
     flat = f.reshape(-1)
-    v = np.ones(flat.shape)
+    if masks[0][1] is None:
+        nd = masks[0][0]
+        f_nom, f_top = F_NOM_MHZ[nd], fmax_mhz(nd) * (1 + 1e-9)
+    else:
+        f_nom = node_constants({nd: F_NOM_MHZ[nd] for nd, _ in masks}, masks, flat.shape)
+        f_top = node_constants({nd: fmax_mhz(nd) * (1 + 1e-9) for nd, _ in masks}, masks, flat.shape)
+    ok = flat <= f_top  # NaN clocks stay NaN
+    v = np.where(ok, 1.0, np.nan)
+    above = np.flatnonzero((flat > f_nom) & ok)  # positions in ``flat`` of the clocks to look up or bisect
     pending = []  # (node, positions in ``flat`` of its clocks above nominal, distinct clocks, ratios, inverse)
     for nd, mask in masks:
-        at = None if mask is None else np.flatnonzero(mask.reshape(-1))
-        fn = flat if at is None else flat[at]
-        ok = fn <= fmax_mhz(nd) * (1 + 1e-9)  # NaN clocks stay NaN
-        vn = np.where(ok, 1.0, np.nan)
-        need = np.flatnonzero((fn > F_NOM_MHZ[nd]) & ok)
+        need = above if mask is None else above[mask.reshape(-1)[above]]
         if len(need) and need.size <= _FEW:  # a few clocks (a study's one point): distinct keys by a set
-            clocks = fn[need].tolist()
+            clocks = flat[need].tolist()
             got = {k: _VDD_MEMO.get((nd, k)) for k in clocks}
             miss = [k for k, g in got.items() if g is None]
             if miss:
                 ratios = _bisect_vdd_ratios(np.array(miss), np.full(len(miss), nd))
                 got.update(zip(miss, ratios.tolist()))
                 _remember_vdd(nd, miss, ratios)
-            vn[need] = [got[k] for k in clocks]
+            v[need] = [got[k] for k in clocks]
         elif len(need):
-            keys, inv = np.unique(fn[need], return_inverse=True)
+            keys, inv = np.unique(flat[need], return_inverse=True)
             if len(keys) <= _VDD_MEMO_KEYS:
                 got = np.array([_VDD_MEMO.get((nd, k), np.nan) for k in keys.tolist()])
             else:  # many distinct clocks (random points): none remembered, nor worth remembering
                 got = np.full(len(keys), np.nan)
-            vn[need] = got[inv.reshape(-1)]  # NaN for the clocks not remembered: bisected below
+            v[need] = got[inv.reshape(-1)]  # NaN for the clocks not remembered: bisected below
             if np.isnan(got).any():
-                pending.append((nd, need if at is None else at[need], keys, got, inv.reshape(-1)))
-        if at is None:
-            v = vn
-        else:
-            v[at] = vn
+                pending.append((nd, need, keys, got, inv.reshape(-1)))
     if pending:  # every node's new clocks: one bisection
         miss = [np.isnan(got) for _, _, _, got, _ in pending]
         ratios = _bisect_vdd_ratios(np.concatenate([keys[m] for (_, _, keys, _, _), m in zip(pending, miss)]),
@@ -468,6 +469,16 @@ def node_masks(nodes: np.ndarray) -> list[tuple[int, np.ndarray]]:
     return out
 
 
+def node_constants(table: dict[int, float], masks: list[tuple[int, np.ndarray]], shape) -> np.ndarray:
+    """``table[node]`` of each point (``masks``: :func:`node_masks` of the points' nodes, covering every point):
+    a per-node constant as an array over points, for one elementwise expression instead of one per node."""
+    (nd0, _), *rest = masks
+    out = np.full(shape, table[nd0])
+    for nd, sel in rest:
+        out[sel.reshape(shape)] = table[nd]
+    return out
+
+
 def _remember_vdd(node_nm: int, clocks: list[float], ratios: np.ndarray) -> None:
     """Store bisected V / V_nom of ``clocks`` in :data:`_VDD_MEMO` (cleared first when it would overflow)."""
     if len(_VDD_MEMO) + len(clocks) > _VDD_MEMO_MAX:
@@ -483,7 +494,13 @@ def dynamic_energy_scale(clock_mhz, node_nm: int):
 def logic_area_factor(clock_mhz, node_nm: int):
     """Logic area synthesised for this clock / minimum-size logic (1 .. 1 + AREA_PENALTY_MAX)."""
     _check_node(node_nm)
-    x = (np.asarray(clock_mhz, dtype=float) / F_NOM_MHZ[node_nm] - AREA_KNEE) / (1 - AREA_KNEE)
+    return _area_factor(clock_mhz, F_NOM_MHZ[node_nm])
+
+
+def _area_factor(clock_mhz, f_nom_mhz):
+    """:func:`logic_area_factor` of clocks at nodes of nominal clock ``f_nom_mhz`` (a number, or one per clock:
+    the same divisions, so the same bits as node by node)."""
+    x = (np.asarray(clock_mhz, dtype=float) / f_nom_mhz - AREA_KNEE) / (1 - AREA_KNEE)
     # np.minimum(np.maximum(x, 0), 1) is np.clip(x, 0, 1) (NaN stays NaN; the sign of a zero vanishes in the
     # square), without np.clip's call overhead. The square as c * c: what numpy's ``** 2`` of an array computes,
     # also for one clock given as a number (a 0-d ``** 2`` calls pow(), which can differ in the last bit)
@@ -541,10 +558,9 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
         _check_node(nd)
     if len(masks) == 1:  # one node (a single point, a study at a fixed node): no selection
         v, a = _vdd_ratios(f, [(masks[0][0], None)]), logic_area_factor(f, masks[0][0])
-    else:
-        v, a = _vdd_ratios(f, masks), np.empty(f.shape)
-        for nd, sel in masks:
-            a[sel] = logic_area_factor(f[sel], nd)
+    else:  # several nodes: each point's nominal clock gathered, no selection of the points of a node
+        v = _vdd_ratios(f, masks)
+        a = _area_factor(f, node_constants(F_NOM_MHZ, masks, f.shape))
     out = ClockCosts(v, v ** 2, a, ~np.isnan(v))
     for arr in (out.vdd_ratio, out.energy_scale, out.area_factor, out.feasible):
         arr.flags.writeable = False

@@ -112,3 +112,45 @@ def test_clock_check_of_mixed_nodes_names_each_points_node():
     assert ok.flags.writeable and why.flags.writeable
     costs = tech.clock_costs(f, nodes)
     assert np.array_equal(costs.vdd_ratio, [tech.vdd_ratio(x, int(n)) for x, n in zip(f, nodes)], equal_nan=True)
+
+
+def _per_node_costs(f: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(V / V_nom, area factor) node by node, as clock_costs computed them before the per-point constants: each
+    node's points selected, the node's constants as numbers."""
+    v, a = np.empty(f.shape), np.empty(f.shape)
+    for node in tech.NODES_NM:
+        sel = nodes == node
+        fn = f[sel]
+        ok = fn <= _top(node)
+        vn = np.where(ok, 1.0, np.nan)
+        up = (fn > tech.F_NOM_MHZ[node]) & ok
+        vn[up] = tech._bisect_vdd_ratio(fn[up], node)
+        v[sel] = vn
+        x = (fn / tech.F_NOM_MHZ[node] - tech.AREA_KNEE) / (1 - tech.AREA_KNEE)
+        c = np.minimum(np.maximum(x, 0.0), 1.0)
+        a[sel] = 1.0 + tech.AREA_PENALTY_MAX * (c * c)
+    return v, a
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(17, 400), repeat=st.integers(1, 8), seed=st.integers(0, 2**32 - 1), clear=st.booleans())
+def test_clock_costs_over_mixed_nodes_equal_the_node_by_node_costs(n, repeat, seed, clear):
+    """Batches of mixed nodes (each node's nominal and top clock gathered per point, one expression over all
+    points) give the bits of the node-by-node computation: clocks over the whole range, at the boundaries, NaN,
+    repeated (memo paths: few distinct keys, many), with the memos empty or filled."""
+    rng = np.random.default_rng(seed)
+    special = [np.nan, 0.0] + [x for node in tech.NODES_NM for x in
+                               (tech.F_NOM_MHZ[node], np.nextafter(tech.F_NOM_MHZ[node], np.inf), tech.fmax_mhz(node),
+                                _top(node), np.nextafter(_top(node), np.inf))]
+    pool = np.concatenate([np.exp(rng.uniform(np.log(10.0), np.log(2500.0), max(1, n // repeat))), special])
+    f = rng.choice(pool, n)
+    nodes = rng.choice(np.array(tech.NODES_NM), n)
+    if clear:
+        tech._VDD_MEMO.clear()
+        tech._CLOCK_MEMO.clear()
+    c = tech.clock_costs(f, nodes)
+    v, a = _per_node_costs(f, nodes)
+    assert np.array_equal(c.vdd_ratio, v, equal_nan=True)
+    assert np.array_equal(c.area_factor, a, equal_nan=True)
+    assert np.array_equal(c.feasible, ~np.isnan(v))
+    assert np.array_equal(tech.vdd_ratio(f[nodes == 28], 28), v[nodes == 28], equal_nan=True)
