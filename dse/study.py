@@ -215,6 +215,7 @@ def _worker_process(study_path: str, overrides: dict, worker: int, deadline: flo
         study = config.load(study_path, overrides)
         ost = open_study(study, load_only=True, worker=worker)
         told = worker_loop(study, ost, deadline, stop)
+        storage_mod.sync_journals()  # its last tells on disk before it reports
         send(("interrupted", told) if stop.is_set() else ("ok", told))
     except KeyboardInterrupt:
         send(("interrupted", 0))
@@ -308,6 +309,7 @@ def run(study: Study, overrides: dict | None = None, progress: bool = True,
         stop.set()
         if bar is not None:
             bar.join()
+        storage_mod.sync_journals()  # every told trial on disk before the run returns
         save_replay(ost)
     completed, _ = counts(ost)
     return RunSummary(completed, recovered, told, time.time() - t0)
