@@ -166,6 +166,7 @@ class BackgroundSync:
         self._asked = self._done = 0
         self._error: OSError | None = None
         self._thread: threading.Thread | None = None
+        self._idle = False  # the thread waits for a request
         _SYNCS.append(self)
 
     def request(self) -> None:
@@ -176,7 +177,8 @@ class BackgroundSync:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="dse-journal-sync", daemon=True)
                 self._thread.start()
-            self._cv.notify_all()
+            elif self._idle:  # (a busy thread looks for new requests when its sync ends: no wake-up to pay)
+                self._cv.notify_all()
 
     def wait(self) -> None:
         """Return when every sync requested so far is done (raise the error of one that failed)."""
@@ -194,7 +196,9 @@ class BackgroundSync:
         while True:
             with self._cv:
                 while self._done >= self._asked:
+                    self._idle = True
                     self._cv.wait()
+                    self._idle = False
                 upto = self._asked
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
