@@ -1138,33 +1138,8 @@ class ConvTable:
             vals[p] = w
         given = np.stack(cols, axis=1)
         at, col = np.nonzero(given)
-        kind = given[at, col].tolist()
-        texts = []
-        lists: dict[tuple[str, str], list] = {}
-
-        def of(p: str, k: str) -> list:  # pattern p's reason field k, per request of js (made a list once)
-            v = lists.get((p, k))
-            if v is None:
-                v = lists[(p, k)] = vals[p][k][js].tolist()
-            return v
-
-        hws, shapes, j_of = _picked(self.hws, js), _picked(self.shapes, js), js.tolist()
-        for r, c, g in zip(at.tolist(), col.tolist(), kind):
-            what, p, o, mode, sl = info[c]
-            if what == 0:
-                texts.append(PAIRS_WHY)
-                continue
-            hw = hws[r]
-            if what == 1:
-                texts.append(_why_rows(p, of(p, "rows_code")[r], shapes[r], hw.rows, of(p, "avail")[r],
-                                       of(p, "whole")[r], of(p, "rpk")[r]))
-            elif g == 1:
-                texts.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(of(p, "code")[r], of(p, "mem_row")[r], hw.cols,
-                                                                        of(p, "rows_used")[r], hw.rows, of(p, "alus")[r]))
-            else:
-                j = j_of[r]
-                texts.append(_why_lmm(p, o, mode, int(self.fit_code[j, sl]), int(self.fit_need[j, sl]),
-                                      2 if of(p, "pxp")[r] == 2 else 1, hw.lmm_bytes))
+        kind = given[at, col]
+        texts = _why_texts(info, vals, at, col, kind, js, self.hws, self.shapes, self.fit_code, self.fit_need)
         ends = np.cumsum(np.bincount(at, minlength=len(js))).tolist()
         return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
 
@@ -1175,6 +1150,101 @@ def _picked(seq: Sequence, js: np.ndarray) -> list:
         objs = seq.objs
         return [objs[a] for a in seq.at[js].tolist()]
     return [seq[j] for j in js.tolist()]
+
+
+#: reason texts by what they say (:func:`_why_texts`): each a pure function of its numbers; a random batch asks
+#: ~12 k texts of ~1-2 k distinct ones (EMAXV: ~10), so they are built once each. Bounded: emptied when full
+_WHY_TEXTS: dict[tuple, str] = {}
+WHY_TEXTS_MAX = 8192
+
+
+def _why_texts(info: list[tuple], vals: dict[str, dict[str, np.ndarray]], at: np.ndarray, col: np.ndarray,
+               kind: np.ndarray, js: np.ndarray, hws: Sequence[Hw], shapes: Sequence[ConvShape],
+               fit_code: np.ndarray, fit_need: np.ndarray) -> list[str]:
+    """The reason text of every given reason (request ``js[at[i]]``, reason column ``col[i]`` described by
+    ``info[col[i]]``, ``kind[i]``: 1 = structure, 2 = LMM fit for a slot's reason), in the order of ``at``: what
+    :meth:`ConvTable.rejections` built one call per text, here per reason column with every number gathered at
+    once and each distinct text built once (:data:`_WHY_TEXTS`, keyed by everything its function reads)."""
+    out = np.empty(len(at), dtype=object)
+    memo = _WHY_TEXTS
+    if len(memo) > WHY_TEXTS_MAX:
+        memo.clear()
+    hw_num: dict[str, np.ndarray] = {}
+    sh_num: dict[str, np.ndarray] = {}
+
+    def of_hw(k: str) -> np.ndarray:  # field k of each request's array (per request of js)
+        v = hw_num.get(k)
+        if v is None:
+            v = hw_num[k] = _attr_of(hws, js, k)
+        return v
+
+    def of_sh(k: str) -> np.ndarray:
+        v = sh_num.get(k)
+        if v is None:
+            v = sh_num[k] = _attr_of(shapes, js, k)
+        return v
+
+    for c in np.flatnonzero(np.bincount(col, minlength=len(info))).tolist():
+        pos = np.flatnonzero(col == c)
+        what, p, o, mode, sl = info[c]
+        if what == 0:
+            out[pos] = [PAIRS_WHY] * len(pos)
+            continue
+        r = at[pos]
+        jr = js[r]
+        w = vals[p]
+        if what == 1:
+            nums = [w[k][jr] for k in ("rows_code", "avail", "whole", "rpk")] + [of_hw("rows")[r], of_sh("kh")[r],
+                                                                                 of_sh("kw")[r]]
+            got = []
+            for key in zip(*[a.tolist() for a in nums]):
+                t = memo.get((1, p) + key)
+                if t is None:
+                    code, avail, whole, rpk, rows, kh, kw = key
+                    t = memo[(1, p) + key] = _why_rows(p, code, _Kernel(kh, kw), rows, avail, whole, rpk)
+                got.append(t)
+            out[pos] = got
+            continue
+        g = kind[pos]
+        for gk in (1, 2):
+            sub = np.flatnonzero(g == gk)
+            if not len(sub):
+                continue
+            rs, js_ = r[sub], jr[sub]
+            if gk == 1:
+                nums = [w["code"][js_], w["mem_row"][js_], of_hw("cols")[rs], w["rows_used"][js_], of_hw("rows")[rs],
+                        w["alus"][js_]]
+                head = f"{p}[{ORDER_NAMES[o]}]"
+                tag = (2, p, o)
+                build = lambda key: head + _why_structure(*key)  # noqa: E731
+            else:
+                nums = [fit_code[js_, sl], fit_need[js_, sl], np.where(w["pxp"][js_] == 2, 2, 1),
+                        of_hw("lmm_bytes")[rs]]
+                tag = (3, p, o, mode)
+                build = lambda key: _why_lmm(p, o, mode, *key)  # noqa: E731
+            got = []
+            for key in zip(*[np.asarray(a).tolist() for a in nums]):
+                t = memo.get(tag + key)
+                if t is None:
+                    t = memo[tag + key] = build(key)
+                got.append(t)
+            out[pos[sub]] = got
+    return out.tolist()
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    """The kernel height and width of a layer shape: what :func:`_why_rows` reads of it."""
+
+    kh: int
+    kw: int
+
+
+def _attr_of(seq: Sequence, js: np.ndarray, name: str) -> np.ndarray:
+    """``[getattr(seq[j], name) for j in js]`` as an int64 array (an :class:`Indexed` sequence: once per object)."""
+    if isinstance(seq, Indexed):
+        return np.array([getattr(o, name) for o in seq.objs], dtype=np.int64).reshape(-1)[seq.at[js]]
+    return np.array([getattr(seq[j], name) for j in js.tolist()], dtype=np.int64).reshape(-1)
 
 
 def _archs(hws: Sequence[Hw], js: np.ndarray) -> Sequence[str]:

@@ -1,0 +1,82 @@
+"""EMAX batched paths, eighth round (issue 15): the mapper's reason texts of a chunk's rejected requests
+(``mapper.ConvTable.rejections``) built per reason column with the numbers gathered at once and each distinct text
+once (``mapper._why_texts``, ``mapper._WHY_TEXTS``). Each fast path is compared with the general one bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archmodels.emax import mapper
+from archmodels.emax.mapper import Hw, Indexed
+
+from .test_emax_batched_paths7 import SHAPES
+
+
+def _requests(arch: str, seed: int) -> tuple:
+    """Random requests of a chunk (>= TABLE_NUMPY_FROM: the numpy mapper), many of them without a mapping: small
+    arrays, tiny LMMs, pattern and loop-order knobs, tile searches; as lists and by position."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(mapper.TABLE_NUMPY_FROM, 120))
+    arrays = [Hw(arch, int(rng.integers(4, int(rng.choice([16, 64, 129])))), int(rng.choice([2, 4, 8, 16])),
+                 int(round(float(np.exp(rng.uniform(np.log(16), np.log(2**18)))))), 0, int(rng.choice([2, 4])),
+                 int(rng.choice([0, 0, int(rng.integers(1, 600))])), int(rng.choice([0, 1, 2])))
+              for _ in range(int(rng.integers(1, 8)))]
+    s_at, h_at = rng.integers(0, len(SHAPES), n), rng.integers(0, len(arrays), n)
+    if arch == "emaxv":
+        pats, ords = ["auto"] * n, ["auto"] * n
+    else:
+        pats = [str(rng.choice(["auto", "auto", "A", "B", "pairs"])) for _ in range(n)]
+        pats = [p if not (SHAPES[a].op == "max" and p == "pairs") else "auto" for p, a in zip(pats, s_at.tolist())]
+        ords = [str(rng.choice(["auto", "OW,OC,OH", "OW,OH,OC"])) for _ in range(n)]
+    return n, arrays, s_at, h_at, pats, ords
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]), indexed=st.booleans(),
+       memo=st.sampled_from(["empty", "warm", "full"]))
+def test_rejections_per_column_equal_the_scalar_mapper(seed, arch, indexed, memo):
+    """ConvTable.rejections of the numpy mapper (texts per reason column, each distinct text built once and kept in
+    _WHY_TEXTS) gives every request what the scalar mapper gives it (conv_candidates' own rejected list): whether a
+    mapping fits and every reason text, in order and of the same type; any subset of requests in any order,
+    repeats included; the texts' memo empty, warm (a second ask), or over its bound (emptied)."""
+    n, arrays, s_at, h_at, pats, ords = _requests(arch, seed)
+    shapes, hws = [SHAPES[a] for a in s_at], [arrays[b] for b in h_at]
+    sh, hw = (Indexed(SHAPES, s_at), Indexed(arrays, h_at)) if indexed else (shapes, hws)
+    tab = mapper.conv_table(arch, sh, hw, np.array(pats, dtype=object), np.array(ords, dtype=object))
+    want = [mapper._candidate_rows(*a)[2] for a in zip(shapes, hws, pats, ords)]
+    rng = np.random.default_rng(seed + 1)
+    js = rng.permutation(n)[: int(rng.integers(0, n + 1))]
+    js = np.concatenate([js, js[: len(js) // 3]])
+    if memo == "empty":
+        mapper._WHY_TEXTS.clear()
+    elif memo == "full":
+        mapper._WHY_TEXTS.update({("x", i): "x" for i in range(mapper.WHY_TEXTS_MAX + 1)})
+    for _ in range(2 if memo == "warm" else 1):
+        got = tab.rejections(js)
+        assert len(got) == len(js)
+        for j, (fits, why) in zip(js.tolist(), got):
+            assert (fits, why) == want[j], j
+            assert type(fits) is bool and all(type(t) is str for t in why)
+    assert len(mapper._WHY_TEXTS) <= mapper.WHY_TEXTS_MAX + 64 * 16
+
+
+def test_rejections_of_no_request_and_every_reason_kind():
+    """No request: no answer; a chunk whose requests get every kind of reason (the pairs rule, a pattern's rows, a
+    structure, an LMM fit) gives the scalar mapper's texts."""
+    tab = mapper.conv_table("emaxvr", [SHAPES[0]] * 40, [Hw("emaxvr", 64, 4, 2048, 0, 4)] * 40,
+                            np.array(["auto"] * 40, dtype=object), np.array(["auto"] * 40, dtype=object))
+    assert tab.rejections(np.zeros(0, np.int64)) == []
+    kinds = set()
+    for seed in range(12):
+        n, arrays, s_at, h_at, pats, ords = _requests("emaxvr", seed)
+        shapes, hws = [SHAPES[a] for a in s_at], [arrays[b] for b in h_at]
+        tab = mapper.conv_table("emaxvr", shapes, hws, np.array(pats, dtype=object), np.array(ords, dtype=object))
+        got = tab.rejections(np.arange(n))
+        for j, a in enumerate(zip(shapes, hws, pats, ords)):
+            assert got[j] == mapper._candidate_rows(*a)[2]
+            for t in got[j][1]:
+                kinds.add("pairs" if t == mapper.PAIRS_WHY else "lmm" if " B" in t else
+                          "rows" if "rows" in t.split(":")[-1] and "[" not in t.split(":")[0] else "structure")
+    assert kinds == {"pairs", "lmm", "rows", "structure"}
