@@ -80,3 +80,45 @@ def test_rejections_of_no_request_and_every_reason_kind():
                 kinds.add("pairs" if t == mapper.PAIRS_WHY else "lmm" if " B" in t else
                           "rows" if "rows" in t.split(":")[-1] and "[" not in t.split(":")[0] else "structure")
     assert kinds == {"pairs", "lmm", "rows", "structure"}
+
+
+MAC_SHAPES = [s for s in SHAPES if s.op == "mac"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.integers(0, 30))
+def test_tile_needs_equal_lmm_need_row_by_row(data, n):
+    """_tile_needs (a chunk's other tiles' LMM needs as int64 arrays) equals _lmm_need's largest need of each row as a
+    Python int: patterns A, B and pairs, both input-mode kinds (resident or not), any segment width, channels per
+    start and per iteration, 2- or 4-byte data, MAC layers of several CNNs."""
+    shapes = [data.draw(st.sampled_from(MAC_SHAPES)) for _ in range(n)]
+    pats = [data.draw(st.sampled_from(["A", "B", "pairs"])) for _ in range(n)]
+    modes = [data.draw(st.sampled_from(["rows", "resident", "swap"])) for _ in range(n)]
+    e = [data.draw(st.sampled_from([2, 4])) for _ in range(n)]
+    w = [data.draw(st.integers(1, max(1, sh.ow))) for sh in shapes]
+    ocp = [1 if p == "A" else data.draw(st.integers(1, 8)) for p in pats]
+    t = [data.draw(st.integers(1, 4096)) for _ in range(n)]
+    hws = [Hw("emaxvr", 64, 4, 2048, 0, x) for x in e]
+    q = mapper._Req(shapes, hws)
+    got = mapper._tile_needs(np.array([p == "A" for p in pats], dtype=bool),
+                             np.array([m == "resident" for m in modes], dtype=bool), q,
+                             np.array(w, dtype=np.int64).reshape(n), np.array(t, dtype=np.int64).reshape(n),
+                             np.array(ocp, dtype=np.int64).reshape(n))
+    want = [mapper._lmm_need(p, ("OW", "OC", "OH"), m, sh, x, a, b, c)[0]
+            for p, m, sh, x, a, b, c in zip(pats, modes, shapes, e, w, t, ocp)]
+    assert got.dtype == np.int64 and got.tolist() == want
+
+
+def test_more_tiles_are_the_tiles_after_the_first():
+    """_more_tiles (cached by pattern, without the input mode and the fit's need) lists _tiles' other tiles with their
+    segment counts, as tuples (read only, not tracked by the garbage collector once collected)."""
+    sh = next(s for s in MAC_SHAPES if s.oc >= 64 and s.ow >= 28)
+    sizes = []
+    for ts in (1, 2):
+        for p, ocp, pxp in (("A", 1, 1), ("B", 4, 1), ("pairs", 2, 2)):
+            got = mapper._more_tiles(p, sh, "emaxvr", 2, ts, 1, sh.ow, sh.oc, ocp, pxp, None)
+            hw = Hw("emaxvr", 0, 0, 0, 0, 2, 0, ts)
+            tiles = mapper._tiles(p, sh, hw, 1, sh.ow, sh.oc, ocp, pxp, None)
+            assert type(got) is tuple and got == tuple((1 if w == sh.ow else -(-sh.ow // w), w, t) for w, t in tiles[1:])
+            sizes.append(len(got))
+    assert max(sizes) > 0

@@ -660,17 +660,30 @@ def _candidate_rows(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple[tu
 
 
 @lru_cache(maxsize=65536)
-def _more_tiles(slot: tuple, sh: ConvShape, arch: str, elem: int, tile_search: int, n_seg: int, ow_seg: int,
-                oc_chunk: int, ocp: int, pxp: int, need: int, spread: tuple[int, int] | None) -> list[tuple]:
-    """(n_seg, ow_seg, oc_chunk, LMM need) of the tiles of :func:`_tiles` after the first, of a structure of
-    ``slot`` = (pattern, loop order, input mode) whose LMM fit is the first (its need ``need``): all they depend on
-    besides the layer (random design points share them: their LMM sizes differ, their fits repeat). A list, read
-    only."""
-    p, o, mode = slot
+def _more_tiles(pattern: str, sh: ConvShape, arch: str, elem: int, tile_search: int, n_seg: int, ow_seg: int,
+                oc_chunk: int, ocp: int, pxp: int, spread: tuple[int, int] | None) -> tuple[tuple[int, int, int], ...]:
+    """(n_seg, ow_seg, oc_chunk) of the tiles of :func:`_tiles` after the first, of a ``pattern`` structure whose LMM
+    fit is the first: all they depend on besides the layer (random design points share them: their LMM sizes differ,
+    their fits repeat; the loop order and input mode do not change them). Their LMM needs depend on the input mode:
+    :func:`_tile_needs` over a chunk's tiles at once. A tuple of tuples of ints: the cache's answers are then objects
+    the garbage collector stops tracking, not lists it walks at every full collection."""
     hw = Hw(arch, 0, 0, 0, 0, elem, 0, tile_search)  # what _tiles reads of the array
-    return [(n_seg if w == ow_seg else -(-sh.ow // w), w, t,
-             need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(p, o, mode, sh, elem, w, t, ocp)[0])
-            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)[1:]]
+    return tuple((n_seg if w == ow_seg else -(-sh.ow // w), w, t)
+                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)[1:])
+
+
+def _tile_needs(is_a: np.ndarray, resident: np.ndarray, q: _Req | _ReqAt, ow_seg: np.ndarray, oc_chunk: np.ndarray,
+                ocp: np.ndarray) -> np.ndarray:
+    """:func:`_lmm_need`'s largest need of MAC-layer tiles of patterns A (``is_a``) or B / pairs, per row: requests
+    ``q`` (their layer and element size), input mode resident or not, ``ow_seg`` pixels, ``oc_chunk`` channels per
+    start and ``ocp`` channels per iteration (int64: the same integers as the Python function's; ``-(-a // b)`` for
+    ``math.ceil(a / b)``, exact for these sizes)."""
+    e = q.e
+    span = np.minimum(q.w + 2 * q.pad, (ow_seg - 1) * q.stride + q.kw_ext)
+    inp = 2 * span * e * np.where(resident, q.oh, 1)
+    psum = 2 * ow_seg * e
+    ker = np.where(is_a, 2 * 2 * oc_chunk * e, 2 * 2 * _cdiv(oc_chunk, np.maximum(ocp, 1)) * e)  # (B, pairs: ocp >= 1)
+    return np.maximum(np.maximum(inp, psum), ker)
 
 
 def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
@@ -1374,25 +1387,34 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         extra = []
         rows = np.flatnonzero(search)
         jr = req[rows]
-        # the tiles depend on the pattern and on whether the input mode is resident (_lmm_need), not on the loop
-        # order: a slot asks as the first one of its (pattern, resident) class (fewer distinct questions to cache)
-        same = [next(t for t in slots if t[0] == p and (t[2] == "resident") == (m == "resident")) for p, _, m in slots]
-        fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par",
-                                                                  "lmm_need")]
+        # the tiles depend on the pattern, not on the loop order nor the input mode (their LMM needs do: computed
+        # after, over every tile at once)
+        fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par")]
         archs = _archs(hws, jr)
+        pats = [p for p, _, _ in slots]
         more_of = _more_tiles
         lens = []
-        for sl, sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread in zip(
+        for sl, sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, spread in zip(
                 slot[rows].tolist(), _picked(shapes, jr), archs, q.e[jr].tolist(), q.tile_search[jr].tolist(), *fit,
-                _spreads([same[j][0] for j in range(len(slots))], slot[rows], out["macs"][rows],
-                         out["kernel_lmms"][rows])):
-            more = more_of(same[sl], sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread)
+                _spreads(pats, slot[rows], out["macs"][rows], out["kernel_lmms"][rows])):
+            more = more_of(pats[sl], sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)
             lens.append(len(more))
             extra += more
         if extra:
+            lens = np.array(lens, dtype=np.int64)
             at = np.repeat(rows, lens)
-            rank = _after_each(len(req), rows, np.array(lens, dtype=np.int64))
-            new = dict(zip(("n_seg", "ow_seg", "oc_chunk", "lmm_need"), np.array(extra, dtype=float).T))
+            ex = np.array(extra, dtype=np.int64).reshape(len(extra), 3)
+            w, t = ex[:, 1], ex[:, 2]
+            ext_slot = slot[at]
+            parent_w, parent_t = out["ow_seg"][at].astype(np.int64), out["oc_chunk"][at].astype(np.int64)
+            need = _tile_needs(np.array([p == "A" for p in pats], dtype=bool)[ext_slot],
+                               np.array([m == "resident" for _, _, m in slots], dtype=bool)[ext_slot],
+                               _ReqAt(q, req[at]), w, t, out["oc_par"][at].astype(np.int64))
+            # (a tile equal to the fit's first has the fit's need)
+            need = np.where((t == parent_t) & (w == parent_w), out["lmm_need"][at].astype(np.int64), need)
+            new = {"n_seg": ex[:, 0].astype(float), "ow_seg": w.astype(float), "oc_chunk": t.astype(float),
+                   "lmm_need": need.astype(float)}
+            rank = _after_each(len(req), rows, lens)
             out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
             req, slot = np.concatenate([req, req[at]])[rank], np.concatenate([slot, slot[at]])[rank]
     lab = labels[slot]
