@@ -1,16 +1,22 @@
 """EMAX batched paths, eighth round (issue 15): the mapper's reason texts of a chunk's rejected requests
 (``mapper.ConvTable.rejections``) built per reason column with the numbers gathered at once and each distinct text
-once (``mapper._why_texts``, ``mapper._WHY_TEXTS``). Each fast path is compared with the general one bit for bit."""
+once (``mapper._why_texts``, ``mapper._WHY_TEXTS``); the tile search's other tiles cached without their LMM needs,
+computed after over every tile (``mapper._more_tiles``, ``mapper._tile_needs``); chunks of structural combinations
+sized per architecture (``model.CHUNK_OF``). Each fast path is compared with the general one bit for bit."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from archmodels import get_model
 from archmodels.emax import mapper
+from archmodels.emax import model as em
 from archmodels.emax.mapper import Hw, Indexed
 
+from .test_emax_batched_paths5 import _dump, _rows
 from .test_emax_batched_paths7 import SHAPES
 
 
@@ -122,3 +128,23 @@ def test_more_tiles_are_the_tiles_after_the_first():
             assert type(got) is tuple and got == tuple((1 if w == sh.ow else -(-sh.ow // w), w, t) for w, t in tiles[1:])
             sizes.append(len(got))
     assert max(sizes) > 0
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["vgg16", "alexnet", "lenet"]), per_chunk=st.integers(1, 7))
+def test_a_batch_in_small_chunks_equals_it_in_one(seed, arch, wl, per_chunk):
+    """A batch planned in chunks of a few structural combinations gives every point the contract dictionary it gets
+    planned in one chunk (the chunk size is a memory / speed trade only: CHUNK, CHUNK_OF), layers without a plan,
+    fused pools and every criterion included."""
+    m = get_model(arch)
+    rows = _rows(arch, 24, seed)
+    n_layers = len(m.evaluate_points(wl, rows[:1]).layers)
+    out = []
+    with pytest.MonkeyPatch.context() as mp:
+        for size in (10**6, per_chunk * n_layers):
+            mp.setattr(em, "CHUNK_OF", {arch: size})
+            em._workload_plans.cache_clear()
+            b = m.evaluate_points(wl, rows)
+            out.append([_dump(b.point(i)) for i in range(b.n)])
+    assert out[0] == out[1]
