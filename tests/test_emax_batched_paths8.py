@@ -148,3 +148,28 @@ def test_a_batch_in_small_chunks_equals_it_in_one(seed, arch, wl, per_chunk):
             b = m.evaluate_points(wl, rows)
             out.append([_dump(b.point(i)) for i in range(b.n)])
     assert out[0] == out[1]
+
+
+def test_texts_keep_the_plan_and_label_columns_without_the_data_movement(monkeypatch):
+    """The lazy texts of a batch's layers keep each chunk's plan and label columns (the same arrays the choice read)
+    but not its data movement (no transfer blocks, no cached sub-tables): what they read (explain._READS) is there,
+    and the texts equal those of each point alone (tests/test_emax_batched_paths5 compares them)."""
+    from archmodels.emax import explain
+
+    seen = []
+    real = explain.LazyTextColumns.put
+
+    def put(self, which, col_of, at, tab, rows, flat=None):
+        seen.append(tab)
+        return real(self, which, col_of, at, tab, rows, flat)
+
+    monkeypatch.setattr(explain.LazyTextColumns, "put", put)
+    em._workload_plans.cache_clear()
+    b = get_model("emaxvr").evaluate_points("vgg16", _rows("emaxvr", 20, 4))
+    assert seen and all(t.moves == () and "_parts" not in t.__dict__ for t in seen)
+    for fn, (nums, labs) in explain._READS.items():
+        assert all(k in seen[0].plan for k in nums) and all(k in seen[0].label for k in labs), fn
+    for lb in b.layers:  # every text of every point built from the kept columns
+        for k in ("schedule", "loop_nest", "tiles", "placement", "runner_up"):
+            got = [lb.labels[k][i] for i in np.flatnonzero(lb.feasible).tolist()]  # (none where infeasible)
+            assert all(isinstance(t, str) and t for t in got), (lb.name, k)

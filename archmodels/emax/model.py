@@ -608,8 +608,13 @@ class _Results:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
-        for k, rows in plans.items():
-            self.texts[k].put(which, layer_of, at, p.table, rows, flat)
+        if plans:
+            # the texts read plan and label columns only (explain._READS): they keep a table without the data
+            # movement (the chunk's transfer matrices and sub-tables die with the chunk, not with the results)
+            tab = p.table
+            texts_tab = PlanTable(tab.plan, tab.label, tab.src, ())
+            for k, rows in plans.items():
+                self.texts[k].put(which, layer_of, at, texts_tab, rows, flat)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
