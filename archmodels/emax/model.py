@@ -80,8 +80,10 @@ LAZY_TEXTS = {"schedule": schedule_text, **PLAN_TEXTS, "runner_up": runner_text}
 #: structural combinations x layers planned together (bounds the size of the plan tables; with the mapper as numpy
 #: over a chunk, 2,048 runs random points ~1.2-1.3x faster than 512, peak memory +40 MB on 400 VGG16 points;
 #: 4,096: EMAXVR VGG16 +7-12 %, EMAXV VGG16-conv +8-12 % over 2,048 on 2,048 random points, peak RSS of one batch
-#: 347 -> 388 MB and 147 -> 157 MB)
-CHUNK = 4096
+#: 347 -> 388 MB and 147 -> 157 MB; 8,192 once the results stopped keeping each chunk's data movement (the texts'
+#: tables, :meth:`_Results.add`): EMAXVR VGG16 +10 % over 4,096, peak RSS of a 2,048-point batch 218 -> 293 MB,
+#: 16,384: +22 % but 451 MB)
+CHUNK = 8192
 #: :data:`CHUNK` per architecture where it differs: an EMAXV (layer, combination) pair has a few plans (no SPM, one
 #: context, one schedule: ~3 on VGG16-conv, against ~50 EMAXVR rows in 4 contexts), so a chunk of 8x as many pairs
 #: holds fewer plans than an EMAXVR chunk, and the chunk's fixed costs (numpy calls per chunk, the mapper's and the
