@@ -173,3 +173,15 @@ def test_texts_keep_the_plan_and_label_columns_without_the_data_movement(monkeyp
         for k in ("schedule", "loop_nest", "tiles", "placement", "runner_up"):
             got = [lb.labels[k][i] for i in np.flatnonzero(lb.feasible).tolist()]  # (none where infeasible)
             assert all(isinstance(t, str) and t for t in got), (lb.name, k)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.integers(1, 512), cols=st.sampled_from([2, 4, 8, 16]), lmm=st.integers(0, 2**20), spm=st.integers(0, 2**26),
+       e=st.sampled_from([2, 4]), cap=st.integers(0, 4096), ts=st.integers(0, 2), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_new_hw_is_the_dataclass(rows, cols, lmm, spm, e, cap, ts, arch):
+    """new_hw (fields written into the instance's dict) gives the Hw the dataclass builds: equal, the same hash, the
+    same fields in the same order, immutable."""
+    a, b = mapper.new_hw(arch, rows, cols, lmm, spm, e, cap, ts), Hw(arch, rows, cols, lmm, spm, e, cap, ts)
+    assert a == b and hash(a) == hash(b) and list(a.__dict__.items()) == list(b.__dict__.items())
+    with pytest.raises(Exception):
+        a.rows = 1

@@ -197,12 +197,25 @@ class Hw:
 _HW_FIELDS = tuple(f.name for f in fields(Hw))
 
 
-def new_hw(*values) -> Hw:
-    """``Hw(*values)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per field (a
-    chunk builds two per structural combination); the instance is the same (fields in ``__dict__``)."""
+def new_hw(arch: str, rows: int, cols: int, lmm_bytes: int, spm_bytes: int, elem_bytes: int, oc_cap: int,
+           tile_search: int) -> Hw:
+    """``Hw(...)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per field (a
+    chunk builds two per structural combination); the instance is the same (fields in ``__dict__``, in field
+    order: :data:`_HW_FIELDS`)."""
     hw = object.__new__(Hw)
-    hw.__dict__.update(zip(_HW_FIELDS, values, strict=True))
+    d = hw.__dict__
+    d["arch"] = arch
+    d["rows"] = rows
+    d["cols"] = cols
+    d["lmm_bytes"] = lmm_bytes
+    d["spm_bytes"] = spm_bytes
+    d["elem_bytes"] = elem_bytes
+    d["oc_cap"] = oc_cap
+    d["tile_search"] = tile_search
     return hw
+
+
+assert _HW_FIELDS == ("arch", "rows", "cols", "lmm_bytes", "spm_bytes", "elem_bytes", "oc_cap", "tile_search")
 
 
 @dataclass(frozen=True)

@@ -1100,7 +1100,8 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
         fused_arr[pi + 1, pk] = lt.names[pi]
     fused: list[list[str | None]] = fused_arr.tolist()
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
-    pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
+    # (only the EMAXVR builder reads the schedule pins: an EMAXV chunk lists none)
+    pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys] if arch != "emaxv" else []
     li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
     maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
