@@ -197,12 +197,25 @@ class Hw:
 _HW_FIELDS = tuple(f.name for f in fields(Hw))
 
 
-def new_hw(*values) -> Hw:
-    """``Hw(*values)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per field (a
-    chunk builds two per structural combination); the instance is the same (fields in ``__dict__``)."""
+def new_hw(arch: str, rows: int, cols: int, lmm_bytes: int, spm_bytes: int, elem_bytes: int, oc_cap: int,
+           tile_search: int) -> Hw:
+    """``Hw(...)`` (every field, in order) without the frozen dataclass's ``object.__setattr__`` per field (a
+    chunk builds two per structural combination); the instance is the same (fields in ``__dict__``, in field
+    order: :data:`_HW_FIELDS`)."""
     hw = object.__new__(Hw)
-    hw.__dict__.update(zip(_HW_FIELDS, values, strict=True))
+    d = hw.__dict__
+    d["arch"] = arch
+    d["rows"] = rows
+    d["cols"] = cols
+    d["lmm_bytes"] = lmm_bytes
+    d["spm_bytes"] = spm_bytes
+    d["elem_bytes"] = elem_bytes
+    d["oc_cap"] = oc_cap
+    d["tile_search"] = tile_search
     return hw
+
+
+assert _HW_FIELDS == ("arch", "rows", "cols", "lmm_bytes", "spm_bytes", "elem_bytes", "oc_cap", "tile_search")
 
 
 @dataclass(frozen=True)
@@ -660,17 +673,30 @@ def _candidate_rows(sh: ConvShape, hw: Hw, pattern: str, order: str) -> tuple[tu
 
 
 @lru_cache(maxsize=65536)
-def _more_tiles(slot: tuple, sh: ConvShape, arch: str, elem: int, tile_search: int, n_seg: int, ow_seg: int,
-                oc_chunk: int, ocp: int, pxp: int, need: int, spread: tuple[int, int] | None) -> list[tuple]:
-    """(n_seg, ow_seg, oc_chunk, LMM need) of the tiles of :func:`_tiles` after the first, of a structure of
-    ``slot`` = (pattern, loop order, input mode) whose LMM fit is the first (its need ``need``): all they depend on
-    besides the layer (random design points share them: their LMM sizes differ, their fits repeat). A list, read
-    only."""
-    p, o, mode = slot
+def _more_tiles(pattern: str, sh: ConvShape, arch: str, elem: int, tile_search: int, n_seg: int, ow_seg: int,
+                oc_chunk: int, ocp: int, pxp: int, spread: tuple[int, int] | None) -> tuple[tuple[int, int, int], ...]:
+    """(n_seg, ow_seg, oc_chunk) of the tiles of :func:`_tiles` after the first, of a ``pattern`` structure whose LMM
+    fit is the first: all they depend on besides the layer (random design points share them: their LMM sizes differ,
+    their fits repeat; the loop order and input mode do not change them). Their LMM needs depend on the input mode:
+    :func:`_tile_needs` over a chunk's tiles at once. A tuple of tuples of ints: the cache's answers are then objects
+    the garbage collector stops tracking, not lists it walks at every full collection."""
     hw = Hw(arch, 0, 0, 0, 0, elem, 0, tile_search)  # what _tiles reads of the array
-    return [(n_seg if w == ow_seg else -(-sh.ow // w), w, t,
-             need if (t, w) == (oc_chunk, ow_seg) else _lmm_need(p, o, mode, sh, elem, w, t, ocp)[0])
-            for w, t in _tiles(p, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)[1:]]
+    return tuple((n_seg if w == ow_seg else -(-sh.ow // w), w, t)
+                 for w, t in _tiles(pattern, sh, hw, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)[1:])
+
+
+def _tile_needs(is_a: np.ndarray, resident: np.ndarray, q: _Req | _ReqAt, ow_seg: np.ndarray, oc_chunk: np.ndarray,
+                ocp: np.ndarray) -> np.ndarray:
+    """:func:`_lmm_need`'s largest need of MAC-layer tiles of patterns A (``is_a``) or B / pairs, per row: requests
+    ``q`` (their layer and element size), input mode resident or not, ``ow_seg`` pixels, ``oc_chunk`` channels per
+    start and ``ocp`` channels per iteration (int64: the same integers as the Python function's; ``-(-a // b)`` for
+    ``math.ceil(a / b)``, exact for these sizes)."""
+    e = q.e
+    span = np.minimum(q.w + 2 * q.pad, (ow_seg - 1) * q.stride + q.kw_ext)
+    inp = 2 * span * e * np.where(resident, q.oh, 1)
+    psum = 2 * ow_seg * e
+    ker = np.where(is_a, 2 * 2 * oc_chunk * e, 2 * 2 * _cdiv(oc_chunk, np.maximum(ocp, 1)) * e)  # (B, pairs: ocp >= 1)
+    return np.maximum(np.maximum(inp, psum), ker)
 
 
 def _fitted(sh: ConvShape, hw: Hw, pattern: str, order: str):
@@ -1138,33 +1164,8 @@ class ConvTable:
             vals[p] = w
         given = np.stack(cols, axis=1)
         at, col = np.nonzero(given)
-        kind = given[at, col].tolist()
-        texts = []
-        lists: dict[tuple[str, str], list] = {}
-
-        def of(p: str, k: str) -> list:  # pattern p's reason field k, per request of js (made a list once)
-            v = lists.get((p, k))
-            if v is None:
-                v = lists[(p, k)] = vals[p][k][js].tolist()
-            return v
-
-        hws, shapes, j_of = _picked(self.hws, js), _picked(self.shapes, js), js.tolist()
-        for r, c, g in zip(at.tolist(), col.tolist(), kind):
-            what, p, o, mode, sl = info[c]
-            if what == 0:
-                texts.append(PAIRS_WHY)
-                continue
-            hw = hws[r]
-            if what == 1:
-                texts.append(_why_rows(p, of(p, "rows_code")[r], shapes[r], hw.rows, of(p, "avail")[r],
-                                       of(p, "whole")[r], of(p, "rpk")[r]))
-            elif g == 1:
-                texts.append(f"{p}[{ORDER_NAMES[o]}]" + _why_structure(of(p, "code")[r], of(p, "mem_row")[r], hw.cols,
-                                                                        of(p, "rows_used")[r], hw.rows, of(p, "alus")[r]))
-            else:
-                j = j_of[r]
-                texts.append(_why_lmm(p, o, mode, int(self.fit_code[j, sl]), int(self.fit_need[j, sl]),
-                                      2 if of(p, "pxp")[r] == 2 else 1, hw.lmm_bytes))
+        kind = given[at, col]
+        texts = _why_texts(info, vals, at, col, kind, js, self.hws, self.shapes, self.fit_code, self.fit_need)
         ends = np.cumsum(np.bincount(at, minlength=len(js))).tolist()
         return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
 
@@ -1175,6 +1176,101 @@ def _picked(seq: Sequence, js: np.ndarray) -> list:
         objs = seq.objs
         return [objs[a] for a in seq.at[js].tolist()]
     return [seq[j] for j in js.tolist()]
+
+
+#: reason texts by what they say (:func:`_why_texts`): each a pure function of its numbers; a random batch asks
+#: ~12 k texts of ~1-2 k distinct ones (EMAXV: ~10), so they are built once each. Bounded: emptied when full
+_WHY_TEXTS: dict[tuple, str] = {}
+WHY_TEXTS_MAX = 8192
+
+
+def _why_texts(info: list[tuple], vals: dict[str, dict[str, np.ndarray]], at: np.ndarray, col: np.ndarray,
+               kind: np.ndarray, js: np.ndarray, hws: Sequence[Hw], shapes: Sequence[ConvShape],
+               fit_code: np.ndarray, fit_need: np.ndarray) -> list[str]:
+    """The reason text of every given reason (request ``js[at[i]]``, reason column ``col[i]`` described by
+    ``info[col[i]]``, ``kind[i]``: 1 = structure, 2 = LMM fit for a slot's reason), in the order of ``at``: what
+    :meth:`ConvTable.rejections` built one call per text, here per reason column with every number gathered at
+    once and each distinct text built once (:data:`_WHY_TEXTS`, keyed by everything its function reads)."""
+    out = np.empty(len(at), dtype=object)
+    memo = _WHY_TEXTS
+    if len(memo) > WHY_TEXTS_MAX:
+        memo.clear()
+    hw_num: dict[str, np.ndarray] = {}
+    sh_num: dict[str, np.ndarray] = {}
+
+    def of_hw(k: str) -> np.ndarray:  # field k of each request's array (per request of js)
+        v = hw_num.get(k)
+        if v is None:
+            v = hw_num[k] = _attr_of(hws, js, k)
+        return v
+
+    def of_sh(k: str) -> np.ndarray:
+        v = sh_num.get(k)
+        if v is None:
+            v = sh_num[k] = _attr_of(shapes, js, k)
+        return v
+
+    for c in np.flatnonzero(np.bincount(col, minlength=len(info))).tolist():
+        pos = np.flatnonzero(col == c)
+        what, p, o, mode, sl = info[c]
+        if what == 0:
+            out[pos] = [PAIRS_WHY] * len(pos)
+            continue
+        r = at[pos]
+        jr = js[r]
+        w = vals[p]
+        if what == 1:
+            nums = [w[k][jr] for k in ("rows_code", "avail", "whole", "rpk")] + [of_hw("rows")[r], of_sh("kh")[r],
+                                                                                 of_sh("kw")[r]]
+            got = []
+            for key in zip(*[a.tolist() for a in nums]):
+                t = memo.get((1, p) + key)
+                if t is None:
+                    code, avail, whole, rpk, rows, kh, kw = key
+                    t = memo[(1, p) + key] = _why_rows(p, code, _Kernel(kh, kw), rows, avail, whole, rpk)
+                got.append(t)
+            out[pos] = got
+            continue
+        g = kind[pos]
+        for gk in (1, 2):
+            sub = np.flatnonzero(g == gk)
+            if not len(sub):
+                continue
+            rs, js_ = r[sub], jr[sub]
+            if gk == 1:
+                nums = [w["code"][js_], w["mem_row"][js_], of_hw("cols")[rs], w["rows_used"][js_], of_hw("rows")[rs],
+                        w["alus"][js_]]
+                head = f"{p}[{ORDER_NAMES[o]}]"
+                tag = (2, p, o)
+                build = lambda key: head + _why_structure(*key)  # noqa: E731
+            else:
+                nums = [fit_code[js_, sl], fit_need[js_, sl], np.where(w["pxp"][js_] == 2, 2, 1),
+                        of_hw("lmm_bytes")[rs]]
+                tag = (3, p, o, mode)
+                build = lambda key: _why_lmm(p, o, mode, *key)  # noqa: E731
+            got = []
+            for key in zip(*[np.asarray(a).tolist() for a in nums]):
+                t = memo.get(tag + key)
+                if t is None:
+                    t = memo[tag + key] = build(key)
+                got.append(t)
+            out[pos[sub]] = got
+    return out.tolist()
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    """The kernel height and width of a layer shape: what :func:`_why_rows` reads of it."""
+
+    kh: int
+    kw: int
+
+
+def _attr_of(seq: Sequence, js: np.ndarray, name: str) -> np.ndarray:
+    """``[getattr(seq[j], name) for j in js]`` as an int64 array (an :class:`Indexed` sequence: once per object)."""
+    if isinstance(seq, Indexed):
+        return np.array([getattr(o, name) for o in seq.objs], dtype=np.int64).reshape(-1)[seq.at[js]]
+    return np.array([getattr(seq[j], name) for j in js.tolist()], dtype=np.int64).reshape(-1)
 
 
 def _archs(hws: Sequence[Hw], js: np.ndarray) -> Sequence[str]:
@@ -1304,25 +1400,34 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         extra = []
         rows = np.flatnonzero(search)
         jr = req[rows]
-        # the tiles depend on the pattern and on whether the input mode is resident (_lmm_need), not on the loop
-        # order: a slot asks as the first one of its (pattern, resident) class (fewer distinct questions to cache)
-        same = [next(t for t in slots if t[0] == p and (t[2] == "resident") == (m == "resident")) for p, _, m in slots]
-        fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par",
-                                                                  "lmm_need")]
+        # the tiles depend on the pattern, not on the loop order nor the input mode (their LMM needs do: computed
+        # after, over every tile at once)
+        fit = [out[k][rows].astype(np.int64).tolist() for k in ("n_seg", "ow_seg", "oc_chunk", "oc_par", "px_par")]
         archs = _archs(hws, jr)
+        pats = [p for p, _, _ in slots]
         more_of = _more_tiles
         lens = []
-        for sl, sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread in zip(
+        for sl, sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, spread in zip(
                 slot[rows].tolist(), _picked(shapes, jr), archs, q.e[jr].tolist(), q.tile_search[jr].tolist(), *fit,
-                _spreads([same[j][0] for j in range(len(slots))], slot[rows], out["macs"][rows],
-                         out["kernel_lmms"][rows])):
-            more = more_of(same[sl], sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, need, spread)
+                _spreads(pats, slot[rows], out["macs"][rows], out["kernel_lmms"][rows])):
+            more = more_of(pats[sl], sh, a, e, ts, n_seg, ow_seg, oc_chunk, ocp, pxp, spread)
             lens.append(len(more))
             extra += more
         if extra:
+            lens = np.array(lens, dtype=np.int64)
             at = np.repeat(rows, lens)
-            rank = _after_each(len(req), rows, np.array(lens, dtype=np.int64))
-            new = dict(zip(("n_seg", "ow_seg", "oc_chunk", "lmm_need"), np.array(extra, dtype=float).T))
+            ex = np.array(extra, dtype=np.int64).reshape(len(extra), 3)
+            w, t = ex[:, 1], ex[:, 2]
+            ext_slot = slot[at]
+            parent_w, parent_t = out["ow_seg"][at].astype(np.int64), out["oc_chunk"][at].astype(np.int64)
+            need = _tile_needs(np.array([p == "A" for p in pats], dtype=bool)[ext_slot],
+                               np.array([m == "resident" for _, _, m in slots], dtype=bool)[ext_slot],
+                               _ReqAt(q, req[at]), w, t, out["oc_par"][at].astype(np.int64))
+            # (a tile equal to the fit's first has the fit's need)
+            need = np.where((t == parent_t) & (w == parent_w), out["lmm_need"][at].astype(np.int64), need)
+            new = {"n_seg": ex[:, 0].astype(float), "ow_seg": w.astype(float), "oc_chunk": t.astype(float),
+                   "lmm_need": need.astype(float)}
+            rank = _after_each(len(req), rows, lens)
             out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
             req, slot = np.concatenate([req, req[at]])[rank], np.concatenate([slot, slot[at]])[rank]
     lab = labels[slot]

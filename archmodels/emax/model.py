@@ -80,8 +80,16 @@ LAZY_TEXTS = {"schedule": schedule_text, **PLAN_TEXTS, "runner_up": runner_text}
 #: structural combinations x layers planned together (bounds the size of the plan tables; with the mapper as numpy
 #: over a chunk, 2,048 runs random points ~1.2-1.3x faster than 512, peak memory +40 MB on 400 VGG16 points;
 #: 4,096: EMAXVR VGG16 +7-12 %, EMAXV VGG16-conv +8-12 % over 2,048 on 2,048 random points, peak RSS of one batch
-#: 347 -> 388 MB and 147 -> 157 MB)
-CHUNK = 4096
+#: 347 -> 388 MB and 147 -> 157 MB; 8,192 once the results stopped keeping each chunk's data movement (the texts'
+#: tables, :meth:`_Results.add`): EMAXVR VGG16 +10 % over 4,096, peak RSS of a 2,048-point batch 218 -> 293 MB,
+#: 16,384: +22 % but 451 MB)
+CHUNK = 8192
+#: :data:`CHUNK` per architecture where it differs: an EMAXV (layer, combination) pair has a few plans (no SPM, one
+#: context, one schedule: ~3 on VGG16-conv, against ~50 EMAXVR rows in 4 contexts), so a chunk of 8x as many pairs
+#: holds fewer plans than an EMAXVR chunk, and the chunk's fixed costs (numpy calls per chunk, the mapper's and the
+#: builders' per-call work) are paid 8x less often: a 2,048-point VGG16-conv batch is one chunk (~1.3x the
+#: throughput of 7 chunks, peak RSS 120 -> 131 MB)
+CHUNK_OF = {"emaxv": 32768}
 
 
 def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
@@ -253,7 +261,7 @@ class _EmaxBase(Model):
         pp = _PointConsts(pts, n)
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
-        step = max(1, CHUNK // max(1, len(workload.layers)))
+        step = max(1, CHUNK_OF.get(self.ARCH, CHUNK) // max(1, len(workload.layers)))
         for lo in range(0, len(keys), step):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, idx[lo:lo + step], link, pp, macs, out)
@@ -602,8 +610,13 @@ class _Results:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[flat] = v
         for k, v in labels.items():
             self.labels[k].reshape(-1)[flat] = v
-        for k, rows in plans.items():
-            self.texts[k].put(which, layer_of, at, p.table, rows, flat)
+        if plans:
+            # the texts read plan and label columns only (explain._READS): they keep a table without the data
+            # movement (the chunk's transfer matrices and sub-tables die with the chunk, not with the results)
+            tab = p.table
+            texts_tab = PlanTable(tab.plan, tab.label, tab.src, ())
+            for k, rows in plans.items():
+                self.texts[k].put(which, layer_of, at, texts_tab, rows, flat)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
@@ -1087,7 +1100,8 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
         fused_arr[pi + 1, pk] = lt.names[pi]
     fused: list[list[str | None]] = fused_arr.tolist()
     ctxs = [len(CONTEXTS) if vr_spm[k] else 1 for k in range(nk)]
-    pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys]
+    # (only the EMAXVR builder reads the schedule pins: an EMAXV chunk lists none)
+    pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys] if arch != "emaxv" else []
     li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
     maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
