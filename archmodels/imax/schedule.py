@@ -716,10 +716,26 @@ def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]
         code = np.zeros(len(cols[0]), np.int64)
         for c, r in zip(cols, radix):
             code = code * r + c
-        _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-        return first, np.asarray(inv).reshape(-1)
+        return unique_index_inverse(code)
     _, first, inv = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
     return first, np.asarray(inv).reshape(-1)
+
+
+def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(code, return_index=True, return_inverse=True)[1:]`` of a 1-D integer array, computed as
+    ``np.unique`` does it (a stable argsort, the first element of each run of equal values, the inverse from the
+    runs' running count) without its generic wrapping (~50 us of ~135 at 4,096 elements: three per batch)."""
+    n = len(code)
+    order = np.argsort(code, kind="stable")
+    if n == 0:
+        return order, np.empty(0, np.intp)
+    ordered = code[order]
+    new = np.empty(n, bool)  # True where a run of equal values starts
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inv = np.empty(n, np.intp)
+    inv[order] = np.cumsum(new) - 1
+    return order[new], inv
 
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
