@@ -266,7 +266,9 @@ class ImaxModel(Model):
             rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
             prod = np.repeat(np.arange(nk), G)
             mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
-            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *rows[:, 2:6].T, mapping_codes=rows[:, 1])
+            # what depends on the configuration alone computed once per configuration, gathered per pair
+            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *uniq[:, 2:6].T, mapping_codes=uniq[:, 1],
+                                   pair_cfg=np.tile(np.arange(G), nk))
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:

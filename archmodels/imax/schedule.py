@@ -184,12 +184,25 @@ assert 1 << _VALUE_SHIFT == C.VALUE_BYTES
 def tilings(m: int, k: int, unit_row_bytes, lmm_bytes) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tiling` over arrays of configurations (0, 0 where one A row-block or B word overflows a half)."""
     urb, lmm = np.asarray(unit_row_bytes, dtype=np.int64), np.asarray(lmm_bytes, dtype=np.int64)
+    return tilings_of_bounds(m, k, *tiling_bounds(urb, lmm))
+
+
+def tiling_bounds(urb: np.ndarray, lmm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the most rows of an A tile, at least 1; the most columns, at least 1; whether both bounds are >= 1) of
+    configurations of A unit-row bytes ``urb`` and LMM bytes ``lmm`` (int64): :func:`tilings`' part that does not
+    depend on the product."""
     # x // 2**j as x >> j (numpy's int64 shift is arithmetic: floor division for any sign, ~20x cheaper than an
     # int64 floor division); (x // 2) // 4 == x // 8
     rows_max = np.minimum((lmm >> 1) // urb, lmm >> _VALUE_SHIFT)  # 4.4.2, 4.4.6
     cols_max = lmm >> (_VALUE_SHIFT + 1)  # 4.4.4
     ok = (rows_max >= 1) & (cols_max >= 1)
-    return (np.where(ok, -(-m // np.maximum(rows_max, 1)), 0), np.where(ok, -(-k // np.maximum(cols_max, 1)), 0))
+    return np.maximum(rows_max, 1), np.maximum(cols_max, 1), ok
+
+
+def tilings_of_bounds(m, k, rows_max: np.ndarray, cols_max: np.ndarray,
+                      ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tilings` of an m x k product from :func:`tiling_bounds`."""
+    return np.where(ok, -(-m // rows_max), 0), np.where(ok, -(-k // cols_max), 0)
 
 
 def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
@@ -766,12 +779,52 @@ def _some_bgrp_indivisible_all(n: int, nchip: np.ndarray, b_top: np.ndarray) -> 
 
 
 def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
-                   lmm_kb: np.ndarray, nchip: np.ndarray, mapping_codes: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                   lmm_kb: np.ndarray, nchip: np.ndarray, mapping_codes: np.ndarray | None = None,
+                   pair_cfg: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """:func:`build`'s scalar numbers for arrays of configurations (``mapping`` holds names), no tiles:
     ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``.
     ``mapping_codes``: each configuration's index in ``costs.MAPPINGS`` when the caller has it (the mappings found
-    by integer compares instead of string compares; ``mapping`` is then not read)."""
+    by integer compares instead of string compares, or read from ``costs.mapping_table``; ``mapping`` is then not
+    read). ``pair_cfg``: the rows are (product, configuration) pairs, ``m``, ``k``, ``n`` given per pair and
+    ``mapping`` .. ``mapping_codes`` per configuration, pair i being configuration ``pair_cfg[i]``: what depends
+    on the configuration alone (H, A unit-row bytes, the SIMD flag, the tiling bounds) is computed once per
+    configuration and gathered per pair."""
     units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
+    H, urb, simd = _mapping_numbers(mapping, units, cols, mapping_codes)
+    lmm = np.asarray(lmm_kb, dtype=np.int64) * 1024
+    rows_max, cols_max, ok = tiling_bounds(urb, lmm)
+    if pair_cfg is not None:
+        H, urb, simd, lmm, rows_max, cols_max, ok, units, cols, nchip = (
+            a[pair_cfg] for a in (H, urb, simd, lmm, rows_max, cols_max, ok, units, cols, nchip))
+    rt, ct = tilings_of_bounds(m, k, rows_max, cols_max, ok)
+    tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
+    return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
+                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
+                b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
+
+
+def _mapping_numbers(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
+                     mapping_codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(H, A unit-row bytes, whether 4.4.9 binds) of configurations (int64 ``units``, ``cols``): gathered from
+    ``costs.mapping_table`` by the mapping codes when they are given and the units and columns are small
+    non-negative numbers, else computed per mapping over the configurations on it (:func:`_mapping_numbers_by_mask`,
+    the same formulas)."""
+    if mapping_codes is not None and len(units):
+        codes = np.asarray(mapping_codes, dtype=np.int64)
+        u_lo, u_hi, c_lo, c_hi = int(units.min()), int(units.max()), int(cols.min()), int(cols.max())
+        if min(u_lo, c_lo, int(codes.min())) >= 0 and int(codes.max()) < len(C.MAPPINGS):
+            u_top, c_top = 1 << u_hi.bit_length(), 1 << c_hi.bit_length()  # > the largest, powers of two (few tables)
+            if len(C.MAPPINGS) * u_top * c_top <= C.MAPPING_TABLE_MAX:
+                H, urb, simd = C.mapping_table(u_top, c_top)
+                at = (codes * u_top + units) * c_top + cols
+                return H[at], urb[at], simd[at]
+    return _mapping_numbers_by_mask(mapping, units, cols, mapping_codes)
+
+
+def _mapping_numbers_by_mask(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
+                             mapping_codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_mapping_numbers` by the formulas over the configurations of each mapping (found by name, or by
+    code when ``mapping_codes`` is given)."""
     H, urb = np.zeros(len(units), np.int64), np.ones(len(units), np.int64)
     simd = np.zeros(len(units), bool)
     for i, name in enumerate(C.MAPPINGS):
@@ -781,12 +834,7 @@ def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarra
         H[at] = C.mac_units(units[at], cols[at], name)
         urb[at] = C.a_unit_row_bytes(name, cols[at])
         simd[at] = C.simd_bgrp_limited(name)
-    lmm = np.asarray(lmm_kb, dtype=np.int64) * 1024
-    rt, ct = tilings(m, k, urb, lmm)
-    tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
-    return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
-                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
-                b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
+    return H, urb, simd
 
 
 def unschedulable(cfg: dict[str, np.ndarray]) -> np.ndarray:
