@@ -813,12 +813,18 @@ def _mapping_numbers(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
         codes = np.asarray(mapping_codes, dtype=np.int64)
         u_lo, u_hi, c_lo, c_hi = int(units.min()), int(units.max()), int(cols.min()), int(cols.max())
         if min(u_lo, c_lo, int(codes.min())) >= 0 and int(codes.max()) < len(C.MAPPINGS):
-            u_top, c_top = 1 << u_hi.bit_length(), 1 << c_hi.bit_length()  # > the largest, powers of two (few tables)
+            # > the largest, powers of two, at least the declared space's (one table for every batch of it)
+            u_top, c_top = max(_UNITS_TOP, 1 << u_hi.bit_length()), max(_COLS_TOP, 1 << c_hi.bit_length())
             if len(C.MAPPINGS) * u_top * c_top <= C.MAPPING_TABLE_MAX:
                 H, urb, simd = C.mapping_table(u_top, c_top)
                 at = (codes * u_top + units) * c_top + cols
                 return H[at], urb[at], simd[at]
     return _mapping_numbers_by_mask(mapping, units, cols, mapping_codes)
+
+
+#: the least units and columns bounds of ``costs.mapping_table`` (the space's units <= 1024, cols <= 8: one table,
+#: whatever a batch's largest values)
+_UNITS_TOP, _COLS_TOP = 2048, 16
 
 
 def _mapping_numbers_by_mask(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
