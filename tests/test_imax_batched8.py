@@ -131,3 +131,103 @@ def test_tilings_from_bounds_equal_tilings_of_divisions():
         lmm = rng.integers(0, 4097, G) * 1024 + rng.integers(0, 2, G) * rng.integers(0, 1024, G)
         for x, y in zip(S.tilings(m, k, urb, lmm), _tilings_divisions(m, k, urb, lmm)):
             _same_arrays(x, y)
+
+
+# ---------------------------------------------------------------- dense plans, per-width numbers shared
+
+from archmodels.imax import costs as C  # noqa: E402
+from archmodels.imax import plans as P  # noqa: E402
+from workloads import formats  # noqa: E402,F401
+
+def _dense_plans_7(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
+    """plans.dense_plans as in the seventh round (one _col_sum per sum, the blocks of a width recomputed)."""
+    H, W, N, L, units = cfg["H"], cfg["W"], cfg["N"], cfg["L"], cfg["units"]
+    rt, ct, arow = cfg["rt"], cfg["ct"], cfg["arow"]
+    urb = C.a_unit_row_bytes("dense", 1)
+    e = C.VALUE_BYTES
+    count, g, AG, BG = P._candidates(n, cfg, lmm_opt, P._a_max(cfg, np.ones(len(H), bool)))
+    opt = lmm_opt[g]
+    m_cfg, k_cfg = np.broadcast_to(m, H.shape), np.broadcast_to(k, H.shape)
+    m, k = m_cfg[g], k_cfg[g]
+    H_, W_, rt_, ct_, units_ = H[g], W[g], rt[g], ct[g], units[g]
+    c0, ec = np.divmod(k, ct_)
+    GB = n // (BG * N[g])
+    multi = GB > 1
+    blocks = lambda c: -(-c // H_)  # noqa: E731 - blocks of a column tile of width c
+    SB = P._col_sum(ec, ct_, c0, blocks)
+    # with the optimisation: A groups per column tile GA = ceil(blocks / AGRP); without: one block a start
+    SGA = np.where(opt, P._col_sum(ec, ct_, c0, lambda c: -(-blocks(c) // AG)), SB)
+    starts = GB * rt_ * SGA
+    pauses = np.where(opt, GB * rt_ * (SB - SGA), 0)
+    c_groups = np.where(opt, SGA, ct_)  # C ranges a row of tiles visits per B group
+    b_cols = np.where(opt, P._col_sum(ec, ct_, c0, lambda c: -(-blocks(c) // AG) * c), k)
+    b_loads_cols = np.where(multi, rt_ * GB * b_cols, np.where(ct_ > 1, rt_, 1) * k)
+    drains = np.where(multi, rt_ * GB * c_groups, rt_)  # tiles' C drains (one per row range with one B group)
+    drain_rows = np.where(multi, GB * m * c_groups, m)
+    partial_rows = np.where(multi, GB * m * (c_groups - 1), 0)
+    b_loads = np.where(multi, rt_ * GB * c_groups, np.where(ct_ > 1, rt_ * ct_, 1))
+    partial = np.where(multi, rt_ * GB * (c_groups - 1), 0)
+    sends = lambda c: np.where(blocks(c) > 1, GB, 1)  # noqa: E731 - unoptimised: A re-sent per B group
+    a_bytes = np.where(opt, m * k * e, e * m * P._col_sum(ec, ct_, c0, lambda c: sends(c) * c))
+    a_desc = np.where(opt, rt_ * SGA, rt_ * P._col_sum(ec, ct_, c0, lambda c: sends(c) * blocks(c)))
+    iters = -(-BG // (W_ * C.SIMD))
+    fill = C.fill_cycles(units_, W_, "dense")
+    f = {
+        "starts": starts, "a_groups": np.where(opt, rt_ * SGA, starts), "pauses": pauses, "a_bytes": a_bytes,
+        "b_bytes": b_loads_cols * BG * C.VALUE_BYTES, "c_load_bytes": partial_rows * BG * C.VALUE_BYTES,
+        "c_drain_bytes": drain_rows * BG * C.VALUE_BYTES,
+        "exec_cycles": GB * (m * SB * iters * W_ + rt_ * SB * fill),
+        "load_desc_words": (b_loads + partial) * C.DMA_DESC_WORDS, "drain_desc_words": drains * C.DMA_DESC_WORDS,
+        "a_desc_words": a_desc * C.DMA_DESC_WORDS, "issued_macs": GB * m * k * BG,
+        "lmm_exec_bytes": GB * (m * k * (e + BG * C.VALUE_BYTES) + m * SB * 2 * BG * C.VALUE_BYTES),
+        "b_groups": GB, "conf_words": C.conf_words(units_, W_),
+        "a_group_slots": np.where(opt, np.minimum(AG, blocks(-(-k // ct_))), 1) * -(-m // rt_),
+        "a_group_blocks": AG,
+    }
+    f = {key: np.asarray(v, dtype=np.float64) for key, v in f.items()}
+    regv = C.regv_words(units_, W_).astype(np.float64)
+    f["regv_words"] = np.where(opt, f["a_groups"] * regv + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS
+                               + f["pauses"] * C.PAUSE_WORDS, f["starts"] * regv)
+    f["range_words"] = f["starts"] * C.range_words(units_, W_).astype(np.float64)
+    half = L / 2
+    per = {"jds": np.zeros(len(H), bool), "tile_rows": arow, "urb": np.full(len(H), urb), "half": half,
+           "util_unopt": arow * urb / half, "blocks": rt * P._col_sum(k_cfg % ct, ct, k_cfg // ct, lambda c: -(-c // H)),
+           "row_tiles": rt, "col_tiles": ct, "slots": m_cfg * k_cfg}
+    return {"count": count, "feats": {key: f[key] for key in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 250), st.sampled_from([48, 96, 512, 1000, 4096]),
+       st.sampled_from(["number", "arrays"]), st.sampled_from(["all", "none", "mixed"]))
+def test_dense_plans_equal_seventh_round(seed, G, n, mk, opt):
+    """plans.dense_plans with each width's blocks, A groups and sends computed once == the seventh round's (one
+    _col_sum per sum), every count, candidate and problem number bit for bit and dtype for dtype: random dense
+    products (m, k one number or one per configuration), units, columns, LMM sizes and chips, lmm_opt all, none or
+    mixed."""
+    rng = np.random.default_rng(seed)
+    units = np.where(rng.random(G) < 0.7, rng.integers(8, 40, G), rng.integers(8, 1025, G))
+    if mk == "number":
+        m, k = int(rng.integers(1, 3000)), int(rng.integers(1, 3000))
+    else:  # k often a multiple of H (= units - 4) or one off: column tiles at a block's edge
+        m = rng.integers(1, 3000, G)
+        k = np.where(rng.random(G) < 0.6, (units - 4) * rng.integers(1, 40, G) + rng.integers(-1, 2, G),
+                     rng.integers(1, 3000, G))
+    lmm_kb = np.where(rng.random(G) < 0.5, rng.integers(1, 9, G), rng.integers(1, 4097, G))  # small: many tiles
+    cfg = S.configurations(m, k, n, np.full(G, "dense"), units, rng.choice([1, 2, 4, 8], G), lmm_kb,
+                           rng.choice([1, 2, 3, 4, 8, 16, 64], G))
+    live = np.flatnonzero(~S.unschedulable(cfg))
+    if not len(live):
+        return
+    sub = {key: v[live] if np.ndim(v) else v for key, v in cfg.items()}
+    ms, ks = (m, k) if mk == "number" else (m[live], k[live])
+    lmm_opt = {"all": np.ones(len(live), bool), "none": np.zeros(len(live), bool),
+               "mixed": rng.random(len(live)) < 0.5}[opt]
+    a, b = P.dense_plans(ms, ks, n, sub, lmm_opt), _dense_plans_7(ms, ks, n, sub, lmm_opt)
+    for key in ("count", "agrp", "bgrp"):
+        _same_arrays(a[key], b[key])
+    assert list(a["feats"]) == list(b["feats"]) and list(a["per"]) == list(b["per"])
+    for key in a["feats"]:
+        _same_arrays(a["feats"][key], b["feats"][key])
+    for key in a["per"]:
+        _same_arrays(np.asarray(a["per"][key]), np.asarray(b["per"][key]))
