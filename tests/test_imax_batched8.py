@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
+from archmodels.imax import model as IM
 from archmodels.imax import schedule as S
 
 
@@ -231,3 +232,50 @@ def test_dense_plans_equal_seventh_round(seed, G, n, mk, opt):
         _same_arrays(a["feats"][key], b["feats"][key])
     for key in a["per"]:
         _same_arrays(np.asarray(a["per"][key]), np.asarray(b["per"][key]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 150), st.integers(2, 6))
+def test_reasons_tails_by_configuration_equal_sorted_tails(seed, G, nk):
+    """no_schedule_reasons of (product, configuration) pairs with each configuration's (nchip, lmm_kb) tail written
+    once by its code (``config``) == with the tails found by sorting the lines' pairs (``shared`` alone) == every
+    line written whole (not shared), object for object equal texts."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 3, G)
+    units, cols = rng.integers(8, 1025, G), rng.choice([1, 2, 4, 8], G)
+    lmm_kb, nchip = rng.integers(1, 4097, G), rng.integers(1, 65, G)
+    prod = np.repeat(np.arange(nk), G)
+    mkn = rng.integers(1, 3000, (nk, 3))[prod]
+    pair = np.tile(np.arange(G), nk)
+    cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, units, cols, lmm_kb, nchip, mapping_codes=codes,
+                           pair_cfg=pair)
+    plain = np.flatnonzero(S.unschedulable(cfg) & ~cfg["error"])
+    lim = {name: cfg[name][plain] for name in S.LIMIT_NAMES}
+    a = S.no_schedule_reasons(lim, shared=True, config=pair[plain])
+    b = S.no_schedule_reasons(lim, shared=True)
+    c = S.no_schedule_reasons(lim)
+    assert a.dtype == object and a.shape == (len(plain),)
+    assert a.tolist() == b.tolist() == c.tolist()
+
+
+def test_network_reasons_equal_each_product_alone():
+    """A network's reasons (several products on one batch: tails per configuration) == each product run alone on
+    the same points (one product: no shared tails), line for line."""
+    from archmodels import get_model
+    from workloads import load_workload
+
+    M = get_model("imax")
+    w = load_workload("alexnet-conv")
+    pts = M.params.points(M.params.random_rows(300, np.random.default_rng(4)))
+    batch = IM._Batch.of(pts)
+    keys = []
+    for layer in w.layers:
+        prods = IM._matmuls(layer)
+        if prods:
+            keys.append((prods[0].m, prods[0].k, prods[0].n, None))
+    keys = list(dict.fromkeys(keys))
+    assert len(keys) > 1
+    together = M._runs(keys, batch, False)
+    for key, run in zip(keys, together):
+        alone = M._runs([key], IM._Batch.of(pts), False)[0]
+        assert run["reason"].tolist() == alone["reason"].tolist()

@@ -258,7 +258,7 @@ class ImaxModel(Model):
         n, nk = len(inv), len(keys)
         G = len(uniq)
         if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
-            rows, prod = uniq, np.zeros(G, np.intp)
+            rows, prod, pair_cfg = uniq, np.zeros(G, np.intp), None
             m, k, n_ = keys[0][:3]
             cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), None, *rows[:, 2:6].T,
                                    mapping_codes=rows[:, 1])
@@ -267,8 +267,9 @@ class ImaxModel(Model):
             prod = np.repeat(np.arange(nk), G)
             mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
             # what depends on the configuration alone computed once per configuration, gathered per pair
+            pair_cfg = np.tile(np.arange(G), nk)
             cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *uniq[:, 2:6].T, mapping_codes=uniq[:, 1],
-                                   pair_cfg=np.tile(np.arange(G), nk))
+                                   pair_cfg=pair_cfg)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:
@@ -279,7 +280,7 @@ class ImaxModel(Model):
             if with_reasons < n:  # the configurations those points read
                 want = np.zeros(len(rows), bool)
                 want[inv.reshape(nk, n)[:, :with_reasons]] = True
-            out["reason"] = self._reasons(keys, prod, rows, cfg, none, feasible, want)[inv]
+            out["reason"] = self._reasons(keys, prod, rows, cfg, none, feasible, want, pair_cfg)[inv]
         else:
             out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
@@ -308,9 +309,11 @@ class ImaxModel(Model):
 
     @staticmethod
     def _reasons(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
-                 none: np.ndarray, feasible: np.ndarray, want: np.ndarray | None = None) -> np.ndarray:
+                 none: np.ndarray, feasible: np.ndarray, want: np.ndarray | None = None,
+                 config: np.ndarray | None = None) -> np.ndarray:
         """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``);
-        ``want``: only those pairs (the others "")."""
+        ``want``: only those pairs (the others ""); ``config``: the configuration of each pair when there are
+        several products (their lines' (nchip, lmm_kb) tails written once per configuration)."""
         reasons = _filled(len(rows), "")
         if want is not None:
             none, feasible = none & want, feasible | ~want
@@ -330,7 +333,7 @@ class ImaxModel(Model):
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({name: cfg[name][plain] for name in S.LIMIT_NAMES},
-                                                   shared=len(keys) > 1)
+                                                   shared=len(keys) > 1, config=None if config is None else config[plain])
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:

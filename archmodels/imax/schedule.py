@@ -621,13 +621,17 @@ def _reason_line(broken_names: str, rows: int, cols: int, n: int, nchip: int, lm
     return f"{_REASON_HEAD}{broken_names} for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}"
 
 
-def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.ndarray:
+def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
+                        config: np.ndarray | None = None) -> np.ndarray:
     """:func:`no_schedule_reason` of configurations without a build error (``lim``: arrays of
     :func:`broken`'s names): the constraints AGRP = 1 breaks (4.4.2, 4.4.3) and those some BGRP = CGRP in
     1..b_top breaks. 4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any
     BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
     every BGRP. Returns the lines as an object array; ``shared``: many configurations share their (nchip,
-    lmm_kb) (several products of a network on the same points): each such tail is written once."""
+    lmm_kb) (several products of a network on the same points): each such tail is written once; ``config``:
+    besides, a non-negative integer per line naming its point configuration, lines of one configuration
+    having the same (nchip, lmm_kb) (the products of a network on one configuration): each configuration's tail
+    is then written once from number-text tables, without sorting the lines' (nchip, lmm_kb) pairs."""
     N = np.asarray(lim["N"])
     n = np.broadcast_to(lim["n"], N.shape)
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
@@ -643,6 +647,16 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
     heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
     kb = lim["L"] // 1024
+    if shared and config is not None and len(config):  # each configuration's tail once, by its code
+        config = np.asarray(config, dtype=np.int64)
+        used = np.zeros(int(config.max()) + 1, bool)
+        used[config] = True
+        of = np.zeros(len(used), np.int64)
+        of[config] = np.arange(len(config))  # a line of each configuration (any: they share nchip and lmm_kb)
+        at = of[used]
+        tails = np.empty(len(used), dtype=object)
+        tails[used] = _int_texts(N[at], ", lmm_kb=") + _int_texts(kb[at], "")
+        return np.array(heads, dtype=object)[inv] + tails[config]
     if shared:  # each (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
         tail_first, tail_inv = distinct_rows((N, kb))
         tails = [f"{N_}, lmm_kb={kb_}" for N_, kb_ in zip(N[tail_first].tolist(), kb[tail_first].tolist())]
