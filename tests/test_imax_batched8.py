@@ -24,7 +24,12 @@ def _np_distinct_rows(cols: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _same_arrays(a: np.ndarray, b: np.ndarray) -> None:
-    assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    """Same dtype, shape and values; floats bit for bit (NaN equal to NaN, -0.0 not to 0.0)."""
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if a.dtype.kind == "f":
+        assert np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
+    else:
+        assert np.array_equal(a, b)
 
 
 @settings(max_examples=300, deadline=None)
@@ -279,3 +284,51 @@ def test_network_reasons_equal_each_product_alone():
     for key, run in zip(keys, together):
         alone = M._runs([key], IM._Batch.of(pts), False)[0]
         assert run["reason"].tolist() == alone["reason"].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from([1, 15, 16, 17, 31, 32, 33, 47, 48, 50, 62]),
+       st.sampled_from([0, 10, 1 << 14, (1 << 14) + 7, 50_000]), st.booleans())
+def test_stable_argsort_radix_equals_merge_sort(seed, bits, n, dups):
+    """schedule._stable_argsort (16-bit digits for long non-negative codes) == np.argsort(kind="stable"): codes of
+    1 to 62 bits, many equal codes or few, below and past the radix threshold."""
+    rng = np.random.default_rng(seed)
+    code = rng.integers(0, 1 << bits, n, dtype=np.int64)
+    if dups and n:
+        code = code[rng.integers(0, max(1, n // 50), n)]
+    _same_arrays(S._stable_argsort(code), np.argsort(code, kind="stable"))
+
+
+def test_stable_argsort_negative_codes_merge_sort():
+    code = np.random.default_rng(2).integers(-1000, 1000, 1 << 15)
+    _same_arrays(S._stable_argsort(code), np.argsort(code, kind="stable"))
+
+
+def test_network_batch_radix_sorted_equals_merge_sorted(monkeypatch):
+    """A vgg16 batch whose reasons sort ~20k (product, configuration) lines (radix path) == the same batch with
+    every sort a merge sort: every metric, state and reason."""
+    from archmodels import get_model
+    from workloads import load_workload
+
+    M = get_model("imax")
+    w = load_workload("vgg16")
+    pts = M.params.points(M.params.random_rows(1600, np.random.default_rng(11)))
+    calls = []
+    real = S._stable_argsort
+
+    def spy(code):
+        calls.append(len(code))
+        return real(code)
+
+    monkeypatch.setattr(S, "_stable_argsort", spy)
+    a = M.evaluate_batch(w, pts)
+    assert max(calls) >= S._RADIX_MIN
+    monkeypatch.setattr(S, "_RADIX_MIN", 1 << 62)
+    b = M.evaluate_batch(w, pts)
+    for la, lb in zip(a.layers, b.layers):
+        assert la.reason.tolist() == lb.reason.tolist()
+        for key in la.metrics:
+            _same_arrays(np.asarray(la.metrics[key]), np.asarray(lb.metrics[key]))
+        for key in la.states:
+            _same_arrays(np.asarray(la.states[key]), np.asarray(lb.states[key]))
+    assert [a.point(i) for i in range(0, 1600, 97)] == [b.point(i) for i in range(0, 1600, 97)]

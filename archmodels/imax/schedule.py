@@ -753,7 +753,7 @@ def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``np.unique`` does it (a stable argsort, the first element of each run of equal values, the inverse from the
     runs' running count) without its generic wrapping (~50 us of ~135 at 4,096 elements: three per batch)."""
     n = len(code)
-    order = np.argsort(code, kind="stable")
+    order = _stable_argsort(code)
     if n == 0:
         return order, np.empty(0, np.intp)
     ordered = code[order]
@@ -763,6 +763,24 @@ def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inv = np.empty(n, np.intp)
     inv[order] = np.cumsum(new) - 1
     return order[new], inv
+
+
+#: from this many elements on, :func:`_stable_argsort` sorts non-negative codes by 16-bit digits
+_RADIX_MIN = 1 << 14
+
+
+def _stable_argsort(code: np.ndarray) -> np.ndarray:
+    """``np.argsort(code, kind="stable")`` of a 1-D integer array. Long arrays of non-negative codes (a network's
+    (product, configuration) pairs: ~40k) by 16-bit digits, least significant first: numpy's stable sort of uint16
+    keys is a radix sort, and a stable sort by each digit in turn is the stable sort by the whole code (the same
+    permutation; ~2-5x faster than the merge sort at 40k elements, no faster at a few thousand)."""
+    if len(code) < _RADIX_MIN or code.dtype.kind not in "iu" or int(code.min()) < 0:
+        return np.argsort(code, kind="stable")
+    bits = int(code.max()).bit_length()
+    order = np.argsort((code & 0xFFFF).astype(np.uint16), kind="stable")
+    for shift in range(16, bits, 16):
+        order = order[np.argsort(((code[order] >> shift) & 0xFFFF).astype(np.uint16), kind="stable")]
+    return order
 
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
