@@ -332,3 +332,30 @@ def test_network_batch_radix_sorted_equals_merge_sorted(monkeypatch):
         for key in la.states:
             _same_arrays(np.asarray(la.states[key]), np.asarray(lb.states[key]))
     assert [a.point(i) for i in range(0, 1600, 97)] == [b.point(i) for i in range(0, 1600, 97)]
+
+
+def _groups_by_tuples(live_mask: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list:
+    """_Plans.build's grouping as in the seventh round: a Python tuple per live configuration, three compares per
+    group over every configuration."""
+    out = []
+    for sp, n in sorted(set(zip(sparse[live_mask].tolist(), n_of[live_mask].tolist()))):
+        out.append((np.flatnonzero(live_mask & (sparse == sp) & (n_of == n)), sp, n))
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 400), st.lists(st.integers(1, 5000), min_size=1, max_size=6),
+       st.floats(0, 1))
+def test_groups_by_kind_equal_tuples(seed, G, ns, p_live):
+    """model._groups_by_kind == the grouping by (sparse, n) tuples: the same groups in the same order, the same
+    indices, flags and n (Python bool and int)."""
+    rng = np.random.default_rng(seed)
+    live = rng.random(G) < p_live
+    sparse = rng.random(G) < 0.5
+    n_of = np.array(ns, dtype=np.int64)[rng.integers(0, len(ns), G)]
+    got = IM._groups_by_kind(np.flatnonzero(live), sparse, n_of)
+    want = _groups_by_tuples(live, sparse, n_of)
+    assert len(got) == len(want)
+    for (a, sa, na), (b, sb, nb) in zip(got, want):
+        _same_arrays(a, b)
+        assert (type(sa), sa, type(na), na) == (type(sb), sb, type(nb), nb)

@@ -579,8 +579,7 @@ class _Plans:
             later = np.flatnonzero(live).tolist()
             live = np.zeros_like(live)
         n_of, sparse = cfg["n"], rows[:, 0] > 0  # format code 0: dense
-        for sp, n in sorted(set(zip(sparse[live].tolist(), n_of[live].tolist()))):
-            at = np.flatnonzero(live & (sparse == sp) & (n_of == n))
+        for at, sp, n in _groups_by_kind(np.flatnonzero(live), sparse, n_of):
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
             opt = rows[at, 6].astype(bool)
             if not sp:
@@ -599,6 +598,22 @@ class _Plans:
                 parts.append((np.array([g]), P.from_schedule(sch)))
         d = P.merge(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
+
+
+def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
+    """(the indices among ``live`` with A sparse or not and B columns n, that sparse flag, n) for each such
+    (sparse, n) in increasing order: one int64 code per live index ((sparse, n) in mixed radix: the same order)
+    and one compare per group over the live indices only (not three over every configuration per group, nor a
+    Python tuple per live configuration)."""
+    if not len(live):
+        return []
+    sp, n = sparse[live], np.asarray(n_of, dtype=np.int64)[live] if np.ndim(n_of) else np.full(len(live), n_of)
+    lo, hi = int(n.min()), int(n.max())
+    if lo < 0:  # (B columns are positive; any other value by the tuples)
+        pairs = sorted(set(zip(sp.tolist(), n.tolist())))
+        return [(live[(sp == s) & (n == v)], s, v) for s, v in pairs]
+    code = sp * np.int64(hi + 1) + n
+    return [(live[code == c], c > hi, c - (hi + 1) if c > hi else c) for c in np.unique(code).tolist()]
 
 
 #: ``as_matmuls`` of a layer, remembered by the layer's identity (a study evaluates the same layer objects every
