@@ -602,9 +602,9 @@ class _Plans:
 
 def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
     """(the indices among ``live`` with A sparse or not and B columns n, that sparse flag, n) for each such
-    (sparse, n) in increasing order: one int64 code per live index ((sparse, n) in mixed radix: the same order)
-    and one compare per group over the live indices only (not three over every configuration per group, nor a
-    Python tuple per live configuration)."""
+    (sparse, n) in increasing order: one int64 code per live index ((sparse, n) in mixed radix: the same order;
+    its distinct values by :func:`schedule.unique_index_inverse`) and one compare per group over the live
+    indices only (not three over every configuration per group, nor a Python tuple per live configuration)."""
     if not len(live):
         return []
     sp, n = sparse[live], np.asarray(n_of, dtype=np.int64)[live] if np.ndim(n_of) else np.full(len(live), n_of)
@@ -613,7 +613,8 @@ def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> l
         pairs = sorted(set(zip(sp.tolist(), n.tolist())))
         return [(live[(sp == s) & (n == v)], s, v) for s, v in pairs]
     code = sp * np.int64(hi + 1) + n
-    return [(live[code == c], c > hi, c - (hi + 1) if c > hi else c) for c in np.unique(code).tolist()]
+    first, inv = S.unique_index_inverse(code)  # the distinct codes in increasing order, each index's
+    return [(live[inv == j], c > hi, c - (hi + 1) if c > hi else c) for j, c in enumerate(code[first].tolist())]
 
 
 #: ``as_matmuls`` of a layer, remembered by the layer's identity (a study evaluates the same layer objects every
