@@ -27,6 +27,8 @@ completion).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import tech
@@ -104,6 +106,29 @@ def mac_units(units, cols, mapping):
     else:
         raise ValueError(f"unknown mapping {mapping}; allowed: {', '.join(MAPPINGS)}")
     return max(out, 0) if type(out) is int else np.maximum(out, 0)
+
+
+#: :func:`mapping_table` is built for grids of at most this many (mapping, units, cols) entries
+MAPPING_TABLE_MAX = 1 << 18
+
+
+@lru_cache(maxsize=8)
+def mapping_table(units_top: int, cols_top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(:func:`mac_units`, :func:`a_unit_row_bytes`, :func:`simd_bgrp_limited`) of every (mapping, units, cols)
+    with ``units < units_top`` and ``cols < cols_top`` as int64, int64 and bool arrays indexed by
+    ``(code x units_top + units) x cols_top + cols`` (code: the mapping's index in :data:`MAPPINGS`): the formulas
+    evaluated once over the grid, so that a batch's configurations read theirs by one gather each instead of
+    three masks per mapping (read-only: shared by every call)."""
+    units, cols = (a.ravel() for a in np.meshgrid(np.arange(units_top, dtype=np.int64),
+                                                  np.arange(cols_top, dtype=np.int64), indexing="ij"))
+    H = np.concatenate([np.broadcast_to(mac_units(units, cols, name), units.shape) for name in MAPPINGS])
+    urb = np.concatenate([np.broadcast_to(np.asarray(a_unit_row_bytes(name, cols), dtype=np.int64), units.shape)
+                          for name in MAPPINGS])
+    simd = np.repeat(np.array([simd_bgrp_limited(name) for name in MAPPINGS]), len(units))
+    out = (np.ascontiguousarray(H, dtype=np.int64), np.ascontiguousarray(urb), simd)
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 def chain_stages(units, cols, mapping):

@@ -258,7 +258,7 @@ class ImaxModel(Model):
         n, nk = len(inv), len(keys)
         G = len(uniq)
         if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
-            rows, prod = uniq, np.zeros(G, np.intp)
+            rows, prod, pair_cfg = uniq, np.zeros(G, np.intp), None
             m, k, n_ = keys[0][:3]
             cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), None, *rows[:, 2:6].T,
                                    mapping_codes=rows[:, 1])
@@ -266,7 +266,10 @@ class ImaxModel(Model):
             rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
             prod = np.repeat(np.arange(nk), G)
             mkn = np.array([key[:3] for key in keys], dtype=np.int64)[prod]
-            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *rows[:, 2:6].T, mapping_codes=rows[:, 1])
+            # what depends on the configuration alone computed once per configuration, gathered per pair
+            pair_cfg = np.tile(np.arange(G), nk)
+            cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *uniq[:, 2:6].T, mapping_codes=uniq[:, 1],
+                                   pair_cfg=pair_cfg)
         none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:
@@ -277,7 +280,7 @@ class ImaxModel(Model):
             if with_reasons < n:  # the configurations those points read
                 want = np.zeros(len(rows), bool)
                 want[inv.reshape(nk, n)[:, :with_reasons]] = True
-            out["reason"] = self._reasons(keys, prod, rows, cfg, none, feasible, want)[inv]
+            out["reason"] = self._reasons(keys, prod, rows, cfg, none, feasible, want, pair_cfg)[inv]
         else:
             out["reason"] = _filled(nk * n, "")
         sel = np.flatnonzero(out["ok"])
@@ -306,9 +309,11 @@ class ImaxModel(Model):
 
     @staticmethod
     def _reasons(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
-                 none: np.ndarray, feasible: np.ndarray, want: np.ndarray | None = None) -> np.ndarray:
+                 none: np.ndarray, feasible: np.ndarray, want: np.ndarray | None = None,
+                 config: np.ndarray | None = None) -> np.ndarray:
         """Why each (product, configuration) pair without a schedule has none (``no_schedule_reason``);
-        ``want``: only those pairs (the others "")."""
+        ``want``: only those pairs (the others ""); ``config``: the configuration of each pair when there are
+        several products (their lines' (nchip, lmm_kb) tails written once per configuration)."""
         reasons = _filled(len(rows), "")
         if want is not None:
             none, feasible = none & want, feasible | ~want
@@ -328,7 +333,7 @@ class ImaxModel(Model):
         plain = np.flatnonzero(none & ~cfg["error"])
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({name: cfg[name][plain] for name in S.LIMIT_NAMES},
-                                                   shared=len(keys) > 1)
+                                                   shared=len(keys) > 1, config=None if config is None else config[plain])
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
@@ -574,8 +579,7 @@ class _Plans:
             later = np.flatnonzero(live).tolist()
             live = np.zeros_like(live)
         n_of, sparse = cfg["n"], rows[:, 0] > 0  # format code 0: dense
-        for sp, n in sorted(set(zip(sparse[live].tolist(), n_of[live].tolist()))):
-            at = np.flatnonzero(live & (sparse == sp) & (n_of == n))
+        for at, sp, n in _groups_by_kind(np.flatnonzero(live), sparse, n_of):
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
             opt = rows[at, 6].astype(bool)
             if not sp:
@@ -594,6 +598,23 @@ class _Plans:
                 parts.append((np.array([g]), P.from_schedule(sch)))
         d = P.merge(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
+
+
+def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
+    """(the indices among ``live`` with A sparse or not and B columns n, that sparse flag, n) for each such
+    (sparse, n) in increasing order: one int64 code per live index ((sparse, n) in mixed radix: the same order;
+    its distinct values by :func:`schedule.unique_index_inverse`) and one compare per group over the live
+    indices only (not three over every configuration per group, nor a Python tuple per live configuration)."""
+    if not len(live):
+        return []
+    sp, n = sparse[live], np.asarray(n_of, dtype=np.int64)[live] if np.ndim(n_of) else np.full(len(live), n_of)
+    lo, hi = int(n.min()), int(n.max())
+    if lo < 0:  # (B columns are positive; any other value by the tuples)
+        pairs = sorted(set(zip(sp.tolist(), n.tolist())))
+        return [(live[(sp == s) & (n == v)], s, v) for s, v in pairs]
+    code = sp * np.int64(hi + 1) + n
+    first, inv = S.unique_index_inverse(code)  # the distinct codes in increasing order, each index's
+    return [(live[inv == j], c > hi, c - (hi + 1) if c > hi else c) for j, c in enumerate(code[first].tolist())]
 
 
 #: ``as_matmuls`` of a layer, remembered by the layer's identity (a study evaluates the same layer objects every

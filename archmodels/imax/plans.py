@@ -90,23 +90,29 @@ def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -
     c0, ec = np.divmod(k, ct_)
     GB = n // (BG * N[g])
     multi = GB > 1
-    blocks = lambda c: -(-c // H_)  # noqa: E731 - blocks of a column tile of width c
-    SB = _col_sum(ec, ct_, c0, blocks)
+    # sums over the column tiles (``_col_sum``: ec tiles of c0 + 1 columns, the rest of c0) of numbers of a tile's
+    # width, each per-width number computed once for both widths and shared by the sums that read it (the same
+    # integer operations on the same values as one _col_sum per sum: the same int64 results)
+    c1, rest = c0 + 1, ct_ - ec
+    col_sum = lambda h1, h0: ec * h1 + rest * h0  # noqa: E731
+    B1, B0 = -(-c1 // H_), -(-c0 // H_)  # blocks of a column tile of each width
+    SB = col_sum(B1, B0)
     # with the optimisation: A groups per column tile GA = ceil(blocks / AGRP); without: one block a start
-    SGA = np.where(opt, _col_sum(ec, ct_, c0, lambda c: -(-blocks(c) // AG)), SB)
+    GA1, GA0 = -(-B1 // AG), -(-B0 // AG)
+    SGA = np.where(opt, col_sum(GA1, GA0), SB)
     starts = GB * rt_ * SGA
     pauses = np.where(opt, GB * rt_ * (SB - SGA), 0)
     c_groups = np.where(opt, SGA, ct_)  # C ranges a row of tiles visits per B group
-    b_cols = np.where(opt, _col_sum(ec, ct_, c0, lambda c: -(-blocks(c) // AG) * c), k)
+    b_cols = np.where(opt, col_sum(GA1 * c1, GA0 * c0), k)
     b_loads_cols = np.where(multi, rt_ * GB * b_cols, np.where(ct_ > 1, rt_, 1) * k)
     drains = np.where(multi, rt_ * GB * c_groups, rt_)  # tiles' C drains (one per row range with one B group)
     drain_rows = np.where(multi, GB * m * c_groups, m)
     partial_rows = np.where(multi, GB * m * (c_groups - 1), 0)
     b_loads = np.where(multi, rt_ * GB * c_groups, np.where(ct_ > 1, rt_ * ct_, 1))
     partial = np.where(multi, rt_ * GB * (c_groups - 1), 0)
-    sends = lambda c: np.where(blocks(c) > 1, GB, 1)  # noqa: E731 - unoptimised: A re-sent per B group
-    a_bytes = np.where(opt, m * k * e, e * m * _col_sum(ec, ct_, c0, lambda c: sends(c) * c))
-    a_desc = np.where(opt, rt_ * SGA, rt_ * _col_sum(ec, ct_, c0, lambda c: sends(c) * blocks(c)))
+    S1, S0 = np.where(B1 > 1, GB, 1), np.where(B0 > 1, GB, 1)  # unoptimised: A re-sent per B group
+    a_bytes = np.where(opt, m * k * e, e * m * col_sum(S1 * c1, S0 * c0))
+    a_desc = np.where(opt, rt_ * SGA, rt_ * col_sum(S1 * B1, S0 * B0))
     iters = -(-BG // (W_ * C.SIMD))
     fill = C.fill_cycles(units_, W_, "dense")
     f = {
@@ -118,7 +124,8 @@ def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -
         "a_desc_words": a_desc * C.DMA_DESC_WORDS, "issued_macs": GB * m * k * BG,
         "lmm_exec_bytes": GB * (m * k * (e + BG * C.VALUE_BYTES) + m * SB * 2 * BG * C.VALUE_BYTES),
         "b_groups": GB, "conf_words": C.conf_words(units_, W_),
-        "a_group_slots": np.where(opt, np.minimum(AG, blocks(-(-k // ct_))), 1) * -(-m // rt_),
+        # blocks of the widest column tile, ceil(k / ct) = c0 + (ec > 0) columns (ct >= 1: a schedulable tiling)
+        "a_group_slots": np.where(opt, np.minimum(AG, np.where(ec > 0, B1, B0)), 1) * -(-m // rt_),
         "a_group_blocks": AG,
     }
     f = {key: np.asarray(v, dtype=np.float64) for key, v in f.items()}

@@ -184,12 +184,25 @@ assert 1 << _VALUE_SHIFT == C.VALUE_BYTES
 def tilings(m: int, k: int, unit_row_bytes, lmm_bytes) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tiling` over arrays of configurations (0, 0 where one A row-block or B word overflows a half)."""
     urb, lmm = np.asarray(unit_row_bytes, dtype=np.int64), np.asarray(lmm_bytes, dtype=np.int64)
+    return tilings_of_bounds(m, k, *tiling_bounds(urb, lmm))
+
+
+def tiling_bounds(urb: np.ndarray, lmm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the most rows of an A tile, at least 1; the most columns, at least 1; whether both bounds are >= 1) of
+    configurations of A unit-row bytes ``urb`` and LMM bytes ``lmm`` (int64): :func:`tilings`' part that does not
+    depend on the product."""
     # x // 2**j as x >> j (numpy's int64 shift is arithmetic: floor division for any sign, ~20x cheaper than an
     # int64 floor division); (x // 2) // 4 == x // 8
     rows_max = np.minimum((lmm >> 1) // urb, lmm >> _VALUE_SHIFT)  # 4.4.2, 4.4.6
     cols_max = lmm >> (_VALUE_SHIFT + 1)  # 4.4.4
     ok = (rows_max >= 1) & (cols_max >= 1)
-    return (np.where(ok, -(-m // np.maximum(rows_max, 1)), 0), np.where(ok, -(-k // np.maximum(cols_max, 1)), 0))
+    return np.maximum(rows_max, 1), np.maximum(cols_max, 1), ok
+
+
+def tilings_of_bounds(m, k, rows_max: np.ndarray, cols_max: np.ndarray,
+                      ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tilings` of an m x k product from :func:`tiling_bounds`."""
+    return np.where(ok, -(-m // rows_max), 0), np.where(ok, -(-k // cols_max), 0)
 
 
 def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
@@ -608,13 +621,17 @@ def _reason_line(broken_names: str, rows: int, cols: int, n: int, nchip: int, lm
     return f"{_REASON_HEAD}{broken_names} for a {rows}x{cols} tile, n={n}, nchip={nchip}, lmm_kb={lmm_bytes // 1024}"
 
 
-def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.ndarray:
+def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
+                        config: np.ndarray | None = None) -> np.ndarray:
     """:func:`no_schedule_reason` of configurations without a build error (``lim``: arrays of
     :func:`broken`'s names): the constraints AGRP = 1 breaks (4.4.2, 4.4.3) and those some BGRP = CGRP in
     1..b_top breaks. 4.4.4-4.4.7 and 4.4.9 bound a non-negative multiple of BGRP from above, so if any
     BGRP breaks one, ``b_top`` does; 4.4.8 holds for CGRP = BGRP; 4.4.10 (divisibility) is checked for
     every BGRP. Returns the lines as an object array; ``shared``: many configurations share their (nchip,
-    lmm_kb) (several products of a network on the same points): each such tail is written once."""
+    lmm_kb) (several products of a network on the same points): each such tail is written once; ``config``:
+    besides, a non-negative integer per line naming its point configuration, lines of one configuration
+    having the same (nchip, lmm_kb) (the products of a network on one configuration): each configuration's tail
+    is then written once from number-text tables, without sorting the lines' (nchip, lmm_kb) pairs."""
     N = np.asarray(lim["N"])
     n = np.broadcast_to(lim["n"], N.shape)
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
@@ -630,6 +647,16 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False) -> np.
     heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
     kb = lim["L"] // 1024
+    if shared and config is not None and len(config):  # each configuration's tail once, by its code
+        config = np.asarray(config, dtype=np.int64)
+        used = np.zeros(int(config.max()) + 1, bool)
+        used[config] = True
+        of = np.zeros(len(used), np.int64)
+        of[config] = np.arange(len(config))  # a line of each configuration (any: they share nchip and lmm_kb)
+        at = of[used]
+        tails = np.empty(len(used), dtype=object)
+        tails[used] = _int_texts(N[at], ", lmm_kb=") + _int_texts(kb[at], "")
+        return np.array(heads, dtype=object)[inv] + tails[config]
     if shared:  # each (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
         tail_first, tail_inv = distinct_rows((N, kb))
         tails = [f"{N_}, lmm_kb={kb_}" for N_, kb_ in zip(N[tail_first].tolist(), kb[tail_first].tolist())]
@@ -716,10 +743,44 @@ def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]
         code = np.zeros(len(cols[0]), np.int64)
         for c, r in zip(cols, radix):
             code = code * r + c
-        _, first, inv = np.unique(code, return_index=True, return_inverse=True)
-        return first, np.asarray(inv).reshape(-1)
+        return unique_index_inverse(code)
     _, first, inv = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
     return first, np.asarray(inv).reshape(-1)
+
+
+def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(code, return_index=True, return_inverse=True)[1:]`` of a 1-D integer array, computed as
+    ``np.unique`` does it (a stable argsort, the first element of each run of equal values, the inverse from the
+    runs' running count) without its generic wrapping (~50 us of ~135 at 4,096 elements: three per batch)."""
+    n = len(code)
+    order = _stable_argsort(code)
+    if n == 0:
+        return order, np.empty(0, np.intp)
+    ordered = code[order]
+    new = np.empty(n, bool)  # True where a run of equal values starts
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inv = np.empty(n, np.intp)
+    inv[order] = np.cumsum(new) - 1
+    return order[new], inv
+
+
+#: from this many elements on, :func:`_stable_argsort` sorts non-negative codes by 16-bit digits
+_RADIX_MIN = 1 << 14
+
+
+def _stable_argsort(code: np.ndarray) -> np.ndarray:
+    """``np.argsort(code, kind="stable")`` of a 1-D integer array. Long arrays of non-negative codes (a network's
+    (product, configuration) pairs: ~40k) by 16-bit digits, least significant first: numpy's stable sort of uint16
+    keys is a radix sort, and a stable sort by each digit in turn is the stable sort by the whole code (the same
+    permutation; ~2-5x faster than the merge sort at 40k elements, no faster at a few thousand)."""
+    if len(code) < _RADIX_MIN or code.dtype.kind not in "iu" or int(code.min()) < 0:
+        return np.argsort(code, kind="stable")
+    bits = int(code.max()).bit_length()
+    order = np.argsort((code & 0xFFFF).astype(np.uint16), kind="stable")
+    for shift in range(16, bits, 16):
+        order = order[np.argsort(((code[order] >> shift) & 0xFFFF).astype(np.uint16), kind="stable")]
+    return order
 
 
 def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.ndarray:
@@ -750,12 +811,58 @@ def _some_bgrp_indivisible_all(n: int, nchip: np.ndarray, b_top: np.ndarray) -> 
 
 
 def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
-                   lmm_kb: np.ndarray, nchip: np.ndarray, mapping_codes: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                   lmm_kb: np.ndarray, nchip: np.ndarray, mapping_codes: np.ndarray | None = None,
+                   pair_cfg: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """:func:`build`'s scalar numbers for arrays of configurations (``mapping`` holds names), no tiles:
     ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``.
     ``mapping_codes``: each configuration's index in ``costs.MAPPINGS`` when the caller has it (the mappings found
-    by integer compares instead of string compares; ``mapping`` is then not read)."""
+    by integer compares instead of string compares, or read from ``costs.mapping_table``; ``mapping`` is then not
+    read). ``pair_cfg``: the rows are (product, configuration) pairs, ``m``, ``k``, ``n`` given per pair and
+    ``mapping`` .. ``mapping_codes`` per configuration, pair i being configuration ``pair_cfg[i]``: what depends
+    on the configuration alone (H, A unit-row bytes, the SIMD flag, the tiling bounds) is computed once per
+    configuration and gathered per pair."""
     units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
+    H, urb, simd = _mapping_numbers(mapping, units, cols, mapping_codes)
+    lmm = np.asarray(lmm_kb, dtype=np.int64) * 1024
+    rows_max, cols_max, ok = tiling_bounds(urb, lmm)
+    if pair_cfg is not None:
+        H, urb, simd, lmm, rows_max, cols_max, ok, units, cols, nchip = (
+            a[pair_cfg] for a in (H, urb, simd, lmm, rows_max, cols_max, ok, units, cols, nchip))
+    rt, ct = tilings_of_bounds(m, k, rows_max, cols_max, ok)
+    tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
+    return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
+                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
+                b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
+
+
+def _mapping_numbers(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
+                     mapping_codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(H, A unit-row bytes, whether 4.4.9 binds) of configurations (int64 ``units``, ``cols``): gathered from
+    ``costs.mapping_table`` by the mapping codes when they are given and the units and columns are small
+    non-negative numbers, else computed per mapping over the configurations on it (:func:`_mapping_numbers_by_mask`,
+    the same formulas)."""
+    if mapping_codes is not None and len(units):
+        codes = np.asarray(mapping_codes, dtype=np.int64)
+        u_lo, u_hi, c_lo, c_hi = int(units.min()), int(units.max()), int(cols.min()), int(cols.max())
+        if min(u_lo, c_lo, int(codes.min())) >= 0 and int(codes.max()) < len(C.MAPPINGS):
+            # > the largest, powers of two, at least the declared space's (one table for every batch of it)
+            u_top, c_top = max(_UNITS_TOP, 1 << u_hi.bit_length()), max(_COLS_TOP, 1 << c_hi.bit_length())
+            if len(C.MAPPINGS) * u_top * c_top <= C.MAPPING_TABLE_MAX:
+                H, urb, simd = C.mapping_table(u_top, c_top)
+                at = (codes * u_top + units) * c_top + cols
+                return H[at], urb[at], simd[at]
+    return _mapping_numbers_by_mask(mapping, units, cols, mapping_codes)
+
+
+#: the least units and columns bounds of ``costs.mapping_table`` (the space's units <= 1024, cols <= 8: one table,
+#: whatever a batch's largest values)
+_UNITS_TOP, _COLS_TOP = 2048, 16
+
+
+def _mapping_numbers_by_mask(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
+                             mapping_codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_mapping_numbers` by the formulas over the configurations of each mapping (found by name, or by
+    code when ``mapping_codes`` is given)."""
     H, urb = np.zeros(len(units), np.int64), np.ones(len(units), np.int64)
     simd = np.zeros(len(units), bool)
     for i, name in enumerate(C.MAPPINGS):
@@ -765,12 +872,7 @@ def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarra
         H[at] = C.mac_units(units[at], cols[at], name)
         urb[at] = C.a_unit_row_bytes(name, cols[at])
         simd[at] = C.simd_bgrp_limited(name)
-    lmm = np.asarray(lmm_kb, dtype=np.int64) * 1024
-    rt, ct = tilings(m, k, urb, lmm)
-    tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
-    return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
-                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
-                b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
+    return H, urb, simd
 
 
 def unschedulable(cfg: dict[str, np.ndarray]) -> np.ndarray:
