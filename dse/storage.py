@@ -155,8 +155,8 @@ class BackgroundSync:
     :meth:`request` returns at once; the thread's next sync, started after the request, covers it. Requests
     that arrive while a sync runs are covered together by the next one (a group commit), so a study whose
     trials are told faster than the disk syncs (``batch_size: 1``: ~4 ms a sync on this machine, ~3 ms a
-    trial) waits for none of them. :meth:`wait` returns when every request made so far is covered: the end of
-    every worker loop calls it (:func:`sync_journals`), and so does this process's exit.
+    trial) waits for none of them. :meth:`wait` returns when every request made so far is covered:
+    :func:`sync_journals` calls it before ``dse run`` returns, before a worker process reports, and at exit.
     """
 
     def __init__(self, path: str) -> None:
@@ -221,7 +221,7 @@ _SYNCS: list[BackgroundSync] = []
 
 
 def sync_journals() -> None:
-    """Wait for every journal sync this process has requested (the end of a worker loop, and exit)."""
+    """Wait for every journal sync this process has requested (the end of a run or worker, and exit)."""
     for sync in list(_SYNCS):
         if sync.pid == os.getpid():
             sync.wait()
