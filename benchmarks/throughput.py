@@ -6,7 +6,8 @@ space. Both on the same random points, same run. :func:`measure_speed` adds
 the study paths and yardsticks of issue 15: one point through
 ``dse.objective.evaluate_rows`` (what ``dse run`` with batch_size 1 does),
 the bare numpy roofline (:mod:`benchmarks.roofline`) on the same batch and
-layers, and Optuna's own trial cost (:func:`benchmarks.optuna_speed.bare_trial_s`).
+layers, and Optuna's own trial cost (:func:`benchmarks.optuna_speed.bare_trial`, interleaved with the one
+point's rows).
 """
 
 from __future__ import annotations
