@@ -1,0 +1,134 @@
+"""EMAX batched paths, ninth round (issue 15): a plan table taking every plan in order gives its own columns
+(``traffic.PlanTable.take`` -> ``PlanTable._every``, ``traffic._is_every``: an EMAXV chunk keeps every plan it
+builds). Each fast path is compared with the general one bit for bit."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archmodels import get_model
+from archmodels.emax import model as em
+from archmodels.emax import traffic
+
+from .test_emax_batched_paths5 import _dump, _rows, _same_tables
+
+_CAUGHT: dict = {}
+
+
+def _tables(arch: str, wl: str, n: int, seed: int) -> list:
+    """Every builder table (conv and pooling, FC) planned while ``n`` random points of ``wl`` are evaluated (caches
+    cleared): large ones hold :class:`traffic._SlotMoves` blocks, one point's :class:`traffic._Moves`."""
+    key = (arch, wl, n, seed)
+    if key not in _CAUGHT:
+        got = []
+
+        def spy(real):
+            def f(*args):
+                out = real(*args)
+                got.append(out)
+                return out
+            return f
+
+        em.workload_plans.cache_clear()
+        with mock.patch.object(em, "emaxvr_plans", spy(traffic.emaxvr_plans)), \
+                mock.patch.object(em, "emaxv_plans", spy(traffic.emaxv_plans)), \
+                mock.patch.object(em, "fc_plans", spy(traffic.fc_plans)):
+            get_model(arch).evaluate_points(wl, _rows(arch, n, seed))
+        em.workload_plans.cache_clear()
+        _CAUGHT[key] = got
+    return _CAUGHT[key]
+
+
+def _general_take(tab: traffic.PlanTable, rows: np.ndarray) -> traffic.PlanTable:
+    with mock.patch.object(traffic, "_is_every", lambda rows, moves: False):
+        return tab.take(rows)
+
+
+def _same_blocks(got: traffic.PlanTable, want: traffic.PlanTable) -> None:
+    """The two tables' data movement blocks: the same matrices (values, dtypes, shapes), the same plan rows."""
+    assert len(got.moves) == len(want.moves)
+    for (a, at_a), (b, at_b) in zip(got.moves, want.moves):
+        assert type(a) is traffic._Moves and type(b) is traffic._Moves
+        assert np.array_equal(at_a, at_b)
+        for f in traffic._Moves.__dataclass_fields__:
+            x, y = getattr(a, f), getattr(b, f)
+            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y, equal_nan=True), f
+
+
+@pytest.mark.parametrize("arch,wl,n", [("emaxv", "vgg16-conv", 200), ("emaxv", "vgg16", 1), ("emaxvr", "alexnet", 40),
+                                       ("emaxvr", "vgg16", 1), ("emaxv", "lenet", 60)])
+def test_take_of_every_plan_equals_the_general_take(arch, wl, n):
+    """PlanTable.take of every plan in order (the table's own columns, each block's matrices as take builds them)
+    equals the general take (every column gathered, every block taken row by row): every plan column (dtype and
+    bits), label, source row, entry table and block matrix; tables with _SlotMoves blocks (a batch's) and with
+    _Moves blocks (one point's), conv, pooling and FC builders'."""
+    kinds = set()
+    for tab in _tables(arch, wl, n, 5):
+        rows = np.arange(len(tab))
+        got, want = tab.take(rows), _general_take(tab, rows)
+        _same_tables(got, want)
+        _same_blocks(got, want)
+        kinds |= {type(b).__name__ for b, _ in tab.moves}
+        for (b, _), (g, _) in zip(tab.moves, got.moves):
+            if isinstance(b, traffic._Moves):
+                assert g is b  # (a _Moves block as it is, so the one-point paths see _Moves: timing._few)
+        # the columns are the table's own (read only), in dicts of their own
+        assert got.plan is not tab.plan and all(got.plan[k] is v for k, v in tab.plan.items())
+    assert kinds
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_take_of_other_rows_is_the_general_take(data):
+    """Rows that are not every plan in order (a permutation, a subset, repeats left out: take's rows are distinct,
+    reversed, every plan but one) are taken by the general path: _is_every says no, the result equals it."""
+    tab = _tables("emaxv", "vgg16-conv", 200, 5)[0]
+    n = len(tab)
+    kind = data.draw(st.sampled_from(["perm", "subset", "reversed", "drop_last", "drop_first"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1)))
+    rows = {"perm": rng.permutation(n), "subset": np.sort(rng.choice(n, int(rng.integers(0, n)), replace=False)),
+            "reversed": np.arange(n)[::-1].copy(), "drop_last": np.arange(n - 1), "drop_first": np.arange(1, n)}[kind]
+    if kind == "perm" and (rows == np.arange(n)).all():
+        rows = rows[::-1].copy()
+    assert not (len(rows) == n and traffic._is_every(rows, tab.moves))
+    got, want = tab.take(rows), _general_take(tab, rows)
+    _same_tables(got, want)
+    _same_blocks(got, want)
+
+
+def test_is_every_checks_the_blocks():
+    """_is_every: rows 0..n-1 only, each block's plan rows increasing, a _SlotMoves block planning as many plans as
+    it has rows (else its matrices of every plan would not be the rows' own)."""
+    tab = next(t for t in _tables("emaxv", "vgg16-conv", 200, 5)
+               if any(isinstance(b, traffic._SlotMoves) for b, _ in t.moves))
+    rows = np.arange(len(tab))
+    assert traffic._is_every(rows, tab.moves)
+    assert not traffic._is_every(rows[::-1], tab.moves)
+    (block, at), *rest = tab.moves
+    swapped = at.copy()
+    if len(at) > 1:
+        swapped[[0, 1]] = swapped[[1, 0]]
+        assert not traffic._is_every(rows, ((block, swapped), *rest))
+    if isinstance(block, traffic._SlotMoves):
+        assert not traffic._is_every(rows, ((block, at[:-1]), *rest))
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16-conv", "vgg16", "lenet"]))
+def test_a_batch_taking_every_plan_equals_the_general_take(seed, wl):
+    """A batch of random EMAXV points (every chunk keeps every plan) gives every point the contract dictionary it
+    gets with the general take."""
+    m = get_model("emaxv")
+    rows = _rows("emaxv", 30, seed)
+    em.workload_plans.cache_clear()
+    fast = m.evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+    with mock.patch.object(traffic, "_is_every", lambda rows, moves: False):
+        slow = m.evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+    assert [_dump(fast.point(i)) for i in range(fast.n)] == [_dump(slow.point(i)) for i in range(slow.n)]
