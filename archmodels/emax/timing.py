@@ -471,10 +471,11 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
     pt = pts[pair]
     bus = link.bus_bytes[pt]
     h_pair, h_e = _expand(h, len(tab), rows, every)
+    at, h_at = _Take(e, every), _Take(h_e, every)  # (every plan in order: the sub-tables as they are)
     out = _sums(n * (nk + 1),
-                (pair * (nk + 1) + r["kind"][e], r["count"][e] * words(r["each"][e], r["weight"][e], bus, link.elem[pt]) * bus),
-                (h_pair * (nk + 1) + h["kind"][h_e], h["bytes"][h_e])).reshape(n, nk + 1)
-    order = tab.read_order[rows]
+                (pair * (nk + 1) + at(r["kind"]), at(r["count"]) * words(at(r["each"]), at(r["weight"]), bus, link.elem[pt]) * bus),
+                (h_pair * (nk + 1) + h_at(h["kind"]), h_at(h["bytes"]))).reshape(n, nk + 1)
+    order = _Take(rows, every)(tab.read_order)
     named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + order]  # [pair, j]: its j-th named kind's bytes
     total = np.zeros(n)
     for j in range(nk):
