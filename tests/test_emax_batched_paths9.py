@@ -8,7 +8,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from archmodels import get_model
@@ -131,4 +131,75 @@ def test_a_batch_taking_every_plan_equals_the_general_take(seed, wl):
     with mock.patch.object(traffic, "_is_every", lambda rows, moves: False):
         slow = m.evaluate_points(wl, rows)
     em.workload_plans.cache_clear()
+    assert [_dump(fast.point(i)) for i in range(fast.n)] == [_dump(slow.point(i)) for i in range(slow.n)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(0, 40), step=st.integers(1, 12))
+def test_group_chunks_equal_the_groups_of_each_chunk(data, n, step):
+    """_Groups.chunks (every point in one array, each chunk its slice) gives, chunk by chunk, what _Groups of the
+    chunk's point arrays gives: the points and counts of any combinations taken, the one-combination case included."""
+    groups = [data.draw(st.lists(st.integers(0, 10_000), min_size=1, max_size=4)) for _ in range(n)]
+    chunks = em._Groups.chunks(groups, step)
+    assert len(chunks) == len(range(0, n, step))
+    for lo, got in zip(range(0, n, step), chunks):
+        want = em._Groups([np.array(v) for v in groups[lo:lo + step]])
+        assert got.one == want.one and got.lens.tolist() == want.lens.tolist()
+        assert got.flat.dtype == want.flat.dtype and got.flat.tolist() == want.flat.tolist()
+        ks = np.array(data.draw(st.lists(st.integers(0, len(want.lens) - 1), max_size=8)), dtype=np.int64)
+        (gp, gn), (wp, wn) = got.take(ks), want.take(ks)
+        assert gp.dtype == wp.dtype and gp.tolist() == wp.tolist() and gn.tolist() == wn.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), size=st.integers(1, 20_000), sort=st.booleans(), obj=st.booleans())
+def test_scatter_index_writes_as_the_positions(data, size, sort, obj):
+    """a[_scatter_index(flat, size)] = v writes what a[flat] = v writes: distinct positions in any order, above and
+    below SCATTER_MASK_FROM, float and object arrays (a mask only for strictly increasing positions)."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1)))
+    flat = rng.choice(size, int(rng.integers(0, size + 1)), replace=False)
+    if sort:
+        flat = np.sort(flat)
+    v = rng.random(len(flat))
+    a, b = (np.full(size, None, dtype=object), np.full(size, None, dtype=object)) if obj else \
+        (np.full(size, np.nan), np.full(size, np.nan))
+    vals = v.astype(object) if obj else v
+    to = em._scatter_index(flat, size)
+    if to.dtype == bool:
+        assert len(flat) >= em.SCATTER_MASK_FROM and (np.diff(flat) > 0).all()
+    a[to] = vals
+    b[flat] = vals
+    assert a.tolist() == b.tolist() if obj else np.array_equal(a, b, equal_nan=True)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
+       wl=st.sampled_from(["vgg16-conv", "alexnet", "lenet"]), mixed=st.booleans())
+@example(seed=3, arch="emaxv", wl="vgg16-conv", mixed=False)
+def test_a_batch_equals_it_without_the_every_plan_and_mask_paths(seed, arch, wl, mixed):
+    """A batch of random points gives every point the contract dictionary it gets with every gather taken by
+    position (timing._every never true: _plan_metrics' columns, the labels, pair_dram_reads' sub-tables) and the
+    results scattered by position (no mask); random points of the declared space (EMAXV: one plan per (layer,
+    point), so the choice reads every plan in order: checked to happen) or ``mixed`` with small arrays, LMMs and
+    criterion=dram (layers without a plan, several candidates)."""
+    m = get_model(arch)
+    n = 300 if arch == "emaxv" else 60
+    rows = _rows(arch, n, seed) if mixed else m.params.random_rows(n, np.random.default_rng(seed))
+    real, hits = em.timing._every, []
+
+    def spy(tab, r):
+        out = real(tab, r)
+        hits.append(out)
+        return out
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em, "SCATTER_MASK_FROM", 1), mock.patch.object(em.timing, "_every", spy):
+        fast = m.evaluate_points(wl, rows)  # (every chunk's increasing pairs by a mask)
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em.timing, "_every", lambda tab, rows: False), \
+            mock.patch.object(em, "SCATTER_MASK_FROM", 1 << 62):
+        slow = m.evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+    if arch == "emaxv" and wl == "vgg16-conv" and not mixed:
+        assert sum(hits) >= 6  # (the choice, its states, flows, DRAM reads, metrics and labels: every plan in order)
     assert [_dump(fast.point(i)) for i in range(fast.n)] == [_dump(slow.point(i)) for i in range(slow.n)]
