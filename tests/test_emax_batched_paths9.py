@@ -203,3 +203,90 @@ def test_a_batch_equals_it_without_the_every_plan_and_mask_paths(seed, arch, wl,
     if arch == "emaxv" and wl == "vgg16-conv" and not mixed:
         assert sum(hits) >= 6  # (the choice, its states, flows, DRAM reads, metrics and labels: every plan in order)
     assert [_dump(fast.point(i)) for i in range(fast.n)] == [_dump(slow.point(i)) for i in range(slow.n)]
+
+
+def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same values bit for bit where they are numbers (signs of zeros included), NaN where the other is NaN."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=True) and \
+        np.array_equal(np.signbit(a), np.signbit(b) | np.isnan(b) & np.signbit(a))
+
+
+_SPECIAL = st.sampled_from([0.0, -0.0, 1.0, 3.0, 0.5, 7.25, 1e300, np.inf, np.nan, -2.0])
+_VALUE = st.one_of(_SPECIAL, st.floats(0.0, 1e6, allow_nan=False), st.integers(0, 4096).map(float))
+
+
+@st.composite
+def _blocks(draw):  # noqa: C901
+    """A random [plans, columns] block of every plan (some columns unused per plan), its host bytes, points and link:
+    phases in any order, reads and writes, weights and other kinds, staging columns, host reads, special values."""
+    n = draw(st.integers(1, 12))
+    ns, n_st, n_h = draw(st.integers(1, 4)), draw(st.integers(0, 2)), draw(st.integers(0, 2))  # (<= 8 columns)
+    mat = lambda cols: np.array(draw(st.lists(_VALUE, min_size=n * cols, max_size=n * cols)), dtype=float).reshape(n, cols)
+    flags = lambda cols: np.array(draw(st.lists(st.booleans(), min_size=n * cols, max_size=n * cols)), bool).reshape(n, cols)
+    phase = np.array(draw(st.lists(st.integers(0, 4), min_size=ns, max_size=ns)), dtype=np.int64)
+    write = np.array(draw(st.lists(st.booleans(), min_size=ns, max_size=ns)), bool)
+    rd_kind = np.array(draw(st.lists(st.integers(0, 4), min_size=ns + n_st, max_size=ns + n_st)), dtype=np.int64)
+    h_kind = np.array(draw(st.lists(st.integers(0, 4), min_size=n_h, max_size=n_h)), dtype=np.int64)
+    bursts, per_burst, par, each_x, each_s = mat(ns), mat(ns), mat(ns), mat(ns), mat(n_st)
+    dram = flags(ns)
+    count = bursts * per_burst
+    xfer_on = flags(ns) & (count > 0)
+    rd_on = np.concatenate([xfer_on & dram & ~write, flags(n_st)], axis=1)
+    block = traffic._Moves(xfer_on, phase, write, bursts, per_burst, par, dram, rd_on,
+                           np.concatenate([count, mat(n_st)], axis=1), np.concatenate([each_x, each_s], axis=1), rd_kind,
+                           flags(n_h), mat(n_h), h_kind)
+    host = np.array(draw(st.lists(_VALUE, min_size=n, max_size=n)), dtype=float)
+    n_pts = draw(st.integers(1, 4))
+    same_bus = draw(st.booleans())
+    pick = lambda xs: [draw(st.sampled_from(xs)) for _ in range(n_pts)]
+    link = em.Link(np.array(pick([50.0, 240.0, 1000.0])), np.array(pick([64.0] if same_bus else [32.0, 64.0, 512.0])),
+                   np.array(pick([0.1, 12.8, 1000.0])), np.array(pick([0.0, 62.5, 10000.0])),
+                   np.array(pick([0.1, 15.36, 10000.0])), np.array(pick([0.0, 4.0, 1000.0])),
+                   np.array(pick([2.0] if same_bus else [2.0, 4.0])), np.array(pick([2.0, 8.0])))
+    pts = np.array([draw(st.integers(0, n_pts - 1)) for _ in range(n)], dtype=np.int64)
+    tab = traffic.PlanTable({"host": host}, {}, np.arange(n), ((block, np.arange(n)),))
+    return tab, pts, link
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=_blocks(), variants=st.sampled_from([(True, False), (True,), (False,)]))
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (the sub-tables' own: infinities and NaN on purpose)
+def test_dense_flows_and_reads_equal_the_sub_tables(case, variants):
+    """Every plan of one block in order (_dense): the transfers' sums column by column over the matrices
+    (_dense_flows, _dense_reads) equal the sub-tables' bincounts (_entry_flows, the general pair_dram_reads) bit for
+    bit: every key, both variants, staging and host reads, NaN, infinities, -0.0, unused columns holding any value,
+    one or several bus widths."""
+    from archmodels.emax import timing
+
+    tab, pts, link = case
+    rows = np.arange(len(tab))
+    block = timing._dense(tab, rows)
+    assert block is tab.moves[0][0]
+    want = timing._entry_flows(tab, rows, pts, link, variants)
+    got = timing._dense_flows(block, tab.plan["host"], pts, link, variants)
+    assert sorted(got) == sorted(want)
+    for k in want:
+        assert _bits_equal(got[k], want[k]), k
+    with mock.patch.object(timing, "_few", lambda tab, rows: False):  # (not the one-point paths: a batch's)
+        with mock.patch.object(timing, "_dense", lambda tab, rows: None):
+            want_r = timing.pair_dram_reads(tab, rows, pts, link)
+        got_r = timing.pair_dram_reads(tab, rows, pts, link)
+    assert len(got_r) == 2 and all(_bits_equal(a, b) for a, b in zip(got_r, want_r))
+
+
+def test_dense_only_for_every_plan_of_one_small_block():
+    """_dense: the pairs every plan in order, one _Moves block of the table's plans in order, few columns; else
+    the sub-tables (None)."""
+    from archmodels.emax import timing
+
+    tab = _tables("emaxv", "vgg16-conv", 200, 5)[0].take(np.arange(len(_tables("emaxv", "vgg16-conv", 200, 5)[0])))
+    rows = np.arange(len(tab))
+    assert timing._dense(tab, rows) is tab.moves[0][0]
+    assert timing._dense(tab, rows[:-1]) is None and timing._dense(tab, rows[::-1].copy()) is None
+    (b, at), = tab.moves
+    assert timing._dense(traffic.PlanTable(tab.plan, tab.label, tab.src, ((b, at[::-1].copy()),)), rows) is None
+    with mock.patch.object(timing, "DENSE_COLUMNS_UPTO", 1):
+        assert timing._dense(tab, rows) is None
+    vr = next(t for t in _tables("emaxvr", "alexnet", 40, 5) if len(t) > 64).take(np.arange(64))
+    assert timing._dense(vr, np.arange(64)) is None  # (EMAXVR: ~30 columns)
