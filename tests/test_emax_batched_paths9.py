@@ -290,3 +290,27 @@ def test_dense_only_for_every_plan_of_one_small_block():
         assert timing._dense(tab, rows) is None
     vr = next(t for t in _tables("emaxvr", "alexnet", 40, 5) if len(t) > 64).take(np.arange(64))
     assert timing._dense(vr, np.arange(64)) is None  # (EMAXVR: ~30 columns)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=_blocks())
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_read_order_column_by_column_equals_the_blocks(case):
+    """timing._read_order (one where per column) equals _Moves.read_order and the sub-tables' read_order
+    (_Moves.entries) of random blocks: kinds named by reads and host reads, in any order, some by none."""
+    from archmodels.emax import timing
+
+    tab, _, _ = case
+    b = tab.moves[0][0]
+    got = timing._read_order(b)
+    assert got.dtype == np.int64 and np.array_equal(got, b.read_order())
+    assert np.array_equal(got, b.entries()["read_order"])
+
+
+def test_read_order_of_a_batch_block():
+    """The same on an EMAXV batch's block (every kind named or not)."""
+    from archmodels.emax import timing
+
+    for tab in _tables("emaxv", "vgg16-conv", 200, 5):
+        b = tab.take(np.arange(len(tab))).moves[0][0]
+        assert np.array_equal(timing._read_order(b), b.read_order())

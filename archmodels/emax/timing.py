@@ -595,11 +595,28 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     for j in range(b.h_on.shape[1]):
         by_kind[int(b.h_kind[j])] += np.where(b.h_on[:, j], b.h_bytes[:, j], 0.0)
     out = np.ascontiguousarray(by_kind.T)
-    named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + b.read_order()]  # [pair, j]: its j-th named kind's bytes
+    named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + _read_order(b)]  # [pair, j]: its j-th named kind's bytes
     total = np.zeros(n)
     for j in range(nk):
         total = total + named[:, j]
     return out[:, :nk], total
+
+
+def _read_order(b: _Moves) -> np.ndarray:
+    """:meth:`_Moves.read_order` column by column: each kind's first named column (reads, then host reads) by one
+    ``where`` per column from the last to the first, instead of a pass per kind over the matrices (a block of few
+    columns: :func:`_dense`)."""
+    nk, n = len(KINDS), len(b.rd_on)
+    n_rd = b.rd_on.shape[1]
+    big = n_rd + b.h_on.shape[1]
+    pos = np.full((nk, n), big, dtype=np.int64)
+    for j in range(big - 1, -1, -1):  # a kind's earlier column named by a plan overwrites its later ones
+        k = int(b.rd_kind[j] if j < n_rd else b.h_kind[j - n_rd])
+        pos[k] = np.where(b.rd_on[:, j] if j < n_rd else b.h_on[:, j - n_rd], j, pos[k])
+    pos = pos.T
+    order = np.argsort(pos, axis=1, kind="stable")
+    # (pos taken in argsort order is pos sorted: np.sort, as _Moves.entries)
+    return np.where(np.sort(pos, axis=1) == big, nk, order)
 
 
 def _few_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
