@@ -603,16 +603,28 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
 
 
 def _read_order(b: _Moves) -> np.ndarray:
-    """:meth:`_Moves.read_order` column by column: each kind's first named column (reads, then host reads) by one
-    ``where`` per column from the last to the first, instead of a pass per kind over the matrices (a block of few
-    columns: :func:`_dense`)."""
-    nk, n = len(KINDS), len(b.rd_on)
-    n_rd = b.rd_on.shape[1]
-    big = n_rd + b.h_on.shape[1]
+    """:meth:`_Moves.read_order` of a block of few columns (:func:`_dense`): a plan's order depends only on which
+    columns it names (reads, then host reads) and their kinds, so it is found once per distinct set of named columns
+    (a code of one bit per column: a few of them in a chunk) and gathered per plan."""
+    ons = [b.rd_on[:, j] for j in range(b.rd_on.shape[1])] + [b.h_on[:, j] for j in range(b.h_on.shape[1])]
+    kinds = b.rd_kind.tolist() + b.h_kind.tolist()
+    code = np.zeros(len(b.rd_on), dtype=np.int64)
+    for j, on in enumerate(ons):
+        code |= on.astype(np.int64) << j
+    present = np.flatnonzero(np.bincount(code, minlength=1 << len(ons)))
+    at = np.zeros(1 << len(ons), dtype=np.int64)
+    at[present] = np.arange(len(present))
+    return _order_of_named([(present >> j) & 1 > 0 for j in range(len(ons))], kinds, len(present))[at[code]]
+
+
+def _order_of_named(ons: list[np.ndarray], kinds: list[int], n: int) -> np.ndarray:
+    """Per row, the kinds its named columns (``ons[j]``: which rows name column j, of kind ``kinds[j]``) name, in
+    first-named order, padded with len(KINDS): each kind's first named column by one ``where`` per column from the
+    last to the first, then a stable sort of the positions (:meth:`_Moves.read_order`'s numbers)."""
+    nk, big = len(KINDS), len(ons)
     pos = np.full((nk, n), big, dtype=np.int64)
-    for j in range(big - 1, -1, -1):  # a kind's earlier column named by a plan overwrites its later ones
-        k = int(b.rd_kind[j] if j < n_rd else b.h_kind[j - n_rd])
-        pos[k] = np.where(b.rd_on[:, j] if j < n_rd else b.h_on[:, j - n_rd], j, pos[k])
+    for j in range(big - 1, -1, -1):  # a kind's earlier column named by a row overwrites its later ones
+        pos[kinds[j]] = np.where(ons[j], j, pos[kinds[j]])
     pos = pos.T
     order = np.argsort(pos, axis=1, kind="stable")
     # (pos taken in argsort order is pos sorted: np.sort, as _Moves.entries)
