@@ -183,8 +183,102 @@ def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     """:func:`pair_states` for each ``for_choice`` of ``variants`` (the shared part computed once): the transfers'
     sums in Python numbers for a few pairs of a few transfers each (:func:`_few_flows`), else from the transfer
     sub-tables (:func:`_entry_flows`; the same bits)."""
-    flows = _few_flows if _few(tab, rows) else _entry_flows
-    return _states(tab, rows, pts, link, variants, flows(tab, rows, pts, link, variants))
+    if _few(tab, rows):
+        flows = _few_flows(tab, rows, pts, link, variants)
+    else:
+        block = _dense(tab, rows)
+        flows = (_entry_flows(tab, rows, pts, link, variants) if block is None else
+                 _dense_flows(block, tab.plan["host"], pts, link, variants))
+    return _states(tab, rows, pts, link, variants, flows)
+
+
+#: transfer and host columns up to which :func:`_dense` lets every plan's sums be taken over the block's [plans,
+#: columns] matrices column by column (EMAXV: 4 transfer columns and a host read) instead of listing the transfers
+#: first (``PlanTable.xfer``, ``read``: nonzero, gathers, bincount)
+DENSE_COLUMNS_UPTO = 8
+
+
+def _dense(tab: PlanTable, rows: np.ndarray) -> _Moves | None:
+    """The table's one block, when the pairs ``rows`` are its plans, each once, in order (:func:`_every`), all in
+    one :class:`_Moves` block (its rows the table's plans in order) of few columns (:data:`DENSE_COLUMNS_UPTO`):
+    an EMAXV chunk's choice (one candidate per (layer, point)); else None."""
+    if len(tab.moves) != 1:
+        return None
+    block, at = tab.moves[0]
+    if (not isinstance(block, _Moves) or block.rd_on.shape[1] + block.h_on.shape[1] > DENSE_COLUMNS_UPTO
+            or len(at) != len(tab) or not _every(tab, rows) or not (at == np.arange(len(at))).all()):
+        return None
+    return block
+
+
+def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
+                 variants: tuple[bool, ...]) -> dict[str, np.ndarray]:
+    """:func:`_entry_flows` of every plan of block ``b`` (pair k = plan k at point ``pts[k]``; ``host``: the plans'
+    host bytes) column by column over its matrices: each (pair, phase) sum from 0.0 adds the phase's transfer columns
+    in slot order, then (PLOAD) the staging columns, as the sub-tables list them; a column a plan does not use adds
+    +0.0 (a sum from 0.0 is never -0.0: x + 0.0 is x) and gives -inf to the longest burst (the maximum of the values
+    in the same order; none: 0.0 as :func:`_maxima`). The same bits as the sub-tables' bincounts."""
+    n, nph = len(pts), len(PHASES)
+    ns = len(b.phase)
+    bus, elem = link.bus_bytes[pts], link.elem[pts]
+    lat_d, lat_s = link.lat_dram[pts], link.lat_spm[pts]
+    choice, report = True in variants, False in variants
+    work, dram_x, spm_x = np.zeros((nph, n)), np.zeros((nph, n)), np.zeros((nph, n))
+    longest: list = [None] * nph
+    rd, wr = 0.0 + host, np.zeros(n)  # (the host's reads first: a sum from 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not use: discarded)
+        for j in np.argsort(b.phase, kind="stable").tolist():  # phase by phase, slot order within a phase
+            ph = int(b.phase[j])
+            on = b.xfer_on[:, j]
+            read = 0.0 if b.write[j] else 1.0
+            weight = 1.0 if b.rd_kind[j] == 1 else 0.0
+            count, each = b.rd_count[:, j], b.rd_each[:, j]
+            dram = b.dram[:, j].astype(float)
+            w = words(each, weight, bus, elem)
+            cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, lat_d, lat_s) + w
+            moved = count * np.where(read > 0, w * bus, each)
+            rounds = b.bursts[:, j] * np.ceil(b.per_burst[:, j] / b.par[:, j] - 1e-9)
+            work[ph] += np.where(on, count * cost, 0.0)
+            r = np.where(on, rounds * cost, -np.inf)
+            longest[ph] = r if longest[ph] is None else np.maximum(longest[ph], r)
+            md = moved * dram
+            dram_x[ph] += np.where(on, md, 0.0)
+            spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
+            rd = rd + np.where(on, md * read, 0.0)
+            wr = wr + np.where(on, md * (1 - read), 0.0)
+        staged = np.zeros(n)
+        for j in range(ns, b.rd_on.shape[1]):  # staging reads (on: a positive count), in order
+            st_b = b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
+            staged = staged + np.where(b.rd_on[:, j], st_b, 0.0)
+    longest = np.stack([np.zeros(n) if v is None else np.maximum(0.0, v) for v in longest], axis=1).reshape(-1)
+    out = {"work": work.T.reshape(-1), "longest": longest}
+    has_stage = b.rd_on.shape[1] > ns
+    if choice:
+        if has_stage:  # the staging reads after the phase's transfers (PLOAD), one by one, and after the reads
+            dc, sc = dram_x.copy(), spm_x.copy()
+            rd_c = rd
+            for j in range(ns, b.rd_on.shape[1]):
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    st_b = b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
+                v = np.where(b.rd_on[:, j], st_b, 0.0)
+                dc[_PLOAD_AT] += v
+                sc[_PLOAD_AT] += v
+                rd_c = rd_c + v
+            out["dram_c"], out["spm_c"], out["_dram_read"] = dc.T.reshape(-1), sc.T.reshape(-1), rd_c
+        else:
+            out["dram_c"], out["spm_c"], out["_dram_read"] = dram_x.T.reshape(-1), spm_x.T.reshape(-1), rd
+        out["_dram_write"] = wr
+    if report:
+        st = np.zeros((nph, n))
+        st[_PLOAD_AT] = staged
+        out["staged"] = st.T.reshape(-1)
+        if not _same_sums(variants, out):
+            out["dram_r"] = dram_x.T.reshape(-1)
+            out["spm_r"] = spm_x.T.reshape(-1)
+    return out
+
+
+_PLOAD_AT = PHASES.index("pload")
 
 
 def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
@@ -464,6 +558,9 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
     Python numbers, :func:`_few_reads`: the same bits)."""
     if _few(tab, rows):
         return _few_reads(tab, rows, pts, link)
+    block = _dense(tab, rows)
+    if block is not None:
+        return _dense_reads(block, pts, link)
     n, nk = len(rows), len(KINDS)
     r, h = tab.read, tab.host
     every = _every(tab, rows)
@@ -471,15 +568,67 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
     pt = pts[pair]
     bus = link.bus_bytes[pt]
     h_pair, h_e = _expand(h, len(tab), rows, every)
+    at, h_at = _Take(e, every), _Take(h_e, every)  # (every plan in order: the sub-tables as they are)
     out = _sums(n * (nk + 1),
-                (pair * (nk + 1) + r["kind"][e], r["count"][e] * words(r["each"][e], r["weight"][e], bus, link.elem[pt]) * bus),
-                (h_pair * (nk + 1) + h["kind"][h_e], h["bytes"][h_e])).reshape(n, nk + 1)
-    order = tab.read_order[rows]
+                (pair * (nk + 1) + at(r["kind"]), at(r["count"]) * words(at(r["each"]), at(r["weight"]), bus, link.elem[pt]) * bus),
+                (h_pair * (nk + 1) + h_at(h["kind"]), h_at(h["bytes"]))).reshape(n, nk + 1)
+    order = _Take(rows, every)(tab.read_order)
     named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + order]  # [pair, j]: its j-th named kind's bytes
     total = np.zeros(n)
     for j in range(nk):
         total = total + named[:, j]
     return out[:, :nk], total
+
+
+def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pair_dram_reads` of every plan of block ``b`` (pair k = plan k, :func:`_dense`) column by column: per
+    kind from 0.0 its read columns in order (transfers, then staging), then its host columns, a column a plan does
+    not read adding +0.0; the total kind by kind in the plan's first-named order (:meth:`_Moves.read_order`)."""
+    n, nk = len(pts), len(KINDS)
+    bus, elem = link.bus_bytes[pts], link.elem[pts]
+    by_kind = np.zeros((nk + 1, n))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
+        for j in range(b.rd_on.shape[1]):
+            k = int(b.rd_kind[j])
+            v = b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if k == 1 else 0.0, bus, elem) * bus
+            by_kind[k] += np.where(b.rd_on[:, j], v, 0.0)
+    for j in range(b.h_on.shape[1]):
+        by_kind[int(b.h_kind[j])] += np.where(b.h_on[:, j], b.h_bytes[:, j], 0.0)
+    out = np.ascontiguousarray(by_kind.T)
+    named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + _read_order(b)]  # [pair, j]: its j-th named kind's bytes
+    total = np.zeros(n)
+    for j in range(nk):
+        total = total + named[:, j]
+    return out[:, :nk], total
+
+
+def _read_order(b: _Moves) -> np.ndarray:
+    """:meth:`_Moves.read_order` of a block of few columns (:func:`_dense`): a plan's order depends only on which
+    columns it names (reads, then host reads) and their kinds, so it is found once per distinct set of named columns
+    (a code of one bit per column: a few of them in a chunk) and gathered per plan."""
+    ons = [b.rd_on[:, j] for j in range(b.rd_on.shape[1])] + [b.h_on[:, j] for j in range(b.h_on.shape[1])]
+    kinds = b.rd_kind.tolist() + b.h_kind.tolist()
+    code = np.zeros(len(b.rd_on), dtype=np.int64)
+    for j, on in enumerate(ons):
+        code |= on.astype(np.int64) << j
+    present = np.flatnonzero(np.bincount(code, minlength=1 << len(ons)))
+    at = np.zeros(1 << len(ons), dtype=np.int64)
+    at[present] = np.arange(len(present))
+    return _order_of_named([(present >> j) & 1 > 0 for j in range(len(ons))], kinds, len(present))[at[code]]
+
+
+def _order_of_named(ons: list[np.ndarray], kinds: list[int], n: int) -> np.ndarray:
+    """Per row, the kinds its named columns (``ons[j]``: which rows name column j, of kind ``kinds[j]``) name, in
+    first-named order, padded with len(KINDS): each kind's first named column by one ``where`` per column from the
+    last to the first, then a stable sort of the positions (:meth:`_Moves.read_order`'s numbers)."""
+    nk, big = len(KINDS), len(ons)
+    pos = np.full((nk, n), big, dtype=np.int64)
+    for j in range(big - 1, -1, -1):  # a kind's earlier column named by a row overwrites its later ones
+        pos[kinds[j]] = np.where(ons[j], j, pos[kinds[j]])
+    pos = pos.T
+    order = np.argsort(pos, axis=1, kind="stable")
+    # (pos taken in argsort order is pos sorted: np.sort, as _Moves.entries)
+    return np.where(np.sort(pos, axis=1) == big, nk, order)
 
 
 def _few_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray]:
