@@ -162,9 +162,23 @@ def seqsum(arrays, n: int | None = None) -> np.ndarray:
     return total
 
 
+#: rows of at least this many elements are summed by a loop of in-place additions, smaller ones by one
+#: ``np.add.accumulate`` (the same additions in the same order, so the same bits). Accumulating along a leading
+#: axis writes every partial sum and walks memory across rows: 21 rows of 3 x 4,096 took 2.7 ms against 0.14 ms
+#: for the loop; at 3 x 32 the loop's 20 calls cost 35 us against 10 us.
+ROW_LOOP_FROM = 256
+
+
 def row_sum(rows: np.ndarray) -> np.ndarray:
     """Sum of the rows of a float array, one row after the other (the order of :func:`seqsum`)."""
-    return np.add.accumulate(rows, axis=0)[-1] if len(rows) > 1 else rows[0].copy()
+    if len(rows) == 1:
+        return rows[0].copy()
+    if rows[0].size < ROW_LOOP_FROM:
+        return np.add.accumulate(rows, axis=0)[-1]
+    total = rows[0].copy()
+    for row in rows[1:]:
+        total += row
+    return total
 
 
 def layer_sums(layers: list, keys: Sequence[str], n: int, from_zero: bool = False) -> dict[str, np.ndarray]:
@@ -249,7 +263,7 @@ def _layer_cube(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fal
 
 def _cube_sums(cube: np.ndarray) -> np.ndarray:
     """Sums over the layer axis of a (keys x layers x points) array, one layer after the other (:func:`row_sum`)."""
-    return np.add.accumulate(cube, axis=1)[:, -1] if cube.shape[1] > 1 else cube[:, 0].copy()
+    return row_sum(cube.swapaxes(0, 1))
 
 
 def stacked(arrays: list) -> np.ndarray | None:
