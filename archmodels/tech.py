@@ -379,7 +379,8 @@ def _bisect_parts(parts: list[tuple[int, np.ndarray]]) -> list[np.ndarray]:
     v0 = np.repeat([_VDD[nd] for nd, _ in parts], counts)
     _, hi = _bisect_loop(lo, hi, vt, target, _BISECT_STEPS - _TREE_DEPTH)  # the steps the table does not hold
     ratios = hi / v0
-    return np.split(ratios, np.cumsum(counts[:-1])) if len(parts) > 1 else [ratios]
+    ends = np.cumsum([0] + counts).tolist()
+    return [ratios[a:b] for a, b in zip(ends, ends[1:])]
 
 
 def _bisect_loop(lo: np.ndarray, hi: np.ndarray, vt: np.ndarray, target: np.ndarray,
