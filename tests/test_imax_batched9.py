@@ -36,10 +36,22 @@ def _same(a, b) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 300), steps=st.integers(0, 30), seed=st.integers(0, 2**32 - 1))
-def test_bisect_loop_in_place_equals_the_where_loop(n, steps, seed):
+@given(n=st.integers(1, 700), steps=st.integers(0, 30), seed=st.integers(0, 2**32 - 1),
+       limit=st.sampled_from([None, 0, 10**6]))
+def test_bisect_loop_in_place_equals_the_where_loop(n, steps, seed, limit):
     """From any bounds (the tree's intervals or the whole range), targets inside and outside the range: (lo, hi)
-    after the steps == the where loop's; the inputs are not altered."""
+    after the steps == the where loop's, in place (up to _IN_PLACE_MAX clocks) or not; the inputs are not
+    altered."""
+    kept_limit = tech._IN_PLACE_MAX
+    if limit is not None:
+        tech._IN_PLACE_MAX = limit
+    try:
+        _check_bisect_loop(n, steps, seed)
+    finally:
+        tech._IN_PLACE_MAX = kept_limit
+
+
+def _check_bisect_loop(n: int, steps: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     nodes = rng.choice(np.array(tech.NODES_NM), n)
     v0 = np.array([tech.VDD_NOM[int(x)] for x in nodes])
