@@ -350,23 +350,66 @@ def _bisect_vdd_ratios(f: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     steps for all nodes at once (each element's steps are its own, and a node's constants enter them as numbers,
     the same bits as the one-node loop's scalars). ~2.5x fewer numpy calls on a two-node batch."""
     masks = node_masks(nodes)
-    trees = [bisection_tree(nd) for nd, _ in masks]
+    out = np.empty(f.shape)
+    for (_, sel), ratios in zip(masks, _bisect_parts([(nd, f[sel]) for nd, sel in masks])):
+        out[sel] = ratios
+    return out
+
+
+def _bisect_parts(parts: list[tuple[int, np.ndarray]]) -> list[np.ndarray]:
+    """:func:`_bisect_vdd_ratio` of each (node, clocks in (F_NOM, fmax]) part, bit for bit: the tables' steps
+    per part (:func:`tree_interval`), the remaining steps of every part in one :func:`_bisect_loop` over their
+    clocks side by side (each clock's node constants as its own element: the same operations)."""
+    trees = [bisection_tree(nd) for nd, _ in parts]
     if any(tree is None for tree in trees):  # (not met with the tables' nodes) the plain loop, node by node
-        out = np.empty(f.shape)
-        for nd, sel in masks:
-            out[sel] = _bisect_vdd_ratio(f[sel], nd)
-        return out
-    lo, hi, v0, vt, target = (np.empty(f.shape) for _ in range(5))
-    for (nd, sel), (mids, speeds) in zip(masks, trees):
-        v0[sel], vt[sel] = _VDD[nd], VT[nd]
-        t = np.maximum(f[sel] / F_NOM_MHZ[nd], 1.0) * _speed(_VDD[nd], nd)
-        target[sel] = t
-        lo[sel], hi[sel] = tree_interval((mids, speeds), t)
-    for _ in range(_BISECT_STEPS - _TREE_DEPTH):  # the steps the table does not hold
-        mid = (lo + hi) / 2
-        slow = (mid - vt) ** ALPHA / mid < target  # _speed(mid)
-        lo, hi = np.where(slow, mid, lo), np.where(slow, hi, mid)
-    return hi / v0
+        return [_bisect_vdd_ratio(c, nd) for nd, c in parts]
+    los, his, targets = [], [], []
+    for (nd, c), tree in zip(parts, trees):
+        t = np.maximum(c / F_NOM_MHZ[nd], 1.0) * _speed(_VDD[nd], nd)
+        targets.append(t)
+        lo, hi = tree_interval(tree, t)
+        los.append(lo)
+        his.append(hi)
+    counts = [len(c) for _, c in parts]
+    if len(parts) == 1:
+        lo, hi, target = los[0], his[0], targets[0]
+    else:
+        lo, hi, target = np.concatenate(los), np.concatenate(his), np.concatenate(targets)
+    vt = np.repeat([VT[nd] for nd, _ in parts], counts)
+    v0 = np.repeat([_VDD[nd] for nd, _ in parts], counts)
+    _, hi = _bisect_loop(lo, hi, vt, target, _BISECT_STEPS - _TREE_DEPTH)  # the steps the table does not hold
+    ratios = hi / v0
+    ends = np.cumsum([0] + counts).tolist()
+    return [ratios[a:b] for a, b in zip(ends, ends[1:])]
+
+
+#: :func:`_bisect_loop` updates its bounds in place for at most this many clocks (a random batch's ~90 above nominal)
+_IN_PLACE_MAX = 512
+
+
+def _bisect_loop(lo: np.ndarray, hi: np.ndarray, vt: np.ndarray, target: np.ndarray,
+                 steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) after ``steps`` steps of :func:`_bisect_vdd_ratio`'s loop from (lo, hi) (per clock: threshold
+    ``vt``, target speed ``target``): the same operations, into buffers kept across steps (no new arrays a step,
+    the bounds updated where the step moves them: ``np.where``'s picks) for up to :data:`_IN_PLACE_MAX` clocks;
+    more take ``np.where`` (a masked copy of random picks is ~3x slower per element than its select)."""
+    if lo.size > _IN_PLACE_MAX:
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            slow = (mid - vt) ** ALPHA / mid < target  # _speed(mid)
+            lo, hi = np.where(slow, mid, lo), np.where(slow, hi, mid)
+        return lo, hi
+    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)  # (own copies: updated in place)
+    mid, t, slow = np.empty(lo.shape), np.empty(lo.shape), np.empty(lo.shape, dtype=bool)
+    add, divide, subtract, power, less, copyto = np.add, np.divide, np.subtract, np.power, np.less, np.copyto
+    for _ in range(steps):
+        divide(add(lo, hi, out=mid), 2, out=mid)  # mid = (lo + hi) / 2
+        divide(power(subtract(mid, vt, out=t), ALPHA, out=t), mid, out=t)  # _speed(mid)
+        less(t, target, out=slow)
+        copyto(lo, mid, where=slow)  # lo = where(slow, mid, lo)
+        copyto(mid, hi, where=slow)  # where(slow, hi, mid): the new hi, in mid's buffer
+        hi, mid = mid, hi  # (the old hi's buffer takes the next step's mid)
+    return lo, hi
 
 
 #: (node, clock MHz) -> V / V_nom of the bisection, for clocks above nominal (a study meets few distinct clocks)
@@ -390,53 +433,67 @@ def vdd_ratio(clock_mhz, node_nm: int):
     return _vdd_ratios(f, [(node_nm, None)])
 
 
-def _vdd_ratios(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]]) -> np.ndarray:
+def _vdd_ratios(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]], f_nom=None) -> np.ndarray:
     """:func:`vdd_ratio` of each clock ``f`` at its node (``masks``: :func:`node_masks` of the points' nodes, or
-    ``[(node, None)]`` for all at one node): the range checks over all points at once (each node's constants
-    gathered per point: the same comparisons), then each node's clocks above nominal looked up in the memo, the
-    new clocks of every node bisected in one :func:`_bisect_vdd_ratios` call."""
+    ``[(node, None)]`` for all at one node; ``f_nom``: each point's nominal clock when the caller has it): the
+    range checks over all points at once (each node's constants gathered per point: the same comparisons), then
+    each node's clocks above nominal looked up in the memo, the new clocks of every node bisected in one
+    :func:`_bisect_parts` call. A node's clocks above nominal, up to :data:`_VDD_MEMO_KEYS` of them (a random
+    batch's ~45), are looked up one by one (a dict, no np.unique); more are made distinct first."""
     flat = f.reshape(-1)
     if masks[0][1] is None:
         nd = masks[0][0]
         f_nom, f_top = F_NOM_MHZ[nd], fmax_mhz(nd) * (1 + 1e-9)
     else:
-        f_nom = node_constants({nd: F_NOM_MHZ[nd] for nd, _ in masks}, masks, flat.shape)
+        if f_nom is None:
+            f_nom = node_constants(F_NOM_MHZ, masks, flat.shape)
+        f_nom = np.reshape(f_nom, -1)
         f_top = node_constants({nd: fmax_mhz(nd) * (1 + 1e-9) for nd, _ in masks}, masks, flat.shape)
     ok = flat <= f_top  # NaN clocks stay NaN
     v = np.where(ok, 1.0, np.nan)
     above = np.flatnonzero((flat > f_nom) & ok)  # positions in ``flat`` of the clocks to look up or bisect
-    pending = []  # (node, positions in ``flat`` of its clocks above nominal, distinct clocks, ratios, inverse)
+    if not above.size:
+        return v.reshape(f.shape)
+    pending = []  # (node, positions in ``flat``, the clocks to bisect (distinct), how to write their ratios)
     for nd, mask in masks:
         need = above if mask is None else above[mask.reshape(-1)[above]]
-        if len(need) and need.size <= _FEW:  # a few clocks (a study's one point): distinct keys by a set
+        if not need.size:
+            continue
+        if need.size <= _VDD_MEMO_KEYS:  # at most _VDD_MEMO_KEYS distinct: looked up (and kept) one by one
             clocks = flat[need].tolist()
-            got = {k: _VDD_MEMO.get((nd, k)) for k in clocks}
-            miss = [k for k, g in got.items() if g is None]
-            if miss:
-                ratios = _bisect_vdd_ratios(np.array(miss), np.full(len(miss), nd))
-                got.update(zip(miss, ratios.tolist()))
-                _remember_vdd(nd, miss, ratios)
-            v[need] = [got[k] for k in clocks]
-        elif len(need):
-            keys, inv = np.unique(flat[need], return_inverse=True)
-            if len(keys) <= _VDD_MEMO_KEYS:
-                got = np.array([_VDD_MEMO.get((nd, k), np.nan) for k in keys.tolist()])
-            else:  # many distinct clocks (random points): none remembered, nor worth remembering
-                got = np.full(len(keys), np.nan)
-            v[need] = got[inv.reshape(-1)]  # NaN for the clocks not remembered: bisected below
-            if np.isnan(got).any():
-                pending.append((nd, need, keys, got, inv.reshape(-1)))
-    if pending:  # every node's new clocks: one bisection
-        miss = [np.isnan(got) for _, _, _, got, _ in pending]
-        ratios = _bisect_vdd_ratios(np.concatenate([keys[m] for (_, _, keys, _, _), m in zip(pending, miss)]),
-                                    np.concatenate([np.full(m.sum(), nd) for (nd, *_), m in zip(pending, miss)]))
-        start = 0
-        for (nd, where, keys, got, inv), m in zip(pending, miss):
-            got[m] = ratios[start:start + m.sum()]
-            start += m.sum()
-            if len(keys) <= _VDD_MEMO_KEYS:
-                _remember_vdd(nd, keys[m].tolist(), got[m])
-            v[where] = got[inv]
+            got = [_VDD_MEMO.get((nd, k)) for k in clocks]
+            if None not in got:
+                v[need] = got
+                continue
+            miss = list(dict.fromkeys(k for k, g in zip(clocks, got) if g is None))
+            pending.append((nd, need, np.array(miss), (clocks, got)))
+            continue
+        keys, inv = np.unique(flat[need], return_inverse=True)
+        inv = inv.reshape(-1)
+        if len(keys) > _VDD_MEMO_KEYS:  # many distinct clocks (random points): none remembered, nor worth it
+            pending.append((nd, need, keys, inv))
+            continue
+        got = np.array([_VDD_MEMO.get((nd, k), np.nan) for k in keys.tolist()])
+        miss = np.isnan(got)
+        if miss.any():
+            pending.append((nd, need, keys[miss], (got, miss, inv)))
+        else:
+            v[need] = got[inv]
+    if pending:  # every node's clocks not remembered: one bisection
+        results = _bisect_parts([(nd, keys) for nd, _, keys, _ in pending])
+        for (nd, need, keys, how), ratios in zip(pending, results):
+            if isinstance(how, np.ndarray):  # (the inverse of all distinct clocks)
+                v[need] = ratios[how]
+            elif isinstance(how[0], list):  # (clocks, memo answers or None)
+                new = dict(zip(keys.tolist(), ratios.tolist()))
+                v[need] = [new[k] if g is None else g for k, g in zip(*how)]
+            else:  # (memo answers of the distinct clocks, which are new, inverse)
+                got, miss, inv = how
+                got[miss] = ratios
+                v[need] = got[inv]
+        for (nd, _, keys, how), ratios in zip(pending, results):  # (after reading: remembering may clear the memo)
+            if not isinstance(how, np.ndarray):
+                _remember_vdd(nd, keys.tolist(), ratios)
     return v.reshape(f.shape)
 
 
@@ -471,8 +528,11 @@ def node_masks(nodes: np.ndarray) -> list[tuple[int, np.ndarray]]:
 
 def node_constants(table: dict[int, float], masks: list[tuple[int, np.ndarray]], shape) -> np.ndarray:
     """``table[node]`` of each point (``masks``: :func:`node_masks` of the points' nodes, covering every point):
-    a per-node constant as an array over points, for one elementwise expression instead of one per node."""
+    a per-node constant as an array over points, for one elementwise expression instead of one per node (two
+    nodes: one ``np.where``, half the cost of a fill and a masked assignment)."""
     (nd0, _), *rest = masks
+    if len(rest) == 1:
+        return np.where(rest[0][1].reshape(shape), table[rest[0][0]], table[nd0])
     out = np.full(shape, table[nd0])
     for nd, sel in rest:
         out[sel.reshape(shape)] = table[nd]
@@ -530,8 +590,14 @@ _CLOCK_MEMO_POINTS = 1 << 16  # larger batches are not remembered (memory)
 def _clock_memo(f: np.ndarray, nodes: np.ndarray) -> ClockCosts | None:
     """The remembered :class:`ClockCosts` of these clocks (float64) and nodes (int64), newest first, or None."""
     bits = f.view(np.int64)
+    if not bits.size:
+        ends = None
+    else:  # the first and last clocks' bits: a cheap test that skips most other batches' entries
+        ends = (bits.item(0), bits.item(bits.size - 1))
     for c, nd, out in reversed(_CLOCK_MEMO):  # (nodes were stored broadcast to their clocks' shape)
-        if c.shape == f.shape and (c == bits).all() and (nd == nodes).all():
+        if c.shape != f.shape or (ends is not None and (c.item(0), c.item(c.size - 1)) != ends):
+            continue
+        if (c == bits).all() and (nd == nodes).all():
             return out
     return None
 
@@ -559,8 +625,9 @@ def clock_costs(clock_mhz, node_nm) -> ClockCosts:
     if len(masks) == 1:  # one node (a single point, a study at a fixed node): no selection
         v, a = _vdd_ratios(f, [(masks[0][0], None)]), logic_area_factor(f, masks[0][0])
     else:  # several nodes: each point's nominal clock gathered, no selection of the points of a node
-        v = _vdd_ratios(f, masks)
-        a = _area_factor(f, node_constants(F_NOM_MHZ, masks, f.shape))
+        f_nom = node_constants(F_NOM_MHZ, masks, f.shape)
+        v = _vdd_ratios(f, masks, f_nom)
+        a = _area_factor(f, f_nom)
     out = ClockCosts(v, v ** 2, a, ~np.isnan(v))
     for arr in (out.vdd_ratio, out.energy_scale, out.area_factor, out.feasible):
         arr.flags.writeable = False
@@ -592,9 +659,11 @@ def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:
     reason = num.objects(c.feasible.shape, "")
     if c.feasible.all():
         return c.feasible.copy(), reason  # a writable array, as before the memo
-    nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape)
-    for nd, at in node_masks(nodes):
-        sel = at & ~c.feasible
-        if sel.any():
-            reason[sel] = f"clock above the {nd} nm maximum of {fmax_mhz(nd):.0f} MHz (V_max {VDD_MAX[nd]} V)"
+    bad = np.flatnonzero(~c.feasible)  # (a few points: their nodes only, not a mask per node over all)
+    nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape).reshape(-1)[bad]
+    flat = reason.reshape(-1)
+    for nd in sorted(set(nodes.tolist())):
+        sel = bad[nodes == nd]
+        nd = int(nd) if nd in NODES_NM else nd  # (as node_masks names the declared nodes)
+        flat[sel] = f"clock above the {nd} nm maximum of {fmax_mhz(nd):.0f} MHz (V_max {VDD_MAX[nd]} V)"
     return c.feasible.copy(), reason
