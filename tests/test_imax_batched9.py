@@ -11,6 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 from archmodels import num, tech
 
+from .test_clock_bisection import _per_node_costs
+
 
 def _top(node: int) -> float:
     return tech.fmax_mhz(node) * (1 + 1e-9)
@@ -87,16 +89,7 @@ def test_bisect_parts_equal_the_definition_on_many_clocks():
 
 def _old_vdd_ratios(f: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """The definition over points: 1 up to nominal, NaN above the top clock, the 40-step loop between."""
-    v = np.empty(f.shape)
-    for node in tech.NODES_NM:
-        sel = nodes == node
-        fn = f[sel]
-        ok = fn <= _top(node)
-        vn = np.where(ok, 1.0, np.nan)
-        up = (fn > tech.F_NOM_MHZ[node]) & ok
-        vn[up] = tech._bisect_vdd_ratio(fn[up], node)
-        v[sel] = vn
-    return v
+    return _per_node_costs(f, nodes)[0]
 
 
 @settings(max_examples=60, deadline=None)
