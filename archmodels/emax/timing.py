@@ -246,21 +246,18 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
             rd = rd + np.where(on, md * read, 0.0)
             wr = wr + np.where(on, md * (1 - read), 0.0)
+        stage = [np.where(b.rd_on[:, j], _read_bytes(b, j, bus, elem), 0.0)  # staging reads (on: a positive
+                 for j in range(ns, b.rd_on.shape[1])]                          # count), in order
         staged = np.zeros(n)
-        for j in range(ns, b.rd_on.shape[1]):  # staging reads (on: a positive count), in order
-            st_b = b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
-            staged = staged + np.where(b.rd_on[:, j], st_b, 0.0)
+        for v in stage:
+            staged = staged + v
     longest = np.stack([np.zeros(n) if v is None else np.maximum(0.0, v) for v in longest], axis=1).reshape(-1)
     out = {"work": work.T.reshape(-1), "longest": longest}
-    has_stage = b.rd_on.shape[1] > ns
     if choice:
-        if has_stage:  # the staging reads after the phase's transfers (PLOAD), one by one, and after the reads
+        if stage:  # the staging reads after the phase's transfers (PLOAD), one by one, and after the reads
             dc, sc = dram_x.copy(), spm_x.copy()
             rd_c = rd
-            for j in range(ns, b.rd_on.shape[1]):
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    st_b = b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
-                v = np.where(b.rd_on[:, j], st_b, 0.0)
+            for v in stage:
                 dc[_PLOAD_AT] += v
                 sc[_PLOAD_AT] += v
                 rd_c = rd_c + v
@@ -279,6 +276,12 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
 
 
 _PLOAD_AT = PHASES.index("pload")
+
+
+def _read_bytes(b: _Moves, j: int, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
+    """Bytes each plan of block ``b`` reads by read column ``j`` (count x bus words x bus), as the sub-tables
+    price a read entry (``PlanTable.read``: ``words(each, weight, ...)``, weight 1 for kind 1)."""
+    return b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
 
 
 def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
@@ -589,9 +592,7 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     by_kind = np.zeros((nk + 1, n))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
         for j in range(b.rd_on.shape[1]):
-            k = int(b.rd_kind[j])
-            v = b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if k == 1 else 0.0, bus, elem) * bus
-            by_kind[k] += np.where(b.rd_on[:, j], v, 0.0)
+            by_kind[int(b.rd_kind[j])] += np.where(b.rd_on[:, j], _read_bytes(b, j, bus, elem), 0.0)
     for j in range(b.h_on.shape[1]):
         by_kind[int(b.h_kind[j])] += np.where(b.h_on[:, j], b.h_bytes[:, j], 0.0)
     out = np.ascontiguousarray(by_kind.T)
