@@ -62,7 +62,7 @@ def bisect_vdd_ratio(clock_mhz: float, node_nm: int) -> float:
     target = max(clock_mhz / tech.F_NOM_MHZ[node_nm], 1.0) * ((v0 - vt) ** alpha / v0)  # tech._speed(v0): Python
     lo, hi, steps = v0, vmax, tech._BISECT_STEPS
     tree = tech.bisection_tree(node_nm)
-    if tree is not None:  # the first steps from the table, as tech._bisect_vdd_ratios takes them
+    if tree is not None:  # the first steps from the table, as tech._bisect_parts takes them
         lo, hi = (float(v) for v in tech.tree_interval(tree, target))
         steps = tech._BISECT_STEPS - tech._TREE_DEPTH
     x = np.empty(1)

@@ -294,7 +294,7 @@ _BISECT_STEPS = 40
 def _bisect_vdd_ratio(f: np.ndarray, node_nm: int) -> np.ndarray:
     """V / V_nom for clocks ``f`` in (F_NOM, fmax]: 40 bisection steps on the alpha-power law.
 
-    The definition; the models take :func:`_bisect_vdd_ratios` (the same bits, fewer steps)."""
+    The definition; the models take :func:`_bisect_parts` (the same bits, fewer steps)."""
     v0, vmax = _VDD[node_nm], VDD_MAX[node_nm]
     target = np.maximum(f / F_NOM_MHZ[node_nm], 1.0) * _speed(v0, node_nm)
     lo, hi = np.full(f.shape, v0), np.full(f.shape, vmax)
@@ -317,7 +317,7 @@ def bisection_tree(node_nm: int) -> tuple[np.ndarray, np.ndarray] | None:
 
     A bisection's first steps only compare the target with these speeds: where they rise in this order (checked;
     None if not), the steps end between the last speed below the target and the next one, found by one binary
-    search (:func:`_bisect_vdd_ratios`)."""
+    search (:func:`_bisect_parts`)."""
     v0, vmax = _VDD[node_nm], VDD_MAX[node_nm]
     n = (1 << _TREE_DEPTH) - 1
     mids = np.empty(n + 2)
@@ -348,7 +348,9 @@ def _bisect_vdd_ratios(f: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """:func:`_bisect_vdd_ratio` of clocks ``f`` in (F_NOM, fmax] at their ``nodes`` (one per clock), bit for bit:
     the first :data:`_TREE_DEPTH` steps by one binary search in :func:`bisection_tree` per node, the remaining
     steps for all nodes at once (each element's steps are its own, and a node's constants enter them as numbers,
-    the same bits as the one-node loop's scalars). ~2.5x fewer numpy calls on a two-node batch."""
+    the same bits as the one-node loop's scalars). ~2.5x fewer numpy calls on a two-node batch. (The models reach
+    :func:`_bisect_parts` through :func:`_vdd_ratios`; this per-clock-node form is what the tests hold to the
+    definition.)"""
     masks = node_masks(nodes)
     out = np.empty(f.shape)
     for (_, sel), ratios in zip(masks, _bisect_parts([(nd, f[sel]) for nd, sel in masks])):
