@@ -36,6 +36,12 @@ def table(columns: tuple[str, ...], rows: list[dict[str, str]]) -> list[str]:
     return out + ["| " + " | ".join(r.get(c, "—") for c in columns) + " |" for r in rows]
 
 
+def _gc_sentence(after: list[Speed]) -> str:
+    """The untimed full collections of this run, per model (count, total ms)."""
+    cells = [f"{s.arch} {s.gc_between_n} ({s.gc_between_s * 1e3:,.0f} ms)" for s in after if s.gc_between_n]
+    return ("Untimed collections in this run: " + ", ".join(cells) + ".") if cells else ""
+
+
 def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: str,
                   errors: dict[str, str]) -> list[str]:
     """Batched table, one-point table, before/after table, targets.
@@ -56,7 +62,13 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
              "many trials as the one-point rows below, interleaved with them in blocks of 25 (rows, then trials), "
              "mean per trial. A slow moment of the shared machine thus weighs on both sides of each ratio alike "
              "(until 2026-11-26 the trials ran after the model, and atomswitch's ratio read 0.77x to 1.28x in three "
-             "runs of one tree).", "",
+             "runs of one tree). A full garbage collection runs, untimed, before each pair of blocks: before "
+             "2026-11-26 (evening) one full collection (~30 ms, the whole heap of ~60 k tracked objects) fell inside "
+             "the ~1 s of one side or the other, wherever the collector's counters stood in that process, and moved "
+             "atomswitch's ratio between ~0.8x and ~1.2x from process to process (docs/profile/shared_paths.md, "
+             "eighth round). Only Optuna's trials leave objects for it to collect (its storage, ~10 tracked objects "
+             "a trial; a model's row ~0); the young collections each side's own allocations trigger stay inside "
+             "its blocks. " + _gc_sentence(after), "",
              "**Numpy roofline** (the yardstick of the array arithmetic; `benchmarks/roofline.py`): for the same "
              "batch size and the same layers, per layer 21 numpy operations over arrays of the batch's length "
              "(roofline time = max(ops / (PEs x clock), bytes / bandwidth), utilization, energy = MAC + DRAM + "

@@ -12,6 +12,7 @@ point's rows).
 
 from __future__ import annotations
 
+import gc
 import statistics
 import tempfile
 import time
@@ -156,6 +157,8 @@ class Speed:
     stacked_batched_point_s: float  # roofline.evaluate_stacked (layers x points arrays), per point
     stacked_one_s: float  # roofline.evaluate_stacked on one point, median
     trial_s: float  # Optuna's own trial (ask six, tell two, RandomSampler, in memory)
+    gc_between_s: float = 0.0  # full garbage collections run untimed before each pair of blocks, total
+    gc_between_n: int = 0  # how many
 
     @property
     def batched_evals_per_s(self) -> float:
@@ -251,7 +254,16 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     one warm-up row. Optuna's own trial (:func:`benchmarks.optuna_speed.bare_trial`),
     unless ``trial_s`` is given: as many trials as rows, interleaved with
     them in blocks of 25 (10 quick), so that a slow moment of a shared
-    machine weighs on both sides of the ratio alike. Defaults and
+    machine weighs on both sides of the ratio alike; a full garbage
+    collection runs, untimed, before each pair of blocks (``gc_between_s``).
+    Without it one full collection (~30 ms: the whole heap, ~60 k tracked
+    objects) fell inside the ~1 s of either side, wherever the collector's
+    counters happened to stand, and moved the one-point ratio between ~0.8x
+    and ~1.2x from one process to another. Only Optuna's trials leave
+    objects behind for it (its storage: ~10 tracked objects a trial; a
+    model's row ~0), so no side's own work is hidden by it; the young
+    collections each side's allocations trigger stay inside its blocks.
+    Defaults and
     ``model.evaluate``: the median of repeated warm calls. The rooflines
     (per layer and layers stacked) run on arrays of the same lengths: median
     of as many calls as the model's batched loop made (batched), of 200
@@ -298,8 +310,12 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
 
             trial = bare_trial()
         block = 10 if quick else 25
+        gc_s, gc_n = 0.0, 0
         while n < len(rows) - 1 and t_one <= budget:  # blocks of rows, each followed by as many Optuna trials
             chunk = rows[1 + n:1 + n + block]
+            t0 = time.perf_counter()
+            gc.collect()  # untimed: a full collection must not fall inside either side's block (see docstring)
+            gc_s, gc_n = gc_s + time.perf_counter() - t0, gc_n + 1
             t0 = time.perf_counter()
             for row in chunk:
                 evaluate_rows(st, [row])
@@ -318,4 +334,4 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     model.evaluate(wl, **defaults)
     as_dict = _median_call_s(lambda: model.evaluate(wl, **defaults), 5 if quick else 20)
     return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
-                 one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s)
+                 one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s, gc_s, gc_n)

@@ -144,8 +144,10 @@ def test_quick_bench_end_to_end_with_baseline(tmp_path):
 
 def test_measure_speed_interleaves_optuna_trials_with_the_rows(monkeypatch):
     """Optuna's trial is measured in blocks between the one-point rows (as many trials as rows), so a slow moment
-    of the machine weighs on both sides of the ratio; a given ``trial_s`` is kept and no trial runs."""
+    of the machine weighs on both sides of the ratio; a full collection runs before each pair of blocks and never
+    inside one; a given ``trial_s`` is kept and no trial runs."""
     import benchmarks.optuna_speed as optuna_speed
+    import benchmarks.throughput as throughput
     import dse.objective as objective
 
     log: list[str] = []
@@ -159,18 +161,24 @@ def test_measure_speed_interleaves_optuna_trials_with_the_rows(monkeypatch):
         log.append("made")
         return lambda: log.append("trial")
 
+    def collect(generation: int = 2):
+        log.append("gc")
+        return 0
+
     monkeypatch.setattr(objective, "evaluate_rows", rows)
     monkeypatch.setattr(optuna_speed, "bare_trial", bare_trial)
+    monkeypatch.setattr(throughput.gc, "collect", collect)
     s = measure_speed("atomswitch", "lenet", quick=True, batch=16)
-    seq = "".join({"row": "r", "trial": "t"}[x] for x in log[log.index("made") + 1:])
+    seq = "".join({"row": "r", "trial": "t", "gc": "g"}[x] for x in log[log.index("made") + 1:])
     body, tail = seq[:seq.rindex("t") + 1], seq[seq.rindex("t") + 1:]
     assert tail == "r" * 6  # the defaults: one warm call and 5 timed, after the interleaved part
-    blocks = re.findall(r"r+t+", body)
+    blocks = re.findall(r"gr+t+", body)
     assert "".join(blocks) == body and len(blocks) >= 1
-    assert all(b == "r" * 10 + "t" * 10 for b in blocks[:-1])
+    assert all(b == "g" + "r" * 10 + "t" * 10 for b in blocks[:-1])
     k = blocks[-1].count("r")
-    assert 1 <= k <= 10 and blocks[-1] == "r" * k + "t" * k
+    assert 1 <= k <= 10 and blocks[-1] == "g" + "r" * k + "t" * k
     assert 0 < s.trial_s < 1e-3  # the fake trial appends to a list: microseconds
+    assert s.gc_between_n == len(blocks) and s.gc_between_s >= 0
 
     log.clear()
     s = measure_speed("atomswitch", "lenet", trial_s=0.125, quick=True, batch=16)
