@@ -19,6 +19,7 @@ A point is feasible when it is feasible on every workload.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,8 @@ def _evaluate(study: Study, pts: dict[str, np.ndarray]) -> Evaluated:
         reason[fill] = r.reason[fill]
 
     n = results[0].n
+    if n == 1:  # a study's trial: the same values from Python floats, ~12 numpy calls fewer
+        return _evaluated_one(study, results, totals, directions, feasible, reason)
     # every objective (and every constraint) as a row of one array: one isfinite and one where for all
     obj = np.array([metric_values(study, results, totals, o.metric, directions) for o in study.objectives],
                    dtype=float).reshape(len(study.objectives), n)
@@ -95,6 +98,24 @@ def _evaluate(study: Study, pts: dict[str, np.ndarray]) -> Evaluated:
         viol[:, :-1] = np.where(np.isfinite(v), v, BIG).T
     viol[:, -1] = np.where(feasible, 0.0, 1.0)
     return Evaluated(totals, feasible, reason, values, viol)
+
+
+def _evaluated_one(study: Study, results: list[BatchResult], totals: dict[str, np.ndarray],
+                   directions: Mapping[str, str], feasible: np.ndarray, reason: np.ndarray) -> Evaluated:
+    """:func:`_evaluate`'s values and violations of one point: each objective and constraint value as a Python
+    float (IEEE doubles: a violation's subtraction gives numpy's bits), a non-finite objective as its worst
+    infinity and a non-finite violation as :data:`BIG`, as the array path's ``where``."""
+    values = []
+    for o in study.objectives:
+        x = float(metric_values(study, results, totals, o.metric, directions)[0])
+        values.append(x if math.isfinite(x) else (math.inf if o.direction == "minimize" else -math.inf))
+    viol = []
+    for c in study.constraints:
+        v = float(c.violation(float(metric_values(study, results, totals, c.metric, directions)[0])))
+        viol.append(v if math.isfinite(v) else BIG)
+    viol.append(0.0 if feasible[0] else 1.0)
+    return Evaluated(totals, feasible, reason, np.array([values], dtype=float).reshape(1, len(values)),
+                     np.array([viol], dtype=float))
 
 
 def _directions(study: Study) -> dict[str, str]:

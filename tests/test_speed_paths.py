@@ -98,16 +98,18 @@ def _rows(study, n: int, seed: int = 0):
 
 
 @pytest.mark.parametrize("path, n", [("studies/quickstart.yaml", 40), ("studies/emaxvr_dse_vgg16.yaml", 6),
-                                     ("studies/imax_dse.yaml", 6)])
+                                     ("studies/imax_dse.yaml", 6), ("studies/rena_fpga_dse.yaml", 30),
+                                     ("studies/atomswitch_lenet_area.yaml", 30)])
 def test_one_row_at_a_time_equals_the_batch(path, n):
     st_ = config.load(path)
     rows = _rows(st_, n)
     batch = evaluate_rows(st_, rows)
     assert batch.feasible.any() or n < 10
     for i, row in enumerate(rows):
-        one = evaluate_rows(st_, [row])
-        assert np.array_equal(one.values[0], batch.values[i])
-        assert np.array_equal(one.violations[0], batch.violations[i])
+        one = evaluate_rows(st_, [row])  # one point: dse.objective._evaluated_one
+        assert one.values.shape == (1, batch.values.shape[1]) and one.violations.shape == (1, batch.violations.shape[1])
+        assert one.values[0].tobytes() == batch.values[i].tobytes()  # the same bits (infinities, -0.0)
+        assert one.violations[0].tobytes() == batch.violations[i].tobytes()
         assert one.feasible[0] == batch.feasible[i] and one.reason[0] == batch.reason[i]
         for key, arr in batch.totals.items():
             assert np.array_equal(one.totals[key], arr[i:i + 1], equal_nan=True), key
@@ -286,3 +288,21 @@ def test_param_check_fast_path_equals_the_general_rules(value, lo, span, kind, u
         return
     got = p.check(value)
     assert got == want and type(got) is type(want)
+
+
+def test_one_row_equals_the_batch_where_metrics_are_not_finite(tmp_path):
+    """A point whose time is NaN (atomswitch runs no MatMul): its objectives take their worst infinity and its
+    violations BIG on the one-point path (`dse.objective._evaluated_one`) bit for bit as in a batch."""
+    path = tmp_path / "nan.yaml"
+    path.write_text("name: nan\narch: atomswitch\nworkloads: [lenet, 'matmul:m=30,k=20,n=5']\n"
+                    "space:\n  fold: {low: 1, high: 8}\n  clock_mhz: [50, 100]\n"
+                    "objectives:\n  - total.time_s: minimize\n  - total.fps: maximize\n"
+                    "constraints:\n  - total.time_s <= 1\n  - total.fps >= 10\n  - total.area_mm2 <= 60\nn_trials: 8\n")
+    st_ = config.load(path)
+    rows = _rows(st_, 8)
+    batch = evaluate_rows(st_, rows)
+    assert np.isinf(batch.values).all() and (batch.violations[:, :2] == 1e30).all()  # the case under test
+    for i, row in enumerate(rows):
+        one = evaluate_rows(st_, [row])
+        assert one.values[0].tobytes() == batch.values[i].tobytes()
+        assert one.violations[0].tobytes() == batch.violations[i].tobytes()
