@@ -716,16 +716,30 @@ _PAIR_TABLE_MAX = 1 << 18
 def _int_texts(values: np.ndarray, suffix: str) -> np.ndarray:
     """``[f"{v}{suffix}" for v in values]`` as an object array: read from a table of the texts of 0 .. top
     (:func:`_int_text_table`) when the values are small non-negative integers, else written one by one."""
-    if len(values) and 0 <= int(values.min()) and int(values.max()) < _INT_TEXTS_MAX:
-        return _int_text_table(max(64, 1 << int(values.max()).bit_length()), suffix)[values]
+    if len(values) and 0 <= int(values.min()) and (top := int(values.max())) < _INT_TEXTS_MAX:
+        return _int_text_table_of(top, suffix)[values]
     return np.array([f"{v}{suffix}" for v in values.tolist()], dtype=object)
 
 
 #: number texts are tabled up to this value (a table of 2**16 short strings is a few MB)
 _INT_TEXTS_MAX = 1 << 16
+#: suffix -> the largest table of :func:`_int_text_table` built for it so far (it serves every smaller number)
+_INT_TABLES: dict[str, np.ndarray] = {}
 
 
-@lru_cache(maxsize=8)
+def _int_text_table_of(top: int, suffix: str) -> np.ndarray:
+    """A table of the texts ``f"{v}{suffix}"`` of v = 0 .. at least ``top``: the suffix's table when it reaches
+    ``top``, else a new one with headroom (the power of two at or above 1.5 x (top + 1), at least 64), kept for the
+    suffix. A batch's largest number varies from call to call (lmm_kb up to 4,096: 4,090 in one call, 4,096 in the
+    next): one table serves them, not one per power of two met (~0.6 us a text to build)."""
+    table = _INT_TABLES.get(suffix)
+    if table is None or len(table) <= top:
+        if suffix not in _INT_TABLES and len(_INT_TABLES) >= 8:
+            _INT_TABLES.clear()
+        table = _INT_TABLES[suffix] = _int_text_table(max(64, 1 << (3 * (top + 1) // 2 - 1).bit_length()), suffix)
+    return table
+
+
 def _int_text_table(top: int, suffix: str) -> np.ndarray:
     """The texts ``f"{v}{suffix}"`` of v = 0 .. top - 1 (read-only: shared by every call)."""
     out = np.array([f"{v}{suffix}" for v in range(top)], dtype=object)
