@@ -166,3 +166,28 @@ def test_sparse_plans_on_every_configuration_equal_the_gathered_ones(m, k, n, sp
             assert v == copy[key]
     _plans_equal(got, P.sparse_plans_padded(layer, fmt, mapping, n, copy, lmm_opt))
     _plans_equal(got, P.sparse_plans(layer, fmt, mapping, n, copy, lmm_opt.copy()))
+
+
+def test_int_text_tables_cover_the_declared_space_at_once():
+    """The reason lines' tables are built to the declared space's largest nchip and lmm_kb (ImaxModel's
+    parameters) when a batch's numbers lie below them (one table for every batch of the space), with headroom past
+    them; the lines the same texts."""
+    from archmodels.imax.model import ImaxModel
+
+    high = {p.name: p.high for p in ImaxModel.PARAMS}
+    assert (S.SPACE_NCHIP, S.SPACE_LMM_KB) == (high["nchip"], high["lmm_kb"])
+    S._INT_TABLES.clear()
+    got = S._int_texts(np.array([4, 2000]), "", S.SPACE_LMM_KB + 1)
+    assert got.tolist() == ["4", "2000"] and len(S._INT_TABLES[""]) == S.SPACE_LMM_KB + 1
+    table = S._INT_TABLES[""]
+    assert S._int_texts(np.array([4096, 7]), "", S.SPACE_LMM_KB + 1).tolist() == ["4096", "7"]
+    assert S._INT_TABLES[""] is table  # the space's largest served by the same table
+    assert S._int_texts(np.array([5000]), "", S.SPACE_LMM_KB + 1).tolist() == ["5000"]
+    assert len(S._INT_TABLES[""]) >= 3 * 5001 // 2  # past the space: headroom
+    lim = {"arow": np.array([10, 10]), "acol": np.array([20, 20]), "n": np.array([512, 512]),
+           "L": np.array([4096 * 1024, 4 * 1024]), "H": np.array([8, 8]), "W": np.array([4, 4]),
+           "N": np.array([64, 3]), "e": np.array([8, 8]), "simd": np.array([False, False]),
+           "jds_top": np.array([-1, -1])}
+    S._INT_TABLES.clear()
+    lines = S.no_schedule_reasons(lim)
+    assert lines.tolist() == [S._reason_of({k: v[i].item() for k, v in lim.items()}) for i in range(2)]
