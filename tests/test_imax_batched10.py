@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from archmodels import tech
+from archmodels.imax import model as IM
 from archmodels.imax import plans as P
 from archmodels.imax import schedule as S
 from workloads.parametric import parse
@@ -191,3 +192,45 @@ def test_int_text_tables_cover_the_declared_space_at_once():
     S._INT_TABLES.clear()
     lines = S.no_schedule_reasons(lim)
     assert lines.tolist() == [S._reason_of({k: v[i].item() for k, v in lim.items()}) for i in range(2)]
+
+
+# ---------------------------------------------------------------- model._choice_codes by the declared objects
+
+
+def _ptr(values: np.ndarray) -> np.ndarray:
+    import ctypes
+
+    return np.ctypeslib.as_array((ctypes.c_ssize_t * values.size).from_address(values.ctypes.data))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=300), st.sampled_from(["declared", "one fresh", "fresh"]),
+       st.sampled_from([tech.DRAM_NAMES, IM.FORMATS, IM.SCHEDULES]))
+def test_codes_of_names_equal_the_names_index(picks, objects, names):
+    """_codes_of_names (the sum of index x identity with each declared name's object) == each element's index in
+    ``names`` when every element is one of those objects (names unused, one name only, all of them); None as soon
+    as one element is another object, even an equal string (the general path then answers); _choice_codes the
+    same answers either way."""
+    picks = [p % len(names) for p in picks]
+    values = np.array([names[p] for p in picks], dtype=object)
+    if objects == "one fresh":
+        values[len(values) // 2] = "".join(list(names[picks[len(values) // 2]]))
+    elif objects == "fresh":
+        values = np.array(["".join(list(names[p])) for p in picks], dtype=object)
+    got = IM._codes_of_names(_ptr(values), names)
+    if objects == "declared":
+        assert got is not None and got.dtype == np.int64 and got.tolist() == picks
+    else:
+        assert got is None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(IM, "_CHOICE_BY_VALUE_MAX", 0)  # the pointer paths even for short arrays
+        codes = IM._choice_codes(values, names)
+    assert codes.dtype == np.int64 and codes.tolist() == picks
+
+
+def test_codes_of_names_refuses_repeated_name_objects():
+    """Names holding one object twice would count its elements twice: None (the general path)."""
+    name = "".join(["c", "s", "r"])
+    values = np.array([name, name], dtype=object)
+    assert IM._codes_of_names(_ptr(values), (name, name)) is None
+    assert IM._codes_of_names(_ptr(values), ("dense", name)).tolist() == [1, 1]
