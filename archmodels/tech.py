@@ -322,14 +322,14 @@ def bisection_tree(node_nm: int) -> tuple[np.ndarray, np.ndarray] | None:
     n = (1 << _TREE_DEPTH) - 1
     mids = np.empty(n + 2)
     mids[0], mids[-1] = v0, vmax
-    lo, hi = np.array([v0]), np.array([vmax])
     for level in range(_TREE_DEPTH):
-        mid = (lo + hi) / 2
-        gap = 1 << (_TREE_DEPTH - level - 1)  # a level's nodes sit 2 gaps apart in increasing order
-        mids[gap::2 * gap] = mid
-        lo, hi = np.stack((lo, mid), axis=1).ravel(), np.stack((mid, hi), axis=1).ravel()  # children in order
+        # a level's nodes sit 2 gaps apart in increasing order (at odd multiples of the gap); a node's bounds
+        # (lo, hi) are its neighbours one gap away, an earlier level's nodes or the frame: its mid (lo + hi) / 2
+        # from them in place (no per-level lo/hi arrays built; the same operands, the same bits)
+        gap = 1 << (_TREE_DEPTH - level - 1)
+        np.divide(np.add(mids[:-1:2 * gap], mids[2 * gap::2 * gap]), 2, out=mids[gap::2 * gap])
     speeds = _speed(mids[1:-1], node_nm)
-    if not (np.all(np.diff(mids) > 0) and np.all(np.diff(speeds) >= 0)):
+    if not (np.all(mids[1:] > mids[:-1]) and np.all(speeds[1:] >= speeds[:-1])):
         return None
     mids.flags.writeable = speeds.flags.writeable = False
     return mids, speeds

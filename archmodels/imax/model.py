@@ -765,6 +765,8 @@ def _choice_codes(values: np.ndarray, names: tuple[str, ...]) -> np.ndarray | No
     if n == 0:
         return codes
     ptr = np.ctypeslib.as_array((ctypes.c_ssize_t * n).from_address(values.ctypes.data))  # a view: values alive
+    if (by_names := _codes_of_names(ptr, names)) is not None:
+        return by_names
     todo = np.ones(n, bool)
     i = 0
     for _ in range(_CHOICE_OBJECTS_MAX):
@@ -779,6 +781,28 @@ def _choice_codes(values: np.ndarray, names: tuple[str, ...]) -> np.ndarray | No
         if not todo[i]:
             return codes
     return _codes_by_value(values, index)
+
+
+def _codes_of_names(ptr: np.ndarray, names: tuple[str, ...]) -> np.ndarray | None:
+    """:func:`_choice_codes` when every element is one of the ``names`` objects themselves (the declared choices a
+    batch's rows share), from the elements' pointers ``ptr``: the sum over names of (index x whether the element is
+    that object) -- one compare and one count per name, an addition per name past the first, no masked assignment
+    (~7 us each at 4,096 elements) nor a search for the next object; None when some element is another object
+    (or the names are not distinct objects), for the general path."""
+    if len(set(map(id, names))) != len(names):
+        return None
+    codes, found = None, 0
+    for i, name in enumerate(names):
+        same = ptr == id(name)
+        k = int(np.count_nonzero(same))
+        if not k:
+            continue
+        found += k
+        if i:
+            codes = same * np.int64(i) if codes is None else np.add(codes, same * np.int64(i), out=codes)
+        if found == len(ptr):
+            return codes if codes is not None else np.zeros(len(ptr), np.int64)
+    return None
 
 
 def _codes_by_value(values: np.ndarray, index: dict[str, int]) -> np.ndarray | None:

@@ -47,15 +47,36 @@ def _a_max(cfg: dict[str, np.ndarray], lmm_bound: np.ndarray) -> np.ndarray:
     return np.where(lmm_bound, np.minimum(a43, ((L / 2) // (cfg["arow"] * cfg["e"])).astype(np.int64)), a43)
 
 
+#: :func:`_candidates` reads d // N and whether N divides d from a table when every N is below this
+_DIV_TABLE_MAX = 1 << 12
+
+
+@lru_cache(maxsize=64)
+def _divisor_table(n: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """([top, divisors] int64, bool): row N holds ``d // N`` and ``d % N == 0`` for the divisors d of n, largest
+    first (:func:`_candidates`' ``np.divmod`` of them by N, done once per n for N = 1 .. top - 1; row 0 is not
+    read). Read-only: shared by every call."""
+    divs = _divisors(n)[::-1]
+    quot, rem = np.divmod(divs[None, :], np.maximum(np.arange(top, dtype=np.int64), 1)[:, None])
+    whole = rem == 0
+    quot.flags.writeable = whole.flags.writeable = False
+    return quot, whole
+
+
 def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray | bool, a_max: np.ndarray):
     """The candidates :func:`schedule.schedule` times, flattened: (count per configuration, owner, AGRP,
     BGRP per candidate). BGRP: divisors b of n / nchip up to the bound, largest first (4.4.10), with the
     largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only. ``lmm_opt``:
     per configuration, or one Python bool for all (fewer numpy calls)."""
     N = cfg["N"]
-    divs = _divisors(n)[::-1]
-    b, rem = np.divmod(divs[None, :], N[:, None])  # a divisor d of n that N >= 1 divides: b = d / N >= 1
-    ok = (rem == 0) & (b <= cfg["b_hi"][:, None])
+    if len(N) and int(N.min()) >= 1 and (top := int(N.max())) < _DIV_TABLE_MAX:  # rows of the table, by N
+        quot, whole = _divisor_table(n, max(64, 1 << top.bit_length()))
+        b = quot[N]
+        ok = whole[N] & (b <= cfg["b_hi"][:, None])
+    else:
+        divs = _divisors(n)[::-1]
+        b, rem = np.divmod(divs[None, :], N[:, None])  # a divisor d of n that N >= 1 divides: b = d / N >= 1
+        ok = (rem == 0) & (b <= cfg["b_hi"][:, None])
     if lmm_opt is False:
         ok &= np.cumsum(ok, axis=1) == 1
     elif lmm_opt is not True:
@@ -284,12 +305,15 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
         idx = np.arange(G)
     parts = []
     if len(idx):
-        sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
-        iv = ivs[idx]
+        if len(idx) == G:  # every configuration (the common case): its numbers as they are, not gathered by idx
+            sub, jd, iv, opt = dict(cfg), jds, ivs, lmm_opt
+        else:
+            sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
+            jd, iv, opt = jds[idx], ivs[idx], lmm_opt[idx]
         # the pipeline fill of each configuration's block pass (per mapping, for the configurations on it)
         sub["fill"] = np.where(iv, C.fill_cycles(sub["units"], sub["W"], "ivs") if iv.any() else 0,
                                C.fill_cycles(sub["units"], sub["W"], "ivj") if not iv.all() else 0)
-        parts.append((idx, _pair_plans(tiles, cp, tp, nbp, first, jds[idx], ivs[idx], n, sub, lmm_opt[idx])))
+        parts.append((idx, _pair_plans(tiles, cp, tp, nbp, first, jd, iv, n, sub, opt)))
     out = merge(G, parts)
     out["fallback"] = fallback
     return out

@@ -655,7 +655,7 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
         of[config] = np.arange(len(config))  # a line of each configuration (any: they share nchip and lmm_kb)
         at = of[used]
         tails = np.empty(len(used), dtype=object)
-        tails[used] = _int_texts(N[at], ", lmm_kb=") + _int_texts(kb[at], "")
+        tails[used] = _int_texts(N[at], ", lmm_kb=", SPACE_NCHIP + 1) + _int_texts(kb[at], "", SPACE_LMM_KB + 1)
         return np.array(heads, dtype=object)[inv] + tails[config]
     if shared:  # each (nchip, lmm_kb) tail written once, the lines joined by object additions (one C loop)
         tail_first, tail_inv = distinct_rows((N, kb))
@@ -672,11 +672,11 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
         used[pair] = True
         at = np.flatnonzero(used)
         prefix = np.empty(len(used), dtype=object)
-        prefix[at] = heads[at // span] + _int_texts(at % span, ", lmm_kb=")
+        prefix[at] = heads[at // span] + _int_texts(at % span, ", lmm_kb=", SPACE_NCHIP + 1)
         out = prefix[pair]
     else:
-        out = heads[inv] + _int_texts(N, ", lmm_kb=")
-    out += _int_texts(kb, "")
+        out = heads[inv] + _int_texts(N, ", lmm_kb=", SPACE_NCHIP + 1)
+    out += _int_texts(kb, "", SPACE_LMM_KB + 1)
     return out
 
 
@@ -713,19 +713,38 @@ def _reason_flags(lim: dict[str, np.ndarray], n: np.ndarray, b_top: np.ndarray) 
 _PAIR_TABLE_MAX = 1 << 18
 
 
-def _int_texts(values: np.ndarray, suffix: str) -> np.ndarray:
+def _int_texts(values: np.ndarray, suffix: str, least: int = 0) -> np.ndarray:
     """``[f"{v}{suffix}" for v in values]`` as an object array: read from a table of the texts of 0 .. top
-    (:func:`_int_text_table`) when the values are small non-negative integers, else written one by one."""
-    if len(values) and 0 <= int(values.min()) and int(values.max()) < _INT_TEXTS_MAX:
-        return _int_text_table(max(64, 1 << int(values.max()).bit_length()), suffix)[values]
+    (:func:`_int_text_table_of`; ``least``: the size a new table takes at least) when the values are small
+    non-negative integers, else written one by one."""
+    if len(values) and 0 <= int(values.min()) and (top := int(values.max())) < _INT_TEXTS_MAX:
+        return _int_text_table_of(top, suffix, least)[values]
     return np.array([f"{v}{suffix}" for v in values.tolist()], dtype=object)
 
 
 #: number texts are tabled up to this value (a table of 2**16 short strings is a few MB)
 _INT_TEXTS_MAX = 1 << 16
+#: the largest nchip and lmm_kb of ImaxModel's declared space: the reason lines' number-text tables cover them
+SPACE_NCHIP, SPACE_LMM_KB = 64, 4096
+#: suffix -> the largest table of :func:`_int_text_table` built for it so far (it serves every smaller number)
+_INT_TABLES: dict[str, np.ndarray] = {}
 
 
-@lru_cache(maxsize=8)
+def _int_text_table_of(top: int, suffix: str, least: int = 0) -> np.ndarray:
+    """A table of the texts ``f"{v}{suffix}"`` of v = 0 .. at least ``top``: the suffix's table when it reaches
+    ``top``, else a new one kept for the suffix: of ``least`` texts when that reaches ``top`` (the declared space's
+    numbers: one table serves every point of it), else with headroom (the power of two at or above 1.5 x (top + 1),
+    at least 64). A batch's largest number varies from call to call (lmm_kb up to 4,096: 4,090 in one call, 4,096
+    in the next): one table serves them, not one per power of two met (~1,500 instructions a text to build)."""
+    table = _INT_TABLES.get(suffix)
+    if table is None or len(table) <= top:
+        if suffix not in _INT_TABLES and len(_INT_TABLES) >= 8:
+            _INT_TABLES.clear()
+        size = least if top < least else max(64, 1 << (3 * (top + 1) // 2 - 1).bit_length())
+        table = _INT_TABLES[suffix] = _int_text_table(size, suffix)
+    return table
+
+
 def _int_text_table(top: int, suffix: str) -> np.ndarray:
     """The texts ``f"{v}{suffix}"`` of v = 0 .. top - 1 (read-only: shared by every call)."""
     out = np.array([f"{v}{suffix}" for v in range(top)], dtype=object)
