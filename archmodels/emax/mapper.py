@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
 from operator import attrgetter, itemgetter
@@ -901,9 +901,26 @@ def _cdiv(a, b):
     return -(-a // b)
 
 
+#: :func:`_largest_divisor_np` finds the distinct n by a table of the values up to this (layer channel counts: a
+#: few hundred), not by a sort (np.unique: ~1 ms a chunk on an EMAXV batch's ~25 k requests)
+DIVISOR_DENSE_UPTO = 1 << 16
+
+
 def _largest_divisor_np(n: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """:func:`_largest_divisor` of every (n, limit) pair (n >= 1, limit >= 1): per distinct n, a table of the
-    largest divisor at most each limit up to n (:func:`_divisor_table`)."""
+    largest divisor at most each limit up to n (:func:`_divisor_table`), the tables laid end to end in increasing
+    n and each pair read at its n's table's start + min(limit, n)."""
+    if not len(n):
+        return np.zeros(0, dtype=np.int64)
+    top = int(n.max()) + 1
+    if top <= DIVISOR_DENSE_UPTO:  # the distinct n (increasing) by a table of the values; each n's table start
+        seen = np.zeros(top, bool)
+        seen[n] = True
+        vals = np.flatnonzero(seen)
+        tables = [_divisor_table(v) for v in vals.tolist()]
+        start = np.zeros(top, dtype=np.int64)
+        start[vals] = np.cumsum([0] + [len(t) for t in tables[:-1]])
+        return np.concatenate(tables)[start[n] + np.minimum(limit, n)]
     vals, inv = np.unique(n, return_inverse=True)
     tables = [_divisor_table(int(v)) for v in vals.tolist()]
     start = np.cumsum([0] + [len(t) for t in tables[:-1]])
@@ -1139,6 +1156,14 @@ class ConvTable:
         mode its structure or LMM fit). Built only for the requests whose layer gets no plan."""
         if self.known is not None:
             return [self.known[j] for j in js]
+        return listed_reasons(*self.rejections_coded(js))
+
+    def rejections_coded(self, js: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`rejections` as arrays (:func:`coded_reasons`): whether each request has a mapping, every
+        reason text request by request (objects), and where each request's texts end (a cumulative count); no
+        tuple per request (a random batch asks ~3.5 k (EMAXV) to ~12 k (EMAXVR) requests' reasons)."""
+        if self.known is not None:
+            return coded_reasons([self.known[j] for j in js])
         js = np.asarray(js, dtype=np.int64)
         # every reason a request may get, in order: a column per reason (0 = not given), then the texts of the
         # ones given only (a request gets one or two of the ~10 possible)
@@ -1166,8 +1191,23 @@ class ConvTable:
         at, col = np.nonzero(given)
         kind = given[at, col]
         texts = _why_texts(info, vals, at, col, kind, js, self.hws, self.shapes, self.fit_code, self.fit_need)
-        ends = np.cumsum(np.bincount(at, minlength=len(js))).tolist()
-        return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
+        return fits, texts, np.cumsum(np.bincount(at, minlength=len(js)))
+
+
+def coded_reasons(answers: Sequence[tuple[bool, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Requests' (has a mapping, reason texts) answers as :meth:`ConvTable.rejections_coded` gives them: the flags
+    (bool), every text request by request (objects) and each request's end among them (int64, cumulative)."""
+    fits = np.array([f for f, _ in answers], dtype=bool).reshape(len(answers))
+    flat = [t for _, rej in answers for t in rej]
+    texts = np.empty(len(flat), dtype=object)
+    texts[:] = flat
+    return fits, texts, np.cumsum(np.array([len(rej) for _, rej in answers], dtype=np.int64).reshape(len(answers)))
+
+
+def listed_reasons(fits: np.ndarray, texts: np.ndarray, ends: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+    """The (has a mapping, reason texts) answer of each request of coded reasons (:func:`coded_reasons`)."""
+    texts, ends = texts.tolist(), ends.tolist()
+    return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
 
 
 def _picked(seq: Sequence, js: np.ndarray) -> list:
@@ -1222,14 +1262,8 @@ def _why_texts(info: list[tuple], vals: dict[str, dict[str, np.ndarray]], at: np
         if what == 1:
             nums = [w[k][jr] for k in ("rows_code", "avail", "whole", "rpk")] + [of_hw("rows")[r], of_sh("kh")[r],
                                                                                  of_sh("kw")[r]]
-            got = []
-            for key in zip(*[a.tolist() for a in nums]):
-                t = memo.get((1, p) + key)
-                if t is None:
-                    code, avail, whole, rpk, rows, kh, kw = key
-                    t = memo[(1, p) + key] = _why_rows(p, code, _Kernel(kh, kw), rows, avail, whole, rpk)
-                got.append(t)
-            out[pos] = got
+            out[pos] = _texts_of_keys(nums, (1, p), lambda key: _why_rows(  # noqa: E731
+                p, key[0], _Kernel(key[5], key[6]), key[4], key[1], key[2], key[3]), memo)
             continue
         g = kind[pos]
         for gk in (1, 2):
@@ -1248,14 +1282,46 @@ def _why_texts(info: list[tuple], vals: dict[str, dict[str, np.ndarray]], at: np
                         of_hw("lmm_bytes")[rs]]
                 tag = (3, p, o, mode)
                 build = lambda key: _why_lmm(p, o, mode, *key)  # noqa: E731
-            got = []
-            for key in zip(*[np.asarray(a).tolist() for a in nums]):
-                t = memo.get(tag + key)
-                if t is None:
-                    t = memo[tag + key] = build(key)
-                got.append(t)
-            out[pos[sub]] = got
-    return out.tolist()
+            out[pos[sub]] = _texts_of_keys([np.asarray(a) for a in nums], tag, build, memo)
+    return out
+
+
+#: reasons of one column from which :func:`_texts_of_keys` finds the distinct keys by numpy (a sort) instead of
+#: looking every key up
+TEXT_KEYS_NUMPY_FROM = 32
+
+
+def _texts_of_keys(nums: list[np.ndarray], tag: tuple, build: Callable[[tuple], str],
+                   memo: dict[tuple, str]) -> list | np.ndarray:
+    """``build(key)`` of each key ``key`` = (``nums[0][i]``, ``nums[1][i]``, ...) as Python numbers, remembered in
+    ``memo`` under ``tag + key``. Many int64 keys: each distinct key looked up (and built) once, found by one sort of
+    the keys packed into one integer (each column's offset from its least value, mixed radix; or ``np.unique``
+    over the rows when that could overflow), and every key's text gathered; the texts and the memo's entries are
+    the ones key by key gives."""
+    n = len(nums[0]) if nums else 0
+    if n < TEXT_KEYS_NUMPY_FROM or any(a.dtype != np.int64 or a.shape != (n,) for a in nums):
+        got = []
+        for key in zip(*[a.tolist() for a in nums]):
+            t = memo.get(tag + key)
+            if t is None:
+                t = memo[tag + key] = build(key)
+            got.append(t)
+        return got
+    key = np.stack(nums, axis=1)
+    lo = key.min(axis=0)
+    span = key.max(axis=0).astype(float) - lo.astype(float) + 1
+    if float(np.prod(span)) < 2.0 ** 62:  # (float products: an overflow cannot hide)
+        mult = np.cumprod(np.concatenate(([1], span[:-1].astype(np.int64))))
+        _, first, inv = np.unique((key - lo) @ mult, return_index=True, return_inverse=True)
+    else:
+        _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    texts = np.empty(len(first), dtype=object)
+    for i, k in enumerate(map(tuple, key[first].tolist())):
+        t = memo.get(tag + k)
+        if t is None:
+            t = memo[tag + k] = build(k)
+        texts[i] = t
+    return texts[inv.reshape(-1)]
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import Indexed, new_hw
+from .mapper import Indexed, coded_reasons, listed_reasons, new_hw
 from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
                       verdicts_coded)
 from . import timing
@@ -1154,15 +1154,16 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
            fused_at, pooled, planned, resident, keep)
 
-    def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
+    def rejections(ii: np.ndarray, kk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # layers without a plan: why (coded, mapper.coded_reasons)
         pos = np.full((nl, nk), -1, dtype=np.int64)
         pos[li, ki] = np.arange(len(li))  # each pair's position among the pairs run
         has = lt.has_shape[ii]
         if has.all():
-            return why(pos[ii, kk])
+            return why.coded(pos[ii, kk])
         known = iter(why(pos[ii[has], kk[has]]))
-        return [next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
-                for i, h in zip(ii.tolist(), has.tolist())]
+        return coded_reasons([next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
+                              for i, h in zip(ii.tolist(), has.tolist())])
 
     return _final_plans(planned, rejections, lt, fused, fused_at, resident, keep)
 
@@ -1295,13 +1296,13 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
     cols, owner = tab.cols, np.repeat(conv, n_r)
 
-    def why(js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+    def why_coded(js: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         js = np.asarray(js, dtype=np.int64)
         conv_pos = np.full(len(li), -1, dtype=np.int64)
         conv_pos[conv] = inv
         at = conv_pos[js]
         if (at >= 0).all():
-            return tab.rejections(at)
+            return tab.rejections_coded(at)
         convs = iter(tab.rejections(at[at >= 0]))
         out = []
         for j, r in zip(js.tolist(), at.tolist()):
@@ -1310,8 +1311,9 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             else:
                 maps, rej = fc_candidates(shapes[li[j]], mhws[ki[j]])
                 out.append((bool(maps), tuple(x.reason for x in rej)))
-        return out
+        return coded_reasons(out)
 
+    why = _Why(why_coded)
     if not len(fc):
         return cols, owner, src, why
     fc_cols, fc_req = fc_table(Indexed(shapes, li[fc]), Indexed(mhws, ki[fc]))
@@ -1319,6 +1321,20 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     rank = np.argsort(both, kind="stable")
     src = np.concatenate([src, len(tab.req) + np.arange(len(fc_req))])[rank]
     return {k: np.concatenate([v, fc_cols[k]]) for k, v in cols.items()}, both[rank], src, why
+
+
+class _Why:
+    """For pairs ``js`` (positions among the pairs :func:`_mapping_rows` was given): whether the mapper found a
+    mapping and the reasons of the ones it rejected, as a list of (flag, texts) (``why(js)``) or as arrays
+    (``why.coded(js)``, :func:`~archmodels.emax.mapper.coded_reasons`: no tuple per pair)."""
+
+    __slots__ = ("coded",)
+
+    def __init__(self, coded: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]):
+        self.coded = coded
+
+    def __call__(self, js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+        return listed_reasons(*self.coded(js))
 
 
 @dataclass(frozen=True)
@@ -1756,13 +1772,14 @@ def _chain_one(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned:
             resident[b] = True
 
 
-def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], list[tuple[bool, tuple[str, ...]]]],
+def _final_plans(p: _Planned,
+                 rejections: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
                  lt: _LayerTable, fused: list[list[str | None]], fused_at: np.ndarray, resident: np.ndarray,
                  keep: np.ndarray) -> Plans:
     """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on);
     for the (layer, combination) pairs without one (not fused: ``fused_at`` False), the reasons ``rejections``
-    gives (per pair of layers and combinations: whether the mapper found a mapping, the reasons of the ones it
-    rejected)."""
+    gives (per pair of layers and combinations, coded (:func:`~archmodels.emax.mapper.coded_reasons`): whether the
+    mapper found a mapping, the reasons of the ones it rejected)."""
     nl, nk = resident.shape
     ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
@@ -1773,18 +1790,40 @@ def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], lis
     rows, owner = rows[sel], owner[sel]
     count = np.bincount(owner, minlength=nl * nk)
     ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
-    texts = []
-    for conv, (fits, rej) in zip(lt.conv[ni].tolist(), rejections(ni, nk_)):
-        if fits and conv:
-            rej += ("no schedule fits the SPM",)
-        # (one reason, the usual case: itself, as the join of its one distinct text gives it)
-        texts.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
+    texts = _reason_texts(lt.conv[ni], *rejections(ni, nk_))
     reason = np.full((nl, nk), "", dtype=object)
-    texts = _objects(texts)
     if len(texts):
         reason[ni, nk_] = texts
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
                  reason.tolist(), (ni, nk_, texts))
+
+
+def _reason_texts(conv: np.ndarray, fits: np.ndarray, given: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The reason text of each pair without a plan (objects) from its layer being a conv (or pooling) layer and
+    the mapper's coded answer (:func:`~archmodels.emax.mapper.coded_reasons`): its rejected mappings' reasons, once
+    each, joined by ``; `` (a conv layer with a mapping: and ``no schedule fits the SPM``; none: ``no mapping
+    fits``). A pair with one reason and no such addition (a random batch's usual case) is that text itself (as the
+    join of its one text gives it), gathered at once; the others one by one."""
+    n = len(fits)
+    lo = ends - np.diff(ends, prepend=0)
+    alone = np.flatnonzero((ends - lo == 1) & ~(fits & conv))
+    one = given[lo[alone]]
+    alone = alone[one != ""]  # (an empty text would read "no mapping fits": below)
+    out = np.empty(n, dtype=object)
+    out[alone] = given[lo[alone]]
+    done = np.zeros(n, bool)
+    done[alone] = True
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        texts, starts, stops = given.tolist(), lo[rest].tolist(), ends[rest].tolist()
+        got = []
+        for f, a, b in zip((fits & conv)[rest].tolist(), starts, stops):
+            rej = tuple(texts[a:b])
+            if f:
+                rej += ("no schedule fits the SPM",)
+            got.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
+        out[rest] = _objects(got)
+    return out
 
 
 def _objects(values: list) -> np.ndarray:
