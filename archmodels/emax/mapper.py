@@ -217,6 +217,37 @@ def new_hw(arch: str, rows: int, cols: int, lmm_bytes: int, spm_bytes: int, elem
 
 assert _HW_FIELDS == ("arch", "rows", "cols", "lmm_bytes", "spm_bytes", "elem_bytes", "oc_cap", "tile_search")
 
+#: the integer fields of :class:`Hw`, as :class:`HwList` holds them
+HW_NUMBERS = _HW_FIELDS[1:]
+
+
+class HwList(list):
+    """A list of arrays (:class:`Hw`) with their integer fields as columns, ``numbers[field]`` (int64, read-only,
+    element k = ``self[k].<field>``): the numpy mapper and the planners read a chunk's ~2,000 arrays' fields as
+    arrays (:func:`hw_field`) instead of from each object, several times a chunk."""
+
+    numbers: dict[str, np.ndarray]
+
+    def __init__(self, hws: Sequence[Hw], numbers: dict[str, np.ndarray]):
+        super().__init__(hws)
+        for v in numbers.values():
+            v.flags.writeable = False
+        self.numbers = numbers
+
+
+def hw_field(hws: Sequence[Hw], name: str) -> np.ndarray:
+    """Field ``name`` (an integer field) of every array of ``hws`` as int64 (an :class:`HwList`: its column;
+    an :class:`Indexed` sequence of one: gathered by position)."""
+    if isinstance(hws, Indexed):
+        num = getattr(hws.objs, "numbers", None)
+        if num is not None:
+            return num[name][hws.at]
+    else:
+        num = getattr(hws, "numbers", None)
+        if num is not None:
+            return num[name]
+    return np.array([getattr(h, name) for h in hws], dtype=np.int64).reshape(len(hws))
+
 
 @dataclass(frozen=True)
 class Mapping:
@@ -853,8 +884,8 @@ class _Req:
         for j, f in enumerate(_SHAPE_FIELDS):
             setattr(self, f, s[j])
         self.mac = s[-1].astype(bool)
-        self.rows, self.cols, self.lmm, self.e, self.oc_cap, self.tile_search = _by_object(
-            hws, attrgetter("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"), 6)
+        self.rows, self.cols, self.lmm, self.e, self.oc_cap, self.tile_search = _hw_fields(
+            hws, ("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"))
         self.lddhr = self.e == 2
         self.kw_ext = self.dil * (self.kw - 1) + 1
 
@@ -880,6 +911,14 @@ class Indexed(Sequence):
     def __iter__(self):
         objs = self.objs
         return (objs[a] for a in self.at.tolist())
+
+
+def _hw_fields(hws: Sequence[Hw], names: tuple[str, ...]) -> Sequence[np.ndarray]:
+    """Fields ``names`` of every array of ``hws`` as int64 arrays: an :class:`Indexed` sequence of an
+    :class:`HwList` gathers its columns, else :func:`_by_object` (the same numbers)."""
+    if isinstance(hws, Indexed) and isinstance(hws.objs, HwList):
+        return [hw_field(hws, k) for k in names]
+    return _by_object(hws, attrgetter(*names), len(names))
 
 
 def _by_object(objs: Sequence, numbers, k: int) -> np.ndarray:
@@ -1335,6 +1374,8 @@ class _Kernel:
 def _attr_of(seq: Sequence, js: np.ndarray, name: str) -> np.ndarray:
     """``[getattr(seq[j], name) for j in js]`` as an int64 array (an :class:`Indexed` sequence: once per object)."""
     if isinstance(seq, Indexed):
+        if isinstance(seq.objs, HwList) and name in HW_NUMBERS:
+            return seq.objs.numbers[name][seq.at[js]]
         return np.array([getattr(o, name) for o in seq.objs], dtype=np.int64).reshape(-1)[seq.at[js]]
     return np.array([getattr(seq[j], name) for j in js.tolist()], dtype=np.int64).reshape(-1)
 
@@ -1524,8 +1565,8 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
             return (_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
                     np.repeat(np.arange(n), [len(a[0]) for a in answers]))
     inputs, outputs = _by_object(shapes, attrgetter("inputs", "outputs"), 2)
-    rows, c, lmm, e, oc_cap, search = _by_object(
-        hws, attrgetter("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"), 6)
+    rows, c, lmm, e, oc_cap, search = _hw_fields(hws, ("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap",
+                                                       "tile_search"))
     tail = _tail_rows_np("fc", c)
     sets = rows - HEADER_ROWS["fc"] - tail
     icpar = np.minimum(inputs, sets * c)

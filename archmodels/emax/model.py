@@ -42,7 +42,7 @@ from .. import vector
 from ..base import Model
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import Indexed, coded_reasons, listed_reasons, new_hw
+from .mapper import HW_NUMBERS, HwList, Indexed, coded_reasons, hw_field, listed_reasons, new_hw
 from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
                       verdicts_coded)
 from . import timing
@@ -1120,7 +1120,8 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     nl, nk = len(layers), len(keys)
     hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
     pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
-    vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
+    vr_spm_at = (hw_field(hws, "spm_bytes") > 0) & (arch == "emaxvr")
+    vr_spm = vr_spm_at.tolist()
     fused_at = np.zeros((nl, nk), bool)  # layer i runs fused into layer i - 1
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
@@ -1145,13 +1146,14 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
-    dp = np.array([k for k in range(nk) if vr_spm[k] and hws[k].tile_search], dtype=np.int64)
+    search = hw_field(hws, "tile_search") != 0
+    dp = np.flatnonzero(vr_spm_at & search)
     if len(dp) >= CHAIN_DP_NUMPY_FROM:
         _chain_least_dram_np(dp, layers, shapes, fused_at, pooled, planned, resident, keep)
     else:
         for k in dp.tolist():
             _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
-    _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
+    _chain(np.flatnonzero(vr_spm_at & ~search), layers, shapes,
            fused_at, pooled, planned, resident, keep)
 
     def rejections(ii: np.ndarray, kk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1191,10 +1193,11 @@ workload_plans.cache_clear = _plans_cache_clear  # type: ignore[attr-defined]
 workload_plans.cache_info = _plans_cache_info  # type: ignore[attr-defined]
 
 
-def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
+def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList, HwList]:
     """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
-    built field by field (``dataclasses.replace`` inspects the fields on every call)."""
-    hws, mhws = [], []
+    built field by field (``dataclasses.replace`` inspects the fields on every call), as :class:`HwList`: the
+    planning reads the chunk's arrays' fields as columns (built here once, not from each object several times)."""
+    hws, mhws, nums = [], [], []
     for key in keys:  # (as _hw)
         rows, cols, lmm_kb, spm_kb, bits = key[:5]
         rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
@@ -1202,9 +1205,13 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
         spm = int(round(spm_kb * 1024))
         hw = new_hw(arch, rows, cols, lmm, spm, bits // 8, cap, search)
         hws.append(hw)
+        nums.append((rows, cols, lmm, spm, bits // 8, cap, search))
         # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
         mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
-    return hws, mhws
+    table = np.array(nums, dtype=np.int64).reshape(len(nums), len(HW_NUMBERS)).T
+    numbers = {f: np.ascontiguousarray(table[j]) for j, f in enumerate(HW_NUMBERS)}
+    m_numbers = dict(numbers, spm_bytes=np.zeros(len(nums), dtype=np.int64))
+    return HwList(hws, numbers), HwList(mhws, m_numbers)
 
 
 @dataclass(frozen=True)
@@ -1278,13 +1285,22 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     rl, rk = li[conv][first], ki[conv][first]
     # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
     # layer's input and output whole
-    spm = np.array([h.spm_bytes for h in hws], dtype=np.int64)
-    wide = (np.array([h.tile_search for h in mhws], dtype=bool) & (spm > 0))[rk] & lt.mac[rl]
-    wide &= lt.whole[rl] * np.array([h.elem_bytes for h in hws], dtype=np.int64)[rk] > spm[rk]
-    views = list(mhws)
+    spm = hw_field(hws, "spm_bytes")
+    m_search = hw_field(mhws, "tile_search")
+    wide = ((m_search != 0) & (spm > 0))[rk] & lt.mac[rl]
+    wide &= lt.whole[rl] * hw_field(hws, "elem_bytes")[rk] > spm[rk]
+    views = mhws
     if wide.any():
-        views += [replace(mhws[k], tile_search=2) if k in need else mhws[k]
-                  for need in [set(rk[wide].tolist())] for k in range(nk)]
+        need = set(rk[wide].tolist())
+        more = [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
+        if isinstance(mhws, HwList):  # (the narrower views' fields as columns too)
+            wants = np.zeros(nk, bool)
+            wants[rk[wide]] = True
+            views = HwList(list(mhws) + more, {
+                f: np.concatenate([v, np.where(wants, 2, v) if f == "tile_search" else v])
+                for f, v in mhws.numbers.items()})
+        else:
+            views = list(mhws) + more
     pats = np.array(pattern, dtype=object)[rk]
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
     tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
@@ -1401,12 +1417,12 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     # every row's columns as (table, row of it) sources, gathered when a builder reads them (traffic.Rows): the
     # mapper's columns, the combination's numbers and pins, the context's flags, the (layer, combination)'s pooling
     # pass; the first source holding a column gives it
-    by_comb = dict(cols=np.array([h.cols for h in hws], dtype=float), spm=np.array([h.spm_bytes for h in hws], dtype=float),
-                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool))
+    by_comb = dict(cols=hw_field(hws, "cols").astype(float), spm=hw_field(hws, "spm_bytes").astype(float),
+                   elem=hw_field(hws, "elem_bytes").astype(float), per_band=np.array(per_band, dtype=bool))
     pin_cols = {}
     if arch != "emaxv":  # (only the EMAXVR builder reads the schedule pins, the band size and the search flag)
         by_comb.update(band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
-                       dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+                       dram_search=hw_field(hws, "tile_search") != 0)
         pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str)  # (fixed-width text:
                     for name in PINS}  # compared in C)
     by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
