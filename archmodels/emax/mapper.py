@@ -1106,22 +1106,23 @@ class _ReqAt:
 LIVE_SUBSET_UPTO = 0.5
 
 
-def _fits_of_live(pattern: str, q: _Req, ocp: np.ndarray, pxp: np.ndarray, live: np.ndarray
-                  ) -> dict[bool, tuple[np.ndarray, ...]]:
-    """Per input mode (resident or not), :func:`_fit_lmm_np` of every request with ``live`` as given. Up to
+def _fits_of_live(pattern: str, q: _Req, ocp: np.ndarray, pxp: np.ndarray, live: np.ndarray,
+                  modes: tuple[bool, ...] = (False, True)) -> dict[bool, tuple[np.ndarray, ...]]:
+    """Per input mode of ``modes`` (resident or not; :func:`conv_table` asks only those a slot of the pattern
+    runs: EMAXV's single loop never runs resident), :func:`_fit_lmm_np` of every request with ``live`` as given. Up to
     :data:`LIVE_SUBSET_UPTO` of them live (an EMAXVR pattern runs on ~1/3 of a chunk's requests: its knob and
     structure rule out the rest), computed on the live requests only and placed at their positions, 0 elsewhere,
     where :func:`conv_table` reads none of it (no mapping, and no fit reason: the LMM is asked only where the
     structure runs); the same numbers at every live request."""
     if np.count_nonzero(live) > LIVE_SUBSET_UPTO * len(live):  # most live: gathering them costs more than it saves
         shared = _fit_kernel_np(pattern, q, ocp)
-        return {res: _fit_lmm_np(pattern, res, q, ocp, pxp, live, shared) for res in (False, True)}
+        return {res: _fit_lmm_np(pattern, res, q, ocp, pxp, live, shared) for res in modes}
     at = np.flatnonzero(live)
     qs, ocp_s, pxp_s = _ReqAt(q, at), ocp[at], pxp[at]
     shared = _fit_kernel_np(pattern, qs, ocp_s)
     every = np.ones(len(at), bool)
     out = {}
-    for res in (False, True):
+    for res in modes:
         parts = []
         for v in _fit_lmm_np(pattern, res, qs, ocp_s, pxp_s, every, shared):
             full = np.zeros(len(live), dtype=v.dtype)
@@ -1483,12 +1484,15 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         ok, core, why[p] = _structure_np(p, q, ~whole_fits, arch)
         why[p]["pxp"] = core["px_par"]
         ok &= allowed[p]
-        fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok)
+        # (the input modes the pattern's slots run: a mode none runs is not fitted, its place in by_fit is held by
+        # the other's numbers, which no slot reads)
+        modes = tuple(res for res in (False, True) if any(q_ == p and (m_ == "resident") == res for q_, _, m_ in slots))
+        fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok, modes)
         for f, v in core.items():
             by_pattern.setdefault(f, []).append(v if isinstance(v, np.ndarray) and v.shape == (n,)
                                                 else np.broadcast_to(v, (n,)))
         for res in (False, True):
-            for f, v in zip(_FIT_NUMBERS, fit[res]):
+            for f, v in zip(_FIT_NUMBERS, fit[res] if res in fit else fit[modes[0]]):
                 by_fit[f].append(v)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
