@@ -252,10 +252,15 @@ class _EmaxBase(Model):
         # the tile search (a few points: np.isin's == per element, without its ~15 us of setup)
         cols.append(np.array([c in TILE_SEARCH_CRITERIA for c in crit.tolist()], dtype=bool).reshape(crit.shape)
                     if crit.size <= 64 else np.isin(crit, TILE_SEARCH_CRITERIA))
-        groups: dict[tuple, list[int]] = {}
-        for i, key in enumerate(zip(*[c.tolist() for c in cols])):
-            groups.setdefault(key, []).append(i)
-        keys = list(groups)
+        every = list(zip(*[c.tolist() for c in cols]))
+        keys = list(dict.fromkeys(every))  # the distinct combinations, in order of first appearance
+        if len(keys) == n:  # each point its own combination (random points): no grouping loop
+            members = [[i] for i in range(n)]
+        else:
+            groups: dict[tuple, list[int]] = {}
+            for i, key in enumerate(every):
+                groups.setdefault(key, []).append(i)
+            members = list(groups.values())
         link = Link(pts["clock_mhz"], pts["fsm_bus_bits"], pts["dram_gbps"], pts["dram_latency_ns"],
                     pts.get("spm_gbps", np.full(n, 15.36)), pts.get("spm_latency_ns", np.full(n, 1000 / 240)),
                     pts["dtype_bits"] // 8, pts["cols"])
@@ -263,7 +268,7 @@ class _EmaxBase(Model):
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
         step = max(1, CHUNK_OF.get(self.ARCH, CHUNK) // max(1, len(workload.layers)))
-        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(list(groups.values()), step)):
+        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, grp, link, pp, macs, out)
         return out.batches(workload.layers)
@@ -728,18 +733,22 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
             crit = pp.pair_criteria(pair_pt)
         by = _primary(crit, t, en, dr)
         pick = start + select(crit, t, en, dr, start, by)
-        rows = pair_row[pick]
-        picked = None if report is None else {k: v[pick if kept is None else kept[pick]] for k, v in report.items()}
-        res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts), picked)
+        # one candidate per (layer, point) (EMAXV): pick is 0, 1, 2, ...: the picked values are the pairs' own arrays
+        at_pick = timing._Take(pick, len(start) == len(pair_row))
+        rows = at_pick(pair_row)
+        picked = None if report is None else {k: at_pick(v) if kept is None else v[at_pick(kept)]
+                                              for k, v in report.items()}
+        res = _plan_metrics(tab, rows, pts, link, pp, at_pick(e_comp), at_pick(e_sram), np.repeat(macs[li], n_pts),
+                            picked)
         ru = runner_up(crit, t, en, dr, start, pick, by)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = {k: np.where(has, v[ru_at] / v[pick], np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
+            ratios = {k: np.where(has, v[ru_at] / at_pick(v), np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
         res.update(ratios)
         rtol = _first_rtol(crit, False)
-        rtol = rtol if isinstance(crit, str) else rtol[pick]
-        worse, more_dram = by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3)
+        rtol = rtol if isinstance(crit, str) else at_pick(rtol)
+        worse, more_dram = by[ru_at] > at_pick(by) * (1 + rtol) + 1e-30, dr[ru_at] > at_pick(dr) * (1 + 1e-3)
         if pp.only is not None:
             verdict = verdicts(pp.only, worse, more_dram, ~has)
         else:
@@ -841,8 +850,9 @@ def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarr
         if criterion == "edp":
             return energy_j * time_s
         return energy_j if criterion == "energy" else dram_b if criterion == "dram" else time_s
-    return np.select([_is(criterion, "energy"), _is(criterion, "dram"), _is(criterion, "edp")],
-                     [energy_j, dram_b, energy_j * time_s], time_s)
+    # (np.select's choice, the first condition that holds, as nested wheres: no stacked copies of the choices)
+    return np.where(_is(criterion, "energy"), energy_j,
+                    np.where(_is(criterion, "dram"), dram_b, np.where(_is(criterion, "edp"), energy_j * time_s, time_s)))
 
 
 def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
