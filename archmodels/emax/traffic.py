@@ -490,13 +490,14 @@ class _SlotMoves:
     h_bytes: tuple
     h_kind: np.ndarray
 
-    def take(self, rows: np.ndarray) -> _Moves:
-        """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan)."""
+    def take(self, rows: np.ndarray, every: bool = False) -> _Moves:
+        """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan); ``every``:
+        ``rows`` are every plan in order (:attr:`_all`: the columns as they are, no gathers)."""
         m = len(rows)
         taken: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (column, its rows): slots share columns
 
         def pick(v):
-            if not isinstance(v, np.ndarray):
+            if not isinstance(v, np.ndarray) or every:
                 return v
             hit = taken.get(id(v))
             if hit is None or hit[0] is not v:
@@ -517,7 +518,7 @@ class _SlotMoves:
 
     @cached_property
     def _all(self) -> _Moves:
-        return self.take(np.arange(self.n))
+        return self.take(np.arange(self.n), every=True)
 
     def xfer(self):
         return self._all.xfer()
