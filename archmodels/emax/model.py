@@ -198,8 +198,17 @@ class Plans:
     start: np.ndarray
     count: np.ndarray
     fused_into: list[list[str | None]]
-    reason: list[list[str]]
     missing: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    @cached_property
+    def reason(self) -> list[list[str]]:
+        """Per layer and combination the reason of :attr:`missing` (``""`` where none), built when read (the choice
+        reads :attr:`missing`)."""
+        reason = np.full(self.count.shape, "", dtype=object)
+        li, ki, why = self.missing
+        if len(why):
+            reason[li, ki] = why
+        return reason.tolist()
 
 
 class _EmaxBase(Model):
@@ -562,9 +571,13 @@ class _Results:
 
     def __init__(self, nl: int, n: int):
         self.nl, self.n = nl, n
-        names = _all_metric_names()  # every metric a plan gives, NaN until set: one allocation for all
-        #: the metrics, then the states: [key, layer, point], NaN until set (one scatter per chunk for every key)
-        self.cube = np.full((len(names) + len(STATES), nl, n), np.nan)
+        names = _all_metric_names()  # every metric a plan gives: one allocation for all
+        #: the metrics, then the states: [key, layer, point] (one scatter per chunk for every key). Not filled with
+        #: NaN first (16 MB a 2,048-point VGG16 batch): every (layer, point) is run, fused or without a plan in
+        #: exactly one chunk, and :meth:`add` writes each such cell of every key (NaN where a pair has no plan or
+        #: its plan no value); :attr:`done` marks them, and :meth:`batches` sets NaN anywhere none wrote
+        self.cube = np.empty((len(names) + len(STATES), nl, n))
+        self.done = np.zeros((nl, n), bool)
         self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
         self.states = dict(zip(STATES, self.cube[len(names):]))
@@ -614,10 +627,13 @@ class _Results:
             rl = np.repeat(r_layer, cnt)
             self.feasible[rl, rp] = False
             self.reason[rl, rp] = np.repeat(r_why, cnt)
+            self.cube[:, rl, rp] = np.nan
+            self.done[rl, rp] = True
         if f_k:  # fused into the layer before: zeros, and its name
             fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
             fl, into = np.repeat(np.array(f_layer, dtype=np.int64), cnt), np.repeat(_objects(f_into), cnt)
             self.cube[:, fl, fp] = 0.0
+            self.done[fl, fp] = True
             for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
                 self.metrics[k][fl, fp] = 0.0
             for k in _TEXT_OWNERS:
@@ -632,6 +648,11 @@ class _Results:
         cube = self.cube.reshape(len(self.cube), -1)
         for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
             cube[self.row[k]][to] = res[k]
+        if len(in_cube) < len(self.row):  # keys the plans give no value: NaN
+            for k, j in self.row.items():
+                if k not in res:
+                    cube[j][to] = np.nan
+        self.done.reshape(-1)[to] = True
         for k, v in res.items():
             if k not in self.row:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[to] = v
@@ -649,6 +670,9 @@ class _Results:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
         dicts built when first read; a layer's metric keys in the order its first combination set them;
         ``reason`` is set where ``feasible`` is False only)."""
+        if not self.done.all():  # (cells no chunk wrote: NaN, as a cube filled with NaN first would hold)
+            self.cube[:, ~self.done] = np.nan
+            self.done[:] = True
         labels = {k: self.labels[k] if k in self.labels else self.texts[k] for k in _LABEL_ORDER}
         return layer_batches(layers, range(self.nl), self.n, self.metrics, self.states, labels, self.feasible,
                              self.reason, row_keys=self.names)
@@ -758,7 +782,9 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         labels = {"mapping": at(tab.label["name"]), "loop_order": at(tab.label["order_name"]),
                   "runner_up_lost": verdict}
         plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
-    out.add(p, grp, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
+    # (the layers present, increasing: li is layer by layer)
+    out.add(p, grp, np.repeat(li, n_pts), pts, np.flatnonzero(np.bincount(li, minlength=len(p.count))).tolist(), res,
+            labels, plans)
 
 
 #: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first: the pruning
@@ -1817,11 +1843,8 @@ def _final_plans(p: _Planned,
     count = np.bincount(owner, minlength=nl * nk)
     ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
     texts = _reason_texts(lt.conv[ni], *rejections(ni, nk_))
-    reason = np.full((nl, nk), "", dtype=object)
-    if len(texts):
-        reason[ni, nk_] = texts
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
-                 reason.tolist(), (ni, nk_, texts))
+                 (ni, nk_, texts))
 
 
 def _reason_texts(conv: np.ndarray, fits: np.ndarray, given: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -501,10 +501,10 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
             flows: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     """The states of :func:`_pair_states` from the transfers' sums ``flows`` (:func:`_entry_flows`)."""
     n, nph = len(rows), len(PHASES)
-    # [pairs, phases]: each pair's link numbers broadcast over its phases (elementwise the same operations as over
-    # the flat pairs x phases arrays, without gathering each number once per phase)
-    work, longest = flows["work"].reshape(n, nph), flows["longest"].reshape(n, nph)
-    bus_cols, dram_bpc, spm_bpc = link.cols[pts][:, None], link.dram_bpc[pts][:, None], link.spm_bpc[pts][:, None]
+    work, longest = flows["work"], flows["longest"]
+    # each pair's link numbers repeated over its phases (gathered once per pair, not per phase; contiguous arrays:
+    # numpy's loops as before, whose maximum of 0.0 and -0.0 a broadcast operand's loop may answer otherwise)
+    bus_cols, dram_bpc, spm_bpc = (np.repeat(v[pts], nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
     at = _Take(rows, _every(tab, rows))
     col = {k: at(tab.plan[k]) for k in _STATE_COLS}
     exec_c = col["iterations"] + col["loop_ends"] * LOOP_END_BUBBLE_CYCLES
@@ -532,7 +532,7 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
             spm_b = flows["spm_r"] + staged
         bus_c = np.maximum(work / bus_cols, longest)
         # (np.maximum.reduce of the three, row after row: the same pairs, without stacking them first)
-        ph = np.maximum(np.maximum(bus_c, dram_b.reshape(n, nph) / dram_bpc), spm_b.reshape(n, nph) / spm_bpc)
+        ph = np.maximum(np.maximum(bus_c, dram_b / dram_bpc), spm_b / spm_bpc).reshape(n, nph)
         pl, pd = ph[:, 2], ph[:, 3]
         both = pl + pd
         exposed = np.maximum(0.0, both - (exec_c + ppe))
