@@ -415,3 +415,18 @@ def test_results_cube_without_a_nan_fill_equals_it_filled(seed, arch, mixed, wl)
         out.append([_dump(r.point(i)) for i in range(r.n)])
     em.workload_plans.cache_clear()
     assert all(seen) and out[0] == out[1] == out[2]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]))
+def test_conv_table_of_knobs_as_text_equals_it_of_objects(seed, arch):
+    """conv_table with the pattern and loop-order knobs as fixed-width text (compared in C, as _mapping_rows gathers
+    them) equals it with the knobs as objects: every column, the request of each row, the rejections."""
+    n, arrays, s_at, h_at, pats, ords = _requests(arch, seed)
+    sh, hw = Indexed(SHAPES, s_at), Indexed(arrays, h_at)
+    t1 = mapper.conv_table(arch, sh, hw, np.array(pats), np.array(ords))
+    t2 = mapper.conv_table(arch, sh, hw, np.array(pats, dtype=object), np.array(ords, dtype=object))
+    assert _exact(t1.req, t2.req) and sorted(t1.cols) == sorted(t2.cols)
+    for k in t1.cols:
+        assert _exact(t1.cols[k], t2.cols[k]), k
+    assert t1.rejections(np.arange(n)) == t2.rejections(np.arange(n))

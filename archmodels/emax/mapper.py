@@ -1442,6 +1442,14 @@ def _slot_numbers(by_pattern: dict[str, list[np.ndarray]], by_fit: dict[str, lis
     return out
 
 
+def _knob(values: Sequence[str]) -> np.ndarray:
+    """A knob's values per request as an array :func:`conv_table` compares with texts: fixed-width text as given
+    (compared in C; :func:`~archmodels.emax.model._mapping_rows` gathers it per request), else objects."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+        return values
+    return np.array(values, dtype=object)
+
+
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
                orders: Sequence[str]) -> ConvTable:
     """:func:`mapping_columns` of ``conv_candidates(shapes[j], hws[j], patterns[j], orders[j])[0]`` for every
@@ -1459,8 +1467,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
                          np.repeat(np.arange(n), [len(a[0]) for a in answers]), arch, shapes, hws,
                          known=[a[2] for a in answers])
     q = _Req(shapes, hws)
-    pat_knob = np.array(patterns, dtype=object)
-    ord_knob = np.array(orders, dtype=object)
+    pat_knob, ord_knob = _knob(patterns), _knob(orders)
     every = PATTERNS_V if arch == "emaxv" else PATTERNS_VR
     pairs_ok = q.mac & (q.stride == 1) & q.lddhr & (q.cols % 2 == 0) & (q.oc >= 2)
     geo = {p: _geometry_np(p, q) for p in every}

@@ -40,6 +40,7 @@ from . import cost
 from .. import tech
 from .. import vector
 from ..base import Model
+from . import mapper as _mapper
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
 from .mapper import HW_NUMBERS, HwList, Indexed, coded_reasons, hw_field, listed_reasons, new_hw
@@ -1337,10 +1338,13 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
                 for f, v in mhws.numbers.items()})
         else:
             views = list(mhws) + more
-    pats = np.array(pattern, dtype=object)[rk]
+    # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
+    # objects for the scalar one, which reads them one by one)
+    as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and all(type(x) is str for x in chain(pattern, order))
+    pats = (np.array(pattern) if as_text else np.array(pattern, dtype=object))[rk]
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
     tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
-                     np.array(order, dtype=object)[rk])
+                     (np.array(order) if as_text else np.array(order, dtype=object))[rk])
     # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
     n_u = np.bincount(tab.req, minlength=len(first))
     n_r = n_u[inv]
