@@ -430,3 +430,14 @@ def test_conv_table_of_knobs_as_text_equals_it_of_objects(seed, arch):
     for k in t1.cols:
         assert _exact(t1.cols[k], t2.cols[k]), k
     assert t1.rejections(np.arange(n)) == t2.rejections(np.arange(n))
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), n=st.integers(0, 12), widths=st.lists(st.integers(0, 5), min_size=1, max_size=3),
+       dtype=st.sampled_from([bool, float]))
+def test_hcat_equals_concatenate(data, n, widths, dtype):
+    """_hcat (column-major) equals np.concatenate(axis=1): shape, dtype, values."""
+    mats = [np.array([[data.draw(st.booleans() if dtype is bool else _VALUE) for _ in range(w)] for _ in range(n)],
+                     dtype=dtype).reshape(n, w) for w in widths]
+    got, want = traffic._hcat(mats), np.concatenate(mats, axis=1)
+    assert got.flags.f_contiguous and _exact(np.ascontiguousarray(got), want)
