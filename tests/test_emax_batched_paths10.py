@@ -148,8 +148,10 @@ def test_reason_texts_equal_the_pair_by_pair_join(answers, data):
     former loop of _final_plans: the SPM addition for conv layers with a mapping, repeated reasons once, an empty
     reason list or an empty text as 'no mapping fits'."""
     conv = np.array([data.draw(st.booleans()) for _ in answers], dtype=bool)
-    got = em._reason_texts(conv, *mapper.coded_reasons(answers))
-    assert got.dtype == object and got.tolist() == _reason_texts_reference(conv, answers)
+    for upto in (-1, 1 << 30):  # (at once; one by one)
+        with mock.patch.object(em, "REASONS_ONE_BY_ONE_UPTO", upto):
+            got = em._reason_texts(conv, *mapper.coded_reasons(answers))
+        assert got.dtype == object and got.tolist() == _reason_texts_reference(conv, answers)
 
 
 # ---------------------------------------------------------------- a chunk's arrays as columns
@@ -388,7 +390,8 @@ def test_slot_moves_of_every_plan_equal_the_general_take(arch, wl):
 def test_results_cube_without_a_nan_fill_equals_it_filled(seed, arch, mixed, wl):
     """_Results' cube is not filled with NaN first: the chunks write every cell of every key (run, fused, or without
     a plan: every (layer, point) marked done before the layers are read), so a cube holding any value first (a
-    sentinel, NaN) gives every point the same contract dictionary; small chunks (several per batch) too."""
+    sentinel, NaN) gives every point the same contract dictionary; small chunks (several per batch) too; a small
+    batch's cube filled with NaN first (CUBE_FILL_UPTO) as well."""
     m = get_model(arch)
     n = 120 if arch == "emaxv" else 30
     rows = _rows(arch, n, seed) if mixed else m.params.random_rows(n, np.random.default_rng(seed))
@@ -406,15 +409,15 @@ def test_results_cube_without_a_nan_fill_equals_it_filled(seed, arch, mixed, wl)
         return real_batches(self, layers)
 
     out = []
-    for value, chunk in ((np.nan, None), (12345.0, None), (-0.0, 8)):
+    for value, chunk, fill_upto in ((np.nan, None, 1 << 62), (12345.0, None, -1), (-0.0, 8, -1), (7.0, None, 512)):
         em.workload_plans.cache_clear()
-        with mock.patch.object(em._Results, "__init__", filled(value)), \
-                mock.patch.object(em._Results, "batches", batches), \
+        with mock.patch.object(em._Results, "__init__", filled(value) if fill_upto < 0 else real_init), \
+                mock.patch.object(em._Results, "batches", batches), mock.patch.object(em, "CUBE_FILL_UPTO", fill_upto), \
                 mock.patch.dict(em.CHUNK_OF, {arch: chunk or em.CHUNK_OF.get(arch, em.CHUNK)}):
             r = m.evaluate_points(wl, rows)
         out.append([_dump(r.point(i)) for i in range(r.n)])
     em.workload_plans.cache_clear()
-    assert all(seen) and out[0] == out[1] == out[2]
+    assert all(seen) and out[0] == out[1] == out[2] == out[3]
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

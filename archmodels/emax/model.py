@@ -577,7 +577,10 @@ class _Results:
         #: NaN first (16 MB a 2,048-point VGG16 batch): every (layer, point) is run, fused or without a plan in
         #: exactly one chunk, and :meth:`add` writes each such cell of every key (NaN where a pair has no plan or
         #: its plan no value); :attr:`done` marks them, and :meth:`batches` sets NaN anywhere none wrote
-        self.cube = np.empty((len(names) + len(STATES), nl, n))
+        #: (a small batch, one design point's: filled first, its few NaN cheaper than a scatter per key)
+        self.filled = nl * n <= CUBE_FILL_UPTO
+        self.cube = np.full((len(names) + len(STATES), nl, n), np.nan) if self.filled else \
+            np.empty((len(names) + len(STATES), nl, n))
         self.done = np.zeros((nl, n), bool)
         self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
@@ -629,9 +632,10 @@ class _Results:
             self.feasible[rl, rp] = False
             self.reason[rl, rp] = np.repeat(r_why, cnt)
             flat_r = rl * self.n + rp
-            cube = self.cube.reshape(len(self.cube), -1)
-            for row in cube:  # (a scatter per key: ~2x faster than one [:, layers, points] assignment)
-                row[flat_r] = np.nan
+            if not self.filled:
+                cube = self.cube.reshape(len(self.cube), -1)
+                for row in cube:  # (a scatter per key: ~2x faster than one [:, layers, points] assignment)
+                    row[flat_r] = np.nan
             self.done.reshape(-1)[flat_r] = True
         if f_k:  # fused into the layer before: zeros, and its name
             fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
@@ -652,7 +656,7 @@ class _Results:
         cube = self.cube.reshape(len(self.cube), -1)
         for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
             cube[self.row[k]][to] = res[k]
-        if len(in_cube) < len(self.row):  # keys the plans give no value: NaN
+        if len(in_cube) < len(self.row) and not self.filled:  # keys the plans give no value: NaN
             for k, j in self.row.items():
                 if k not in res:
                     cube[j][to] = np.nan
@@ -681,6 +685,10 @@ class _Results:
         return layer_batches(layers, range(self.nl), self.n, self.metrics, self.states, labels, self.feasible,
                              self.reason, row_keys=self.names)
 
+
+#: (layer, point) cells up to which :class:`_Results` fills its cube with NaN first (one design point, small
+#: batches: one fill costs less than NaN written key by key where a layer has no plan)
+CUBE_FILL_UPTO = 512
 
 #: positions from which :func:`_scatter_index` scatters increasing positions by a mask
 SCATTER_MASK_FROM = 4096
@@ -1854,6 +1862,10 @@ def _final_plans(p: _Planned,
                  (ni, nk_, texts))
 
 
+#: pairs without a plan up to which :func:`_reason_texts` joins each pair's texts one by one
+REASONS_ONE_BY_ONE_UPTO = 16
+
+
 def _reason_texts(conv: np.ndarray, fits: np.ndarray, given: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The reason text of each pair without a plan (objects) from its layer being a conv (or pooling) layer and
     the mapper's coded answer (:func:`~archmodels.emax.mapper.coded_reasons`): its rejected mappings' reasons, once
@@ -1861,6 +1873,15 @@ def _reason_texts(conv: np.ndarray, fits: np.ndarray, given: np.ndarray, ends: n
     fits``). A pair with one reason and no such addition (a random batch's usual case) is that text itself (as the
     join of its one text gives it), gathered at once; the others one by one."""
     n = len(fits)
+    if n <= REASONS_ONE_BY_ONE_UPTO:  # (a few pairs, one design point's: one by one, no numpy calls)
+        texts, stops = given.tolist(), ends.tolist()
+        got = []
+        for f, c, a, b in zip(fits.tolist(), conv.tolist(), [0] + stops[:-1], stops):
+            rej = tuple(texts[a:b])
+            if f and c:
+                rej += ("no schedule fits the SPM",)
+            got.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
+        return _objects(got)
     lo = ends - np.diff(ends, prepend=0)
     alone = np.flatnonzero((ends - lo == 1) & ~(fits & conv))
     one = given[lo[alone]]
