@@ -144,13 +144,13 @@ def _reason_texts_reference(conv, answers):
 @given(answers=st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(["a", "b", "", "a; b", "no mapping fits"]),
                                                           max_size=4).map(tuple)), max_size=30), data=st.data())
 def test_reason_texts_equal_the_pair_by_pair_join(answers, data):
-    """_reason_texts (one reason and no addition: the text gathered at once; else joined one by one) equals the
+    """_reason_texts (coded, one reason and no addition: the text gathered at once; else, or a list, joined one by
+    one) equals the
     former loop of _final_plans: the SPM addition for conv layers with a mapping, repeated reasons once, an empty
     reason list or an empty text as 'no mapping fits'."""
     conv = np.array([data.draw(st.booleans()) for _ in answers], dtype=bool)
-    for upto in (-1, 1 << 30):  # (at once; one by one)
-        with mock.patch.object(em, "REASONS_ONE_BY_ONE_UPTO", upto):
-            got = em._reason_texts(conv, *mapper.coded_reasons(answers))
+    for why in (mapper.coded_reasons(answers), list(answers)):  # (coded: at once; a list: one by one)
+        got = em._reason_texts(conv, why)
         assert got.dtype == object and got.tolist() == _reason_texts_reference(conv, answers)
 
 
@@ -338,7 +338,7 @@ def test_words_of_one_kind_equal_words(data, n, weight):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), n=st.integers(1, 20), n_pts=st.integers(1, 4), variants=st.sampled_from([(True, False), (True,),
+@given(data=st.data(), n=st.sampled_from([1, 2, 5, 20, 64, 70]), n_pts=st.integers(1, 4), variants=st.sampled_from([(True, False), (True,),
                                                                                                   (False,)]))
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_states_with_link_numbers_repeated_equal_them_gathered_per_phase(data, n, n_pts, variants):
@@ -357,8 +357,11 @@ def test_states_with_link_numbers_repeated_equal_them_gathered_per_phase(data, n
     plan = {k: vals(n) for k in timing._STATE_COLS}
     tab = traffic.PlanTable(plan, {}, np.arange(n), ())
     got = timing._states(tab, np.arange(n), pts, link, variants, flows)
+    with mock.patch.object(timing, "STATES_REPEAT_FROM", 1 << 30):
+        few = timing._states(tab, np.arange(n), pts, link, variants, flows)
     ptr = np.repeat(pts, nph)
-    for v, st_ in zip(variants, got):
+    for v, st_, st_few in zip(variants, got, few):
+        assert sorted(st_) == sorted(st_few) and all(_exact(st_[k], st_few[k]) for k in st_)
         dram_b, spm_b = ((flows["dram_c"], flows["spm_c"]) if v else
                          (flows["dram_r"] + flows["staged"], flows["spm_r"] + flows["staged"]))
         bus_c = np.maximum(flows["work"] / link.cols[ptr], flows["longest"])

@@ -230,22 +230,19 @@ class HwList(list):
 
     def __init__(self, hws: Sequence[Hw], numbers: dict[str, np.ndarray]):
         super().__init__(hws)
-        for v in numbers.values():
-            v.flags.writeable = False
-        self.numbers = numbers
+        self.numbers = numbers  # (read-only arrays: the caller's)
 
 
 def hw_field(hws: Sequence[Hw], name: str) -> np.ndarray:
     """Field ``name`` (an integer field) of every array of ``hws`` as int64 (an :class:`HwList`: its column;
     an :class:`Indexed` sequence of one: gathered by position)."""
+    num = getattr(hws, "numbers", None)
+    if num is not None:
+        return num[name]
     if isinstance(hws, Indexed):
         num = getattr(hws.objs, "numbers", None)
         if num is not None:
             return num[name][hws.at]
-    else:
-        num = getattr(hws, "numbers", None)
-        if num is not None:
-            return num[name]
     return np.array([getattr(h, name) for h in hws], dtype=np.int64).reshape(len(hws))
 
 

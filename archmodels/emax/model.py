@@ -581,7 +581,7 @@ class _Results:
         self.filled = nl * n <= CUBE_FILL_UPTO
         self.cube = np.full((len(names) + len(STATES), nl, n), np.nan) if self.filled else \
             np.empty((len(names) + len(STATES), nl, n))
-        self.done = np.zeros((nl, n), bool)
+        self.done = np.zeros((nl, n) if not self.filled else (0, 0), bool)
         self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
         self.states = dict(zip(STATES, self.cube[len(names):]))
@@ -631,17 +631,18 @@ class _Results:
             rl = np.repeat(r_layer, cnt)
             self.feasible[rl, rp] = False
             self.reason[rl, rp] = np.repeat(r_why, cnt)
-            flat_r = rl * self.n + rp
             if not self.filled:
+                flat_r = rl * self.n + rp
                 cube = self.cube.reshape(len(self.cube), -1)
                 for row in cube:  # (a scatter per key: ~2x faster than one [:, layers, points] assignment)
                     row[flat_r] = np.nan
-            self.done.reshape(-1)[flat_r] = True
+                self.done.reshape(-1)[flat_r] = True
         if f_k:  # fused into the layer before: zeros, and its name
             fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
             fl, into = np.repeat(np.array(f_layer, dtype=np.int64), cnt), np.repeat(_objects(f_into), cnt)
             self.cube[:, fl, fp] = 0.0
-            self.done[fl, fp] = True
+            if not self.filled:
+                self.done[fl, fp] = True
             for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
                 self.metrics[k][fl, fp] = 0.0
             for k in _TEXT_OWNERS:
@@ -656,11 +657,12 @@ class _Results:
         cube = self.cube.reshape(len(self.cube), -1)
         for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
             cube[self.row[k]][to] = res[k]
-        if len(in_cube) < len(self.row) and not self.filled:  # keys the plans give no value: NaN
-            for k, j in self.row.items():
-                if k not in res:
-                    cube[j][to] = np.nan
-        self.done.reshape(-1)[to] = True
+        if not self.filled:
+            if len(in_cube) < len(self.row):  # keys the plans give no value: NaN
+                for k, j in self.row.items():
+                    if k not in res:
+                        cube[j][to] = np.nan
+            self.done.reshape(-1)[to] = True
         for k, v in res.items():
             if k not in self.row:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[to] = v
@@ -678,7 +680,7 @@ class _Results:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
         dicts built when first read; a layer's metric keys in the order its first combination set them;
         ``reason`` is set where ``feasible`` is False only)."""
-        if not self.done.all():  # (cells no chunk wrote: NaN, as a cube filled with NaN first would hold)
+        if not self.filled and not self.done.all():  # (cells no chunk wrote: NaN, as a cube filled first holds)
             self.cube[:, ~self.done] = np.nan
             self.done[:] = True
         labels = {k: self.labels[k] if k in self.labels else self.texts[k] for k in _LABEL_ORDER}
@@ -794,9 +796,10 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         labels = {"mapping": at(tab.label["name"]), "loop_order": at(tab.label["order_name"]),
                   "runner_up_lost": verdict}
         plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
-    # (the layers present, increasing: li is layer by layer)
-    out.add(p, grp, np.repeat(li, n_pts), pts, np.flatnonzero(np.bincount(li, minlength=len(p.count))).tolist(), res,
-            labels, plans)
+    # (the layers present, increasing: li is layer by layer; many pairs: by bincount)
+    which = (sorted(set(li.tolist())) if len(li) < 256 else
+             np.flatnonzero(np.bincount(li, minlength=len(p.count))).tolist())
+    out.add(p, grp, np.repeat(li, n_pts), pts, which, res, labels, plans)
 
 
 #: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first: the pruning
@@ -1204,16 +1207,18 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     _chain(np.flatnonzero(vr_spm_at & ~search), layers, shapes,
            fused_at, pooled, planned, resident, keep)
 
-    def rejections(ii: np.ndarray, kk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # layers without a plan: why (coded, mapper.coded_reasons)
+    def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]] | tuple[np.ndarray, ...]:
+        # layers without a plan: why (coded, mapper.coded_reasons; a few pairs, one design point's: as a list)
         pos = np.full((nl, nk), -1, dtype=np.int64)
         pos[li, ki] = np.arange(len(li))  # each pair's position among the pairs run
         has = lt.has_shape[ii]
+        few = len(ii) <= REASONS_ONE_BY_ONE_UPTO
         if has.all():
-            return why.coded(pos[ii, kk])
+            return why(pos[ii, kk]) if few else why.coded(pos[ii, kk])
         known = iter(why(pos[ii[has], kk[has]]))
-        return coded_reasons([next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
-                              for i, h in zip(ii.tolist(), has.tolist())])
+        out = [next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
+               for i, h in zip(ii.tolist(), has.tolist())]
+        return out if few else coded_reasons(out)
 
     return _final_plans(planned, rejections, lt, fused, fused_at, resident, keep)
 
@@ -1256,10 +1261,12 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList, HwList]:
         nums.append((rows, cols, lmm, spm, bits // 8, cap, search))
         # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
         mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
-    table = np.array(nums, dtype=np.int64).reshape(len(nums), len(HW_NUMBERS)).T
-    numbers = {f: np.ascontiguousarray(table[j]) for j, f in enumerate(HW_NUMBERS)}
-    m_numbers = dict(numbers, spm_bytes=np.zeros(len(nums), dtype=np.int64))
-    return HwList(hws, numbers), HwList(mhws, m_numbers)
+    table = np.array(nums, dtype=np.int64).reshape(len(nums), len(HW_NUMBERS)).T.copy()  # (rows contiguous)
+    table.flags.writeable = False  # (its rows, the columns, read-only with it)
+    numbers = dict(zip(HW_NUMBERS, table))
+    no_spm = np.zeros(len(nums), dtype=np.int64)
+    no_spm.flags.writeable = False
+    return HwList(hws, numbers), HwList(mhws, dict(numbers, spm_bytes=no_spm))
 
 
 @dataclass(frozen=True)
@@ -1344,9 +1351,11 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
         if isinstance(mhws, HwList):  # (the narrower views' fields as columns too)
             wants = np.zeros(nk, bool)
             wants[rk[wide]] = True
-            views = HwList(list(mhws) + more, {
-                f: np.concatenate([v, np.where(wants, 2, v) if f == "tile_search" else v])
-                for f, v in mhws.numbers.items()})
+            cols = {f: np.concatenate([v, np.where(wants, 2, v) if f == "tile_search" else v])
+                    for f, v in mhws.numbers.items()}
+            for v in cols.values():
+                v.flags.writeable = False
+            views = HwList(list(mhws) + more, cols)
         else:
             views = list(mhws) + more
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
@@ -1363,13 +1372,13 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
     cols, owner = tab.cols, np.repeat(conv, n_r)
 
-    def why_coded(js: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def why_listed(js: np.ndarray, coded: bool = False) -> list[tuple[bool, tuple[str, ...]]] | tuple:
         js = np.asarray(js, dtype=np.int64)
         conv_pos = np.full(len(li), -1, dtype=np.int64)
         conv_pos[conv] = inv
         at = conv_pos[js]
         if (at >= 0).all():
-            return tab.rejections_coded(at)
+            return tab.rejections_coded(at) if coded else tab.rejections(at)
         convs = iter(tab.rejections(at[at >= 0]))
         out = []
         for j, r in zip(js.tolist(), at.tolist()):
@@ -1378,9 +1387,9 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             else:
                 maps, rej = fc_candidates(shapes[li[j]], mhws[ki[j]])
                 out.append((bool(maps), tuple(x.reason for x in rej)))
-        return coded_reasons(out)
+        return coded_reasons(out) if coded else out
 
-    why = _Why(why_coded)
+    why = _Why(lambda js: why_listed(js, True), why_listed)
     if not len(fc):
         return cols, owner, src, why
     fc_cols, fc_req = fc_table(Indexed(shapes, li[fc]), Indexed(mhws, ki[fc]))
@@ -1395,13 +1404,14 @@ class _Why:
     mapping and the reasons of the ones it rejected, as a list of (flag, texts) (``why(js)``) or as arrays
     (``why.coded(js)``, :func:`~archmodels.emax.mapper.coded_reasons`: no tuple per pair)."""
 
-    __slots__ = ("coded",)
+    __slots__ = ("coded", "_listed")
 
-    def __init__(self, coded: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]):
-        self.coded = coded
+    def __init__(self, coded: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                 listed: Callable[[np.ndarray], list[tuple[bool, tuple[str, ...]]]]):
+        self.coded, self._listed = coded, listed
 
     def __call__(self, js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
-        return listed_reasons(*self.coded(js))
+        return self._listed(js)
 
 
 @dataclass(frozen=True)
@@ -1857,7 +1867,7 @@ def _final_plans(p: _Planned,
     rows, owner = rows[sel], owner[sel]
     count = np.bincount(owner, minlength=nl * nk)
     ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
-    texts = _reason_texts(lt.conv[ni], *rejections(ni, nk_))
+    texts = _reason_texts(lt.conv[ni], rejections(ni, nk_))
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
                  (ni, nk_, texts))
 
@@ -1866,22 +1876,17 @@ def _final_plans(p: _Planned,
 REASONS_ONE_BY_ONE_UPTO = 16
 
 
-def _reason_texts(conv: np.ndarray, fits: np.ndarray, given: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def _reason_texts(conv: np.ndarray, why: list[tuple[bool, tuple[str, ...]]] | tuple[np.ndarray, ...]) -> np.ndarray:
     """The reason text of each pair without a plan (objects) from its layer being a conv (or pooling) layer and
-    the mapper's coded answer (:func:`~archmodels.emax.mapper.coded_reasons`): its rejected mappings' reasons, once
-    each, joined by ``; `` (a conv layer with a mapping: and ``no schedule fits the SPM``; none: ``no mapping
-    fits``). A pair with one reason and no such addition (a random batch's usual case) is that text itself (as the
-    join of its one text gives it), gathered at once; the others one by one."""
+    the mapper's answer ``why`` (a list of (has a mapping, reason texts), or coded:
+    :func:`~archmodels.emax.mapper.coded_reasons`): its rejected mappings' reasons, once each, joined by ``; `` (a
+    conv layer with a mapping: and ``no schedule fits the SPM``; none: ``no mapping fits``). Coded, a pair with one
+    reason and no such addition (a random batch's usual case) is that text itself (as the join of its one text gives
+    it), gathered at once; the others (and a list: a few pairs, one design point's) one by one."""
+    if isinstance(why, list):
+        return _objects(_joined(conv.tolist(), why))
+    fits, given, ends = why
     n = len(fits)
-    if n <= REASONS_ONE_BY_ONE_UPTO:  # (a few pairs, one design point's: one by one, no numpy calls)
-        texts, stops = given.tolist(), ends.tolist()
-        got = []
-        for f, c, a, b in zip(fits.tolist(), conv.tolist(), [0] + stops[:-1], stops):
-            rej = tuple(texts[a:b])
-            if f and c:
-                rej += ("no schedule fits the SPM",)
-            got.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
-        return _objects(got)
     lo = ends - np.diff(ends, prepend=0)
     alone = np.flatnonzero((ends - lo == 1) & ~(fits & conv))
     one = given[lo[alone]]
@@ -1893,14 +1898,19 @@ def _reason_texts(conv: np.ndarray, fits: np.ndarray, given: np.ndarray, ends: n
     rest = np.flatnonzero(~done)
     if len(rest):
         texts, starts, stops = given.tolist(), lo[rest].tolist(), ends[rest].tolist()
-        got = []
-        for f, a, b in zip((fits & conv)[rest].tolist(), starts, stops):
-            rej = tuple(texts[a:b])
-            if f:
-                rej += ("no schedule fits the SPM",)
-            got.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
-        out[rest] = _objects(got)
+        out[rest] = _objects(_joined(conv[rest].tolist(), [(f, tuple(texts[a:b])) for f, a, b in
+                                                            zip(fits[rest].tolist(), starts, stops)]))
     return out
+
+
+def _joined(conv: list[bool], why: list[tuple[bool, tuple[str, ...]]]) -> list[str]:
+    """:func:`_reason_texts` pair by pair (Python lists)."""
+    got = []
+    for c, (f, rej) in zip(conv, why):
+        if f and c:
+            rej += ("no schedule fits the SPM",)
+        got.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
+    return got
 
 
 def _objects(values: list) -> np.ndarray:

@@ -497,6 +497,11 @@ def _few_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     return flows
 
 
+#: pairs from which :func:`_states` gathers each pair's link numbers once and repeats them over its phases (below:
+#: gathered per phase, one call fewer)
+STATES_REPEAT_FROM = 64
+
+
 def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, variants: tuple[bool, ...],
             flows: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     """The states of :func:`_pair_states` from the transfers' sums ``flows`` (:func:`_entry_flows`)."""
@@ -504,7 +509,11 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
     work, longest = flows["work"], flows["longest"]
     # each pair's link numbers repeated over its phases (gathered once per pair, not per phase; contiguous arrays:
     # numpy's loops as before, whose maximum of 0.0 and -0.0 a broadcast operand's loop may answer otherwise)
-    bus_cols, dram_bpc, spm_bpc = (np.repeat(v[pts], nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
+    if n >= STATES_REPEAT_FROM:
+        bus_cols, dram_bpc, spm_bpc = (np.repeat(v[pts], nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
+    else:  # (a few pairs, one design point's: fewer numpy calls)
+        ptr = np.repeat(pts, nph)
+        bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
     at = _Take(rows, _every(tab, rows))
     col = {k: at(tab.plan[k]) for k in _STATE_COLS}
     exec_c = col["iterations"] + col["loop_ends"] * LOOP_END_BUBBLE_CYCLES
