@@ -581,7 +581,7 @@ class _Results:
         self.filled = nl * n <= CUBE_FILL_UPTO
         self.cube = np.full((len(names) + len(STATES), nl, n), np.nan) if self.filled else \
             np.empty((len(names) + len(STATES), nl, n))
-        self.done = np.zeros((nl, n) if not self.filled else (0, 0), bool)
+        self.done = np.zeros((nl, n), bool) if not self.filled else None
         self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
         self.states = dict(zip(STATES, self.cube[len(names):]))
@@ -1171,8 +1171,12 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     nl, nk = len(layers), len(keys)
     hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
     pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
-    vr_spm_at = (hw_field(hws, "spm_bytes") > 0) & (arch == "emaxvr")
-    vr_spm = vr_spm_at.tolist()
+    columns = isinstance(hws, HwList)  # (many combinations: their arrays' fields as columns; one: as objects)
+    if columns:
+        vr_spm_at = (hws.numbers["spm_bytes"] > 0) & (arch == "emaxvr")
+        vr_spm = vr_spm_at.tolist()
+    else:
+        vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
     fused_at = np.zeros((nl, nk), bool)  # layer i runs fused into layer i - 1
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
@@ -1197,14 +1201,18 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
-    search = hw_field(hws, "tile_search") != 0
-    dp = np.flatnonzero(vr_spm_at & search)
+    if columns:
+        search = hws.numbers["tile_search"] != 0
+        dp = np.flatnonzero(vr_spm_at & search)
+    else:
+        dp = np.array([k for k in range(nk) if vr_spm[k] and hws[k].tile_search], dtype=np.int64)
     if len(dp) >= CHAIN_DP_NUMPY_FROM:
         _chain_least_dram_np(dp, layers, shapes, fused_at, pooled, planned, resident, keep)
     else:
         for k in dp.tolist():
             _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
-    _chain(np.flatnonzero(vr_spm_at & ~search), layers, shapes,
+    _chain(np.flatnonzero(vr_spm_at & ~search) if columns else
+           np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
            fused_at, pooled, planned, resident, keep)
 
     def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]] | tuple[np.ndarray, ...]:
@@ -1246,7 +1254,18 @@ workload_plans.cache_clear = _plans_cache_clear  # type: ignore[attr-defined]
 workload_plans.cache_info = _plans_cache_info  # type: ignore[attr-defined]
 
 
-def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList, HwList]:
+def _hw_floats(hws: list[Hw], name: str) -> np.ndarray:
+    """Field ``name`` of every array as floats (an :class:`HwList`: its column converted)."""
+    return hws.numbers[name].astype(float) if isinstance(hws, HwList) else \
+        np.array([getattr(h, name) for h in hws], dtype=float)
+
+
+#: combinations from which :func:`_arrays` gives its arrays' fields as columns (:class:`HwList`; fewer, one design
+#: point's: plain lists, read object by object as before, fewer numpy calls)
+HW_COLUMNS_FROM = 16
+
+
+def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwList | list[Hw]]:
     """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
     built field by field (``dataclasses.replace`` inspects the fields on every call), as :class:`HwList`: the
     planning reads the chunk's arrays' fields as columns (built here once, not from each object several times)."""
@@ -1261,6 +1280,8 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList, HwList]:
         nums.append((rows, cols, lmm, spm, bits // 8, cap, search))
         # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
         mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
+    if len(keys) < HW_COLUMNS_FROM:
+        return hws, mhws
     table = np.array(nums, dtype=np.int64).reshape(len(nums), len(HW_NUMBERS)).T.copy()  # (rows contiguous)
     table.flags.writeable = False  # (its rows, the columns, read-only with it)
     numbers = dict(zip(HW_NUMBERS, table))
@@ -1478,8 +1499,8 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     # every row's columns as (table, row of it) sources, gathered when a builder reads them (traffic.Rows): the
     # mapper's columns, the combination's numbers and pins, the context's flags, the (layer, combination)'s pooling
     # pass; the first source holding a column gives it
-    by_comb = dict(cols=hw_field(hws, "cols").astype(float), spm=hw_field(hws, "spm_bytes").astype(float),
-                   elem=hw_field(hws, "elem_bytes").astype(float), per_band=np.array(per_band, dtype=bool))
+    by_comb = dict(cols=_hw_floats(hws, "cols"), spm=_hw_floats(hws, "spm_bytes"), elem=_hw_floats(hws, "elem_bytes"),
+                   per_band=np.array(per_band, dtype=bool))
     pin_cols = {}
     if arch != "emaxv":  # (only the EMAXVR builder reads the schedule pins, the band size and the search flag)
         by_comb.update(band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
