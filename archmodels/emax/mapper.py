@@ -239,7 +239,7 @@ def hw_field(hws: Sequence[Hw], name: str) -> np.ndarray:
     num = getattr(hws, "numbers", None)
     if num is not None:
         return num[name]
-    if isinstance(hws, Indexed):
+    if type(hws) is not list and isinstance(hws, Indexed):  # (a plain list first: no ABC check)
         num = getattr(hws.objs, "numbers", None)
         if num is not None:
             return num[name][hws.at]
