@@ -236,10 +236,12 @@ class HwList(list):
 def hw_field(hws: Sequence[Hw], name: str) -> np.ndarray:
     """Field ``name`` (an integer field) of every array of ``hws`` as int64 (an :class:`HwList`: its column;
     an :class:`Indexed` sequence of one: gathered by position)."""
+    if type(hws) is list:  # (a plain list, one design point's arrays: no look-ups)
+        return np.array([getattr(h, name) for h in hws], dtype=np.int64).reshape(len(hws))
     num = getattr(hws, "numbers", None)
     if num is not None:
         return num[name]
-    if type(hws) is not list and isinstance(hws, Indexed):  # (a plain list first: no ABC check)
+    if isinstance(hws, Indexed):
         num = getattr(hws.objs, "numbers", None)
         if num is not None:
             return num[name][hws.at]
