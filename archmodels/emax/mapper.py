@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
 from operator import attrgetter, itemgetter
@@ -216,6 +216,36 @@ def new_hw(arch: str, rows: int, cols: int, lmm_bytes: int, spm_bytes: int, elem
 
 
 assert _HW_FIELDS == ("arch", "rows", "cols", "lmm_bytes", "spm_bytes", "elem_bytes", "oc_cap", "tile_search")
+
+#: the integer fields of :class:`Hw`, as :class:`HwList` holds them
+HW_NUMBERS = _HW_FIELDS[1:]
+
+
+class HwList(list):
+    """A list of arrays (:class:`Hw`) with their integer fields as columns, ``numbers[field]`` (int64, read-only,
+    element k = ``self[k].<field>``): the numpy mapper and the planners read a chunk's ~2,000 arrays' fields as
+    arrays (:func:`hw_field`) instead of from each object, several times a chunk."""
+
+    numbers: dict[str, np.ndarray]
+
+    def __init__(self, hws: Sequence[Hw], numbers: dict[str, np.ndarray]):
+        super().__init__(hws)
+        self.numbers = numbers  # (read-only arrays: the caller's)
+
+
+def hw_field(hws: Sequence[Hw], name: str) -> np.ndarray:
+    """Field ``name`` (an integer field) of every array of ``hws`` as int64 (an :class:`HwList`: its column;
+    an :class:`Indexed` sequence of one: gathered by position)."""
+    if type(hws) is list:  # (a plain list, one design point's arrays: no look-ups)
+        return np.array([getattr(h, name) for h in hws], dtype=np.int64).reshape(len(hws))
+    num = getattr(hws, "numbers", None)
+    if num is not None:
+        return num[name]
+    if isinstance(hws, Indexed):
+        num = getattr(hws.objs, "numbers", None)
+        if num is not None:
+            return num[name][hws.at]
+    return np.array([getattr(h, name) for h in hws], dtype=np.int64).reshape(len(hws))
 
 
 @dataclass(frozen=True)
@@ -853,8 +883,8 @@ class _Req:
         for j, f in enumerate(_SHAPE_FIELDS):
             setattr(self, f, s[j])
         self.mac = s[-1].astype(bool)
-        self.rows, self.cols, self.lmm, self.e, self.oc_cap, self.tile_search = _by_object(
-            hws, attrgetter("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"), 6)
+        self.rows, self.cols, self.lmm, self.e, self.oc_cap, self.tile_search = _hw_fields(
+            hws, ("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"))
         self.lddhr = self.e == 2
         self.kw_ext = self.dil * (self.kw - 1) + 1
 
@@ -882,6 +912,14 @@ class Indexed(Sequence):
         return (objs[a] for a in self.at.tolist())
 
 
+def _hw_fields(hws: Sequence[Hw], names: tuple[str, ...]) -> Sequence[np.ndarray]:
+    """Fields ``names`` of every array of ``hws`` as int64 arrays: an :class:`Indexed` sequence of an
+    :class:`HwList` gathers its columns, else :func:`_by_object` (the same numbers)."""
+    if isinstance(hws, Indexed) and isinstance(hws.objs, HwList):
+        return [hw_field(hws, k) for k in names]
+    return _by_object(hws, attrgetter(*names), len(names))
+
+
 def _by_object(objs: Sequence, numbers, k: int) -> np.ndarray:
     """[k, len(objs)] int64: ``numbers(obj)`` (k numbers) per object, computed once per distinct object (a batch's
     requests repeat each array once per layer and each layer shape once per array; objects told apart by ``id``,
@@ -901,9 +939,26 @@ def _cdiv(a, b):
     return -(-a // b)
 
 
+#: :func:`_largest_divisor_np` finds the distinct n by a table of the values up to this (layer channel counts: a
+#: few hundred), not by a sort (np.unique: ~1 ms a chunk on an EMAXV batch's ~25 k requests)
+DIVISOR_DENSE_UPTO = 1 << 16
+
+
 def _largest_divisor_np(n: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """:func:`_largest_divisor` of every (n, limit) pair (n >= 1, limit >= 1): per distinct n, a table of the
-    largest divisor at most each limit up to n (:func:`_divisor_table`)."""
+    largest divisor at most each limit up to n (:func:`_divisor_table`), the tables laid end to end in increasing
+    n and each pair read at its n's table's start + min(limit, n)."""
+    if not len(n):
+        return np.zeros(0, dtype=np.int64)
+    top = int(n.max()) + 1
+    if top <= DIVISOR_DENSE_UPTO:  # the distinct n (increasing) by a table of the values; each n's table start
+        seen = np.zeros(top, bool)
+        seen[n] = True
+        vals = np.flatnonzero(seen)
+        tables = [_divisor_table(v) for v in vals.tolist()]
+        start = np.zeros(top, dtype=np.int64)
+        start[vals] = np.cumsum([0] + [len(t) for t in tables[:-1]])
+        return np.concatenate(tables)[start[n] + np.minimum(limit, n)]
     vals, inv = np.unique(n, return_inverse=True)
     tables = [_divisor_table(int(v)) for v in vals.tolist()]
     start = np.cumsum([0] + [len(t) for t in tables[:-1]])
@@ -1050,22 +1105,23 @@ class _ReqAt:
 LIVE_SUBSET_UPTO = 0.5
 
 
-def _fits_of_live(pattern: str, q: _Req, ocp: np.ndarray, pxp: np.ndarray, live: np.ndarray
-                  ) -> dict[bool, tuple[np.ndarray, ...]]:
-    """Per input mode (resident or not), :func:`_fit_lmm_np` of every request with ``live`` as given. Up to
+def _fits_of_live(pattern: str, q: _Req, ocp: np.ndarray, pxp: np.ndarray, live: np.ndarray,
+                  modes: tuple[bool, ...] = (False, True)) -> dict[bool, tuple[np.ndarray, ...]]:
+    """Per input mode of ``modes`` (resident or not; :func:`conv_table` asks only those a slot of the pattern
+    runs: EMAXV's single loop never runs resident), :func:`_fit_lmm_np` of every request with ``live`` as given. Up to
     :data:`LIVE_SUBSET_UPTO` of them live (an EMAXVR pattern runs on ~1/3 of a chunk's requests: its knob and
     structure rule out the rest), computed on the live requests only and placed at their positions, 0 elsewhere,
     where :func:`conv_table` reads none of it (no mapping, and no fit reason: the LMM is asked only where the
     structure runs); the same numbers at every live request."""
     if np.count_nonzero(live) > LIVE_SUBSET_UPTO * len(live):  # most live: gathering them costs more than it saves
         shared = _fit_kernel_np(pattern, q, ocp)
-        return {res: _fit_lmm_np(pattern, res, q, ocp, pxp, live, shared) for res in (False, True)}
+        return {res: _fit_lmm_np(pattern, res, q, ocp, pxp, live, shared) for res in modes}
     at = np.flatnonzero(live)
     qs, ocp_s, pxp_s = _ReqAt(q, at), ocp[at], pxp[at]
     shared = _fit_kernel_np(pattern, qs, ocp_s)
     every = np.ones(len(at), bool)
     out = {}
-    for res in (False, True):
+    for res in modes:
         parts = []
         for v in _fit_lmm_np(pattern, res, qs, ocp_s, pxp_s, every, shared):
             full = np.zeros(len(live), dtype=v.dtype)
@@ -1139,6 +1195,14 @@ class ConvTable:
         mode its structure or LMM fit). Built only for the requests whose layer gets no plan."""
         if self.known is not None:
             return [self.known[j] for j in js]
+        return listed_reasons(*self.rejections_coded(js))
+
+    def rejections_coded(self, js: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`rejections` as arrays (:func:`coded_reasons`): whether each request has a mapping, every
+        reason text request by request (objects), and where each request's texts end (a cumulative count); no
+        tuple per request (a random batch asks ~3.5 k (EMAXV) to ~12 k (EMAXVR) requests' reasons)."""
+        if self.known is not None:
+            return coded_reasons([self.known[j] for j in js])
         js = np.asarray(js, dtype=np.int64)
         # every reason a request may get, in order: a column per reason (0 = not given), then the texts of the
         # ones given only (a request gets one or two of the ~10 possible)
@@ -1166,8 +1230,23 @@ class ConvTable:
         at, col = np.nonzero(given)
         kind = given[at, col]
         texts = _why_texts(info, vals, at, col, kind, js, self.hws, self.shapes, self.fit_code, self.fit_need)
-        ends = np.cumsum(np.bincount(at, minlength=len(js))).tolist()
-        return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
+        return fits, texts, np.cumsum(np.bincount(at, minlength=len(js)))
+
+
+def coded_reasons(answers: Sequence[tuple[bool, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Requests' (has a mapping, reason texts) answers as :meth:`ConvTable.rejections_coded` gives them: the flags
+    (bool), every text request by request (objects) and each request's end among them (int64, cumulative)."""
+    fits = np.array([f for f, _ in answers], dtype=bool).reshape(len(answers))
+    flat = [t for _, rej in answers for t in rej]
+    texts = np.empty(len(flat), dtype=object)
+    texts[:] = flat
+    return fits, texts, np.cumsum(np.array([len(rej) for _, rej in answers], dtype=np.int64).reshape(len(answers)))
+
+
+def listed_reasons(fits: np.ndarray, texts: np.ndarray, ends: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+    """The (has a mapping, reason texts) answer of each request of coded reasons (:func:`coded_reasons`)."""
+    texts, ends = texts.tolist(), ends.tolist()
+    return [(f, tuple(texts[a:b])) for f, a, b in zip(fits.tolist(), [0] + ends[:-1], ends)]
 
 
 def _picked(seq: Sequence, js: np.ndarray) -> list:
@@ -1222,14 +1301,8 @@ def _why_texts(info: list[tuple], vals: dict[str, dict[str, np.ndarray]], at: np
         if what == 1:
             nums = [w[k][jr] for k in ("rows_code", "avail", "whole", "rpk")] + [of_hw("rows")[r], of_sh("kh")[r],
                                                                                  of_sh("kw")[r]]
-            got = []
-            for key in zip(*[a.tolist() for a in nums]):
-                t = memo.get((1, p) + key)
-                if t is None:
-                    code, avail, whole, rpk, rows, kh, kw = key
-                    t = memo[(1, p) + key] = _why_rows(p, code, _Kernel(kh, kw), rows, avail, whole, rpk)
-                got.append(t)
-            out[pos] = got
+            out[pos] = _texts_of_keys(nums, (1, p), lambda key: _why_rows(  # noqa: E731
+                p, key[0], _Kernel(key[5], key[6]), key[4], key[1], key[2], key[3]), memo)
             continue
         g = kind[pos]
         for gk in (1, 2):
@@ -1248,14 +1321,46 @@ def _why_texts(info: list[tuple], vals: dict[str, dict[str, np.ndarray]], at: np
                         of_hw("lmm_bytes")[rs]]
                 tag = (3, p, o, mode)
                 build = lambda key: _why_lmm(p, o, mode, *key)  # noqa: E731
-            got = []
-            for key in zip(*[np.asarray(a).tolist() for a in nums]):
-                t = memo.get(tag + key)
-                if t is None:
-                    t = memo[tag + key] = build(key)
-                got.append(t)
-            out[pos[sub]] = got
-    return out.tolist()
+            out[pos[sub]] = _texts_of_keys([np.asarray(a) for a in nums], tag, build, memo)
+    return out
+
+
+#: reasons of one column from which :func:`_texts_of_keys` finds the distinct keys by numpy (a sort) instead of
+#: looking every key up
+TEXT_KEYS_NUMPY_FROM = 32
+
+
+def _texts_of_keys(nums: list[np.ndarray], tag: tuple, build: Callable[[tuple], str],
+                   memo: dict[tuple, str]) -> list | np.ndarray:
+    """``build(key)`` of each key ``key`` = (``nums[0][i]``, ``nums[1][i]``, ...) as Python numbers, remembered in
+    ``memo`` under ``tag + key``. Many int64 keys: each distinct key looked up (and built) once, found by one sort of
+    the keys packed into one integer (each column's offset from its least value, mixed radix; or ``np.unique``
+    over the rows when that could overflow), and every key's text gathered; the texts and the memo's entries are
+    the ones key by key gives."""
+    n = len(nums[0]) if nums else 0
+    if n < TEXT_KEYS_NUMPY_FROM or any(a.dtype != np.int64 or a.shape != (n,) for a in nums):
+        got = []
+        for key in zip(*[a.tolist() for a in nums]):
+            t = memo.get(tag + key)
+            if t is None:
+                t = memo[tag + key] = build(key)
+            got.append(t)
+        return got
+    key = np.stack(nums, axis=1)
+    lo = key.min(axis=0)
+    span = key.max(axis=0).astype(float) - lo.astype(float) + 1
+    if float(np.prod(span)) < 2.0 ** 62:  # (float products: an overflow cannot hide)
+        mult = np.cumprod(np.concatenate(([1], span[:-1].astype(np.int64))))
+        _, first, inv = np.unique((key - lo) @ mult, return_index=True, return_inverse=True)
+    else:
+        _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    texts = np.empty(len(first), dtype=object)
+    for i, k in enumerate(map(tuple, key[first].tolist())):
+        t = memo.get(tag + k)
+        if t is None:
+            t = memo[tag + k] = build(k)
+        texts[i] = t
+    return texts[inv.reshape(-1)]
 
 
 @dataclass(frozen=True)
@@ -1269,6 +1374,8 @@ class _Kernel:
 def _attr_of(seq: Sequence, js: np.ndarray, name: str) -> np.ndarray:
     """``[getattr(seq[j], name) for j in js]`` as an int64 array (an :class:`Indexed` sequence: once per object)."""
     if isinstance(seq, Indexed):
+        if isinstance(seq.objs, HwList) and name in HW_NUMBERS:
+            return seq.objs.numbers[name][seq.at[js]]
         return np.array([getattr(o, name) for o in seq.objs], dtype=np.int64).reshape(-1)[seq.at[js]]
     return np.array([getattr(seq[j], name) for j in js.tolist()], dtype=np.int64).reshape(-1)
 
@@ -1334,6 +1441,14 @@ def _slot_numbers(by_pattern: dict[str, list[np.ndarray]], by_fit: dict[str, lis
     return out
 
 
+def _knob(values: Sequence[str]) -> np.ndarray:
+    """A knob's values per request as an array :func:`conv_table` compares with texts: fixed-width text as given
+    (compared in C; :func:`~archmodels.emax.model._mapping_rows` gathers it per request), else objects."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+        return values
+    return np.array(values, dtype=object)
+
+
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
                orders: Sequence[str]) -> ConvTable:
     """:func:`mapping_columns` of ``conv_candidates(shapes[j], hws[j], patterns[j], orders[j])[0]`` for every
@@ -1351,8 +1466,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
                          np.repeat(np.arange(n), [len(a[0]) for a in answers]), arch, shapes, hws,
                          known=[a[2] for a in answers])
     q = _Req(shapes, hws)
-    pat_knob = np.array(patterns, dtype=object)
-    ord_knob = np.array(orders, dtype=object)
+    pat_knob, ord_knob = _knob(patterns), _knob(orders)
     every = PATTERNS_V if arch == "emaxv" else PATTERNS_VR
     pairs_ok = q.mac & (q.stride == 1) & q.lddhr & (q.cols % 2 == 0) & (q.oc >= 2)
     geo = {p: _geometry_np(p, q) for p in every}
@@ -1376,12 +1490,15 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
         ok, core, why[p] = _structure_np(p, q, ~whole_fits, arch)
         why[p]["pxp"] = core["px_par"]
         ok &= allowed[p]
-        fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok)
+        # (the input modes the pattern's slots run: a mode none runs is not fitted, its place in by_fit is held by
+        # the other's numbers, which no slot reads)
+        modes = tuple(res for res in (False, True) if any(q_ == p and (m_ == "resident") == res for q_, _, m_ in slots))
+        fit = _fits_of_live(p, q, core["oc_par"], core["px_par"], ok, modes)
         for f, v in core.items():
             by_pattern.setdefault(f, []).append(v if isinstance(v, np.ndarray) and v.shape == (n,)
                                                 else np.broadcast_to(v, (n,)))
         for res in (False, True):
-            for f, v in zip(_FIT_NUMBERS, fit[res]):
+            for f, v in zip(_FIT_NUMBERS, fit[res] if res in fit else fit[modes[0]]):
                 by_fit[f].append(v)
         while j < len(slots) and slots[j][0] == p:
             _, o, mode = slots[j]
@@ -1458,8 +1575,8 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
             return (_columns([x for a in answers for x in a[0]], [x for a in answers for x in a[1]]),
                     np.repeat(np.arange(n), [len(a[0]) for a in answers]))
     inputs, outputs = _by_object(shapes, attrgetter("inputs", "outputs"), 2)
-    rows, c, lmm, e, oc_cap, search = _by_object(
-        hws, attrgetter("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap", "tile_search"), 6)
+    rows, c, lmm, e, oc_cap, search = _hw_fields(hws, ("rows", "cols", "lmm_bytes", "elem_bytes", "oc_cap",
+                                                       "tile_search"))
     tail = _tail_rows_np("fc", c)
     sets = rows - HEADER_ROWS["fc"] - tail
     icpar = np.minimum(inputs, sets * c)

@@ -40,9 +40,10 @@ from . import cost
 from .. import tech
 from .. import vector
 from ..base import Model
+from . import mapper as _mapper
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import Indexed, new_hw
+from .mapper import HW_NUMBERS, HwList, Indexed, coded_reasons, hw_field, listed_reasons, new_hw
 from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
                       verdicts_coded)
 from . import timing
@@ -198,8 +199,17 @@ class Plans:
     start: np.ndarray
     count: np.ndarray
     fused_into: list[list[str | None]]
-    reason: list[list[str]]
     missing: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    @cached_property
+    def reason(self) -> list[list[str]]:
+        """Per layer and combination the reason of :attr:`missing` (``""`` where none), built when read (the choice
+        reads :attr:`missing`)."""
+        reason = np.full(self.count.shape, "", dtype=object)
+        li, ki, why = self.missing
+        if len(why):
+            reason[li, ki] = why
+        return reason.tolist()
 
 
 class _EmaxBase(Model):
@@ -252,10 +262,15 @@ class _EmaxBase(Model):
         # the tile search (a few points: np.isin's == per element, without its ~15 us of setup)
         cols.append(np.array([c in TILE_SEARCH_CRITERIA for c in crit.tolist()], dtype=bool).reshape(crit.shape)
                     if crit.size <= 64 else np.isin(crit, TILE_SEARCH_CRITERIA))
-        groups: dict[tuple, list[int]] = {}
-        for i, key in enumerate(zip(*[c.tolist() for c in cols])):
-            groups.setdefault(key, []).append(i)
-        keys = list(groups)
+        every = list(zip(*[c.tolist() for c in cols]))
+        keys = list(dict.fromkeys(every))  # the distinct combinations, in order of first appearance
+        if len(keys) == n:  # each point its own combination (random points): no grouping loop
+            members = [[i] for i in range(n)]
+        else:
+            groups: dict[tuple, list[int]] = {}
+            for i, key in enumerate(every):
+                groups.setdefault(key, []).append(i)
+            members = list(groups.values())
         link = Link(pts["clock_mhz"], pts["fsm_bus_bits"], pts["dram_gbps"], pts["dram_latency_ns"],
                     pts.get("spm_gbps", np.full(n, 15.36)), pts.get("spm_latency_ns", np.full(n, 1000 / 240)),
                     pts["dtype_bits"] // 8, pts["cols"])
@@ -263,7 +278,7 @@ class _EmaxBase(Model):
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
         step = max(1, CHUNK_OF.get(self.ARCH, CHUNK) // max(1, len(workload.layers)))
-        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(list(groups.values()), step)):
+        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, grp, link, pp, macs, out)
         return out.batches(workload.layers)
@@ -557,9 +572,16 @@ class _Results:
 
     def __init__(self, nl: int, n: int):
         self.nl, self.n = nl, n
-        names = _all_metric_names()  # every metric a plan gives, NaN until set: one allocation for all
-        #: the metrics, then the states: [key, layer, point], NaN until set (one scatter per chunk for every key)
-        self.cube = np.full((len(names) + len(STATES), nl, n), np.nan)
+        names = _all_metric_names()  # every metric a plan gives: one allocation for all
+        #: the metrics, then the states: [key, layer, point] (one scatter per chunk for every key). Not filled with
+        #: NaN first (16 MB a 2,048-point VGG16 batch): every (layer, point) is run, fused or without a plan in
+        #: exactly one chunk, and :meth:`add` writes each such cell of every key (NaN where a pair has no plan or
+        #: its plan no value); :attr:`done` marks them, and :meth:`batches` sets NaN anywhere none wrote
+        #: (a small batch, one design point's: filled first, its few NaN cheaper than a scatter per key)
+        self.filled = nl * n <= CUBE_FILL_UPTO
+        self.cube = np.full((len(names) + len(STATES), nl, n), np.nan) if self.filled else \
+            np.empty((len(names) + len(STATES), nl, n))
+        self.done = np.zeros((nl, n), bool) if not self.filled else None
         self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
         self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
         self.states = dict(zip(STATES, self.cube[len(names):]))
@@ -609,10 +631,18 @@ class _Results:
             rl = np.repeat(r_layer, cnt)
             self.feasible[rl, rp] = False
             self.reason[rl, rp] = np.repeat(r_why, cnt)
+            if not self.filled:
+                flat_r = rl * self.n + rp
+                cube = self.cube.reshape(len(self.cube), -1)
+                for row in cube:  # (a scatter per key: ~2x faster than one [:, layers, points] assignment)
+                    row[flat_r] = np.nan
+                self.done.reshape(-1)[flat_r] = True
         if f_k:  # fused into the layer before: zeros, and its name
             fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
             fl, into = np.repeat(np.array(f_layer, dtype=np.int64), cnt), np.repeat(_objects(f_into), cnt)
             self.cube[:, fl, fp] = 0.0
+            if not self.filled:
+                self.done[fl, fp] = True
             for k in self.metrics.keys() - self.row.keys():  # metrics outside the cube
                 self.metrics[k][fl, fp] = 0.0
             for k in _TEXT_OWNERS:
@@ -627,6 +657,12 @@ class _Results:
         cube = self.cube.reshape(len(self.cube), -1)
         for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
             cube[self.row[k]][to] = res[k]
+        if not self.filled:
+            if len(in_cube) < len(self.row):  # keys the plans give no value: NaN
+                for k, j in self.row.items():
+                    if k not in res:
+                        cube[j][to] = np.nan
+            self.done.reshape(-1)[to] = True
         for k, v in res.items():
             if k not in self.row:
                 (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[to] = v
@@ -644,10 +680,17 @@ class _Results:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
         dicts built when first read; a layer's metric keys in the order its first combination set them;
         ``reason`` is set where ``feasible`` is False only)."""
+        if not self.filled and not self.done.all():  # (cells no chunk wrote: NaN, as a cube filled first holds)
+            self.cube[:, ~self.done] = np.nan
+            self.done[:] = True
         labels = {k: self.labels[k] if k in self.labels else self.texts[k] for k in _LABEL_ORDER}
         return layer_batches(layers, range(self.nl), self.n, self.metrics, self.states, labels, self.feasible,
                              self.reason, row_keys=self.names)
 
+
+#: (layer, point) cells up to which :class:`_Results` fills its cube with NaN first (one design point, small
+#: batches: one fill costs less than NaN written key by key where a layer has no plan)
+CUBE_FILL_UPTO = 512
 
 #: positions from which :func:`_scatter_index` scatters increasing positions by a mask
 SCATTER_MASK_FROM = 4096
@@ -728,18 +771,22 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
             crit = pp.pair_criteria(pair_pt)
         by = _primary(crit, t, en, dr)
         pick = start + select(crit, t, en, dr, start, by)
-        rows = pair_row[pick]
-        picked = None if report is None else {k: v[pick if kept is None else kept[pick]] for k, v in report.items()}
-        res = _plan_metrics(tab, rows, pts, link, pp, e_comp[pick], e_sram[pick], np.repeat(macs[li], n_pts), picked)
+        # one candidate per (layer, point) (EMAXV): pick is 0, 1, 2, ...: the picked values are the pairs' own arrays
+        at_pick = timing._Take(pick, len(start) == len(pair_row))
+        rows = at_pick(pair_row)
+        picked = None if report is None else {k: at_pick(v) if kept is None else v[at_pick(kept)]
+                                              for k, v in report.items()}
+        res = _plan_metrics(tab, rows, pts, link, pp, at_pick(e_comp), at_pick(e_sram), np.repeat(macs[li], n_pts),
+                            picked)
         ru = runner_up(crit, t, en, dr, start, pick, by)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = {k: np.where(has, v[ru_at] / v[pick], np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
+            ratios = {k: np.where(has, v[ru_at] / at_pick(v), np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
         res.update(ratios)
         rtol = _first_rtol(crit, False)
-        rtol = rtol if isinstance(crit, str) else rtol[pick]
-        worse, more_dram = by[ru_at] > by[pick] * (1 + rtol) + 1e-30, dr[ru_at] > dr[pick] * (1 + 1e-3)
+        rtol = rtol if isinstance(crit, str) else at_pick(rtol)
+        worse, more_dram = by[ru_at] > at_pick(by) * (1 + rtol) + 1e-30, dr[ru_at] > at_pick(dr) * (1 + 1e-3)
         if pp.only is not None:
             verdict = verdicts(pp.only, worse, more_dram, ~has)
         else:
@@ -749,7 +796,10 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         labels = {"mapping": at(tab.label["name"]), "loop_order": at(tab.label["order_name"]),
                   "runner_up_lost": verdict}
         plans = {"schedule": rows, "runner_up": np.where(has, pair_row[ru_at], -1)}  # (see _TEXT_OWNER)
-    out.add(p, grp, np.repeat(li, n_pts), pts, sorted(set(li.tolist())), res, labels, plans)
+    # (the layers present, increasing: li is layer by layer; many pairs: by bincount)
+    which = (sorted(set(li.tolist())) if len(li) < 256 else
+             np.flatnonzero(np.bincount(li, minlength=len(p.count))).tolist())
+    out.add(p, grp, np.repeat(li, n_pts), pts, which, res, labels, plans)
 
 
 #: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first: the pruning
@@ -841,8 +891,9 @@ def _primary(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarr
         if criterion == "edp":
             return energy_j * time_s
         return energy_j if criterion == "energy" else dram_b if criterion == "dram" else time_s
-    return np.select([_is(criterion, "energy"), _is(criterion, "dram"), _is(criterion, "edp")],
-                     [energy_j, dram_b, energy_j * time_s], time_s)
+    # (np.select's choice, the first condition that holds, as nested wheres: no stacked copies of the choices)
+    return np.where(_is(criterion, "energy"), energy_j,
+                    np.where(_is(criterion, "dram"), dram_b, np.where(_is(criterion, "edp"), energy_j * time_s, time_s)))
 
 
 def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndarray, dram_b: np.ndarray,
@@ -1120,7 +1171,12 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     nl, nk = len(layers), len(keys)
     hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
     pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
-    vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
+    columns = isinstance(hws, HwList)  # (many combinations: their arrays' fields as columns; one: as objects)
+    if columns:
+        vr_spm_at = (hws.numbers["spm_bytes"] > 0) & (arch == "emaxvr")
+        vr_spm = vr_spm_at.tolist()
+    else:
+        vr_spm = [arch == "emaxvr" and h.spm_bytes > 0 for h in hws]
     fused_at = np.zeros((nl, nk), bool)  # layer i runs fused into layer i - 1
     pooled = np.zeros((nl, nk), bool)  # layer i runs the pooling of layer i + 1 fused
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
@@ -1145,24 +1201,32 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
                              pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
-    dp = np.array([k for k in range(nk) if vr_spm[k] and hws[k].tile_search], dtype=np.int64)
+    if columns:
+        search = hws.numbers["tile_search"] != 0
+        dp = np.flatnonzero(vr_spm_at & search)
+    else:
+        dp = np.array([k for k in range(nk) if vr_spm[k] and hws[k].tile_search], dtype=np.int64)
     if len(dp) >= CHAIN_DP_NUMPY_FROM:
         _chain_least_dram_np(dp, layers, shapes, fused_at, pooled, planned, resident, keep)
     else:
         for k in dp.tolist():
             _chain_least_dram(k, layers, shapes, [f[k] for f in fused], pooled[:, k], planned, resident[:, k], keep[:, k])
-    _chain(np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
+    _chain(np.flatnonzero(vr_spm_at & ~search) if columns else
+           np.array([k for k in range(nk) if vr_spm[k] and not hws[k].tile_search], dtype=np.int64), layers, shapes,
            fused_at, pooled, planned, resident, keep)
 
-    def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:  # layers without a plan: why
+    def rejections(ii: np.ndarray, kk: np.ndarray) -> list[tuple[bool, tuple[str, ...]]] | tuple[np.ndarray, ...]:
+        # layers without a plan: why (coded, mapper.coded_reasons; a few pairs, one design point's: as a list)
         pos = np.full((nl, nk), -1, dtype=np.int64)
         pos[li, ki] = np.arange(len(li))  # each pair's position among the pairs run
         has = lt.has_shape[ii]
+        few = len(ii) <= REASONS_ONE_BY_ONE_UPTO
         if has.all():
-            return why(pos[ii, kk])
+            return why(pos[ii, kk]) if few else why.coded(pos[ii, kk])
         known = iter(why(pos[ii[has], kk[has]]))
-        return [next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
-                for i, h in zip(ii.tolist(), has.tolist())]
+        out = [next(known) if h else (False, (f"{arch} does not run {layers[i].kind} layers",))
+               for i, h in zip(ii.tolist(), has.tolist())]
+        return out if few else coded_reasons(out)
 
     return _final_plans(planned, rejections, lt, fused, fused_at, resident, keep)
 
@@ -1190,10 +1254,22 @@ workload_plans.cache_clear = _plans_cache_clear  # type: ignore[attr-defined]
 workload_plans.cache_info = _plans_cache_info  # type: ignore[attr-defined]
 
 
-def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
+def _hw_floats(hws: list[Hw], name: str) -> np.ndarray:
+    """Field ``name`` of every array as floats (an :class:`HwList`: its column converted)."""
+    return hws.numbers[name].astype(float) if isinstance(hws, HwList) else \
+        np.array([getattr(h, name) for h in hws], dtype=float)
+
+
+#: combinations from which :func:`_arrays` gives its arrays' fields as columns (:class:`HwList`; fewer, one design
+#: point's: plain lists, read object by object as before, fewer numpy calls)
+HW_COLUMNS_FROM = 16
+
+
+def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwList | list[Hw]]:
     """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
-    built field by field (``dataclasses.replace`` inspects the fields on every call)."""
-    hws, mhws = [], []
+    built field by field (``dataclasses.replace`` inspects the fields on every call), as :class:`HwList`: the
+    planning reads the chunk's arrays' fields as columns (built here once, not from each object several times)."""
+    hws, mhws, nums = [], [], []
     for key in keys:  # (as _hw)
         rows, cols, lmm_kb, spm_kb, bits = key[:5]
         rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
@@ -1201,9 +1277,17 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
         spm = int(round(spm_kb * 1024))
         hw = new_hw(arch, rows, cols, lmm, spm, bits // 8, cap, search)
         hws.append(hw)
+        nums.append((rows, cols, lmm, spm, bits // 8, cap, search))
         # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
         mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
-    return hws, mhws
+    if len(keys) < HW_COLUMNS_FROM:
+        return hws, mhws
+    table = np.array(nums, dtype=np.int64).reshape(len(nums), len(HW_NUMBERS)).T.copy()  # (rows contiguous)
+    table.flags.writeable = False  # (its rows, the columns, read-only with it)
+    numbers = dict(zip(HW_NUMBERS, table))
+    no_spm = np.zeros(len(nums), dtype=np.int64)
+    no_spm.flags.writeable = False
+    return HwList(hws, numbers), HwList(mhws, dict(numbers, spm_bytes=no_spm))
 
 
 @dataclass(frozen=True)
@@ -1277,17 +1361,31 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     rl, rk = li[conv][first], ki[conv][first]
     # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
     # layer's input and output whole
-    spm = np.array([h.spm_bytes for h in hws], dtype=np.int64)
-    wide = (np.array([h.tile_search for h in mhws], dtype=bool) & (spm > 0))[rk] & lt.mac[rl]
-    wide &= lt.whole[rl] * np.array([h.elem_bytes for h in hws], dtype=np.int64)[rk] > spm[rk]
-    views = list(mhws)
+    spm = hw_field(hws, "spm_bytes")
+    m_search = hw_field(mhws, "tile_search")
+    wide = ((m_search != 0) & (spm > 0))[rk] & lt.mac[rl]
+    wide &= lt.whole[rl] * hw_field(hws, "elem_bytes")[rk] > spm[rk]
+    views = mhws
     if wide.any():
-        views += [replace(mhws[k], tile_search=2) if k in need else mhws[k]
-                  for need in [set(rk[wide].tolist())] for k in range(nk)]
-    pats = np.array(pattern, dtype=object)[rk]
+        need = set(rk[wide].tolist())
+        more = [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
+        if isinstance(mhws, HwList):  # (the narrower views' fields as columns too)
+            wants = np.zeros(nk, bool)
+            wants[rk[wide]] = True
+            cols = {f: np.concatenate([v, np.where(wants, 2, v) if f == "tile_search" else v])
+                    for f, v in mhws.numbers.items()}
+            for v in cols.values():
+                v.flags.writeable = False
+            views = HwList(list(mhws) + more, cols)
+        else:
+            views = list(mhws) + more
+    # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
+    # objects for the scalar one, which reads them one by one)
+    as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and all(type(x) is str for x in chain(pattern, order))
+    pats = (np.array(pattern) if as_text else np.array(pattern, dtype=object))[rk]
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
     tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
-                     np.array(order, dtype=object)[rk])
+                     (np.array(order) if as_text else np.array(order, dtype=object))[rk])
     # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
     n_u = np.bincount(tab.req, minlength=len(first))
     n_r = n_u[inv]
@@ -1295,13 +1393,13 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
     cols, owner = tab.cols, np.repeat(conv, n_r)
 
-    def why(js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+    def why_listed(js: np.ndarray, coded: bool = False) -> list[tuple[bool, tuple[str, ...]]] | tuple:
         js = np.asarray(js, dtype=np.int64)
         conv_pos = np.full(len(li), -1, dtype=np.int64)
         conv_pos[conv] = inv
         at = conv_pos[js]
         if (at >= 0).all():
-            return tab.rejections(at)
+            return tab.rejections_coded(at) if coded else tab.rejections(at)
         convs = iter(tab.rejections(at[at >= 0]))
         out = []
         for j, r in zip(js.tolist(), at.tolist()):
@@ -1310,8 +1408,9 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             else:
                 maps, rej = fc_candidates(shapes[li[j]], mhws[ki[j]])
                 out.append((bool(maps), tuple(x.reason for x in rej)))
-        return out
+        return coded_reasons(out) if coded else out
 
+    why = _Why(lambda js: why_listed(js, True), why_listed)
     if not len(fc):
         return cols, owner, src, why
     fc_cols, fc_req = fc_table(Indexed(shapes, li[fc]), Indexed(mhws, ki[fc]))
@@ -1319,6 +1418,21 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     rank = np.argsort(both, kind="stable")
     src = np.concatenate([src, len(tab.req) + np.arange(len(fc_req))])[rank]
     return {k: np.concatenate([v, fc_cols[k]]) for k, v in cols.items()}, both[rank], src, why
+
+
+class _Why:
+    """For pairs ``js`` (positions among the pairs :func:`_mapping_rows` was given): whether the mapper found a
+    mapping and the reasons of the ones it rejected, as a list of (flag, texts) (``why(js)``) or as arrays
+    (``why.coded(js)``, :func:`~archmodels.emax.mapper.coded_reasons`: no tuple per pair)."""
+
+    __slots__ = ("coded", "_listed")
+
+    def __init__(self, coded: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                 listed: Callable[[np.ndarray], list[tuple[bool, tuple[str, ...]]]]):
+        self.coded, self._listed = coded, listed
+
+    def __call__(self, js: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
+        return self._listed(js)
 
 
 @dataclass(frozen=True)
@@ -1385,12 +1499,12 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     # every row's columns as (table, row of it) sources, gathered when a builder reads them (traffic.Rows): the
     # mapper's columns, the combination's numbers and pins, the context's flags, the (layer, combination)'s pooling
     # pass; the first source holding a column gives it
-    by_comb = dict(cols=np.array([h.cols for h in hws], dtype=float), spm=np.array([h.spm_bytes for h in hws], dtype=float),
-                   elem=np.array([h.elem_bytes for h in hws], dtype=float), per_band=np.array(per_band, dtype=bool))
+    by_comb = dict(cols=_hw_floats(hws, "cols"), spm=_hw_floats(hws, "spm_bytes"), elem=_hw_floats(hws, "elem_bytes"),
+                   per_band=np.array(per_band, dtype=bool))
     pin_cols = {}
     if arch != "emaxv":  # (only the EMAXVR builder reads the schedule pins, the band size and the search flag)
         by_comb.update(band_size=np.array([int(p["band_size"]) for p in pins], dtype=np.int64),
-                       dram_search=np.array([h.tile_search for h in hws], dtype=bool))
+                       dram_search=hw_field(hws, "tile_search") != 0)
         pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str)  # (fixed-width text:
                     for name in PINS}  # compared in C)
     by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
@@ -1756,13 +1870,14 @@ def _chain_one(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned:
             resident[b] = True
 
 
-def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], list[tuple[bool, tuple[str, ...]]]],
+def _final_plans(p: _Planned,
+                 rejections: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
                  lt: _LayerTable, fused: list[list[str | None]], fused_at: np.ndarray, resident: np.ndarray,
                  keep: np.ndarray) -> Plans:
     """Each (layer, combination)'s plans in its decided context (resident: the plans the chaining counted on);
     for the (layer, combination) pairs without one (not fused: ``fused_at`` False), the reasons ``rejections``
-    gives (per pair of layers and combinations: whether the mapper found a mapping, the reasons of the ones it
-    rejected)."""
+    gives (per pair of layers and combinations, coded (:func:`~archmodels.emax.mapper.coded_reasons`): whether the
+    mapper found a mapping, the reasons of the ones it rejected)."""
     nl, nk = resident.shape
     ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
@@ -1773,18 +1888,50 @@ def _final_plans(p: _Planned, rejections: Callable[[np.ndarray, np.ndarray], lis
     rows, owner = rows[sel], owner[sel]
     count = np.bincount(owner, minlength=nl * nk)
     ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
-    texts = []
-    for conv, (fits, rej) in zip(lt.conv[ni].tolist(), rejections(ni, nk_)):
-        if fits and conv:
-            rej += ("no schedule fits the SPM",)
-        # (one reason, the usual case: itself, as the join of its one distinct text gives it)
-        texts.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
-    reason = np.full((nl, nk), "", dtype=object)
-    texts = _objects(texts)
-    if len(texts):
-        reason[ni, nk_] = texts
+    texts = _reason_texts(lt.conv[ni], rejections(ni, nk_))
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
-                 reason.tolist(), (ni, nk_, texts))
+                 (ni, nk_, texts))
+
+
+#: pairs without a plan up to which :func:`_reason_texts` joins each pair's texts one by one
+REASONS_ONE_BY_ONE_UPTO = 16
+
+
+def _reason_texts(conv: np.ndarray, why: list[tuple[bool, tuple[str, ...]]] | tuple[np.ndarray, ...]) -> np.ndarray:
+    """The reason text of each pair without a plan (objects) from its layer being a conv (or pooling) layer and
+    the mapper's answer ``why`` (a list of (has a mapping, reason texts), or coded:
+    :func:`~archmodels.emax.mapper.coded_reasons`): its rejected mappings' reasons, once each, joined by ``; `` (a
+    conv layer with a mapping: and ``no schedule fits the SPM``; none: ``no mapping fits``). Coded, a pair with one
+    reason and no such addition (a random batch's usual case) is that text itself (as the join of its one text gives
+    it), gathered at once; the others (and a list: a few pairs, one design point's) one by one."""
+    if isinstance(why, list):
+        return _objects(_joined(conv.tolist(), why))
+    fits, given, ends = why
+    n = len(fits)
+    lo = ends - np.diff(ends, prepend=0)
+    alone = np.flatnonzero((ends - lo == 1) & ~(fits & conv))
+    one = given[lo[alone]]
+    alone = alone[one != ""]  # (an empty text would read "no mapping fits": below)
+    out = np.empty(n, dtype=object)
+    out[alone] = given[lo[alone]]
+    done = np.zeros(n, bool)
+    done[alone] = True
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        texts, starts, stops = given.tolist(), lo[rest].tolist(), ends[rest].tolist()
+        out[rest] = _objects(_joined(conv[rest].tolist(), [(f, tuple(texts[a:b])) for f, a, b in
+                                                            zip(fits[rest].tolist(), starts, stops)]))
+    return out
+
+
+def _joined(conv: list[bool], why: list[tuple[bool, tuple[str, ...]]]) -> list[str]:
+    """:func:`_reason_texts` pair by pair (Python lists)."""
+    got = []
+    for c, (f, rej) in zip(conv, why):
+        if f and c:
+            rej += ("no schedule fits the SPM",)
+        got.append((rej[0] if len(rej) == 1 else "; ".join(dict.fromkeys(rej))) or "no mapping fits")
+    return got
 
 
 def _objects(values: list) -> np.ndarray:

@@ -93,6 +93,12 @@ def words(nbytes: np.ndarray, aligned: np.ndarray, bus: np.ndarray, elem: np.nda
     return np.where(aligned > 0, np.ceil(nbytes / bus - 1e-9), np.maximum(nbytes, nbytes + bus - elem) / bus)
 
 
+def _words_of(nbytes: np.ndarray, weight: float, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
+    """:func:`words` of transfers of one kind (``weight`` a number, 1.0 = a weight block; ``nbytes``, ``bus`` and
+    ``elem`` of one shape): only the branch ``np.where`` would take for every element (the same values)."""
+    return np.ceil(nbytes / bus - 1e-9) if weight > 0 else np.maximum(nbytes, nbytes + bus - elem) / bus
+
+
 def _entry_words(each: np.ndarray, weight: np.ndarray, e: np.ndarray, pt: np.ndarray, link: Link) -> np.ndarray:
     """:func:`words` of sub-table entries ``e`` at points ``pt``; once per entry when every point shares the
     bus width and element size (the usual batch), else per (entry, point)."""
@@ -234,7 +240,7 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             weight = 1.0 if b.rd_kind[j] == 1 else 0.0
             count, each = b.rd_count[:, j], b.rd_each[:, j]
             dram = b.dram[:, j].astype(float)
-            w = words(each, weight, bus, elem)
+            w = _words_of(each, weight, bus, elem)
             cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, lat_d, lat_s) + w
             moved = count * np.where(read > 0, w * bus, each)
             rounds = b.bursts[:, j] * np.ceil(b.per_burst[:, j] / b.par[:, j] - 1e-9)
@@ -281,7 +287,7 @@ _PLOAD_AT = PHASES.index("pload")
 def _read_bytes(b: _Moves, j: int, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
     """Bytes each plan of block ``b`` reads by read column ``j`` (count x bus words x bus), as the sub-tables
     price a read entry (``PlanTable.read``: ``words(each, weight, ...)``, weight 1 for kind 1)."""
-    return b.rd_count[:, j] * words(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
+    return b.rd_count[:, j] * _words_of(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
 
 
 def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
@@ -491,13 +497,23 @@ def _few_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     return flows
 
 
+#: pairs from which :func:`_states` gathers each pair's link numbers once and repeats them over its phases (below:
+#: gathered per phase, one call fewer)
+STATES_REPEAT_FROM = 64
+
+
 def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, variants: tuple[bool, ...],
             flows: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     """The states of :func:`_pair_states` from the transfers' sums ``flows`` (:func:`_entry_flows`)."""
     n, nph = len(rows), len(PHASES)
     work, longest = flows["work"], flows["longest"]
-    ptr = np.repeat(pts, nph)
-    bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
+    # each pair's link numbers repeated over its phases (gathered once per pair, not per phase; contiguous arrays:
+    # numpy's loops as before, whose maximum of 0.0 and -0.0 a broadcast operand's loop may answer otherwise)
+    if n >= STATES_REPEAT_FROM:
+        bus_cols, dram_bpc, spm_bpc = (np.repeat(v[pts], nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
+    else:  # (a few pairs, one design point's: fewer numpy calls)
+        ptr = np.repeat(pts, nph)
+        bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
     at = _Take(rows, _every(tab, rows))
     col = {k: at(tab.plan[k]) for k in _STATE_COLS}
     exec_c = col["iterations"] + col["loop_ends"] * LOOP_END_BUBBLE_CYCLES

@@ -399,6 +399,17 @@ def _matrix(values: list, n: int, dtype=float) -> np.ndarray:
     return out
 
 
+def _hcat(mats: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(mats, axis=1)`` (the same values and dtype) column-major, as :func:`_matrix` builds them:
+    the columns are copied and read whole (the dense pricing reads a block column by column)."""
+    out = np.empty((mats[0].shape[0], sum(m.shape[1] for m in mats)), dtype=np.result_type(*mats), order="F")
+    j = 0
+    for m in mats:
+        out[:, j:j + m.shape[1]] = m
+        j += m.shape[1]
+    return out
+
+
 def _in_order(m: np.ndarray) -> np.ndarray:
     """Row sums of ``m`` added column by column, left to right (0 for no column)."""
     if not m.shape[1]:
@@ -490,13 +501,14 @@ class _SlotMoves:
     h_bytes: tuple
     h_kind: np.ndarray
 
-    def take(self, rows: np.ndarray) -> _Moves:
-        """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan)."""
+    def take(self, rows: np.ndarray, every: bool = False) -> _Moves:
+        """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan); ``every``:
+        ``rows`` are every plan in order (:attr:`_all`: the columns as they are, no gathers)."""
         m = len(rows)
         taken: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (column, its rows): slots share columns
 
         def pick(v):
-            if not isinstance(v, np.ndarray):
+            if not isinstance(v, np.ndarray) or every:
                 return v
             hit = taken.get(id(v))
             if hit is None or hit[0] is not v:
@@ -509,15 +521,15 @@ class _SlotMoves:
         on, bursts, per_burst, each, dram = (mat(self.on, bool), mat(self.bursts), mat(self.per_burst), mat(self.each),
                                              mat(self.dram, bool))
         count = bursts * per_burst
-        rd_on = np.concatenate([on & dram & ~self.write & (count > 0), mat(self.s_on, bool)], axis=1)
-        rd_count = np.concatenate([count, mat(self.s_count)], axis=1)
-        rd_each = np.concatenate([each, mat(self.s_each)], axis=1)
+        rd_on = _hcat([on & dram & ~self.write & (count > 0), mat(self.s_on, bool)])
+        rd_count = _hcat([count, mat(self.s_count)])
+        rd_each = _hcat([each, mat(self.s_each)])
         return _Moves(on & (count > 0), self.phase, self.write, bursts, per_burst, mat(self.par), dram, rd_on, rd_count,
                       rd_each, self.rd_kind, mat(self.h_on, bool), mat(self.h_bytes), self.h_kind)
 
     @cached_property
     def _all(self) -> _Moves:
-        return self.take(np.arange(self.n))
+        return self.take(np.arange(self.n), every=True)
 
     def xfer(self):
         return self._all.xfer()
