@@ -24,7 +24,7 @@ from archmodels.emax.mapper import Hw, HwList, Indexed
 from .test_emax_batched_paths4 import structure_keys
 from .test_emax_batched_paths5 import _dump, _rows
 from .test_emax_batched_paths7 import SHAPES
-from .test_emax_batched_paths8 import _requests
+from .test_emax_batched_paths8 import _requests, _table_and_asks
 from .test_emax_batched_paths9 import _SPECIAL, _VALUE, _tables
 
 SLOW = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,14 +100,7 @@ def test_coded_rejections_equal_the_listed_ones_and_the_scalar_mapper(seed, arch
     """ConvTable.rejections_coded (flags, texts request by request, ends) lists what rejections gives and what the
     scalar mapper gives (conv_candidates' rejected lists), with the distinct keys by a sort or key by key; any
     subset in any order, repeats included; coded_reasons / listed_reasons round-trip."""
-    n, arrays, s_at, h_at, pats, ords = _requests(arch, seed)
-    shapes, hws = [SHAPES[a] for a in s_at], [arrays[b] for b in h_at]
-    sh, hw = (Indexed(SHAPES, s_at), Indexed(arrays, h_at)) if indexed else (shapes, hws)
-    tab = mapper.conv_table(arch, sh, hw, np.array(pats, dtype=object), np.array(ords, dtype=object))
-    want = [mapper._candidate_rows(*a)[2] for a in zip(shapes, hws, pats, ords)]
-    rng = np.random.default_rng(seed + 1)
-    js = rng.permutation(n)[: int(rng.integers(0, n + 1))]
-    js = np.concatenate([js, js[: len(js) // 3]])
+    tab, want, js = _table_and_asks(arch, seed, indexed)
     for upto in (1, 1 << 30):  # (every column's keys by a sort; key by key)
         mapper._WHY_TEXTS.clear()
         with mock.patch.object(mapper, "TEXT_KEYS_NUMPY_FROM", upto):

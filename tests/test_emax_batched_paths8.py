@@ -39,6 +39,19 @@ def _requests(arch: str, seed: int) -> tuple:
     return n, arrays, s_at, h_at, pats, ords
 
 
+def _table_and_asks(arch: str, seed: int, indexed: bool) -> tuple:
+    """(the numpy mapper's table of :func:`_requests`, the scalar mapper's rejected list per request, a random
+    subset of the requests in random order with repeats)."""
+    n, arrays, s_at, h_at, pats, ords = _requests(arch, seed)
+    shapes, hws = [SHAPES[a] for a in s_at], [arrays[b] for b in h_at]
+    sh, hw = (Indexed(SHAPES, s_at), Indexed(arrays, h_at)) if indexed else (shapes, hws)
+    tab = mapper.conv_table(arch, sh, hw, np.array(pats, dtype=object), np.array(ords, dtype=object))
+    want = [mapper._candidate_rows(*a)[2] for a in zip(shapes, hws, pats, ords)]
+    rng = np.random.default_rng(seed + 1)
+    js = rng.permutation(n)[: int(rng.integers(0, n + 1))]
+    return tab, want, np.concatenate([js, js[: len(js) // 3]])
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]), indexed=st.booleans(),
        memo=st.sampled_from(["empty", "warm", "full"]))
@@ -47,14 +60,7 @@ def test_rejections_per_column_equal_the_scalar_mapper(seed, arch, indexed, memo
     _WHY_TEXTS) gives every request what the scalar mapper gives it (conv_candidates' own rejected list): whether a
     mapping fits and every reason text, in order and of the same type; any subset of requests in any order,
     repeats included; the texts' memo empty, warm (a second ask), or over its bound (emptied)."""
-    n, arrays, s_at, h_at, pats, ords = _requests(arch, seed)
-    shapes, hws = [SHAPES[a] for a in s_at], [arrays[b] for b in h_at]
-    sh, hw = (Indexed(SHAPES, s_at), Indexed(arrays, h_at)) if indexed else (shapes, hws)
-    tab = mapper.conv_table(arch, sh, hw, np.array(pats, dtype=object), np.array(ords, dtype=object))
-    want = [mapper._candidate_rows(*a)[2] for a in zip(shapes, hws, pats, ords)]
-    rng = np.random.default_rng(seed + 1)
-    js = rng.permutation(n)[: int(rng.integers(0, n + 1))]
-    js = np.concatenate([js, js[: len(js) // 3]])
+    tab, want, js = _table_and_asks(arch, seed, indexed)
     if memo == "empty":
         mapper._WHY_TEXTS.clear()
     elif memo == "full":
