@@ -18,6 +18,15 @@ def _one_after_the_other(rows: np.ndarray) -> np.ndarray:
     return total
 
 
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit where a value is a number (signed zeros included); NaN where the other is NaN, of either sign
+    or payload: x86 keeps the first operand's NaN when both are NaN, and numpy's accumulate and its add loop put
+    the operands of one addition in different places (the contract prints NaN without a sign)."""
+    nan = np.isnan(a)
+    return a.shape == b.shape and np.array_equal(nan, np.isnan(b)) and \
+        np.array_equal(a[~nan].view(np.int64), b[~nan].view(np.int64))
+
+
 @settings(max_examples=80, deadline=None)
 @given(n_rows=st.integers(1, 30), keys=st.integers(1, 4), seed=st.integers(0, 2**32 - 1),
        near=st.sampled_from([-3, -1, 0, 1, 5, 700]))
@@ -31,9 +40,9 @@ def test_row_sum_and_cube_sums_add_row_after_row(n_rows, keys, seed, near):
     want = np.array([_one_after_the_other(cube[k]) for k in range(keys)])
     got = result._cube_sums(cube)
     assert got.shape == want.shape and got.dtype == want.dtype
-    assert np.array_equal(got.view(np.int64), want.view(np.int64))  # bit for bit (NaN payloads, signed zeros)
+    assert _same_bits(got, want)
     for k in range(keys):
-        assert np.array_equal(result.row_sum(cube[k]).view(np.int64), want[k].view(np.int64))
+        assert _same_bits(result.row_sum(cube[k]), want[k])
     rows = cube[0].copy()
     before = rows.copy()
     result.row_sum(rows)
