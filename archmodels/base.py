@@ -260,12 +260,16 @@ def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
     power = np.asarray(static_power_w, dtype=float)
     calls: dict[int, tuple[Any, list[LayerBatch]]] = {}  # the layers of each layerarrays.layer_batches call
     rest: list[LayerBatch] = []
-    for lb in layers:
-        shared = lb.__dict__.get("_shared")
-        if shared is None:
-            rest.append(lb)
-        else:
-            calls.setdefault(id(shared), (shared, []))[1].append(lb)
+    first = layers[0].__dict__.get("_shared") if layers else None
+    if first is not None and first.whole(layers):  # the layers of one call, in its order (a study's trial, as a rule)
+        calls[id(first)] = (first, layers)
+    else:
+        for lb in layers:
+            shared = lb.__dict__.get("_shared")
+            if shared is None:
+                rest.append(lb)
+            else:
+                calls.setdefault(id(shared), (shared, []))[1].append(lb)
     for shared, some in calls.values():  # each call's layers at once (element-wise: the same values in any grouping)
         cube = shared.cube(some, ("time_s", "energy_j"))
         if cube is not None and power.shape in ((), cube.shape[2:]):

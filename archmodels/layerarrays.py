@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import chain
+from operator import is_
 
 import numpy as np
 
@@ -239,8 +240,11 @@ class _SharedRows:
         """Whether ``layers`` are this call's layers, in their order, and no layer's ``metrics`` dict exists
         yet (so the (rows x points) arrays are what the layers hold; a ``metrics`` dict is only made by
         the cached property, which sets :attr:`split`)."""
-        return (not self.split and len(layers) == len(self.batches)
-                and all(ref() is lb for ref, lb in zip(self.batches, layers)))
+        batches = self.batches
+        if self.split or len(layers) != len(batches):
+            return False
+        # every reference still alive and naming the very layer at that place (`is`, element by element, in C)
+        return all(map(is_, [ref() for ref in batches], layers))
 
     def untouched(self, layers: Sequence, field: str) -> bool:
         """Whether ``layers`` are this call's layers (:meth:`whole`) and none has read or set its ``field``
