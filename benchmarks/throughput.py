@@ -263,11 +263,10 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     objects behind for it (its storage: ~10 tracked objects a trial; a
     model's row ~0), so no side's own work is hidden by it; the young
     collections each side's allocations trigger stay inside its blocks.
-    Defaults and
-    ``model.evaluate``: the median of repeated warm calls. The rooflines
-    (per layer and layers stacked) run on arrays of the same lengths: median
-    of as many calls as the model's batched loop made (batched), of 200
-    calls (one point; 50 quick).
+    Defaults and ``model.evaluate``: the median of repeated warm calls. The
+    rooflines (per layer and layers stacked) run on arrays of the same
+    lengths: median of as many calls as the model's batched loop made
+    (batched), of 200 calls (one point; 50 quick).
     """
     from dse.objective import evaluate_rows
 

@@ -111,11 +111,10 @@ def _evaluated_one(study: Study, results: list[BatchResult], totals: dict[str, n
         values.append(x if math.isfinite(x) else (math.inf if o.direction == "minimize" else -math.inf))
     viol = []
     for c in study.constraints:
-        v = float(c.violation(float(metric_values(study, results, totals, c.metric, directions)[0])))
+        v = c.violation(float(metric_values(study, results, totals, c.metric, directions)[0]))
         viol.append(v if math.isfinite(v) else BIG)
     viol.append(0.0 if feasible[0] else 1.0)
-    return Evaluated(totals, feasible, reason, np.array([values], dtype=float).reshape(1, len(values)),
-                     np.array([viol], dtype=float))
+    return Evaluated(totals, feasible, reason, np.array([values], dtype=float), np.array([viol], dtype=float))
 
 
 def _directions(study: Study) -> dict[str, str]:
