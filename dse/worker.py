@@ -22,13 +22,14 @@ under our control:
 from __future__ import annotations
 
 import fcntl
+import operator
 import sys
 import threading
 import time
 from pathlib import Path
 
 import optuna
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
 
 from . import lease as lease_mod
 from . import storage as storage_mod
@@ -218,6 +219,7 @@ def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows
     return answers
 
 
+_STATE = operator.attrgetter("state")
 REPEAT_ATTR = "repeat_of"  # user attribute of a trial answered from an earlier trial with the same design
 REPEAT_LIMIT = 1000  # consecutive repeats after which a worker stops: the sampler finds nothing new
 
@@ -237,18 +239,49 @@ class DesignCache:
     def __init__(self, study: Study):
         self.names = [d.name for d in study.searched]
         self.done: dict[tuple, tuple[int, list[float], list[float]]] = {}
-        self._seen: set[int] = set()
+        self._seen: set[int] = set()  # numbers of the COMPLETE trials taken in
+        self.new_designs = 0  # of those, the trials that are not repeats (what the budget counts)
 
     def key(self, params: dict) -> tuple:
         return tuple(params.get(n) for n in self.names)
 
     def update(self, ost: optuna.Study) -> None:
-        for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-            if t.number in self._seen:
+        """Take in the COMPLETE trials not seen yet."""
+        self._take(ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), 0)
+
+    def counts(self, ost: optuna.Study) -> tuple[int, int]:
+        """:func:`counts` from the cache, from one read of the storage's trial list: the COMPLETE trials not seen
+        yet are taken in (:meth:`update`) and counted when not repeats; the others were counted when first seen.
+        :func:`counts` and :meth:`update` read the list once each and looked at every trial
+        (docs/profile/study_loop.md)."""
+        trials = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+        running = list(map(_STATE, trials)).count(TrialState.RUNNING)
+        self._take(trials, running)
+        return self.new_designs, running
+
+    def _take(self, trials: list[FrozenTrial], running: int) -> None:
+        """Take in the COMPLETE trials of ``trials`` not seen yet (``running`` of ``trials`` are RUNNING), in
+        trial-number order (the lower number of two trials of one new design is the one repeats point to). A
+        COMPLETE trial stays so, with the attributes it had when told, so each is read once; the new ones are
+        the last ones as a rule (trials end in about the order they were asked): looked for from the end, until
+        as many are found as the COMPLETE trials grew by."""
+        seen = self._seen
+        fresh = len(trials) - running - len(seen)
+        if fresh <= 0:
+            return
+        new = []
+        for t in reversed(trials):
+            if t.state == TrialState.COMPLETE and t.number not in seen:
+                new.append(t)
+                if len(new) == fresh:
+                    break
+        for t in reversed(new):
+            seen.add(t.number)
+            if REPEAT_ATTR in t.user_attrs:
                 continue
-            self._seen.add(t.number)
+            self.new_designs += 1
             key = self.key(t.params)
-            if REPEAT_ATTR not in t.user_attrs and key not in self.done:
+            if key not in self.done:
                 self.done[key] = (t.number, list(t.values), list(t.constraints.values()))
 
     def answer(self, study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> int:
@@ -310,10 +343,6 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
     while True:
         if (deadline is not None and time.time() >= deadline) or (stop is not None and stop.is_set()):
             return done
-        cache.update(ost)
-        if n_designs is not None and len(cache.done) >= n_designs and (n_budget is None or n_designs < n_budget):
-            print(f"dse: all {n_designs} designs of the space are evaluated; stopping", file=sys.stderr)
-            return done
         if streak >= REPEAT_LIMIT:
             print(f"dse: the sampler proposed {streak} evaluated designs in a row; stopping", file=sys.stderr)
             return done
@@ -321,7 +350,10 @@ def worker_loop(study: Study, ost: optuna.Study, deadline: float | None = None,
             optuna.storages.fail_stale_trials(ost)
         with _Heartbeat(ost) as hb:
             with lock:
-                complete, running = counts(ost)
+                complete, running = cache.counts(ost)  # also takes in the trials completed since (one pass)
+                if n_designs is not None and len(cache.done) >= n_designs and (n_budget is None or n_designs < n_budget):
+                    print(f"dse: all {n_designs} designs of the space are evaluated; stopping", file=sys.stderr)
+                    return done
                 if n_budget is not None and complete >= n_budget:
                     return done
                 k = study.batch_size if n_budget is None else min(study.batch_size, n_budget - complete - running)
