@@ -1508,6 +1508,10 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str)  # (fixed-width text:
                     for name in PINS}  # compared in C)
     by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
+    if arch != "emaxv":  # the contexts of which the chaining reads or keeps the chainable plans only: input resident
+        # and output kept (2), input resident under a DRAM-traffic search (1; its dynamic programming): the EMAXVR
+        # builder plans them without the others (traffic.emaxvr_plans' ``chained_only``)
+        by_ctx["chained_only"] = np.array([2 * (r and k) + (r and not k) for r, k in CONTEXTS], dtype=np.int8)
     by_lk = dict(has_pool=pooled.reshape(-1))
     pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}
     sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
@@ -1540,6 +1544,7 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             if extra:
                 sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
             sub["shape"] = shape
+        # (EMAXVR: the rows of the resident contexts whose non-chainable plans nothing reads are planned without them)
         tab = build([shapes[i] for i in use.tolist()] + (passes.shapes if extra else []), sub)
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
@@ -1653,7 +1658,7 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
              keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
              pool_ow=np.zeros(n))
     # the columns a layer's row has besides, as the builder takes them absent: no pins, no band size, no pass
-    r.update(band_size=np.zeros(n, np.int64), dram_search=np.zeros(n, bool),
+    r.update(band_size=np.zeros(n, np.int64), dram_search=np.zeros(n, bool), chained_only=np.zeros(n, np.int8),
              **{PIN_PREFIX + name: np.full(n, "auto") for name in PINS},
              **{name: np.zeros(n) for name in names if name not in r})
     out["pool_oh"][li, ki] = [p.oh for p in pools]
