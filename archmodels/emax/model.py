@@ -1198,8 +1198,15 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys] if arch != "emaxv" else []
     li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
     maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
+    edges = None
+    if arch == "emaxvr" and any(vr_spm):  # each combination's first and last layer run, which the chaining (greedy)
+        # never makes resident and never keeps (the dynamic programming reads every context: see _unread_rows)
+        ran = lt.has_shape[:, None] & ~fused_at
+        greedy = (vr_spm_at & (hws.numbers["tile_search"] == 0) if columns else
+                  np.array([vr_spm[k] and not hws[k].tile_search for k in range(nk)], dtype=bool))
+        edges = (ran.argmax(axis=0), nl - 1 - ran[::-1].argmax(axis=0), greedy & ran.any(axis=0))
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
-                             pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
+                             pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs), edges)
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     if columns:
         search = hws.numbers["tile_search"] != 0
@@ -1467,11 +1474,13 @@ class _Planned:
 
 def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: dict[str, np.ndarray],
                    owner: np.ndarray, src: np.ndarray, hws: list[Hw], ctxs: list[int], pooled: np.ndarray,
-                   per_band: list[bool], pins: list[dict[str, Any]], passes: _PoolPasses) -> _Planned:
+                   per_band: list[bool], pins: list[dict[str, Any]], passes: _PoolPasses,
+                   edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> _Planned:
     """The plans of every (layer ``run_l[j]``, combination ``run_k[j]``) pair run (not fused), for each combination
     k in its first ``ctxs[k]`` contexts: its candidate mappings are rows ``src[m]`` of ``mc`` for the mappings m
     whose ``owner`` is its pair j (:func:`_mapping_rows`); ``passes``: the fused pooling passes
-    (:func:`_pool_passes`)."""
+    (:func:`_pool_passes`); ``edges``: per combination its first and last layer run and whether the greedy chaining
+    decides it (:func:`_unread_rows`: those contexts are not planned)."""
     nl, nk = len(shapes), len(hws)
     n_maps = np.bincount(owner, minlength=len(run_l)).astype(np.int64)
     first = np.cumsum(n_maps) - n_maps
@@ -1483,6 +1492,10 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     m_of = np.maximum(n_maps, 1)[owner_row]
     row_map = first[owner_row] + at % m_of
     row_seg = seg0[owner_row] + at // m_of
+    if edges is not None:
+        read = ~_unread_rows(row_seg, nk, *edges)
+        if not read.all():
+            row_map, row_seg = row_map[read], row_seg[read]
     # the rows of conv and pooling layers first, then those of FC layers (each in the order above): each builder's
     # rows are a slice (the builders' tables are concatenated in that order)
     is_fc = np.array([isinstance(sh, FCShape) for sh in shapes], dtype=bool)[row_seg // len(CONTEXTS) // nk]
@@ -1580,6 +1593,19 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+
+
+def _unread_rows(row_seg: np.ndarray, nk: int, first: np.ndarray, last: np.ndarray, greedy: np.ndarray) -> np.ndarray:
+    """Which rows (segment ``row_seg``: (layer x ``nk`` + combination) x len(:data:`CONTEXTS`) + context) no step reads
+    a plan of: under the greedy chaining (``greedy[k]``; :func:`_chain`, :func:`_chain_one`), the first layer run
+    (``first[k]``) of a combination is never made resident (its input comes from no layer run before it) and its
+    last (``last[k]``) never keeps its output (no layer run after it), so the chaining reads no statistic of those
+    contexts and the final plans take none of them. (The dynamic programming reads every context's plan count.)"""
+    ctx = row_seg % len(CONTEXTS)
+    lk = row_seg // len(CONTEXTS)
+    k, layer = lk % nk, lk // nk
+    res, keep = np.array([c[0] for c in CONTEXTS])[ctx], np.array([c[1] for c in CONTEXTS])[ctx]
+    return greedy[k] & ((res & (layer == first[k])) | (keep & (layer == last[k])))
 
 
 def _name_mappings(sub: Rows, mapping: np.ndarray, owner: np.ndarray, src: np.ndarray, run_l: np.ndarray,
