@@ -1199,7 +1199,7 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
     maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
     edges = None
-    if arch == "emaxvr" and any(vr_spm):  # each combination's first and last layer run, which the chaining (greedy)
+    if arch == "emaxvr" and any(vr_spm) and SKIP_UNREAD_PLANS:  # each combination's first and last layer run, which the chaining (greedy)
         # never makes resident and never keeps (the dynamic programming reads every context: see _unread_rows)
         ran = lt.has_shape[:, None] & ~fused_at
         greedy = (vr_spm_at & (hws.numbers["tile_search"] == 0) if columns else
@@ -1521,7 +1521,7 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str)  # (fixed-width text:
                     for name in PINS}  # compared in C)
     by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
-    if arch != "emaxv":  # the contexts of which the chaining reads or keeps the chainable plans only: input resident
+    if arch != "emaxv" and SKIP_UNREAD_PLANS:  # the contexts of which the chaining reads or keeps the chainable plans only: input resident
         # and output kept (2), input resident under a DRAM-traffic search (1; its dynamic programming): the EMAXVR
         # builder plans them without the others (traffic.emaxvr_plans' ``chained_only``)
         by_ctx["chained_only"] = np.array([2 * (r and k) + (r and not k) for r, k in CONTEXTS], dtype=np.int8)
@@ -1593,6 +1593,12 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+
+
+#: whether :func:`_context_plans` leaves out the EMAXVR plans no step reads (:func:`_unread_rows`, the builder's
+#: ``chained_only``): ~11 % of a random VGG16 batch's plans, priced for nothing before (False: every plan, as before;
+#: the same values either way, tests/test_emax_batched_paths11.py)
+SKIP_UNREAD_PLANS = True
 
 
 def _unread_rows(row_seg: np.ndarray, nk: int, first: np.ndarray, last: np.ndarray, greedy: np.ndarray) -> np.ndarray:
