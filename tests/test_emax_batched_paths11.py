@@ -49,7 +49,7 @@ def _general_flows(tab, rows, pts, link, variants):
 
 def _general_reads(tab, rows, pts, link):
     fresh = traffic.PlanTable(tab.plan, tab.label, tab.src, tab.moves)
-    with mock.patch.object(timing, "_dense_parts", lambda tab, rows: None), \
+    with mock.patch.object(timing, "_dense_parts", lambda *a, **k: None), \
             mock.patch.object(timing, "_few", lambda tab, rows: False):
         return timing.pair_dram_reads(fresh, rows, pts, link)
 
@@ -294,3 +294,20 @@ def test_chained_only_rows_get_their_chainable_plans():
         for k in full.plan:
             assert _bits_equal(got.plan[k], np.asarray(full.plan[k])[keep]), k
     assert seen
+
+
+def test_reads_of_gathers_the_read_matrices_and_parts_name_consecutive_pairs_by_slices():
+    """_reads_of: the DRAM and host reads' matrices of the rows asked as take gives them (the transfers' empty);
+    a batch's every plan in order: each block's pairs consecutive, named by a slice."""
+    tab, rows, _, _ = next(c for c in _chosen_tables("emaxvr", "vgg16", 40, 3) if len(c[0].moves) > 1)
+    b = tab.moves[0][0]
+    r = np.array([3, 1, 4, 1, 5, 0], dtype=np.int64)
+    got, want = timing._reads_of(b, r), b.take(r)
+    for f in ("rd_on", "rd_count", "rd_each", "rd_kind", "h_on", "h_bytes", "h_kind"):
+        x, y = getattr(got, f), getattr(want, f)
+        assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes(), f
+    assert got.xfer_on.shape == (0, b.xfer_on.shape[1])
+    with mock.patch.object(timing, "DENSE_PAIRS_FROM", 1):
+        parts = timing._dense_parts(tab, rows)
+    assert all(isinstance(sel, slice) for _, sel in parts)
+    assert sum(sel.stop - sel.start for _, sel in parts) == len(rows)

@@ -226,15 +226,18 @@ def _dense(tab: PlanTable, rows: np.ndarray) -> _Moves | None:
 DENSE_PAIRS_FROM = 1024
 
 
-def _dense_parts(tab: PlanTable, rows: np.ndarray) -> list[tuple[_Moves, np.ndarray | None]] | None:
+def _dense_parts(tab: PlanTable, rows: np.ndarray, reads: bool = False
+                 ) -> list[tuple[_Moves, np.ndarray | slice | None]] | None:
     """The pairs ``rows`` block by block, when there are :data:`DENSE_PAIRS_FROM` or more and every block is a
     :class:`_Moves`: per block holding pairs, (its rows of those pairs as a block, in pair order: the block itself
-    when they are its rows in order; the pairs' positions, None when they are every pair in order); else None."""
+    when they are its rows in order; the pairs' positions: None when they are every pair in order, a slice when
+    consecutive); else None. ``reads``: only the DRAM and host reads' matrices gathered (:func:`_reads_of`)."""
     if len(rows) < DENSE_PAIRS_FROM or not all(isinstance(b, _Moves) for b, _ in tab.moves):
         return None
+    take = _reads_of if reads else _Moves.take
     if len(tab.moves) == 1 and len(tab.moves[0][1]) == len(tab):  # (at increases: the block's rows are the plans)
         block = tab.moves[0][0]
-        return [(block if _every(tab, rows) else block.take(rows), None)]
+        return [(block if _every(tab, rows) else take(block, rows), None)]
     which = np.empty(len(tab), dtype=np.int64)
     local = np.empty(len(tab), dtype=np.int64)
     for b, (_, at) in enumerate(tab.moves):
@@ -247,19 +250,29 @@ def _dense_parts(tab: PlanTable, rows: np.ndarray) -> list[tuple[_Moves, np.ndar
         if not len(sel):
             continue
         r = lr[sel]
-        whole = len(r) == len(block.xfer_on) and bool((r == np.arange(len(r))).all())
-        parts.append((block if whole else block.take(r), None if len(sel) == len(rows) else sel))
+        whole = len(r) == len(block.rd_on) and bool((r == np.arange(len(r))).all())
+        at = (None if len(sel) == len(rows) else slice(int(sel[0]), int(sel[-1]) + 1)
+              if int(sel[-1]) - int(sel[0]) + 1 == len(sel) else sel)  # (sel increases)
+        parts.append((block if whole else take(block, r), at))
     return parts
 
 
-def _at(a: np.ndarray, sel: np.ndarray | None) -> np.ndarray:
+def _reads_of(block: _Moves, rows: np.ndarray) -> _Moves:
+    """Plans ``rows`` of ``block`` with the matrices :func:`_dense_reads` and :func:`_read_order` read gathered (the
+    DRAM reads, the host reads); the transfers' matrices empty (none of their rows is read)."""
+    return _Moves(block.xfer_on[:0], block.phase, block.write, block.bursts[:0], block.per_burst[:0], block.par[:0],
+                  block.dram[:0], block.rd_on[rows], block.rd_count[rows], block.rd_each[rows], block.rd_kind,
+                  block.h_on[rows], block.h_bytes[rows], block.h_kind)
+
+
+def _at(a: np.ndarray, sel: np.ndarray | slice | None) -> np.ndarray:
     """``a[sel]``, or ``a`` itself for None (every pair, in order)."""
     return a if sel is None else a[sel]
 
 
-def _scatter(parts: list[tuple[np.ndarray, np.ndarray | None]], n: int, width: int) -> np.ndarray:
+def _scatter(parts: list[tuple[np.ndarray, np.ndarray | slice | None]], n: int, width: int) -> np.ndarray:
     """Per-pair values of the parts (``width`` per pair, flat pair by pair) at their pairs' positions (None:
-    every pair, in order) in one flat array of ``n`` pairs."""
+    every pair, in order; a slice: consecutive ones) in one flat array of ``n`` pairs."""
     if len(parts) == 1 and parts[0][1] is None:
         return parts[0][0]
     out = np.empty((n, width))
@@ -268,7 +281,7 @@ def _scatter(parts: list[tuple[np.ndarray, np.ndarray | None]], n: int, width: i
     return out.reshape(-1)
 
 
-def _parts_flows(parts: list[tuple[_Moves, np.ndarray | None]], host: np.ndarray, pts: np.ndarray, link: Link,
+def _parts_flows(parts: list[tuple[_Moves, np.ndarray | slice | None]], host: np.ndarray, pts: np.ndarray, link: Link,
                  variants: tuple[bool, ...]) -> dict[str, np.ndarray]:
     """:func:`_entry_flows` of the pairs block by block (:func:`_dense_parts`; ``host``: the pairs' host bytes),
     each block's pairs column by column (:func:`_dense_flows`: the same bits per pair), put at their positions;
@@ -649,7 +662,7 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
     if block is not None:
         return _dense_reads(block, pts, link)
     n, nk = len(rows), len(KINDS)
-    parts = _dense_parts(tab, rows)
+    parts = _dense_parts(tab, rows, reads=True)
     if parts is not None:  # block by block, column by column (the same bits per pair), at the pairs' positions
         got = [(_dense_reads(block, _at(pts, sel), link), sel) for block, sel in parts]
         return (_scatter([(v[0], sel) for v, sel in got], n, nk).reshape(n, nk),
