@@ -238,12 +238,14 @@ def _dense_parts(tab: PlanTable, rows: np.ndarray, reads: bool = False
     if len(tab.moves) == 1 and len(tab.moves[0][1]) == len(tab):  # (at increases: the block's rows are the plans)
         block = tab.moves[0][0]
         return [(block if _every(tab, rows) else take(block, rows), None)]
-    which = np.empty(len(tab), dtype=np.int64)
+    which = np.full(len(tab), -1, dtype=np.int64)
     local = np.empty(len(tab), dtype=np.int64)
     for b, (_, at) in enumerate(tab.moves):
         which[at] = b
         local[at] = np.arange(len(at))
     wb, lr = which[rows], local[rows]
+    if (wb < 0).any():  # (a plan in no block moves nothing: the sub-tables list none of it)
+        return None
     parts = []
     for b, (block, _) in enumerate(tab.moves):
         sel = np.flatnonzero(wb == b)
