@@ -1198,8 +1198,15 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys] if arch != "emaxv" else []
     li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
     maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
+    edges = None
+    if arch == "emaxvr" and any(vr_spm) and SKIP_UNREAD_PLANS:  # each combination's first and last layer run, which the chaining (greedy)
+        # never makes resident and never keeps (the dynamic programming reads every context: see _unread_rows)
+        ran = lt.has_shape[:, None] & ~fused_at
+        greedy = (vr_spm_at & (hws.numbers["tile_search"] == 0) if columns else
+                  np.array([vr_spm[k] and not hws[k].tile_search for k in range(nk)], dtype=bool))
+        edges = (ran.argmax(axis=0), nl - 1 - ran[::-1].argmax(axis=0), greedy & ran.any(axis=0))
     planned = _context_plans(arch, shapes, li, ki, maps, owner, src, hws, ctxs, pooled, [s == "per_band" for s in sched],
-                             pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs))
+                             pins, _pool_passes(shapes, pooled, hws, pool_maps, pool_req, pairs), edges)
     resident, keep = np.zeros((nl, nk), bool), np.zeros((nl, nk), bool)
     if columns:
         search = hws.numbers["tile_search"] != 0
@@ -1467,11 +1474,13 @@ class _Planned:
 
 def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: dict[str, np.ndarray],
                    owner: np.ndarray, src: np.ndarray, hws: list[Hw], ctxs: list[int], pooled: np.ndarray,
-                   per_band: list[bool], pins: list[dict[str, Any]], passes: _PoolPasses) -> _Planned:
+                   per_band: list[bool], pins: list[dict[str, Any]], passes: _PoolPasses,
+                   edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> _Planned:
     """The plans of every (layer ``run_l[j]``, combination ``run_k[j]``) pair run (not fused), for each combination
     k in its first ``ctxs[k]`` contexts: its candidate mappings are rows ``src[m]`` of ``mc`` for the mappings m
     whose ``owner`` is its pair j (:func:`_mapping_rows`); ``passes``: the fused pooling passes
-    (:func:`_pool_passes`)."""
+    (:func:`_pool_passes`); ``edges``: per combination its first and last layer run and whether the greedy chaining
+    decides it (:func:`_unread_rows`: those contexts are not planned)."""
     nl, nk = len(shapes), len(hws)
     n_maps = np.bincount(owner, minlength=len(run_l)).astype(np.int64)
     first = np.cumsum(n_maps) - n_maps
@@ -1483,6 +1492,10 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     m_of = np.maximum(n_maps, 1)[owner_row]
     row_map = first[owner_row] + at % m_of
     row_seg = seg0[owner_row] + at // m_of
+    if edges is not None:
+        read = ~_unread_rows(row_seg, nk, *edges)
+        if not read.all():
+            row_map, row_seg = row_map[read], row_seg[read]
     # the rows of conv and pooling layers first, then those of FC layers (each in the order above): each builder's
     # rows are a slice (the builders' tables are concatenated in that order)
     is_fc = np.array([isinstance(sh, FCShape) for sh in shapes], dtype=bool)[row_seg // len(CONTEXTS) // nk]
@@ -1508,6 +1521,10 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         pin_cols = {PIN_PREFIX + name: np.array([str(p[name]) for p in pins], dtype=str)  # (fixed-width text:
                     for name in PINS}  # compared in C)
     by_ctx = dict(resident=np.array([c[0] for c in CONTEXTS]), keep=np.array([c[1] for c in CONTEXTS]))
+    if arch != "emaxv" and SKIP_UNREAD_PLANS:  # the contexts of which the chaining reads or keeps the chainable plans only: input resident
+        # and output kept (2), input resident under a DRAM-traffic search (1; its dynamic programming): the EMAXVR
+        # builder plans them without the others (traffic.emaxvr_plans' ``chained_only``)
+        by_ctx["chained_only"] = np.array([2 * (r and k) + (r and not k) for r, k in CONTEXTS], dtype=np.int8)
     by_lk = dict(has_pool=pooled.reshape(-1))
     pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}
     sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
@@ -1540,6 +1557,7 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             if extra:
                 sub = {name: np.concatenate([v, passes.rows[name]]) for name, v in sub.items()}
             sub["shape"] = shape
+        # (EMAXVR: the rows of the resident contexts whose non-chainable plans nothing reads are planned without them)
         tab = build([shapes[i] for i in use.tolist()] + (passes.shapes if extra else []), sub)
         if extra:
             _fill_pool_passes(tab, len(at) - extra, passes, li[lo:hi], ki[lo:hi])
@@ -1575,6 +1593,25 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
             np.minimum.at(dram, s, d)
         stats += [n_sel, macs[:nseg], dram[:nseg]]
     return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+
+
+#: whether :func:`_context_plans` leaves out the EMAXVR plans no step reads (:func:`_unread_rows`, the builder's
+#: ``chained_only``): ~11 % of a random VGG16 batch's plans, priced for nothing before (False: every plan, as before;
+#: the same values either way, tests/test_emax_batched_paths11.py)
+SKIP_UNREAD_PLANS = True
+
+
+def _unread_rows(row_seg: np.ndarray, nk: int, first: np.ndarray, last: np.ndarray, greedy: np.ndarray) -> np.ndarray:
+    """Which rows (segment ``row_seg``: (layer x ``nk`` + combination) x len(:data:`CONTEXTS`) + context) no step reads
+    a plan of: under the greedy chaining (``greedy[k]``; :func:`_chain`, :func:`_chain_one`), the first layer run
+    (``first[k]``) of a combination is never made resident (its input comes from no layer run before it) and its
+    last (``last[k]``) never keeps its output (no layer run after it), so the chaining reads no statistic of those
+    contexts and the final plans take none of them. (The dynamic programming reads every context's plan count.)"""
+    ctx = row_seg % len(CONTEXTS)
+    lk = row_seg // len(CONTEXTS)
+    k, layer = lk % nk, lk // nk
+    res, keep = np.array([c[0] for c in CONTEXTS])[ctx], np.array([c[1] for c in CONTEXTS])[ctx]
+    return greedy[k] & ((res & (layer == first[k])) | (keep & (layer == last[k])))
 
 
 def _name_mappings(sub: Rows, mapping: np.ndarray, owner: np.ndarray, src: np.ndarray, run_l: np.ndarray,
@@ -1653,7 +1690,7 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
              keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
              pool_ow=np.zeros(n))
     # the columns a layer's row has besides, as the builder takes them absent: no pins, no band size, no pass
-    r.update(band_size=np.zeros(n, np.int64), dram_search=np.zeros(n, bool),
+    r.update(band_size=np.zeros(n, np.int64), dram_search=np.zeros(n, bool), chained_only=np.zeros(n, np.int8),
              **{PIN_PREFIX + name: np.full(n, "auto") for name in PINS},
              **{name: np.zeros(n) for name in names if name not in r})
     out["pool_oh"][li, ki] = [p.oh for p in pools]

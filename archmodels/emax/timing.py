@@ -193,8 +193,10 @@ def _pair_states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
         flows = _few_flows(tab, rows, pts, link, variants)
     else:
         block = _dense(tab, rows)
-        flows = (_entry_flows(tab, rows, pts, link, variants) if block is None else
-                 _dense_flows(block, tab.plan["host"], pts, link, variants))
+        parts = _dense_parts(tab, rows) if block is None else None
+        flows = (_dense_flows(block, tab.plan["host"], pts, link, variants) if block is not None else
+                 _entry_flows(tab, rows, pts, link, variants) if parts is None else
+                 _parts_flows(parts, _Take(rows, _every(tab, rows))(tab.plan["host"]), pts, link, variants))
     return _states(tab, rows, pts, link, variants, flows)
 
 
@@ -217,13 +219,94 @@ def _dense(tab: PlanTable, rows: np.ndarray) -> _Moves | None:
     return block
 
 
-def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
+#: pairs from which :func:`_dense_parts` prices the transfers column by column over the blocks' [plans, columns]
+#: matrices whatever their width (EMAXVR: ~20 columns, ~10 of them used by a plan; a chunk's choice prices ~20 k
+#: pairs, its report ~6 k) instead of listing them first (nonzero, ~10 gathers, bincount); below (one design
+#: point's ~50 pairs), the sub-tables: fewer numpy calls
+DENSE_PAIRS_FROM = 1024
+
+
+def _dense_parts(tab: PlanTable, rows: np.ndarray, reads: bool = False
+                 ) -> list[tuple[_Moves, np.ndarray | slice | None]] | None:
+    """The pairs ``rows`` block by block, when there are :data:`DENSE_PAIRS_FROM` or more and every block is a
+    :class:`_Moves`: per block holding pairs, (its rows of those pairs as a block, in pair order: the block itself
+    when they are its rows in order; the pairs' positions: None when they are every pair in order, a slice when
+    consecutive); else None. ``reads``: only the DRAM and host reads' matrices gathered (:func:`_reads_of`)."""
+    if len(rows) < DENSE_PAIRS_FROM or not all(isinstance(b, _Moves) for b, _ in tab.moves):
+        return None
+    take = _reads_of if reads else _Moves.take
+    if len(tab.moves) == 1 and len(tab.moves[0][1]) == len(tab):  # (at increases: the block's rows are the plans)
+        block = tab.moves[0][0]
+        return [(block if _every(tab, rows) else take(block, rows), None)]
+    which = np.full(len(tab), -1, dtype=np.int64)
+    local = np.empty(len(tab), dtype=np.int64)
+    for b, (_, at) in enumerate(tab.moves):
+        which[at] = b
+        local[at] = np.arange(len(at))
+    wb, lr = which[rows], local[rows]
+    if (wb < 0).any():  # (a plan in no block moves nothing: the sub-tables list none of it)
+        return None
+    parts = []
+    for b, (block, _) in enumerate(tab.moves):
+        sel = np.flatnonzero(wb == b)
+        if not len(sel):
+            continue
+        r = lr[sel]
+        whole = len(r) == len(block.rd_on) and bool((r == np.arange(len(r))).all())
+        at = (None if len(sel) == len(rows) else slice(int(sel[0]), int(sel[-1]) + 1)
+              if int(sel[-1]) - int(sel[0]) + 1 == len(sel) else sel)  # (sel increases)
+        parts.append((block if whole else take(block, r), at))
+    return parts
+
+
+def _reads_of(block: _Moves, rows: np.ndarray) -> _Moves:
+    """Plans ``rows`` of ``block`` with the matrices :func:`_dense_reads` and :func:`_read_order` read gathered (the
+    DRAM reads, the host reads); the transfers' matrices empty (none of their rows is read)."""
+    return _Moves(block.xfer_on[:0], block.phase, block.write, block.bursts[:0], block.per_burst[:0], block.par[:0],
+                  block.dram[:0], block.rd_on[rows], block.rd_count[rows], block.rd_each[rows], block.rd_kind,
+                  block.h_on[rows], block.h_bytes[rows], block.h_kind)
+
+
+def _at(a: np.ndarray, sel: np.ndarray | slice | None) -> np.ndarray:
+    """``a[sel]``, or ``a`` itself for None (every pair, in order)."""
+    return a if sel is None else a[sel]
+
+
+def _scatter(parts: list[tuple[np.ndarray, np.ndarray | slice | None]], n: int, width: int) -> np.ndarray:
+    """Per-pair values of the parts (``width`` per pair, flat pair by pair) at their pairs' positions (None:
+    every pair, in order; a slice: consecutive ones) in one flat array of ``n`` pairs."""
+    if len(parts) == 1 and parts[0][1] is None:
+        return parts[0][0]
+    out = np.empty((n, width))
+    for v, sel in parts:
+        out[slice(None) if sel is None else sel] = v.reshape(-1, width)
+    return out.reshape(-1)
+
+
+def _parts_flows(parts: list[tuple[_Moves, np.ndarray | slice | None]], host: np.ndarray, pts: np.ndarray, link: Link,
                  variants: tuple[bool, ...]) -> dict[str, np.ndarray]:
+    """:func:`_entry_flows` of the pairs block by block (:func:`_dense_parts`; ``host``: the pairs' host bytes),
+    each block's pairs column by column (:func:`_dense_flows`: the same bits per pair), put at their positions;
+    ``dram_r`` and ``spm_r`` unless no pair stages a byte, as :func:`_entry_flows` decides."""
+    n, nph = len(pts), len(PHASES)
+    got = []
+    for block, sel in parts:
+        got.append((_dense_flows(block, _at(host, sel), _at(pts, sel), link, variants, always=True), sel))
+    out = {k: _scatter([(f[k], sel) for f, sel in got], n, 1 if k in ("_dram_read", "_dram_write") else nph)
+           for k in got[0][0]}
+    if False in variants and _same_sums(variants, out):
+        del out["dram_r"], out["spm_r"]
+    return out
+
+
+def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
+                 variants: tuple[bool, ...], always: bool = False) -> dict[str, np.ndarray]:
     """:func:`_entry_flows` of every plan of block ``b`` (pair k = plan k at point ``pts[k]``; ``host``: the plans'
     host bytes) column by column over its matrices: each (pair, phase) sum from 0.0 adds the phase's transfer columns
     in slot order, then (PLOAD) the staging columns, as the sub-tables list them; a column a plan does not use adds
     +0.0 (a sum from 0.0 is never -0.0: x + 0.0 is x) and gives -inf to the longest burst (the maximum of the values
-    in the same order; none: 0.0 as :func:`_maxima`). The same bits as the sub-tables' bincounts."""
+    in the same order; none: 0.0 as :func:`_maxima`). The same bits as the sub-tables' bincounts. ``always``: the
+    report's ``dram_r`` and ``spm_r`` even if no plan stages a byte (:func:`_parts_flows` decides over every block)."""
     n, nph = len(pts), len(PHASES)
     ns = len(b.phase)
     bus, elem = link.bus_bytes[pts], link.elem[pts]
@@ -275,7 +358,7 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
         st = np.zeros((nph, n))
         st[_PLOAD_AT] = staged
         out["staged"] = st.T.reshape(-1)
-        if not _same_sums(variants, out):
+        if always or not _same_sums(variants, out):
             out["dram_r"] = dram_x.T.reshape(-1)
             out["spm_r"] = spm_x.T.reshape(-1)
     return out
@@ -581,6 +664,11 @@ def pair_dram_reads(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Lin
     if block is not None:
         return _dense_reads(block, pts, link)
     n, nk = len(rows), len(KINDS)
+    parts = _dense_parts(tab, rows, reads=True)
+    if parts is not None:  # block by block, column by column (the same bits per pair), at the pairs' positions
+        got = [(_dense_reads(block, _at(pts, sel), link), sel) for block, sel in parts]
+        return (_scatter([(v[0], sel) for v, sel in got], n, nk).reshape(n, nk),
+                _scatter([(v[1], sel) for v, sel in got], n, 1))
     r, h = tab.read, tab.host
     every = _every(tab, rows)
     pair, e = _expand(r, len(tab), rows, every)
@@ -620,18 +708,29 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
 
 
 def _read_order(b: _Moves) -> np.ndarray:
-    """:meth:`_Moves.read_order` of a block of few columns (:func:`_dense`): a plan's order depends only on which
-    columns it names (reads, then host reads) and their kinds, so it is found once per distinct set of named columns
-    (a code of one bit per column: a few of them in a chunk) and gathered per plan."""
+    """:meth:`_Moves.read_order` of a block (:func:`_dense`, :func:`_dense_parts`): a plan's order depends only on
+    which columns it names (reads, then host reads) and their kinds, so it is found once per distinct set of named
+    columns (a code of one bit per column: a few of them in a chunk) and gathered per plan."""
+    if b.rd_on.shape[1] + b.h_on.shape[1] > 62:  # (a code would not fit an int64)
+        return b.read_order()
     ons = [b.rd_on[:, j] for j in range(b.rd_on.shape[1])] + [b.h_on[:, j] for j in range(b.h_on.shape[1])]
     kinds = b.rd_kind.tolist() + b.h_kind.tolist()
     code = np.zeros(len(b.rd_on), dtype=np.int64)
     for j, on in enumerate(ons):
         code |= on.astype(np.int64) << j
-    present = np.flatnonzero(np.bincount(code, minlength=1 << len(ons)))
-    at = np.zeros(1 << len(ons), dtype=np.int64)
-    at[present] = np.arange(len(present))
-    return _order_of_named([(present >> j) & 1 > 0 for j in range(len(ons))], kinds, len(present))[at[code]]
+    if len(ons) <= READ_ORDER_TABLE_UPTO:
+        present = np.flatnonzero(np.bincount(code, minlength=1 << len(ons)))
+        at = np.zeros(1 << len(ons), dtype=np.int64)
+        at[present] = np.arange(len(present))
+        inv = at[code]
+    else:  # (many columns, EMAXVR's ~25: the distinct codes by a sort, not a table of 2^columns)
+        present, inv = np.unique(code, return_inverse=True)
+    return _order_of_named([(present >> j) & 1 > 0 for j in range(len(ons))], kinds, len(present))[inv.reshape(-1)]
+
+
+#: named columns up to which :func:`_read_order` finds the distinct sets of named columns by a table of every set
+#: (2^columns entries) instead of a sort
+READ_ORDER_TABLE_UPTO = 12
 
 
 def _order_of_named(ons: list[np.ndarray], kinds: list[int], n: int) -> np.ndarray:

@@ -860,7 +860,10 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     if per band, its output ``pool_oh`` x ``pool_ow`` and ``pool_*`` numbers). Plans come row by row,
     variants in order; ``src`` names the row. A :class:`Rows` ``r`` may name its mappings (``r.maps``: the rows
     without their context, ``r.at_map``: each row's): what does not depend on the context is then computed once
-    per mapping (a mapping is planned in up to 4 contexts) and gathered.
+    per mapping (a mapping is planned in up to 4 contexts) and gathered. A row with ``chained_only`` 2, or 1 and
+    ``dram_search``, gets its chainable plans only (unbanded, partial sums not in DRAM): of such a row (input resident
+    and output kept; input resident under a DRAM-traffic search) the chaining reads and keeps no other
+    (:func:`~archmodels.emax.model._context_plans`), so the others are dropped before their traffic is priced.
     """
     mr, mrow = (r, None) if getattr(r, "maps", None) is None else (r.maps, r.at_map)
     # the numbers and rules that do not depend on the context, per mapping (:func:`_vr_maps`)
@@ -886,6 +889,10 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     pin_cols = {f"pin_{k}": m for k, m in pins.items()}
     v = _Gather((pin_cols, mrep), stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
     ok = _vr_spm_plan(v, row, mp, rep, mrep)
+    if "chained_only" in r:
+        code = np.asarray(r["chained_only"])
+        only = (code == 2) | (code == 1) & (mp["dram_search"] if mrow is None else mp["dram_search"][mrow])
+        ok &= ~(only[rep] & ((v["bands"] != 1) | (v["psum_home"] == _DRAM)))
     sel = rep[ok]
     msel = mrep[ok]
     fit = _Gather((v.got, np.flatnonzero(ok)), (out, sel), (mp, msel), (xm, msel), (pin_cols, msel), (mr, msel),
