@@ -554,18 +554,21 @@ class _Batch:
 @dataclass
 class _Plans:
     """The candidates of several configurations, flattened: configuration g owns candidates
-    ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order), with their counts ``feats``, AGRP and
-    BGRP; ``per`` holds each configuration's :data:`plans.PROBLEM_NUMBERS`."""
+    ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order; configuration after configuration unless
+    ``starts`` says where each begins), with their counts ``feats``, AGRP and BGRP; ``per`` holds each
+    configuration's :data:`plans.PROBLEM_NUMBERS`."""
 
     count: np.ndarray
     feats: dict[str, np.ndarray]
     agrp: np.ndarray
     bgrp: np.ndarray
     per: dict[str, np.ndarray]
+    block: np.ndarray | None = None  # [schedule.FEATURES, candidates] float64 whose rows are ``feats``, if any
+    starts: np.ndarray | None = None  # the first candidate of each configuration, when not in configuration order
 
     @property
     def first(self) -> np.ndarray:
-        return np.cumsum(self.count) - self.count
+        return np.cumsum(self.count) - self.count if self.starts is None else self.starts
 
     @classmethod
     def build(cls, keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
@@ -596,8 +599,8 @@ class _Plans:
             feasible[g] = sch.feasible
             if sch.feasible:
                 parts.append((np.array([g]), P.from_schedule(sch)))
-        d = P.merge(len(rows), parts)
-        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
+        d = P.merge_in_place(len(rows), parts)
+        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"], d.get("block"), d.get("first")), feasible
 
 
 def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
@@ -897,8 +900,8 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
     if len(few):
-        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few])
-    chosen = {k: feats[k][cand] for k in _CHOSEN_FEATURES}
+        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few], plans.block)
+    chosen = _columns(feats, cand, _CHOSEN_FEATURES, plans.block)
     st = S.timing(chosen, nchip, clock_hz, bw)
     at = _choice_numbers(plans, g, cand, chosen, st, clock_hz)
     out["time"][sel] = st["time"]
@@ -959,11 +962,23 @@ def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g:
 #: all at once, every (point, candidate) pair (a grid study's ~170 schedules of 16-50 points each cost ~0.4
 #: as much at once as one by one)
 _BIG_GROUP = 256
+def _columns(feats: dict[str, np.ndarray], idx: np.ndarray, names: tuple[str, ...],
+             block: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """``{k: feats[k][idx] for k in names}``: the counts ``names`` of the candidates ``idx``. With ``block`` (the
+    [schedule.FEATURES, candidates] array whose rows are ``feats``), its columns ``idx`` taken in one call (the
+    same values: a gather copies them) -- a dict of rows of that array, every count of FEATURES in it; else
+    one gather per count."""
+    if block is None:
+        return {k: feats[k][idx] for k in names}
+    return dict(zip(S.FEATURES, np.take(block, idx, axis=1)))
+
+
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
-             clock_hz: np.ndarray, bw: np.ndarray, max_pairs: int = 1 << 20) -> np.ndarray:
+             clock_hz: np.ndarray, bw: np.ndarray, block: np.ndarray | None = None,
+             max_pairs: int = 1 << 20) -> np.ndarray:
     """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each
     point k (the first one among equal times, as ``np.argmin``), points in chunks of at most ``max_pairs``
-    (point, candidate) pairs."""
+    (point, candidate) pairs; ``block``: the array whose rows are ``feats`` (:func:`_columns`)."""
     out = np.empty(len(first), dtype=np.int64)
     ends = np.cumsum(count)
     lo = 0
@@ -974,7 +989,7 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         local = np.arange(c.sum()) - np.repeat(start, c)
         pair = np.repeat(np.arange(hi - lo), c)
         idx = np.repeat(first[lo:hi], c) + local
-        t = S.timing({k: feats[k][idx] for k in S.TIMING_FEATURES}, nchip[lo:hi][pair], clock_hz[lo:hi][pair],
+        t = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), nchip[lo:hi][pair], clock_hz[lo:hi][pair],
                      bw[lo:hi][pair])["time"]
         best = np.repeat(np.minimum.reduceat(t, start), c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))

@@ -144,21 +144,18 @@ def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -
         "load_desc_words": (b_loads + partial) * C.DMA_DESC_WORDS, "drain_desc_words": drains * C.DMA_DESC_WORDS,
         "a_desc_words": a_desc * C.DMA_DESC_WORDS, "issued_macs": GB * m * k * BG,
         "lmm_exec_bytes": GB * (m * k * (e + BG * C.VALUE_BYTES) + m * SB * 2 * BG * C.VALUE_BYTES),
-        "b_groups": GB, "conf_words": C.conf_words(units_, W_),
+        "b_groups": GB,
         # blocks of the widest column tile, ceil(k / ct) = c0 + (ec > 0) columns (ct >= 1: a schedulable tiling)
         "a_group_slots": np.where(opt, np.minimum(AG, np.where(ec > 0, B1, B0)), 1) * -(-m // rt_),
         "a_group_blocks": AG,
     }
-    f = {key: np.asarray(v, dtype=np.float64) for key, v in f.items()}
-    regv = C.regv_words(units_, W_).astype(np.float64)
-    f["regv_words"] = np.where(opt, f["a_groups"] * regv + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS
-                               + f["pauses"] * C.PAUSE_WORDS, f["starts"] * regv)
-    f["range_words"] = f["starts"] * C.range_words(units_, W_).astype(np.float64)
+    block = _count_block(f, len(g), units_ * W_, opt)
     half = L / 2
     per = {"jds": np.zeros(len(H), bool), "tile_rows": arow, "urb": np.full(len(H), urb), "half": half,
            "util_unopt": arow * urb / half, "blocks": rt * _col_sum(k_cfg % ct, ct, k_cfg // ct, lambda c: -(-c // H)),
            "row_tiles": rt, "col_tiles": ct, "slots": m_cfg * k_cfg}
-    return {"count": count, "feats": {key: f[key] for key in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+    return {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": AG, "bgrp": BG, "per": per,
+            "block": block}
 
 
 # ---------------------------------------------------------------- sparse A
@@ -356,10 +353,12 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     sums = np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
                                      several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1)
     tops = np.maximum.reduceat(np.stack((top, big, most)), first, axis=1)
-    conf = np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt))
-    (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR), (TOPg, BIG, MOST) = sums[:, g], tops[:, g]
-    N, W, units, fill, arrays, perm, o = conf[:, g]
-    TI = np.diff(np.append(first, len(cp)))[g]  # tiles of each candidate's configuration (every one runs)
+    # every number of a configuration the candidates read, gathered at each candidate's configuration in one take
+    # (C-contiguous rows; the tiles of each configuration: every one runs)
+    conf = np.concatenate((sums, tops, np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1),
+                                                 jds, opt, np.diff(np.append(first, len(cp)))))))
+    (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR, TOPg, BIG, MOST,
+     N, W, units, fill, arrays, perm, o, TI) = np.take(conf, g, axis=1)
     o = o.astype(bool)
     VB, desc = C.VALUE_BYTES, C.DMA_DESC_WORDS
     GB = n // (BG * N)
@@ -384,17 +383,40 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
         "b_groups": GB,
         "a_group_slots": np.where(o, BIG, TOPg), "a_group_blocks": np.where(o, MOST, 1),
     }
-    f = {k: v.astype(np.float64) for k, v in f.items()}
-    f["conf_words"] = np.asarray(C.conf_words(units, W), dtype=np.float64)
-    regv = np.asarray(C.regv_words(units, W), dtype=np.float64)
-    fs, fa = f["starts"], f["a_groups"]
-    f["regv_words"] = np.where(o, fa * regv + (fs - fa) * C.B_GROUP_WORDS + f["pauses"] * C.PAUSE_WORDS, fs * regv)
-    f["range_words"] = fs * np.asarray(C.range_words(units, W), dtype=np.float64)
+    block = _count_block(f, len(g), units * W, o)
     half = L / 2
     per = {"jds": jds.copy(), "tile_rows": cfg["arow"], "urb": e, "half": half,
            "util_unopt": np.where(jds, TOP, cfg["arow"]) * e / half, "blocks": sums[2], "row_tiles": cfg["rt"],
            "col_tiles": cfg["ct"], "slots": sums[4]}
-    return {"count": count, "feats": {k: f[k] for k in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+    return {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": AG, "bgrp": BG, "per": per,
+            "block": block}
+
+
+#: the rows of :data:`schedule.FEATURES` before and after its three PIO word counts (conf, regv, range words)
+_WORDS_AT = S.FEATURES.index("conf_words")
+_HEAD_COUNTS, _TAIL_COUNTS = S.FEATURES[:_WORDS_AT], S.FEATURES[_WORDS_AT + 3:]
+assert S.FEATURES[_WORDS_AT:_WORDS_AT + 3] == ("conf_words", "regv_words", "range_words")
+
+
+def _count_block(f: dict[str, np.ndarray], n: int, pes: np.ndarray, opt: np.ndarray) -> np.ndarray:
+    """[:data:`schedule.FEATURES`, n] float64: the integer counts ``f`` (every feature but the PIO words, arrays
+    of n) cast to float64 in two ``np.stack`` calls (the cast ``astype(np.float64)`` makes, one count after the
+    other), then the conf, regv and range words of ``pes`` = units x cols PEs per candidate, as
+    ``costs.conf_words`` / ``regv_words`` / ``range_words`` and the regv formula of :func:`schedule.finish` (the
+    same operations: ``units * cols`` computed once, then times each word count; ``opt``: each candidate's LMM
+    optimisation). One block: the plans' counts
+    are its rows, and the merge and the choice gather columns of it in one call each."""
+    block = np.empty((len(S.FEATURES), n))
+    np.stack([f[k] for k in _HEAD_COUNTS], out=block[:_WORDS_AT])
+    np.stack([f[k] for k in _TAIL_COUNTS], out=block[_WORDS_AT + 3:])
+    fs, fa = block[S.FEATURES.index("starts")], block[S.FEATURES.index("a_groups")]
+    pauses = block[S.FEATURES.index("pauses")]
+    block[_WORDS_AT] = pes * C.CONF_WORDS_PER_PE
+    regv = (pes * C.REGV_WORDS_PER_PE).astype(np.float64)
+    block[_WORDS_AT + 1] = np.where(opt, fa * regv + (fs - fa) * C.B_GROUP_WORDS + pauses * C.PAUSE_WORDS,
+                                    fs * regv)
+    block[_WORDS_AT + 2] = fs * (pes * C.RANGE_WORDS_PER_PE).astype(np.float64)
+    return block
 
 
 def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
@@ -539,19 +561,57 @@ def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
     owner = np.concatenate(owner)
     order = slice(None) if (owner[1:] >= owner[:-1]).all() else np.argsort(owner, kind="stable")
     cat = lambda key: np.concatenate([d[key] for _, d in parts])[order]  # noqa: E731
-    return {"count": count, "feats": _merged_feats([d["feats"] for _, d in parts], order),
-            "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+    feats, block = _merged_feats([d["feats"] for _, d in parts], order, [d.get("block") for _, d in parts])
+    out = {"count": count, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+    if block is not None:
+        out["block"] = block
+    return out
 
 
-def _merged_feats(feats: list[dict[str, np.ndarray]], order) -> dict[str, np.ndarray]:
-    """Each count of ``schedule.FEATURES`` over the candidates of every part (``feats``, part after part), in
-    ``order``: when every count is a float64 row (as every plan gives), all at once -- each part's counts
-    stacked, the parts concatenated, the candidates taken in order, one row per count (views of one block:
-    ~4 numpy calls, not two per count) -- else count by count (the same values either way)."""
+def merge_in_place(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
+    """:func:`merge` without putting the candidates in configuration order: they stay part after part (each
+    configuration's candidates are one part's, in their order), and ``first`` gives where each configuration's
+    start (0 for those without candidates). The same candidates and numbers for each configuration; no argsort
+    of the owners nor take of every count when the parts interleave (a network's dense parts, grouped by B
+    columns n, own configurations spread over the pairs)."""
+    if len(parts) == 1 and len(parts[0][0]) == G:  # one part covering every configuration in order
+        return parts[0][1]
+    count, first = np.zeros(G, np.int64), np.zeros(G, np.int64)
+    per, off = {}, 0
+    for idx, d in parts:
+        c = np.asarray(d["count"], dtype=np.int64)
+        count[idx] = c
+        first[idx] = np.cumsum(c) - c + off
+        off += int(c.sum())
+        for k, v in d["per"].items():
+            if k not in per:
+                per[k] = np.zeros(G, np.asarray(v).dtype)
+            per[k][idx] = v
+    if not parts:
+        return merge(G, parts)
+    cat = lambda key: np.concatenate([d[key] for _, d in parts])  # noqa: E731
+    feats, block = _merged_feats([d["feats"] for _, d in parts], slice(None), [d.get("block") for _, d in parts])
+    out = {"count": count, "first": first, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+    if block is not None:
+        out["block"] = block
+    return out
+
+
+def _merged_feats(feats: list[dict[str, np.ndarray]], order,
+                  blocks: list[np.ndarray | None] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """(each count of ``schedule.FEATURES`` over the candidates of every part (``feats``, part after part), in
+    ``order``; the [FEATURES, candidates] block whose rows they are, or None): when every count is a float64 row
+    (as every plan gives), all at once -- each part's counts stacked (or its ``blocks`` entry, a plan's own block
+    of those rows: :func:`_count_block`), the parts concatenated, the candidates taken in order, one row per count
+    (views of one block: ~4 numpy calls, not two per count) -- else count by count (the same values either way)."""
     if all(type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 for f in feats for v in f.values()):
-        block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) for f in feats], axis=1)
-        return dict(zip(S.FEATURES, block if type(order) is slice else np.take(block, order, axis=1)))
-    return {k: np.concatenate([f[k] for f in feats])[order] for k in S.FEATURES}
+        blocks = blocks or [None] * len(feats)
+        block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) if b is None else b
+                                for f, b in zip(feats, blocks)], axis=1)
+        if type(order) is not slice:
+            block = np.take(block, order, axis=1)
+        return dict(zip(S.FEATURES, block)), block
+    return {k: np.concatenate([f[k] for f in feats])[order] for k in S.FEATURES}, None
 
 
 #: a configuration's numbers besides its candidates' counts (LMM use, tiles, slots)
