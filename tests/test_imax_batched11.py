@@ -223,3 +223,76 @@ def test_columns_from_the_block_equal_one_gather_per_count(seed, C, n):
         for k in names:
             _same(got[k], feats[k][idx])
             _same(plain[k], feats[k][idx])
+
+
+# ---------------------------------------------------------------- plans: tilings added to the kept ones
+
+
+def _tiling_view(tiles, t: int) -> dict:
+    """Tiling number ``t`` of a :class:`plans._Tiles` as its own arrays (the counts lowered by their tile's shift)."""
+    a, c = int(tiles.first[t]), int(tiles.count[t])
+    out = {name: getattr(tiles, name)[a:a + c] for name in ("rows", "cols", "top", "nonzero_rows", "first_k",
+                                                             "b_new", "last")}
+    lo, hi = int(tiles.start[a]), int(tiles.start[a + c])
+    tile = np.repeat(np.arange(a, a + c), out["rows"])
+    out["nz"] = tiles.shifted[lo:hi] - tile * tiles.shift
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(10, 120), k=st.integers(10, 150), sparsity=st.sampled_from([0.5, 0.9, 0.99]),
+       seed=st.integers(0, 30),
+       batches=st.lists(st.sets(st.tuples(st.booleans(), st.integers(1, 7), st.integers(1, 5)), min_size=1, max_size=5),
+                        min_size=1, max_size=5),
+       rng_seed=st.integers(0, 10_000))
+def test_tilings_added_to_the_kept_ones_equal_each_tiling_alone(m, k, sparsity, seed, batches, rng_seed):
+    """_tilings_of over a sequence of batches (new tilings added after the kept ones, their counts written into the
+    buffer's tail): every kept tiling's tiles and sorted row counts == plans._tiling's own, at the position its code
+    names; the earlier joins' arrays unaltered by later ones; the pair Margins == a fresh join's (other positions,
+    the same numbers)."""
+    layer = parse(f"spmm:m={m},k={k},n=16,sparsity={sparsity},seed={seed}").layers[0]
+    P._TILINGS.clear()
+    rng = np.random.default_rng(rng_seed)
+    earlier = []
+    for keys in batches:
+        keys = {(j, min(rt, m), min(ct, k)) for j, rt, ct in keys}
+        tiles, codes, (R, K), pos = P._tilings_of(layer, keys)
+        assert (np.diff(codes) > 0).all()
+        for j, rt, ct in keys:
+            t = int(pos[np.searchsorted(codes, (j * R + rt) * K + ct)])
+            assert tiles.keys[t] == ("jds" if j else "csr", rt, ct)
+            got, want = _tiling_view(tiles, t), P._tiling(layer, *tiles.keys[t])
+            for name in ("rows", "cols", "top", "nonzero_rows", "first_k", "b_new", "last", "nz"):
+                _same(got[name], getattr(want, name))
+            assert bool(tiles.narrow[t]) == want.narrow
+        assert tiles.rows[-1] == 0 and tiles.cols[-1] == 0 and tiles.start[-1] == len(tiles.shifted)
+        earlier.append((tiles, tiles.shifted.copy(), tiles.start.copy()))
+        fresh = P._tiles(layer, tiles.keys)
+        gid = rng.integers(0, len(tiles.rows) - 1, 30)
+        H = rng.integers(1, 30, 30)
+        nb = np.maximum(-(-tiles.top[gid] // H), 1)
+        _same(tiles.margins(gid, H, nb), fresh.margins(gid, H, nb))
+    for tiles, shifted, start in earlier:
+        _same(tiles.shifted, shifted)
+        _same(tiles.start, start)
+    P._TILINGS.clear()
+
+
+def test_tilings_buffer_grows_and_keeps_the_earlier_counts(monkeypatch):
+    """A buffer too small for the added counts is replaced by a larger one holding the kept counts (the earlier
+    join's view keeps the old buffer); the plans the same as on a fresh join."""
+    layer = load_workload("spmm:n=1024,sparsity=0.95").layers[0]
+    P._TILINGS.clear()
+    tiles1, *_ = P._tilings_of(layer, {(False, 1, 1), (True, 2, 2)})
+    buf1 = P._TILINGS[id(layer)][6]
+    kept = tiles1.shifted.copy()
+    big = {(j, rt, ct) for j in (False, True) for rt in (1, 2, 4, 8) for ct in (1, 2, 4, 8, 16)}
+    tiles2, codes, (R, K), pos = P._tilings_of(layer, big)
+    buf2 = P._TILINGS[id(layer)][6]
+    assert buf2 is not buf1 and len(tiles2.shifted) > len(buf1)
+    _same(tiles2.shifted[:len(kept)], kept)
+    _same(tiles1.shifted, kept)
+    fresh = P._tiles(layer, tiles2.keys)
+    for name in ("rows", "cols", "top", "nonzero_rows", "first", "count", "start", "shifted"):
+        _same(getattr(tiles2, name), getattr(fresh, name))
+    P._TILINGS.clear()

@@ -225,6 +225,7 @@ class _Tiles:
     start: np.ndarray
     shifted: np.ndarray
     shift: int
+    keys: tuple = ()  # the tilings (format, rt, ct), in their order side by side
 
     def gid(self, which: np.ndarray) -> np.ndarray:
         """[tile slots, configurations]: the tiles of tiling ``which[c]`` of each configuration c, then the
@@ -259,15 +260,48 @@ class _Tiles:
 
 def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
     """The tilings ``keys`` (format, rt, ct) of a sparse layer's matrix side by side (:class:`_Tiles`)."""
+    return _joined(layer, keys)[0]
+
+
+def _joined(layer, keys: tuple[tuple[str, int, int], ...], base: tuple[_Tiles, np.ndarray] | None = None
+            ) -> tuple[_Tiles, np.ndarray]:
+    """(:func:`_tiles` of the tilings ``keys``, the buffer its ``shifted`` is a view of). With ``base`` (an earlier
+    join and its buffer): its tilings first, their tiles at the indices they had, then ``keys``' -- only the new
+    tilings' row counts written (into the buffer's free tail; a larger buffer when it is full), the old ones
+    neither copied nor raised again. ``shift`` is above every count a row of the matrix can have (its columns),
+    so every tiling met later fits the same shift; the Margins do not depend on it (a query stops at its tile's
+    counts: :class:`_Tiles`)."""
     ts = [_tiling(layer, fmt, rt, ct) for fmt, rt, ct in keys]
-    cat = lambda name, pad: np.concatenate([getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
+    if base is None:
+        shift = max([int(layer.k)] + [t.most for t in ts]) + 1
+        t0, c0, old = 0, 0, None
+    else:
+        old, buf = base
+        shift, t0, c0 = old.shift, len(old.rows) - 1, len(old.shifted)  # (the pad tile is the last)
+        if any(t.most >= shift for t in ts):  # (not met: a row's counts are at most the matrix's columns)
+            return _joined(layer, tuple(old.keys) + tuple(keys))
+    pre = (lambda name: [getattr(old, name)[:-1]]) if old is not None else (lambda name: [])  # noqa: E731
+    cat = lambda name, pad: np.concatenate(pre(name) + [getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
     rows = cat("rows", 0)
+    new_rows = rows[t0:-1]
     count = np.array([len(t.rows) for t in ts], dtype=np.int64)
-    shift = max(t.most for t in ts) + 1
-    shifted = np.concatenate([t.nz for t in ts]) + np.repeat(np.arange(len(rows)), rows) * shift
-    return _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
-                  cat("b_new", False), cat("last", False), np.cumsum(count) - count, count,
-                  np.array([t.narrow for t in ts]), np.cumsum(rows) - rows, shifted, shift)
+    first = t0 + np.cumsum(count) - count
+    end = c0 + int(new_rows.sum())
+    if old is None or end > len(buf):
+        grown = np.empty(max(end, min(2 * end, max(_TILINGS_COUNTS, end)), 1 << 16), np.int64)
+        grown[:c0] = old.shifted if old is not None else 0
+        buf = grown
+    if end > c0:
+        np.add(np.concatenate([t.nz for t in ts]), np.repeat(np.arange(t0, t0 + len(new_rows)), new_rows) * shift,
+               out=buf[c0:end])
+    start = np.concatenate(pre("start") + [c0 + np.cumsum(rows[t0:]) - rows[t0:]])
+    if old is not None:
+        count, first = np.concatenate((old.count, count)), np.concatenate((old.first, first))
+    narrow = np.array(([] if old is None else old.narrow.tolist()) + [t.narrow for t in ts], dtype=bool)
+    tiles = _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
+                   cat("b_new", False), cat("last", False), first, count, narrow, start, buf[:end], shift,
+                   tuple(old.keys if old is not None else ()) + tuple(keys))
+    return tiles, buf
 
 
 def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
@@ -284,8 +318,8 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
     ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
     rt, ct, H = cfg["rt"], cfg["ct"], cfg["H"]
-    tiles, codes, (R, K) = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
-    which = np.searchsorted(codes, (jds * R + rt) * K + ct)
+    tiles, codes, (R, K), pos = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
+    which = pos[np.searchsorted(codes, (jds * R + rt) * K + ct)]  # each configuration's tiling
     cnt = tiles.count[which]  # tiles of each configuration (at least one)
     first = np.cumsum(cnt) - cnt  # first pair of each configuration: pairs configuration after configuration
     cp = np.repeat(np.arange(G), cnt)
@@ -428,8 +462,8 @@ def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray],
     jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
     ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
     rt, ct = cfg["rt"], cfg["ct"]
-    tiles, codes, (R, K) = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
-    which = np.searchsorted(codes, (jds * R + rt) * K + ct)
+    tiles, codes, (R, K), pos = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
+    which = pos[np.searchsorted(codes, (jds * R + rt) * K + ct)]  # each configuration's tiling
     gid = tiles.gid(which)
     H = cfg["H"]
     nb = -(-tiles.top[gid] // H)  # [tile slots, configs]
@@ -453,36 +487,42 @@ def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray],
     return out
 
 
-#: id of a sparse layer -> (the layer, its tilings (is JDS, rt, ct) in increasing order, their :class:`_Tiles`,
-#: their codes, the codes' radices): the tilings a layer's batches met so far side by side, so that a batch whose
-#: tilings are all among them builds nothing (random points of the space meet ~20 of a layer's ~40-80 tilings a
-#: call, a different set each call)
+#: id of a sparse layer -> (the layer, its tilings (is JDS, rt, ct), their :class:`_Tiles`, the tilings' codes in
+#: increasing order, the codes' radices, each code's tiling (its position side by side), the buffer of the tiles'
+#: row counts): the tilings a layer's batches met so far side by side, so that a batch whose tilings are all among
+#: them builds nothing, and one that meets new ones adds only those (random points of the space meet ~20 of a
+#: layer's ~40-80 tilings a call, a different set each call)
 _TILINGS: dict[int, tuple] = {}
 _TILINGS_MAX = 16  # layers
 _TILINGS_PER_LAYER = 512  # past this many tilings of a layer, its entry restarts with a batch's own
 _TILINGS_COUNTS = 1 << 22  # ... or past this many row counts side by side (rows x column tiles of each tiling)
 
 
-def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.ndarray, tuple[int, int]]:
+def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.ndarray, tuple[int, int], np.ndarray]:
     """(:func:`_tiles` of a superset of the tilings ``keys`` (is JDS, rt, ct) of a sparse layer's matrix, the
-    code ``(is JDS x R + rt) x K + ct`` of each of its tilings (increasing), (R, K)): the tilings met before are
-    kept with the new ones (:data:`_TILINGS`). A configuration reads its tiling's tiles at the position of its
-    code; what the tiles hold does not depend on which other tilings sit beside them."""
+    codes ``(is JDS x R + rt) x K + ct`` of its tilings in increasing order, (R, K), the position of each code's
+    tiling among the tiles): the tilings met before are kept with the new ones (:data:`_TILINGS`), the new ones
+    added after them (:func:`_joined`: the kept tiles neither copied nor rebuilt). A configuration reads its
+    tiling's tiles at the position of its code; what the tiles hold does not depend on which other tilings sit
+    beside them."""
     hit = _TILINGS.get(id(layer))
     if hit is not None and hit[0] is layer and keys <= hit[1]:
-        return hit[2], hit[3], hit[4]
+        return hit[2], hit[3], hit[4], hit[5]
     known = hit[1] if hit is not None and hit[0] is layer and len(hit[1]) + len(keys) <= _TILINGS_PER_LAYER else set()
     every = frozenset(known | keys)
     if known and len(hit[2].shifted) + sum(ct for _, _, ct in keys - known) * layer.m > _TILINGS_COUNTS:
         every = frozenset(keys)  # a large matrix: its tilings are not all kept side by side
-    order = sorted(every)
+        known = set()
+    new = tuple(("jds" if j else "csr", r, c) for j, r, c in sorted(every - known))
+    tiles, buf = _joined(layer, new, (hit[2], hit[6]) if known else None)
+    order = [(f == "jds", r, c) for f, r, c in tiles.keys]
     R, K = max(r for _, r, _ in order) + 1, max(c for _, _, c in order) + 1
-    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in order))
     codes = np.array([(j * R + r) * K + c for j, r, c in order], dtype=np.int64)
+    pos = np.argsort(codes, kind="stable")
     if hit is None and len(_TILINGS) >= _TILINGS_MAX:
         _TILINGS.clear()
-    _TILINGS[id(layer)] = (layer, every, tiles, codes, (R, K))
-    return tiles, codes, (R, K)
+    _TILINGS[id(layer)] = (layer, every, tiles, codes[pos], (R, K), pos, buf)
+    return tiles, codes[pos], (R, K), pos
 
 
 #: configurations with at most this many tiles are planned apart from those with more (whose tile slots would
