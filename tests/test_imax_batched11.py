@@ -296,3 +296,17 @@ def test_tilings_buffer_grows_and_keeps_the_earlier_counts(monkeypatch):
     for name in ("rows", "cols", "top", "nonzero_rows", "first", "count", "start", "shifted"):
         _same(getattr(tiles2, name), getattr(fresh, name))
     P._TILINGS.clear()
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 40), st.sampled_from([1, 2, 7, 300, 2000, 70_000]), st.integers(0, 10_000))
+def test_sorted_keys_by_radix_equal_the_int64_sort(m, ct, big, seed):
+    """plans._sorted_keys (one uint16 radix sort when tile x big fits 16 bits, two stable uint16 argsorts when each
+    part does, else the int64 sort) == np.sort of the int64 keys: (tile, count) keys of m rows x ct column tiles in
+    row tiles of random heights."""
+    rng = np.random.default_rng(seed)
+    rt = int(rng.integers(1, m + 1)) if rng.random() < 0.5 else min(m, int(rng.integers(1, 3000)))
+    heights = np.bincount(np.sort(rng.integers(0, rt, m)), minlength=rt)
+    tile = np.repeat(np.arange(rt, dtype=np.int64), heights)[:, None] * ct + np.arange(ct)
+    counts = rng.integers(0, big, (m, ct))
+    _same(P._sorted_keys(tile, counts, big, rt * ct), np.sort((tile * big + counts).ravel()))

@@ -194,7 +194,7 @@ def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
     T = rt * ct
     big = int(counts.max()) + 1 if counts.size else 1
     tile = np.repeat(np.arange(rt, dtype=np.int64), rows[::ct])[:, None] * ct + np.arange(ct)  # (m, ct)
-    key = np.sort((tile * big + counts).ravel())
+    key = _sorted_keys(tile, counts, big, T)
     of, nz = np.divmod(key, big)
     ends = np.cumsum(rows) - 1
     j = np.tile(np.arange(ct), rt)
@@ -202,6 +202,21 @@ def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
     cols, top = np.minimum(w, k - j * w).astype(np.int64), np.where(rows > 0, nz[ends], 0)
     return _Tiling(rows, cols, top, rows - np.bincount(of[nz == 0], minlength=T), j == 0,
                    (ct > 1) | (np.arange(T) == 0), j == ct - 1, nz, int(top.max()), bool((cols < 1).any()))
+
+
+def _sorted_keys(tile: np.ndarray, counts: np.ndarray, big: int, T: int) -> np.ndarray:
+    """``np.sort((tile * big + counts).ravel())`` (tiles below ``T``, counts below ``big``): numpy sorts uint16 keys
+    by radix (stable), ~10-30x faster than an int64 sort of ten thousand keys; so by one 16-bit sort when every key
+    fits, else by the counts then (stably) the tiles when each fits 16 bits, else the int64 sort. The sorted values
+    are the same whatever the algorithm."""
+    key = (tile * big + counts).ravel()
+    if T * big <= 1 << 16:
+        return np.sort(key.astype(np.uint16), kind="stable").astype(np.int64)
+    if T <= 1 << 16 and big <= 1 << 16:
+        order = np.argsort(counts.ravel().astype(np.uint16), kind="stable")
+        order = order[np.argsort(np.broadcast_to(tile, counts.shape).ravel()[order].astype(np.uint16), kind="stable")]
+        return key[order]
+    return np.sort(key)
 
 
 @dataclass(frozen=True)
