@@ -310,3 +310,31 @@ def test_sorted_keys_by_radix_equal_the_int64_sort(m, ct, big, seed):
     tile = np.repeat(np.arange(rt, dtype=np.int64), heights)[:, None] * ct + np.arange(ct)
     counts = rng.integers(0, big, (m, ct))
     _same(P._sorted_keys(tile, counts, big, rt * ct), np.sort((tile * big + counts).ravel()))
+
+
+# ---------------------------------------------------------------- model._fastest: the chosen pairs' times kept
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 80), st.sampled_from([1, 3, 7, 1 << 20]), st.booleans())
+def test_fastest_states_equal_timing_the_chosen_candidates_again(seed, points, max_pairs, with_block):
+    """_fastest's states (each point's state times and time at its fastest candidate, taken from the pairs' timing,
+    in chunks of at most max_pairs pairs) == schedule.timing of the chosen candidates alone, bit for bit; the chosen
+    candidates the same as without states. Ties and NaN counts included."""
+    rng = np.random.default_rng(seed)
+    C = int(rng.integers(1, 60))
+    block = rng.integers(0, 50, (len(S.FEATURES), C)).astype(float) * rng.choice([1.0, 1e6], (1, C))
+    block[:, rng.random(C) < 0.1] = np.nan
+    feats = dict(zip(S.FEATURES, block))
+    count = rng.integers(1, 4, points)
+    first = rng.integers(0, C, points)
+    count = np.minimum(count, C - first)
+    nchip = rng.integers(1, 9, points)
+    clock, bw = rng.choice([5e8, 1e9], points), rng.choice([1e9, 2e10], points)
+    states = {}
+    got = IM._fastest(feats, first, count, nchip, clock, bw, block if with_block else None, max_pairs, states=states)
+    _same(got, IM._fastest(feats, first, count, nchip, clock, bw, None, max_pairs))
+    want = S.timing({k: feats[k][got] for k in S.FEATURES}, nchip, clock, bw)
+    assert set(states) == set(want)
+    for k in want:
+        _same(states[k], want[k])

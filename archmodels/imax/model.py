@@ -899,10 +899,13 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         t = S.timing(own, int(nchip[at[0]]), clock_hz[at][:, None], bw[at][:, None])["time"]
         cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
+    st = {} if len(few) == len(sel) else None  # every point timed by _fastest: its chosen pairs' times kept
     if len(few):
-        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few], plans.block)
+        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few], plans.block,
+                             states=st)
     chosen = _columns(feats, cand, _CHOSEN_FEATURES, plans.block)
-    st = S.timing(chosen, nchip, clock_hz, bw)
+    if not st:  # (some point timed on its own configuration's candidates, or none: the chosen ones timed again)
+        st = S.timing(chosen, nchip, clock_hz, bw)
     at = _choice_numbers(plans, g, cand, chosen, st, clock_hz)
     out["time"][sel] = st["time"]
     out.update((k, at[k]) for k in _AT_NAMES)
@@ -975,10 +978,12 @@ def _columns(feats: dict[str, np.ndarray], idx: np.ndarray, names: tuple[str, ..
 
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
              clock_hz: np.ndarray, bw: np.ndarray, block: np.ndarray | None = None,
-             max_pairs: int = 1 << 20) -> np.ndarray:
+             max_pairs: int = 1 << 20, states: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each
     point k (the first one among equal times, as ``np.argmin``), points in chunks of at most ``max_pairs``
-    (point, candidate) pairs; ``block``: the array whose rows are ``feats`` (:func:`_columns`)."""
+    (point, candidate) pairs; ``block``: the array whose rows are ``feats`` (:func:`_columns`). ``states``: a dict
+    to receive each point's state times and time at its fastest candidate (:func:`schedule.timing` of every pair
+    is element-wise: the numbers timing the chosen candidates alone gives), taken from the pairs' timing."""
     out = np.empty(len(first), dtype=np.int64)
     ends = np.cumsum(count)
     lo = 0
@@ -989,11 +994,19 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         local = np.arange(c.sum()) - np.repeat(start, c)
         pair = np.repeat(np.arange(hi - lo), c)
         idx = np.repeat(first[lo:hi], c) + local
-        t = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), nchip[lo:hi][pair], clock_hz[lo:hi][pair],
-                     bw[lo:hi][pair])["time"]
+        st = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), nchip[lo:hi][pair], clock_hz[lo:hi][pair],
+                      bw[lo:hi][pair])
+        t = st["time"]
         best = np.repeat(np.minimum.reduceat(t, start), c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))
-        out[lo:hi] = first[lo:hi] + np.minimum.reduceat(np.where(hit, local, c.max()), start)
+        at = np.minimum.reduceat(np.where(hit, local, c.max()), start)
+        out[lo:hi] = first[lo:hi] + at
+        if states is not None:
+            if lo == 0 and hi == len(first):  # one chunk (always, short of a million pairs): the gathers themselves
+                states.update((k, v[start + at]) for k, v in st.items())
+            else:
+                for k, v in st.items():
+                    states.setdefault(k, np.empty(len(first)))[lo:hi] = v[start + at]
         lo = hi
     return out
 
