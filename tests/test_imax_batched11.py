@@ -338,3 +338,10 @@ def test_fastest_states_equal_timing_the_chosen_candidates_again(seed, points, m
     assert set(states) == set(want)
     for k in want:
         _same(states[k], want[k])
+
+
+def test_pattern_names_table_equals_the_join_per_pattern():
+    """schedule._PATTERN_NAMES: every pattern of broken constraints (9 bits) named as the reason lines join them."""
+    assert len(S._PATTERN_NAMES) == 1 << len(S.CONSTRAINTS)
+    for code, text in enumerate(S._PATTERN_NAMES):
+        assert text == ", ".join(c for i, c in enumerate(S.CONSTRAINTS) if code >> i & 1)
