@@ -556,7 +556,7 @@ class _Plans:
     """The candidates of several configurations, flattened: configuration g owns candidates
     ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order; configuration after configuration unless
     ``starts`` says where each begins), with their counts ``feats``, AGRP and BGRP; ``per`` holds each
-    configuration's :data:`plans.PROBLEM_NUMBERS`."""
+    configuration's :data:`plans.PROBLEM_NUMBERS` (at row ``per_row[g]`` when given)."""
 
     count: np.ndarray
     feats: dict[str, np.ndarray]
@@ -565,6 +565,7 @@ class _Plans:
     per: dict[str, np.ndarray]
     block: np.ndarray | None = None  # [schedule.FEATURES, candidates] float64 whose rows are ``feats``, if any
     starts: np.ndarray | None = None  # the first candidate of each configuration, when not in configuration order
+    per_row: np.ndarray | None = None  # the row of ``per`` of each configuration, when not its own index
 
     @property
     def first(self) -> np.ndarray:
@@ -600,7 +601,8 @@ class _Plans:
             if sch.feasible:
                 parts.append((np.array([g]), P.from_schedule(sch)))
         d = P.merge_in_place(len(rows), parts)
-        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"], d.get("block"), d.get("first")), feasible
+        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"], d.get("block"), d.get("first"),
+                   d.get("per_row")), feasible
 
 
 def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
@@ -921,7 +923,8 @@ def _choice_numbers(plans: _Plans, g: np.ndarray, cand: np.ndarray, chosen: dict
         out[name] = st[name] * clock_hz
     out["agrp"] = chosen["a_group_blocks"]
     out["bgrp"] = plans.bgrp[cand].astype(np.float64)
-    per = {k: v[g] for k, v in plans.per.items()}
+    at = g if plans.per_row is None else plans.per_row[g]
+    per = {k: v[at] for k, v in plans.per.items()}
     reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
                         per["tile_rows"] * plans.agrp[cand] * per["urb"])
     out["util"] = np.asarray(reserved / per["half"], dtype=np.float64)
@@ -953,7 +956,8 @@ def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g:
     out["time"][sel] = st["time"]
     out["agrp"][sel] = chosen["a_group_blocks"]
     out["bgrp"][sel] = plans.bgrp[cand]
-    per = {k: v[g] for k, v in plans.per.items()}
+    at = g if plans.per_row is None else plans.per_row[g]
+    per = {k: v[at] for k, v in plans.per.items()}
     reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
                         per["tile_rows"] * plans.agrp[cand] * per["urb"])
     out["util"][sel] = reserved / per["half"]

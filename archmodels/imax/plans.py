@@ -626,27 +626,35 @@ def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
 def merge_in_place(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
     """:func:`merge` without putting the candidates in configuration order: they stay part after part (each
     configuration's candidates are one part's, in their order), and ``first`` gives where each configuration's
-    start (0 for those without candidates). The same candidates and numbers for each configuration; no argsort
-    of the owners nor take of every count when the parts interleave (a network's dense parts, grouped by B
-    columns n, own configurations spread over the pairs)."""
+    start (0 for those without candidates). The problem numbers stay part after part too: ``per`` holds them for
+    the parts' configurations only, configuration g's at ``per_row[g]`` (one concatenation per number, not a zero
+    array over every configuration and a scatter per part). The same candidates and numbers for each
+    configuration; no argsort of the owners nor take of every count when the parts interleave (a network's dense
+    parts, grouped by B columns n, own configurations spread over the pairs)."""
     if len(parts) == 1 and len(parts[0][0]) == G:  # one part covering every configuration in order
         return parts[0][1]
-    count, first = np.zeros(G, np.int64), np.zeros(G, np.int64)
-    per, off = {}, 0
+    if not parts:
+        return merge(G, parts)
+    count, first, row = np.zeros(G, np.int64), np.zeros(G, np.int64), np.zeros(G, np.int64)
+    vals: dict[str, list] = {}
+    off = rows = 0
     for idx, d in parts:
         c = np.asarray(d["count"], dtype=np.int64)
         count[idx] = c
         first[idx] = np.cumsum(c) - c + off
         off += int(c.sum())
+        row[idx] = np.arange(rows, rows + len(idx))
+        rows += len(idx)
+        if d["per"].keys() != parts[0][1]["per"].keys():
+            return merge(G, parts)  # (parts with other problem numbers: merge's zero-filled arrays)
         for k, v in d["per"].items():
-            if k not in per:
-                per[k] = np.zeros(G, np.asarray(v).dtype)
-            per[k][idx] = v
-    if not parts:
-        return merge(G, parts)
+            vals.setdefault(k, []).append(np.broadcast_to(v, (len(idx),)))
+    # each number in the dtype of the first part's (as merge's arrays, assigned part by part, hold them)
+    per = {k: np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe") for k, vs in vals.items()}
     cat = lambda key: np.concatenate([d[key] for _, d in parts])  # noqa: E731
     feats, block = _merged_feats([d["feats"] for _, d in parts], slice(None), [d.get("block") for _, d in parts])
-    out = {"count": count, "first": first, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+    out = {"count": count, "first": first, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per,
+           "per_row": row}
     if block is not None:
         out["block"] = block
     return out
