@@ -1054,14 +1054,14 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         util = layer.macs / (cycles * nchip * pts["units"][at] * C.SIMD)
         speedup = dense_time[at] / time_s
-    slots = g["slots"] * reps
+    slots = _rep(g["slots"], reps)  # (_rep: x * 1 is x; every value below is copied into its own row)
     useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
     padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
     values = [cycles, time_s, util, reads, writes, energy, speedup, None, g["util"], g["util_unopt"], None,
-              g["agrp"], g["bgrp"], g["bgrp"], g["starts"] * reps, g["a_groups"] * reps, g["b_groups"],
-              g["blocks"] * reps, g["row_tiles"], g["col_tiles"], slots, padding, g["a_bytes"] * reps,
-              nchip * g["b_bytes"] * reps, nchip * g["c_load_bytes"] * reps, writes]
-    values += [g[s] * reps for s in STATES]
+              g["agrp"], g["bgrp"], g["bgrp"], _rep(g["starts"], reps), _rep(g["a_groups"], reps), g["b_groups"],
+              _rep(g["blocks"], reps), g["row_tiles"], g["col_tiles"], slots, padding, _rep(g["a_bytes"], reps),
+              _rep(nchip * g["b_bytes"], reps), _rep(nchip * g["c_load_bytes"], reps), writes]
+    values += [_rep(g[s], reps) for s in STATES]
     nan = _filled_nan(lb.n)
     rows = []
     for v in values:  # one array per metric (the copies lb.set would make; rows of one large block cost more:
