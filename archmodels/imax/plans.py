@@ -648,9 +648,12 @@ def merge_in_place(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
         if d["per"].keys() != parts[0][1]["per"].keys():
             return merge(G, parts)  # (parts with other problem numbers: merge's zero-filled arrays)
         for k, v in d["per"].items():
-            vals.setdefault(k, []).append(np.broadcast_to(v, (len(idx),)))
+            if type(v) is not np.ndarray or v.shape != idx.shape:  # (a number for every configuration of the part)
+                v = np.broadcast_to(v, idx.shape)
+            vals.setdefault(k, []).append(v)
     # each number in the dtype of the first part's (as merge's arrays, assigned part by part, hold them)
-    per = {k: np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe") for k, vs in vals.items()}
+    per = {k: np.concatenate(vs) if all(v.dtype == vs[0].dtype for v in vs[1:]) else
+           np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe") for k, vs in vals.items()}
     cat = lambda key: np.concatenate([d[key] for _, d in parts])  # noqa: E731
     feats, block = _merged_feats([d["feats"] for _, d in parts], slice(None), [d.get("block") for _, d in parts])
     out = {"count": count, "first": first, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per,
