@@ -554,18 +554,22 @@ class _Batch:
 @dataclass
 class _Plans:
     """The candidates of several configurations, flattened: configuration g owns candidates
-    ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order), with their counts ``feats``, AGRP and
-    BGRP; ``per`` holds each configuration's :data:`plans.PROBLEM_NUMBERS`."""
+    ``first[g] .. first[g] + count[g] - 1`` (fastest-first tie order; configuration after configuration unless
+    ``starts`` says where each begins), with their counts ``feats``, AGRP and BGRP; ``per`` holds each
+    configuration's :data:`plans.PROBLEM_NUMBERS` (at row ``per_row[g]`` when given)."""
 
     count: np.ndarray
     feats: dict[str, np.ndarray]
     agrp: np.ndarray
     bgrp: np.ndarray
     per: dict[str, np.ndarray]
+    block: np.ndarray | None = None  # [schedule.FEATURES, candidates] float64 whose rows are ``feats``, if any
+    starts: np.ndarray | None = None  # the first candidate of each configuration, when not in configuration order
+    per_row: np.ndarray | None = None  # the row of ``per`` of each configuration, when not its own index
 
     @property
     def first(self) -> np.ndarray:
-        return np.cumsum(self.count) - self.count
+        return np.cumsum(self.count) - self.count if self.starts is None else self.starts
 
     @classmethod
     def build(cls, keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
@@ -596,8 +600,9 @@ class _Plans:
             feasible[g] = sch.feasible
             if sch.feasible:
                 parts.append((np.array([g]), P.from_schedule(sch)))
-        d = P.merge(len(rows), parts)
-        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"]), feasible
+        d = P.merge_in_place(len(rows), parts)
+        return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"], d.get("block"), d.get("first"),
+                   d.get("per_row")), feasible
 
 
 def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
@@ -896,10 +901,13 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
         t = S.timing(own, int(nchip[at[0]]), clock_hz[at][:, None], bw[at][:, None])["time"]
         cand[at] = first[grp] + np.argmin(t, axis=1)
     few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
+    st = {} if len(few) == len(sel) else None  # every point timed by _fastest: its chosen pairs' times kept
     if len(few):
-        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few])
-    chosen = {k: feats[k][cand] for k in _CHOSEN_FEATURES}
-    st = S.timing(chosen, nchip, clock_hz, bw)
+        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few], plans.block,
+                             states=st)
+    chosen = _columns(feats, cand, _CHOSEN_FEATURES, plans.block)
+    if not st:  # (some point timed on its own configuration's candidates, or none: the chosen ones timed again)
+        st = S.timing(chosen, nchip, clock_hz, bw)
     at = _choice_numbers(plans, g, cand, chosen, st, clock_hz)
     out["time"][sel] = st["time"]
     out.update((k, at[k]) for k in _AT_NAMES)
@@ -915,7 +923,8 @@ def _choice_numbers(plans: _Plans, g: np.ndarray, cand: np.ndarray, chosen: dict
         out[name] = st[name] * clock_hz
     out["agrp"] = chosen["a_group_blocks"]
     out["bgrp"] = plans.bgrp[cand].astype(np.float64)
-    per = {k: v[g] for k, v in plans.per.items()}
+    at = g if plans.per_row is None else plans.per_row[g]
+    per = {k: v[at] for k, v in plans.per.items()}
     reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
                         per["tile_rows"] * plans.agrp[cand] * per["urb"])
     out["util"] = np.asarray(reserved / per["half"], dtype=np.float64)
@@ -947,7 +956,8 @@ def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g:
     out["time"][sel] = st["time"]
     out["agrp"][sel] = chosen["a_group_blocks"]
     out["bgrp"][sel] = plans.bgrp[cand]
-    per = {k: v[g] for k, v in plans.per.items()}
+    at = g if plans.per_row is None else plans.per_row[g]
+    per = {k: v[at] for k, v in plans.per.items()}
     reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
                         per["tile_rows"] * plans.agrp[cand] * per["urb"])
     out["util"][sel] = reserved / per["half"]
@@ -959,11 +969,25 @@ def _write_choice(out: dict[str, np.ndarray], plans: _Plans, sel: np.ndarray, g:
 #: all at once, every (point, candidate) pair (a grid study's ~170 schedules of 16-50 points each cost ~0.4
 #: as much at once as one by one)
 _BIG_GROUP = 256
+def _columns(feats: dict[str, np.ndarray], idx: np.ndarray, names: tuple[str, ...],
+             block: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """``{k: feats[k][idx] for k in names}``: the counts ``names`` of the candidates ``idx``. With ``block`` (the
+    [schedule.FEATURES, candidates] array whose rows are ``feats``), its columns ``idx`` taken in one call (the
+    same values: a gather copies them) -- a dict of rows of that array, every count of FEATURES in it; else
+    one gather per count."""
+    if block is None:
+        return {k: feats[k][idx] for k in names}
+    return dict(zip(S.FEATURES, np.take(block, idx, axis=1)))
+
+
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
-             clock_hz: np.ndarray, bw: np.ndarray, max_pairs: int = 1 << 20) -> np.ndarray:
+             clock_hz: np.ndarray, bw: np.ndarray, block: np.ndarray | None = None,
+             max_pairs: int = 1 << 20, states: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Index into ``feats`` of the fastest of candidates ``first[k]`` .. ``first[k] + count[k] - 1`` for each
     point k (the first one among equal times, as ``np.argmin``), points in chunks of at most ``max_pairs``
-    (point, candidate) pairs."""
+    (point, candidate) pairs; ``block``: the array whose rows are ``feats`` (:func:`_columns`). ``states``: a dict
+    to receive each point's state times and time at its fastest candidate (:func:`schedule.timing` of every pair
+    is element-wise: the numbers timing the chosen candidates alone gives), taken from the pairs' timing."""
     out = np.empty(len(first), dtype=np.int64)
     ends = np.cumsum(count)
     lo = 0
@@ -974,11 +998,19 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         local = np.arange(c.sum()) - np.repeat(start, c)
         pair = np.repeat(np.arange(hi - lo), c)
         idx = np.repeat(first[lo:hi], c) + local
-        t = S.timing({k: feats[k][idx] for k in S.TIMING_FEATURES}, nchip[lo:hi][pair], clock_hz[lo:hi][pair],
-                     bw[lo:hi][pair])["time"]
+        st = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), nchip[lo:hi][pair], clock_hz[lo:hi][pair],
+                      bw[lo:hi][pair])
+        t = st["time"]
         best = np.repeat(np.minimum.reduceat(t, start), c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))
-        out[lo:hi] = first[lo:hi] + np.minimum.reduceat(np.where(hit, local, c.max()), start)
+        at = np.minimum.reduceat(np.where(hit, local, c.max()), start)
+        out[lo:hi] = first[lo:hi] + at
+        if states is not None:
+            if lo == 0 and hi == len(first):  # one chunk (always, short of a million pairs): the gathers themselves
+                states.update((k, v[start + at]) for k, v in st.items())
+            else:
+                for k, v in st.items():
+                    states.setdefault(k, np.empty(len(first)))[lo:hi] = v[start + at]
         lo = hi
     return out
 
@@ -1022,14 +1054,14 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         util = layer.macs / (cycles * nchip * pts["units"][at] * C.SIMD)
         speedup = dense_time[at] / time_s
-    slots = g["slots"] * reps
+    slots = _rep(g["slots"], reps)  # (_rep: x * 1 is x; every value below is copied into its own row)
     useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, SpMM) else np.nan
     padding = slots - useful if isinstance(layer, SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
     values = [cycles, time_s, util, reads, writes, energy, speedup, None, g["util"], g["util_unopt"], None,
-              g["agrp"], g["bgrp"], g["bgrp"], g["starts"] * reps, g["a_groups"] * reps, g["b_groups"],
-              g["blocks"] * reps, g["row_tiles"], g["col_tiles"], slots, padding, g["a_bytes"] * reps,
-              nchip * g["b_bytes"] * reps, nchip * g["c_load_bytes"] * reps, writes]
-    values += [g[s] * reps for s in STATES]
+              g["agrp"], g["bgrp"], g["bgrp"], _rep(g["starts"], reps), _rep(g["a_groups"], reps), g["b_groups"],
+              _rep(g["blocks"], reps), g["row_tiles"], g["col_tiles"], slots, padding, _rep(g["a_bytes"], reps),
+              _rep(nchip * g["b_bytes"], reps), _rep(nchip * g["c_load_bytes"], reps), writes]
+    values += [_rep(g[s], reps) for s in STATES]
     nan = _filled_nan(lb.n)
     rows = []
     for v in values:  # one array per metric (the copies lb.set would make; rows of one large block cost more:

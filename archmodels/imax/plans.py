@@ -144,21 +144,18 @@ def dense_plans(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -
         "load_desc_words": (b_loads + partial) * C.DMA_DESC_WORDS, "drain_desc_words": drains * C.DMA_DESC_WORDS,
         "a_desc_words": a_desc * C.DMA_DESC_WORDS, "issued_macs": GB * m * k * BG,
         "lmm_exec_bytes": GB * (m * k * (e + BG * C.VALUE_BYTES) + m * SB * 2 * BG * C.VALUE_BYTES),
-        "b_groups": GB, "conf_words": C.conf_words(units_, W_),
+        "b_groups": GB,
         # blocks of the widest column tile, ceil(k / ct) = c0 + (ec > 0) columns (ct >= 1: a schedulable tiling)
         "a_group_slots": np.where(opt, np.minimum(AG, np.where(ec > 0, B1, B0)), 1) * -(-m // rt_),
         "a_group_blocks": AG,
     }
-    f = {key: np.asarray(v, dtype=np.float64) for key, v in f.items()}
-    regv = C.regv_words(units_, W_).astype(np.float64)
-    f["regv_words"] = np.where(opt, f["a_groups"] * regv + (f["starts"] - f["a_groups"]) * C.B_GROUP_WORDS
-                               + f["pauses"] * C.PAUSE_WORDS, f["starts"] * regv)
-    f["range_words"] = f["starts"] * C.range_words(units_, W_).astype(np.float64)
+    block = _count_block(f, len(g), units_ * W_, opt)
     half = L / 2
     per = {"jds": np.zeros(len(H), bool), "tile_rows": arow, "urb": np.full(len(H), urb), "half": half,
            "util_unopt": arow * urb / half, "blocks": rt * _col_sum(k_cfg % ct, ct, k_cfg // ct, lambda c: -(-c // H)),
            "row_tiles": rt, "col_tiles": ct, "slots": m_cfg * k_cfg}
-    return {"count": count, "feats": {key: f[key] for key in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+    return {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": AG, "bgrp": BG, "per": per,
+            "block": block}
 
 
 # ---------------------------------------------------------------- sparse A
@@ -197,7 +194,7 @@ def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
     T = rt * ct
     big = int(counts.max()) + 1 if counts.size else 1
     tile = np.repeat(np.arange(rt, dtype=np.int64), rows[::ct])[:, None] * ct + np.arange(ct)  # (m, ct)
-    key = np.sort((tile * big + counts).ravel())
+    key = _sorted_keys(tile, counts, big, T)
     of, nz = np.divmod(key, big)
     ends = np.cumsum(rows) - 1
     j = np.tile(np.arange(ct), rt)
@@ -205,6 +202,21 @@ def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
     cols, top = np.minimum(w, k - j * w).astype(np.int64), np.where(rows > 0, nz[ends], 0)
     return _Tiling(rows, cols, top, rows - np.bincount(of[nz == 0], minlength=T), j == 0,
                    (ct > 1) | (np.arange(T) == 0), j == ct - 1, nz, int(top.max()), bool((cols < 1).any()))
+
+
+def _sorted_keys(tile: np.ndarray, counts: np.ndarray, big: int, T: int) -> np.ndarray:
+    """``np.sort((tile * big + counts).ravel())`` (tiles below ``T``, counts below ``big``): numpy sorts uint16 keys
+    by radix (stable), ~10-30x faster than an int64 sort of ten thousand keys; so by one 16-bit sort when every key
+    fits, else by the counts then (stably) the tiles when each fits 16 bits, else the int64 sort. The sorted values
+    are the same whatever the algorithm."""
+    key = (tile * big + counts).ravel()
+    if T * big <= 1 << 16:
+        return np.sort(key.astype(np.uint16), kind="stable").astype(np.int64)
+    if T <= 1 << 16 and big <= 1 << 16:
+        order = np.argsort(counts.ravel().astype(np.uint16), kind="stable")
+        order = order[np.argsort(np.broadcast_to(tile, counts.shape).ravel()[order].astype(np.uint16), kind="stable")]
+        return key[order]
+    return np.sort(key)
 
 
 @dataclass(frozen=True)
@@ -228,6 +240,7 @@ class _Tiles:
     start: np.ndarray
     shifted: np.ndarray
     shift: int
+    keys: tuple = ()  # the tilings (format, rt, ct), in their order side by side
 
     def gid(self, which: np.ndarray) -> np.ndarray:
         """[tile slots, configurations]: the tiles of tiling ``which[c]`` of each configuration c, then the
@@ -262,15 +275,48 @@ class _Tiles:
 
 def _tiles(layer, keys: tuple[tuple[str, int, int], ...]) -> _Tiles:
     """The tilings ``keys`` (format, rt, ct) of a sparse layer's matrix side by side (:class:`_Tiles`)."""
+    return _joined(layer, keys)[0]
+
+
+def _joined(layer, keys: tuple[tuple[str, int, int], ...], base: tuple[_Tiles, np.ndarray] | None = None
+            ) -> tuple[_Tiles, np.ndarray]:
+    """(:func:`_tiles` of the tilings ``keys``, the buffer its ``shifted`` is a view of). With ``base`` (an earlier
+    join and its buffer): its tilings first, their tiles at the indices they had, then ``keys``' -- only the new
+    tilings' row counts written (into the buffer's free tail; a larger buffer when it is full), the old ones
+    neither copied nor raised again. ``shift`` is above every count a row of the matrix can have (its columns),
+    so every tiling met later fits the same shift; the Margins do not depend on it (a query stops at its tile's
+    counts: :class:`_Tiles`)."""
     ts = [_tiling(layer, fmt, rt, ct) for fmt, rt, ct in keys]
-    cat = lambda name, pad: np.concatenate([getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
+    if base is None:
+        shift = max([int(layer.k)] + [t.most for t in ts]) + 1
+        t0, c0, old = 0, 0, None
+    else:
+        old, buf = base
+        shift, t0, c0 = old.shift, len(old.rows) - 1, len(old.shifted)  # (the pad tile is the last)
+        if any(t.most >= shift for t in ts):  # (not met: a row's counts are at most the matrix's columns)
+            return _joined(layer, tuple(old.keys) + tuple(keys))
+    pre = (lambda name: [getattr(old, name)[:-1]]) if old is not None else (lambda name: [])  # noqa: E731
+    cat = lambda name, pad: np.concatenate(pre(name) + [getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
     rows = cat("rows", 0)
+    new_rows = rows[t0:-1]
     count = np.array([len(t.rows) for t in ts], dtype=np.int64)
-    shift = max(t.most for t in ts) + 1
-    shifted = np.concatenate([t.nz for t in ts]) + np.repeat(np.arange(len(rows)), rows) * shift
-    return _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
-                  cat("b_new", False), cat("last", False), np.cumsum(count) - count, count,
-                  np.array([t.narrow for t in ts]), np.cumsum(rows) - rows, shifted, shift)
+    first = t0 + np.cumsum(count) - count
+    end = c0 + int(new_rows.sum())
+    if old is None or end > len(buf):
+        grown = np.empty(max(end, min(2 * end, max(_TILINGS_COUNTS, end)), 1 << 16), np.int64)
+        grown[:c0] = old.shifted if old is not None else 0
+        buf = grown
+    if end > c0:
+        np.add(np.concatenate([t.nz for t in ts]), np.repeat(np.arange(t0, t0 + len(new_rows)), new_rows) * shift,
+               out=buf[c0:end])
+    start = np.concatenate(pre("start") + [c0 + np.cumsum(rows[t0:]) - rows[t0:]])
+    if old is not None:
+        count, first = np.concatenate((old.count, count)), np.concatenate((old.first, first))
+    narrow = np.array(([] if old is None else old.narrow.tolist()) + [t.narrow for t in ts], dtype=bool)
+    tiles = _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
+                   cat("b_new", False), cat("last", False), first, count, narrow, start, buf[:end], shift,
+                   tuple(old.keys if old is not None else ()) + tuple(keys))
+    return tiles, buf
 
 
 def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
@@ -287,8 +333,8 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
     ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
     rt, ct, H = cfg["rt"], cfg["ct"], cfg["H"]
-    tiles, codes, (R, K) = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
-    which = np.searchsorted(codes, (jds * R + rt) * K + ct)
+    tiles, codes, (R, K), pos = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
+    which = pos[np.searchsorted(codes, (jds * R + rt) * K + ct)]  # each configuration's tiling
     cnt = tiles.count[which]  # tiles of each configuration (at least one)
     first = np.cumsum(cnt) - cnt  # first pair of each configuration: pairs configuration after configuration
     cp = np.repeat(np.arange(G), cnt)
@@ -356,10 +402,12 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     sums = np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
                                      several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1)
     tops = np.maximum.reduceat(np.stack((top, big, most)), first, axis=1)
-    conf = np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt))
-    (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR), (TOPg, BIG, MOST) = sums[:, g], tops[:, g]
-    N, W, units, fill, arrays, perm, o = conf[:, g]
-    TI = np.diff(np.append(first, len(cp)))[g]  # tiles of each candidate's configuration (every one runs)
+    # every number of a configuration the candidates read, gathered at each candidate's configuration in one take
+    # (C-contiguous rows; the tiles of each configuration: every one runs)
+    conf = np.concatenate((sums, tops, np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1),
+                                                 jds, opt, np.diff(np.append(first, len(cp)))))))
+    (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR, TOPg, BIG, MOST,
+     N, W, units, fill, arrays, perm, o, TI) = np.take(conf, g, axis=1)
     o = o.astype(bool)
     VB, desc = C.VALUE_BYTES, C.DMA_DESC_WORDS
     GB = n // (BG * N)
@@ -384,17 +432,40 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
         "b_groups": GB,
         "a_group_slots": np.where(o, BIG, TOPg), "a_group_blocks": np.where(o, MOST, 1),
     }
-    f = {k: v.astype(np.float64) for k, v in f.items()}
-    f["conf_words"] = np.asarray(C.conf_words(units, W), dtype=np.float64)
-    regv = np.asarray(C.regv_words(units, W), dtype=np.float64)
-    fs, fa = f["starts"], f["a_groups"]
-    f["regv_words"] = np.where(o, fa * regv + (fs - fa) * C.B_GROUP_WORDS + f["pauses"] * C.PAUSE_WORDS, fs * regv)
-    f["range_words"] = fs * np.asarray(C.range_words(units, W), dtype=np.float64)
+    block = _count_block(f, len(g), units * W, o)
     half = L / 2
     per = {"jds": jds.copy(), "tile_rows": cfg["arow"], "urb": e, "half": half,
            "util_unopt": np.where(jds, TOP, cfg["arow"]) * e / half, "blocks": sums[2], "row_tiles": cfg["rt"],
            "col_tiles": cfg["ct"], "slots": sums[4]}
-    return {"count": count, "feats": {k: f[k] for k in S.FEATURES}, "agrp": AG, "bgrp": BG, "per": per}
+    return {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": AG, "bgrp": BG, "per": per,
+            "block": block}
+
+
+#: the rows of :data:`schedule.FEATURES` before and after its three PIO word counts (conf, regv, range words)
+_WORDS_AT = S.FEATURES.index("conf_words")
+_HEAD_COUNTS, _TAIL_COUNTS = S.FEATURES[:_WORDS_AT], S.FEATURES[_WORDS_AT + 3:]
+assert S.FEATURES[_WORDS_AT:_WORDS_AT + 3] == ("conf_words", "regv_words", "range_words")
+
+
+def _count_block(f: dict[str, np.ndarray], n: int, pes: np.ndarray, opt: np.ndarray) -> np.ndarray:
+    """[:data:`schedule.FEATURES`, n] float64: the integer counts ``f`` (every feature but the PIO words, arrays
+    of n) cast to float64 in two ``np.stack`` calls (the cast ``astype(np.float64)`` makes, one count after the
+    other), then the conf, regv and range words of ``pes`` = units x cols PEs per candidate, as
+    ``costs.conf_words`` / ``regv_words`` / ``range_words`` and the regv formula of :func:`schedule.finish` (the
+    same operations: ``units * cols`` computed once, then times each word count; ``opt``: each candidate's LMM
+    optimisation). One block: the plans' counts
+    are its rows, and the merge and the choice gather columns of it in one call each."""
+    block = np.empty((len(S.FEATURES), n))
+    np.stack([f[k] for k in _HEAD_COUNTS], out=block[:_WORDS_AT])
+    np.stack([f[k] for k in _TAIL_COUNTS], out=block[_WORDS_AT + 3:])
+    fs, fa = block[S.FEATURES.index("starts")], block[S.FEATURES.index("a_groups")]
+    pauses = block[S.FEATURES.index("pauses")]
+    block[_WORDS_AT] = pes * C.CONF_WORDS_PER_PE
+    regv = (pes * C.REGV_WORDS_PER_PE).astype(np.float64)
+    block[_WORDS_AT + 1] = np.where(opt, fa * regv + (fs - fa) * C.B_GROUP_WORDS + pauses * C.PAUSE_WORDS,
+                                    fs * regv)
+    block[_WORDS_AT + 2] = fs * (pes * C.RANGE_WORDS_PER_PE).astype(np.float64)
+    return block
 
 
 def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
@@ -406,8 +477,8 @@ def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray],
     jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
     ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
     rt, ct = cfg["rt"], cfg["ct"]
-    tiles, codes, (R, K) = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
-    which = np.searchsorted(codes, (jds * R + rt) * K + ct)
+    tiles, codes, (R, K), pos = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
+    which = pos[np.searchsorted(codes, (jds * R + rt) * K + ct)]  # each configuration's tiling
     gid = tiles.gid(which)
     H = cfg["H"]
     nb = -(-tiles.top[gid] // H)  # [tile slots, configs]
@@ -431,36 +502,42 @@ def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray],
     return out
 
 
-#: id of a sparse layer -> (the layer, its tilings (is JDS, rt, ct) in increasing order, their :class:`_Tiles`,
-#: their codes, the codes' radices): the tilings a layer's batches met so far side by side, so that a batch whose
-#: tilings are all among them builds nothing (random points of the space meet ~20 of a layer's ~40-80 tilings a
-#: call, a different set each call)
+#: id of a sparse layer -> (the layer, its tilings (is JDS, rt, ct), their :class:`_Tiles`, the tilings' codes in
+#: increasing order, the codes' radices, each code's tiling (its position side by side), the buffer of the tiles'
+#: row counts): the tilings a layer's batches met so far side by side, so that a batch whose tilings are all among
+#: them builds nothing, and one that meets new ones adds only those (random points of the space meet ~20 of a
+#: layer's ~40-80 tilings a call, a different set each call)
 _TILINGS: dict[int, tuple] = {}
 _TILINGS_MAX = 16  # layers
 _TILINGS_PER_LAYER = 512  # past this many tilings of a layer, its entry restarts with a batch's own
 _TILINGS_COUNTS = 1 << 22  # ... or past this many row counts side by side (rows x column tiles of each tiling)
 
 
-def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.ndarray, tuple[int, int]]:
+def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.ndarray, tuple[int, int], np.ndarray]:
     """(:func:`_tiles` of a superset of the tilings ``keys`` (is JDS, rt, ct) of a sparse layer's matrix, the
-    code ``(is JDS x R + rt) x K + ct`` of each of its tilings (increasing), (R, K)): the tilings met before are
-    kept with the new ones (:data:`_TILINGS`). A configuration reads its tiling's tiles at the position of its
-    code; what the tiles hold does not depend on which other tilings sit beside them."""
+    codes ``(is JDS x R + rt) x K + ct`` of its tilings in increasing order, (R, K), the position of each code's
+    tiling among the tiles): the tilings met before are kept with the new ones (:data:`_TILINGS`), the new ones
+    added after them (:func:`_joined`: the kept tiles neither copied nor rebuilt). A configuration reads its
+    tiling's tiles at the position of its code; what the tiles hold does not depend on which other tilings sit
+    beside them."""
     hit = _TILINGS.get(id(layer))
     if hit is not None and hit[0] is layer and keys <= hit[1]:
-        return hit[2], hit[3], hit[4]
+        return hit[2], hit[3], hit[4], hit[5]
     known = hit[1] if hit is not None and hit[0] is layer and len(hit[1]) + len(keys) <= _TILINGS_PER_LAYER else set()
     every = frozenset(known | keys)
     if known and len(hit[2].shifted) + sum(ct for _, _, ct in keys - known) * layer.m > _TILINGS_COUNTS:
         every = frozenset(keys)  # a large matrix: its tilings are not all kept side by side
-    order = sorted(every)
+        known = set()
+    new = tuple(("jds" if j else "csr", r, c) for j, r, c in sorted(every - known))
+    tiles, buf = _joined(layer, new, (hit[2], hit[6]) if known else None)
+    order = [(f == "jds", r, c) for f, r, c in tiles.keys]
     R, K = max(r for _, r, _ in order) + 1, max(c for _, _, c in order) + 1
-    tiles = _tiles(layer, tuple(("jds" if j else "csr", r, c) for j, r, c in order))
     codes = np.array([(j * R + r) * K + c for j, r, c in order], dtype=np.int64)
+    pos = np.argsort(codes, kind="stable")
     if hit is None and len(_TILINGS) >= _TILINGS_MAX:
         _TILINGS.clear()
-    _TILINGS[id(layer)] = (layer, every, tiles, codes, (R, K))
-    return tiles, codes, (R, K)
+    _TILINGS[id(layer)] = (layer, every, tiles, codes[pos], (R, K), pos, buf)
+    return tiles, codes[pos], (R, K), pos
 
 
 #: configurations with at most this many tiles are planned apart from those with more (whose tile slots would
@@ -539,19 +616,68 @@ def merge(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
     owner = np.concatenate(owner)
     order = slice(None) if (owner[1:] >= owner[:-1]).all() else np.argsort(owner, kind="stable")
     cat = lambda key: np.concatenate([d[key] for _, d in parts])[order]  # noqa: E731
-    return {"count": count, "feats": _merged_feats([d["feats"] for _, d in parts], order),
-            "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+    feats, block = _merged_feats([d["feats"] for _, d in parts], order, [d.get("block") for _, d in parts])
+    out = {"count": count, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
+    if block is not None:
+        out["block"] = block
+    return out
 
 
-def _merged_feats(feats: list[dict[str, np.ndarray]], order) -> dict[str, np.ndarray]:
-    """Each count of ``schedule.FEATURES`` over the candidates of every part (``feats``, part after part), in
-    ``order``: when every count is a float64 row (as every plan gives), all at once -- each part's counts
-    stacked, the parts concatenated, the candidates taken in order, one row per count (views of one block:
-    ~4 numpy calls, not two per count) -- else count by count (the same values either way)."""
+def merge_in_place(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
+    """:func:`merge` without putting the candidates in configuration order: they stay part after part (each
+    configuration's candidates are one part's, in their order), and ``first`` gives where each configuration's
+    start (0 for those without candidates). The problem numbers stay part after part too: ``per`` holds them for
+    the parts' configurations only, configuration g's at ``per_row[g]`` (one concatenation per number, not a zero
+    array over every configuration and a scatter per part). The same candidates and numbers for each
+    configuration; no argsort of the owners nor take of every count when the parts interleave (a network's dense
+    parts, grouped by B columns n, own configurations spread over the pairs)."""
+    if len(parts) == 1 and len(parts[0][0]) == G:  # one part covering every configuration in order
+        return parts[0][1]
+    if not parts:
+        return merge(G, parts)
+    count, first, row = np.zeros(G, np.int64), np.zeros(G, np.int64), np.zeros(G, np.int64)
+    vals: dict[str, list] = {}
+    off = rows = 0
+    for idx, d in parts:
+        c = np.asarray(d["count"], dtype=np.int64)
+        count[idx] = c
+        first[idx] = np.cumsum(c) - c + off
+        off += int(c.sum())
+        row[idx] = np.arange(rows, rows + len(idx))
+        rows += len(idx)
+        if d["per"].keys() != parts[0][1]["per"].keys():
+            return merge(G, parts)  # (parts with other problem numbers: merge's zero-filled arrays)
+        for k, v in d["per"].items():
+            if type(v) is not np.ndarray or v.shape != idx.shape:  # (a number for every configuration of the part)
+                v = np.broadcast_to(v, idx.shape)
+            vals.setdefault(k, []).append(v)
+    # each number in the dtype of the first part's (as merge's arrays, assigned part by part, hold them)
+    per = {k: np.concatenate(vs) if all(v.dtype == vs[0].dtype for v in vs[1:]) else
+           np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe") for k, vs in vals.items()}
+    cat = lambda key: np.concatenate([d[key] for _, d in parts])  # noqa: E731
+    feats, block = _merged_feats([d["feats"] for _, d in parts], slice(None), [d.get("block") for _, d in parts])
+    out = {"count": count, "first": first, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per,
+           "per_row": row}
+    if block is not None:
+        out["block"] = block
+    return out
+
+
+def _merged_feats(feats: list[dict[str, np.ndarray]], order,
+                  blocks: list[np.ndarray | None] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """(each count of ``schedule.FEATURES`` over the candidates of every part (``feats``, part after part), in
+    ``order``; the [FEATURES, candidates] block whose rows they are, or None): when every count is a float64 row
+    (as every plan gives), all at once -- each part's counts stacked (or its ``blocks`` entry, a plan's own block
+    of those rows: :func:`_count_block`), the parts concatenated, the candidates taken in order, one row per count
+    (views of one block: ~4 numpy calls, not two per count) -- else count by count (the same values either way)."""
     if all(type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 for f in feats for v in f.values()):
-        block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) for f in feats], axis=1)
-        return dict(zip(S.FEATURES, block if type(order) is slice else np.take(block, order, axis=1)))
-    return {k: np.concatenate([f[k] for f in feats])[order] for k in S.FEATURES}
+        blocks = blocks or [None] * len(feats)
+        block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) if b is None else b
+                                for f, b in zip(feats, blocks)], axis=1)
+        if type(order) is not slice:
+            block = np.take(block, order, axis=1)
+        return dict(zip(S.FEATURES, block)), block
+    return {k: np.concatenate([f[k] for f in feats])[order] for k in S.FEATURES}, None
 
 
 #: a configuration's numbers besides its candidates' counts (LMM use, tiles, slots)

@@ -642,8 +642,7 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
             pattern |= np.asarray(flag).astype(np.int64) << i
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
     first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
-    names = {code: ", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
-             for code in set(pattern[first].tolist())}
+    names = _PATTERN_NAMES
     heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
     kb = lim["L"] // 1024
@@ -678,6 +677,12 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
         out = heads[inv] + _int_texts(N, ", lmm_kb=", SPACE_NCHIP + 1)
     out += _int_texts(kb, "", SPACE_LMM_KB + 1)
     return out
+
+
+#: the broken constraints' names of every pattern (bit i: :data:`CONSTRAINTS` [i] broken), joined as the reason
+#: lines write them: one text per pattern, written once (not one generator per distinct pattern of each call)
+_PATTERN_NAMES = tuple(", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
+                       for code in range(1 << len(CONSTRAINTS)))
 
 
 def _reason_flags(lim: dict[str, np.ndarray], n: np.ndarray, b_top: np.ndarray) -> list:
