@@ -65,7 +65,7 @@ window elements, ``m`` rows as filters and ``n`` columns as pixels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -81,9 +81,10 @@ CONTROL_CYCLES = 8
 __all__ = ["CONTROL_CYCLES", "ArrayConfig", "Flow", "ceil_div", "conv_flow", "fc_flow", "pool_flow"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ArrayConfig:
-    """The PB array and its buffer <-> array lanes (arrays over design points, or Python numbers for one point)."""
+    """The PB array and its buffer <-> array lanes (arrays over design points, or Python numbers for one point).
+    Read-only by convention: not frozen, whose __init__ costs ~5x as much on the one-point path (issue 15)."""
 
     rows: np.ndarray | int
     cols: np.ndarray | int
@@ -91,6 +92,19 @@ class ArrayConfig:
     tpv: np.ndarray | int  # transfers per value on a lane
     shared: np.ndarray | bool  # one buffer <-> array interface for input, weight, output
     value_bytes: np.ndarray | float
+    #: (cycles of a pass, unload cycles per tile, first-load-and-last-unload cycles) of :func:`conv_flow`: they
+    #: depend on the array and its lanes alone, not on the layer, so they are made once with the configuration
+    #: (one point's 17 distinct VGG16 layers, or a batch's points) and read by every convolution layer
+    conv_pass: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        n, mcol, mul, tpv = self.rows, self.cols, self.mults, self.tpv
+        overlapped = tpv * maximum(mcol, n) + CONTROL_CYCLES
+        serial = tpv * (mcol + n * mul) + CONTROL_CYCLES
+        self.conv_pass = (where(self.shared, serial, overlapped),
+                          where(self.shared, tpv * mcol * mul, 0),  # unload per tile: hidden behind passes when
+                          # ports are separate
+                          where(self.shared, 0, 2 * tpv * mcol))  # fill: first load, last unload
 
     @property
     def pbs(self) -> np.ndarray | int:
@@ -112,33 +126,30 @@ class Flow:
 
 def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: int) -> Flow:
     """Convolution (or matrix product) of ``groups`` x (``filters`` x ``window``) @ (``window`` x ``pixels``)."""
+    # Ceiling divisions are written -(-a // b): num.ceil_div's expression, exact on ints and int arrays alike,
+    # without its call (issue 15: the one-point path costs layer after layer in Python numbers)
     n, mcol, mul, tpv = cfg.rows, cfg.cols, cfg.mults, cfg.tpv
-    filter_tiles = ceil_div(filters, n * mul)
-    pixel_tiles = ceil_div(pixels, mcol)
-    chunks = ceil_div(window, n)
+    filter_tiles = -(-filters // (n * mul))
+    pixel_tiles = -(-pixels // mcol)
+    chunks = -(-window // n)
     tiles = groups * filter_tiles * pixel_tiles
     passes = tiles * chunks
 
-    overlapped = tpv * maximum(mcol, n) + CONTROL_CYCLES
-    serial = tpv * (mcol + n * mul) + CONTROL_CYCLES
-    pass_cycles = where(cfg.shared, serial, overlapped)
-    unload_per_tile = where(cfg.shared, tpv * mcol * mul, 0)  # hidden behind passes when ports are separate
-    fill = where(cfg.shared, 0, 2 * tpv * mcol)  # first load, last unload
+    pass_cycles, unload_per_tile, fill = cfg.conv_pass  # shared ports: input load and weight feed take turns
     compute = passes * pass_cycles + tiles * unload_per_tile + fill
 
     # filters on multiplier 1: N of every full tile, up to N of the last one
     last = filters - (filter_tiles - 1) * n * mul
     f1 = (filter_tiles - 1) * n + minimum(n, last)
     f2 = filters - f1
-    vb = cfg.value_bytes
-    return Flow(
-        compute_cycles=as_float(compute),
-        mac_cycles=as_float(passes * n * tpv),
-        passes=as_float(passes),
-        x_read_bytes=as_float(groups * filter_tiles * window * pixels * vb),
-        x_write_bytes=float_like(groups * filters * pixels, passes) * vb,
-        w_bytes=(as_float(groups * pixel_tiles * f1 * window * vb),
-                 as_float(groups * pixel_tiles * f2 * window * vb)),
+    vb = cfg.value_bytes  # a float (bits / 8.0): the byte counts below are floats (no as_float needed)
+    return Flow(  # positional (fields in order: compute, MAC cycles, passes, X read, X write, weights)
+        as_float(compute),
+        as_float(passes * n * tpv),
+        as_float(passes),
+        groups * filter_tiles * window * pixels * vb,
+        float_like(groups * filters * pixels, passes) * vb,
+        (groups * pixel_tiles * f1 * window * vb, groups * pixel_tiles * f2 * window * vb),
     )
 
 
@@ -151,10 +162,10 @@ def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
     has_rem = rem > 0
     rem_safe = where(has_rem, rem, 1)
     rings = where(has_rem, ring // rem_safe, 1)  # copies of the short chunk
-    groups = ceil_div(outputs, ring)  # output-stationary groups of up to R outputs
+    groups = -(-outputs // ring)  # output-stationary groups of up to R outputs (ceil_div, as in conv_flow)
     last_group = outputs - (groups - 1) * ring
-    rem_passes = where(has_rem, (groups - 1) * ceil_div(ring, rings * rem_safe)
-                          + ceil_div(last_group, rings * rem_safe), 0)
+    per_pass = rings * rem_safe
+    rem_passes = where(has_rem, (groups - 1) * -(-ring // per_pass) + -(-last_group // per_pass), 0)
     steps = groups * full * ring + rem_passes * rem
     loads = groups * full + rem_passes  # ring loads of an input chunk
     shapes = as_int(full > 0) + as_int(has_rem)  # ring configurations to route
@@ -166,26 +177,21 @@ def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
     vb = cfg.value_bytes
     x_in = (groups * full * ring + rem_passes * rings * rem) * vb
     routing = shapes * ring * vb  # read once from the weight memory, not per vector
-    return Flow(
-        compute_cycles=as_float(batch * per_vector),
-        mac_cycles=as_float(batch * steps),
-        passes=as_float(batch * steps),
-        x_read_bytes=as_float(batch * x_in),
-        x_write_bytes=float_like(batch * outputs, steps) * vb,
-        w_bytes=(as_float(batch * inputs * outputs * vb + routing), zeros_like(steps)),
+    return Flow(  # positional, as in conv_flow; the byte counts are floats (x value_bytes): no as_float needed
+        as_float(batch * per_vector),
+        as_float(batch * steps),
+        as_float(batch * steps),
+        batch * x_in,
+        float_like(batch * outputs, steps) * vb,
+        (batch * inputs * outputs * vb + routing, zeros_like(steps)),
     )
 
 
 def pool_flow(cfg: ArrayConfig, input_elems: int, output_elems: int) -> Flow:
     """A pooling layer streamed through the output unit (one value per lane per transfer)."""
     n = cfg.rows
-    compute = as_float(ceil_div(input_elems, n) * cfg.tpv + CONTROL_CYCLES)
+    compute = as_float(-(-input_elems // n) * cfg.tpv + CONTROL_CYCLES)  # ceil_div, as in conv_flow
     zero = zeros_like(compute)
-    return Flow(
-        compute_cycles=compute,
-        mac_cycles=zero,
-        passes=zero,
-        x_read_bytes=float_like(input_elems, compute) * cfg.value_bytes,
-        x_write_bytes=float_like(output_elems, compute) * cfg.value_bytes,
-        w_bytes=(zero, zero),
-    )
+    vb = cfg.value_bytes
+    return Flow(compute, zero, zero, float_like(input_elems, compute) * vb, float_like(output_elems, compute) * vb,
+                (zero, zero))  # positional, as in conv_flow

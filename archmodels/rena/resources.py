@@ -38,6 +38,8 @@ instructions, §1) hold the same buffer capacity as the FPGA port's.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import tech
@@ -90,14 +92,22 @@ def asic_area_mm2(pbs, mults, bits, node_nm: int, clock_mhz=0.0):
     return parts["logic"] + parts["sram"]
 
 
+@lru_cache(maxsize=64)
+def _pe_mac_mm2(bits: int, node_nm: int) -> tuple[float, float]:
+    """(PE logic, bare MAC) area [mm^2] of ``bits``-wide values at ``node_nm`` (technology table): the same
+    Python floats every call, looked up once per width and node (issue 15: a study's trial asks once)."""
+    dtype = tech.dtype_of(bits)
+    return tech.pe_logic_area_mm2(dtype, node_nm, 1.0), tech.mac_area_mm2(dtype, node_nm)
+
+
 def asic_area_parts_mm2(pbs, mults, bits, node_nm: int, clock_mhz=0.0) -> dict:
     """``logic`` and ``sram`` area of the ASIC [mm^2] (see :func:`asic_area_mm2`)."""
-    dtype = tech.dtype_of(int(bits))
+    pe_mm2, mac_mm2 = _pe_mac_mm2(int(bits), int(node_nm))
     # the second multiplier shares the PB's I/O control and registers (on the
     # FPGA it adds 5 % logic): a bare MAC, no PE overhead
     if type(pbs) is not int:
         pbs, mults = np.asarray(pbs), np.asarray(mults)
-    pe = tech.pe_logic_area_mm2(dtype, node_nm, 1.0) + (mults - 1) * tech.mac_area_mm2(dtype, node_nm)
+    pe = pe_mm2 + (mults - 1) * mac_mm2
     sram_kb = buffer_bits(pbs, bits) / 8.0 / 1024.0
     return {"logic": pbs * pe * logic_area_factor(clock_mhz, node_nm),
             "sram": tech.sram_area_mm2(sram_kb, node_nm)}
