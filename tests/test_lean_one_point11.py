@@ -95,3 +95,22 @@ def test_rena_point_alone_equals_the_batch(seed, wl):
     rows = RENA.params.random_rows(12, np.random.default_rng(seed))
     rows += [{}, {"target": "fpga"}, {"target": "asic", "array_ports": "separate", "transfer_bits": 16}]
     assert_alone_equals_batch(RENA, wl, rows)
+
+
+MULTICORE = get_model("multicore")
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["vgg16", "fc2", "mobilenet_v2"]))
+def test_multicore_point_alone_equals_the_batch(seed, wl):
+    """Multicore: the one-point path's placement labels (``num.objects``, one fill) and every number equal the
+    batch's, for random points of the whole declared space and each placement."""
+    rows = MULTICORE.params.random_rows(8, np.random.default_rng(seed))
+    rows += [{**rows[0], "placement": p} for p in ("B", "T1", "TR1", "T2", "TR2")]
+    batch = assert_alone_equals_batch(MULTICORE, wl, rows)
+    for i, row in enumerate(rows[-5:], len(rows) - 5):
+        one = MULTICORE.evaluate_points(wl, [row])
+        labels = [lb.labels["placement"] for lb in one.layers]
+        assert all(got.dtype == object and got.shape == (1,) for got in labels)
+        costed = [got[0] for got in labels if got[0] is not None]  # (vector layers: no placement, as in the batch)
+        assert costed and set(costed) == {row["placement"]} == {batch.points["placement"][i]}

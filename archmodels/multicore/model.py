@@ -642,7 +642,7 @@ class MulticoreModel(Model):
                               dtype=object).reshape(rows, 1)
         return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
                              {"COMPUTE": block[-2], "MERGE": block[-1]},
-                             {"placement": np.full((rows, 1), pts["placement"].item(0), dtype=object)}, ok, reason)
+                             {"placement": num.objects((rows, 1), pts["placement"].item(0))}, ok, reason)
 
     def _costs(self, t: LayerTable, pts: Points):
         """(metrics, states, feasible, need_kb) of the costed rows of ``t``, arrays over (rows x points)."""
