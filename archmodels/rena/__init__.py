@@ -10,9 +10,9 @@ Modules, each with the spec section it implements:
 * :mod:`.resources` - DSP, ALM and BRAM per PB, fitted per PB on the
   published port (§3, §4).
 * :mod:`.fpga_devices` - the FPGA devices' resource limits (§3).
-* :mod:`.clock` - an ASIC clock's supply, energy and area factors for one point in Python numbers
+* :mod:`archmodels.clock` (shared) - an ASIC clock's supply, energy and area factors for one point in Python numbers
   (the technology table's clock model).
-* :mod:`.num` - numpy's elementwise functions on Python numbers: one point is costed by the same
+* :mod:`archmodels.num` (shared) - numpy's elementwise functions on Python numbers: one point is costed by the same
   formulas in Python numbers (issue 15).
 
 Documentation: ``docs/models/rena.md``; validation: ``docs/validation/rena.md``.

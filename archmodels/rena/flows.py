@@ -1,7 +1,7 @@
 """ReNA's processing flows on the PB array: compute cycles and DRAM bytes per layer.
 
 Pure functions over numpy arrays of design points (spec ``rena.md`` §2-§3), or over Python numbers for one
-layer of one point (the one-point path, :mod:`.num`: the same formulas, the same values).
+layer of one point (the one-point path, :mod:`archmodels.num`: the same formulas, the same values).
 Time spent waiting for DRAM is added by :mod:`archmodels.rena.dram`; the
 model combines the two as ``max(compute, dram)`` (the transfer part runs
 independently of the array, §3).

@@ -31,7 +31,7 @@ Evaluation (issue 15): a batch of points costs every layer at once over (layers 
 arrays (each flow over all its layers, then :func:`layer_costs`); one point alone -- a study's trial --
 costs its distinct layers one after the other in Python numbers (:meth:`RenaModel._point_costs`) and
 checks its configuration and makes its totals from one :class:`_Point` of Python numbers. Both run the
-same formula functions (:mod:`archmodels.rena.num` dispatches numpy's elementwise functions on the type
+same formula functions (:mod:`archmodels.num` dispatches numpy's elementwise functions on the type
 of their arguments) and give the same bits (``tests/test_rena_speed_paths.py``).
 """
 
@@ -528,7 +528,7 @@ def device_limits(dev: FpgaDevice, dsp, bram_mb, logic, channels) -> tuple[tuple
 class _Point:
     """One design point in Python numbers, parameters resolved (:data:`TARGET_DEFAULTS`): what a study's one-point
     evaluation costs its layers, checks its configuration and makes its totals with (each the formulas of the
-    batch path on Python numbers, :mod:`.num`). Read-only by convention (remembered by :func:`_point`)."""
+    batch path on Python numbers, :mod:`archmodels.num`). Read-only by convention (remembered by :func:`_point`)."""
 
     fpga: bool
     device: FpgaDevice

@@ -1,7 +1,7 @@
 """ReNA hardware cost: FPGA resources (DSP, BRAM, logic) and ASIC area.
 
 Every function is vectorised over design points, and takes one point's Python numbers too (then gives
-Python numbers, the same values: :mod:`.num`). The FPGA constants are
+Python numbers, the same values: :mod:`archmodels.num`). The FPGA constants are
 fitted once on the resource table of spec ``rena.md`` §4 (64 x 64 PBs, 8 bit,
 Stratix 10 SX):
 
