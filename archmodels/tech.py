@@ -255,9 +255,12 @@ LOGIC_LEAK_MW_PER_MM2 = {28: 10.0, 14: 10.0}
 def static_power_w(logic_mm2, sram_kb, node_nm: int, vdd_ratio=1.0):
     """Leakage power of ``logic_mm2`` of logic and ``sram_kb`` KB of SRAM at ``node_nm`` [W].
 
-    ``vdd_ratio`` = V / V_nom (leakage current x supply; DIBL ignored).
-    """
+    ``vdd_ratio`` = V / V_nom (leakage current x supply; DIBL ignored). Python floats in, a Python float out
+    (the same operations: one point's totals)."""
     _check_node(node_nm)
+    if type(logic_mm2) is float and type(sram_kb) is float and type(vdd_ratio) is float:
+        return (logic_mm2 * LOGIC_LEAK_MW_PER_MM2[node_nm] * 1e-3
+                + sram_kb * SRAM_LEAK_UW_PER_KB[node_nm] * 1e-6) * vdd_ratio
     p = (np.asarray(logic_mm2, dtype=float) * LOGIC_LEAK_MW_PER_MM2[node_nm] * 1e-3
          + np.asarray(sram_kb, dtype=float) * SRAM_LEAK_UW_PER_KB[node_nm] * 1e-6)
     return p * np.asarray(vdd_ratio, dtype=float)

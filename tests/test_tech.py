@@ -100,3 +100,13 @@ def test_sram_figures_of_one_python_float_equal_the_array_path():
             assert type(e) is float and type(a) is float
             assert np.array([e]).tobytes() == e_arr[i:i + 1].tobytes(), (node, kb)
             assert np.array([a]).tobytes() == a_arr[i:i + 1].tobytes(), (node, kb)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0, 1e4), st.floats(0, 1e6), st.sampled_from(tech.NODES_NM), st.floats(0.3, 1.5))
+def test_static_power_on_python_floats_has_the_bits_of_the_array_path(logic, kb, node, vdd):
+    """One point's leakage (Python floats in, a Python float out) equals the array path's value bit for bit."""
+    got = tech.static_power_w(logic, kb, node, vdd)
+    want = tech.static_power_w(np.array([logic]), np.array([kb]), node, np.array([vdd]))[0]
+    assert type(got) is float
+    assert np.float64(got).tobytes() == want.tobytes()

@@ -716,10 +716,4 @@ def chip_area_static(cores, ni, no, ib_entries, ob_entries, value_bits, weight_b
     per_core = nfu + buf_mm2 + wb_mm2
     area = cores * per_core + shm_mm2
     sram_kb = cores * (buf_kb + weight_buffer_kb) + shm_kb
-    if type(buf_kb) is float:  # tech.static_power_w's expression on Python floats
-        node = int(node)
-        static = (cores * nfu * tech.LOGIC_LEAK_MW_PER_MM2[node] * 1e-3
-                  + sram_kb * tech.SRAM_LEAK_UW_PER_KB[node] * 1e-6) * vdd_ratio
-    else:
-        static = tech.static_power_w(cores * nfu, sram_kb, int(node), vdd_ratio)
-    return area, static
+    return area, tech.static_power_w(cores * nfu, sram_kb, int(node), vdd_ratio)
