@@ -110,21 +110,29 @@ def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_
 
     The via-switch crossbar is nonvolatile and does not leak (spec §1); a
     tile's CMOS multiplier leaks as a bare multiply-add of the value width
-    (technology table), not as the whole 5,319 um^2 tile.
+    (technology table), not as the whole 5,319 um^2 tile. One point: Python
+    floats and an int width in, a Python float out (the same operations).
     """
+    if type(multipliers) is float:  # one point
+        return float(_leakage_w(multipliers, memory_words, int(value_bits), node_nm))
     bits = np.asarray(value_bits)
     shape = np.broadcast(multipliers, memory_words, bits).shape
     widths = tech.distinct(bits)
     if len(widths) == 1 and np.shape(multipliers) == np.shape(memory_words) == shape:  # one width (one point)
-        b = int(widths[0])
-        logic = np.asarray(multipliers, dtype=float) * _mac_area_mm2(b, node_nm)
-        return tech.static_power_w(logic, np.asarray(memory_words, dtype=float) * b / 8.0 / 1024.0, node_nm)
+        return _leakage_w(np.asarray(multipliers, dtype=float), np.asarray(memory_words, dtype=float),
+                          int(widths[0]), node_nm)
     out = np.zeros(shape)
     for (b,), sel in groups(bits):
-        logic = np.asarray(multipliers, dtype=float)[sel] * tech.mac_area_mm2(tech.dtype_of(int(b)), node_nm)
-        kb = np.asarray(memory_words, dtype=float)[sel] * int(b) / 8.0 / 1024.0
-        out[sel] = tech.static_power_w(logic, kb, node_nm)
+        out[sel] = _leakage_w(np.asarray(multipliers, dtype=float)[sel], np.asarray(memory_words, dtype=float)[sel],
+                              int(b), node_nm)
     return out
+
+
+def _leakage_w(multipliers, memory_words, bits: int, node_nm: int):
+    """:func:`static_power_w` of one width: the multipliers' logic and the words' SRAM (technology table); float
+    arrays or Python floats."""
+    return tech.static_power_w(multipliers * _mac_area_mm2(bits, node_nm), memory_words * bits / 8.0 / 1024.0,
+                               node_nm)
 
 
 @lru_cache(maxsize=None)
