@@ -96,3 +96,29 @@ def test_study_trial_totals_equal_the_batch(wl):
         one = M.evaluate_points(wl, [r])
         for k, v in one.totals.items():
             assert v.tobytes() == batch.totals[k][i:i + 1].astype(v.dtype).tobytes(), (i, k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(banks=st.lists(st.one_of(st.integers(1, 2**31), st.floats(0, 1e9)), min_size=1, max_size=30),
+       nbytes=st.sampled_from([1.0, 2.0, 4.0]), clear=st.booleans())
+def test_point_sram_pj_equals_the_array_call(banks, nbytes, clear):
+    """One point's SRAM energies (Python floats, remembered) == the one numpy call over all banks, memo empty
+    or filled."""
+    if clear:
+        E._SRAM_PJ.clear()
+    got = E.point_sram_pj(banks, nbytes)
+    want = E.sram_pj_per_byte(np.array([float(b) for b in banks]), nbytes)
+    assert np.array(got).tobytes() == want.tobytes()
+    assert np.array(E.point_sram_pj(banks, nbytes)).tobytes() == want.tobytes()  # from the memo
+    assert len(E._SRAM_PJ) <= E._SRAM_PJ_MAX
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_point_rates_equal_the_array_rates(bits):
+    """energy_rates of one point (remembered) == the same point's rates in a two-point batch."""
+    for dram in M.params.get("dram").choices:
+        one = E.energy_rates(np.array([bits]), np.array([dram], dtype=object))
+        pair = E.energy_rates(np.array([bits, 8 if bits != 8 else 16]), np.array([dram, dram], dtype=object))
+        for f in ("nbytes", "mac_pj", "add_pj", "read_pj", "write_pj"):
+            a, b = getattr(one, f), np.broadcast_to(getattr(pair, f), (2,))[0]
+            assert type(a) is float and np.float64(a).tobytes() == np.float64(b).tobytes(), (bits, dram, f)

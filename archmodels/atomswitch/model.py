@@ -34,8 +34,7 @@ from workloads import Workload
 
 from .. import num, tech
 from .. import vector
-from .energy import (DEVICE_NODE_NM, energy_rates, sram_pj_per_byte, stage_energy_j, stages_energy_j,
-                     static_power_w)
+from .energy import DEVICE_NODE_NM, energy_rates, point_sram_pj, stage_energy_j, stages_energy_j, static_power_w
 from .layers import Ctx, Stage, StageCost, group_costs, point_costs, stack_groups, tables
 from ..base import Model
 from ..params import Param, Points, batch_size
@@ -176,8 +175,7 @@ class AtomSwitchModel(Model):
         tile_um2, overhead = pts["tile_um2"].item(0), pts["overhead_frac"].item(0)
         word_um2 = pts["value_bits"].item(0) * pts["memory_bit_um2"].item(0)
         rates = energy_rates(pts["value_bits"], pts["dram"])
-        sram_pj = sram_pj_per_byte(np.array([float(a.bank_words) for k in costs for a in k.sram]), rates.nbytes)
-        sram_pj = sram_pj.tolist()  # every access of every stage in one call
+        sram_pj = point_sram_pj([a.bank_words for k in costs for a in k.sram], rates.nbytes)
         total = 0.0
         for k in costs:
             total = total + float(k.multipliers)
@@ -413,7 +411,7 @@ def _stage_batches(stages: tuple[Stage, ...], costs: list[StageCost], metrics: l
     :func:`_point_sizes`; the metrics are not changed before :meth:`AtomSwitchModel.model_totals` reads it)."""
     rows = len(metrics)
     feasible = list(np.ones((rows, n), dtype=bool))
-    reason = list(np.full((rows, n), "", dtype=object))
+    reason = list(num.objects((rows, n), ""))
     out: list[LayerBatch | None] = [None] * len(stages)
     new = object.__new__
     r = -1
