@@ -3,6 +3,8 @@ stages keep, and the leakage on Python numbers, give the very bits of the array 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from archmodels import get_model
 from archmodels.atomswitch import energy as E
 from archmodels.atomswitch import model as AM
+from archmodels.atomswitch import layers as L
 from archmodels.atomswitch.layers import plan
 from archmodels.testing import assert_alone_equals_batch
 from workloads import load_workload
@@ -122,3 +125,30 @@ def test_point_rates_equal_the_array_rates(bits):
         for f in ("nbytes", "mac_pj", "add_pj", "read_pj", "write_pj"):
             a, b = getattr(one, f), np.broadcast_to(getattr(pair, f), (2,))[0]
             assert type(a) is float and np.float64(a).tobytes() == np.float64(b).tobytes(), (bits, dram, f)
+
+
+def _cost_fields(k):
+    sram = [(a.words, a.bank_words) for a in k.sram]
+    return [(name, np.asarray(v).tolist()) for name, v in
+            [*k.states.items(), *((f, getattr(k, f)) for f in L.STACKED), ("channels_phys", k.channels_phys)]] + \
+        [("sram", np.asarray(w).tolist(), np.asarray(b).tolist()) for w, b in sram]
+
+
+@pytest.mark.parametrize("wl", ["lenet", "alexnet", "vgg16", "resnet50", "mobilenet_v2"])
+def test_conv_shape_made_with_the_group_equals_one_made_per_call(wl):
+    """conv_stage with the stage group's ConvShape (made once per workload) == with one made in the call, on the
+    one-point rows (Python numbers) and on the groups (arrays over stages x points); the shape is read-only."""
+    w = load_workload(wl)
+    t = L.tables(w)
+    rows = _rows(6, 11)
+    for r in rows:
+        c = M._ctx(t.max_multipliers, M.params.points([r]))
+        for g in t.rows:
+            if g is not None and g.role == "conv":
+                assert g.shape is not None
+                assert _cost_fields(L.conv_stage(g, c)) == _cost_fields(L.conv_stage(replace(g, shape=None), c))
+    c = M._ctx(t.max_multipliers, M.params.points(rows))
+    g = t.groups.get("conv")
+    if g is not None:
+        assert _cost_fields(L.conv_stage(g, c)) == _cost_fields(L.conv_stage(replace(g, shape=None), c))
+        assert not g.shape.pixels.flags.writeable
