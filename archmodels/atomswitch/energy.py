@@ -43,14 +43,41 @@ class EnergyRates:
 def energy_rates(value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> EnergyRates:
     """The :class:`EnergyRates` of the points (arrays over points of the value width and the DRAM row's name)."""
     if len(value_bits) == 1:  # one point: Python numbers
-        bits = value_bits.item(0)
-        return EnergyRates(bits / 8.0, *_op_pj_of(int(bits), node_nm), *_dram_pj(dram[0]))
+        return _point_rates(value_bits.item(0), dram[0], node_nm)
     return EnergyRates(value_bits / 8.0, *_op_pj(value_bits, node_nm), *tech.dram_pj_per_byte(dram))
 
 
-def sram_pj_per_byte(bank_words: np.ndarray, nbytes, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
-    """Energy per byte of an access to SRAM banks of ``bank_words`` words each [pJ/B] (every bank in one call)."""
+@lru_cache(maxsize=64)
+def _point_rates(bits: int, dram: str, node_nm: int) -> EnergyRates:
+    """:func:`energy_rates` of one point (Python numbers), once per (width, DRAM row, node)."""
+    return EnergyRates(bits / 8.0, *_op_pj_of(int(bits), node_nm), *_dram_pj(dram))
+
+
+def sram_pj_per_byte(bank_words, nbytes, node_nm: int = DEVICE_NODE_NM):
+    """Energy per byte of an access to SRAM banks of ``bank_words`` words each [pJ/B]: every bank in one call
+    (arrays), or one bank (Python floats)."""
     return tech.sram_energy_pj_per_byte(bank_words * nbytes / 1024.0, node_nm)
+
+
+#: :func:`sram_pj_per_byte` of one point's accesses, per (bank words, bytes per value): a bank is a layer's size
+#: (or, for a folded convolution's coefficients, passes x kernel), so banks recur from point to point
+_SRAM_PJ: dict[tuple[float, float], float] = {}
+_SRAM_PJ_MAX = 4096  # entries kept at most (then emptied)
+
+
+def point_sram_pj(bank_words: list, nbytes: float) -> list[float]:
+    """:func:`sram_pj_per_byte` of each bank of ``bank_words`` (Python numbers, one point's accesses) on Python
+    floats, remembered per (bank, ``nbytes``) (bounded: a dict lookup, where one numpy call over all of them
+    cost ~6 us)."""
+    memo, out = _SRAM_PJ, []
+    for bank in bank_words:
+        pj = memo.get((bank, nbytes))
+        if pj is None:
+            if len(memo) >= _SRAM_PJ_MAX:
+                memo.clear()
+            pj = memo[(bank, nbytes)] = sram_pj_per_byte(float(bank), nbytes)
+        out.append(pj)
+    return out
 
 
 def stage_energy_j(mac_ops, add_ops, compare_ops, sram_words, sram_pj, dram_read_bytes, dram_write_bytes,
@@ -110,21 +137,29 @@ def static_power_w(multipliers, memory_words, value_bits, node_nm: int = DEVICE_
 
     The via-switch crossbar is nonvolatile and does not leak (spec §1); a
     tile's CMOS multiplier leaks as a bare multiply-add of the value width
-    (technology table), not as the whole 5,319 um^2 tile.
+    (technology table), not as the whole 5,319 um^2 tile. One point: Python
+    floats and an int width in, a Python float out (the same operations).
     """
+    if type(multipliers) is float:  # one point
+        return float(_leakage_w(multipliers, memory_words, int(value_bits), node_nm))
     bits = np.asarray(value_bits)
     shape = np.broadcast(multipliers, memory_words, bits).shape
     widths = tech.distinct(bits)
     if len(widths) == 1 and np.shape(multipliers) == np.shape(memory_words) == shape:  # one width (one point)
-        b = int(widths[0])
-        logic = np.asarray(multipliers, dtype=float) * _mac_area_mm2(b, node_nm)
-        return tech.static_power_w(logic, np.asarray(memory_words, dtype=float) * b / 8.0 / 1024.0, node_nm)
+        return _leakage_w(np.asarray(multipliers, dtype=float), np.asarray(memory_words, dtype=float),
+                          int(widths[0]), node_nm)
     out = np.zeros(shape)
     for (b,), sel in groups(bits):
-        logic = np.asarray(multipliers, dtype=float)[sel] * tech.mac_area_mm2(tech.dtype_of(int(b)), node_nm)
-        kb = np.asarray(memory_words, dtype=float)[sel] * int(b) / 8.0 / 1024.0
-        out[sel] = tech.static_power_w(logic, kb, node_nm)
+        out[sel] = _leakage_w(np.asarray(multipliers, dtype=float)[sel], np.asarray(memory_words, dtype=float)[sel],
+                              int(b), node_nm)
     return out
+
+
+def _leakage_w(multipliers, memory_words, bits: int, node_nm: int):
+    """:func:`static_power_w` of one width: the multipliers' logic and the words' SRAM (technology table); float
+    arrays or Python floats."""
+    return tech.static_power_w(multipliers * _mac_area_mm2(bits, node_nm), memory_words * bits / 8.0 / 1024.0,
+                               node_nm)
 
 
 @lru_cache(maxsize=None)

@@ -42,7 +42,7 @@ Dataflow (spec `atom_switch.md` §2, the open points of §5 stated here)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -230,10 +230,49 @@ class StageGroup:
     activation_stage: np.ndarray | int  # 0/1: the layer's activation is not None (the ReLU pipeline stage)
     conv: LayerCols | LayerVals | None = None  # fused pools: the convolution each streams with
     conv_row: np.ndarray | None = None  # fused pools: that convolution's row in the conv group (None: one stage)
+    shape: ConvShape | None = None  # convolutions: :func:`conv_shape`, made with the group (None: made per call)
 
     @property
     def rows(self) -> int:
         return len(self.index)
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """What :func:`conv_stage` reads of its layers alone, whatever the design point: columns over the group's stages,
+    or one stage's Python numbers. Made once per stage group (cached per workload), not on every call."""
+
+    width: np.ndarray | int  # streamed row width (padding included)
+    height: np.ndarray | int
+    pixels: np.ndarray | int  # streamed pixels per input channel
+    kernel: np.ndarray | int  # kh x kw
+    macs_fired: np.ndarray | int  # multiplier firings: every multiplier once per streamed pixel of its channel
+    relu: np.ndarray | int  # ReLU comparisons
+    lines: np.ndarray | int  # delay-line shifts (one per line per clock)
+    delay_line: np.ndarray | int  # delay-line registers of one circuit
+    out_px: np.ndarray | int  # out_h x out_w (the output buffer's bank)
+    in_px: np.ndarray | int  # in_h x in_w (the previous buffer's bank)
+    line_bank: np.ndarray | int  # a delay line's bank: max(width - kw, 1)
+
+
+def conv_shape(g: StageGroup) -> ConvShape:
+    """The :class:`ConvShape` of the convolutions of ``g`` (its layer columns, or one layer's numbers)."""
+    L = g.layer
+    kh, kw = L.kernel_h, L.kernel_w
+    width, height = L.in_w + 2 * L.padding, L.in_h + 2 * L.padding
+    pixels = width * height
+    values = dict(
+        width=width, height=height, pixels=pixels, kernel=kh * kw,
+        macs_fired=L.weight_elems * pixels,
+        relu=L.output_elems * g.activation,
+        lines=(kh - 1) * L.weight_elems // (kh * kw) * pixels,
+        delay_line=delay_line_words(kh, kw, width, L.dilation),
+        out_px=L.out_h * L.out_w, in_px=L.in_h * L.in_w, line_bank=maximum(width - kw, 1),
+    )
+    for v in values.values():  # kept with the group and read by every call: read-only, as the layer columns
+        if type(v) is np.ndarray:
+            v.flags.writeable = False
+    return ConvShape(**values)
 
 
 #: the roles costed by the stage formulas, in the order their groups are evaluated (a fused pool after its conv)
@@ -252,7 +291,7 @@ def stage_groups(workload: Workload) -> dict[Role, StageGroup]:
             continue
         group = [stages[i] for i in index]
         acts = [getattr(st.layer, "activation", None) for st in group]
-        out[role] = StageGroup(
+        g = StageGroup(
             role, index, LayerCols(tuple(st.layer for st in group)),
             column(st.reads_network_input for st in group).astype(bool),
             column(st.writes_network_output for st in group).astype(bool),
@@ -262,6 +301,7 @@ def stage_groups(workload: Workload) -> dict[Role, StageGroup]:
             # a fused pool streams with the convolution right before it (plan)
             np.array([conv_index.index(i - 1) for i in index]) if role == "fused_pool" else None,
         )
+        out[role] = replace(g, shape=conv_shape(g)) if role == "conv" else g
     return out
 
 
@@ -276,9 +316,10 @@ def stage_rows(workload: Workload) -> tuple[StageGroup | None, ...]:
             out.append(None)
             continue
         act = getattr(st.layer, "activation", None)
-        out.append(StageGroup(st.role, (i,), LayerVals(st.layer), bool(st.reads_network_input),
-                              bool(st.writes_network_output), int(st.full_multipliers), int(bool(act)),
-                              int(act is not None), LayerVals(st.conv) if st.role == "fused_pool" else None))
+        g = StageGroup(st.role, (i,), LayerVals(st.layer), bool(st.reads_network_input),
+                       bool(st.writes_network_output), int(st.full_multipliers), int(bool(act)),
+                       int(act is not None), LayerVals(st.conv) if st.role == "fused_pool" else None)
+        out.append(replace(g, shape=conv_shape(g)) if st.role == "conv" else g)
     return tuple(out)
 
 
@@ -302,10 +343,10 @@ def _dram_stream(stream, bytes_per_pass, c: Ctx):
 def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
     """Convolutions: (oc, ic) circuits + adder trees, folded over passes (module doc)."""
     L = g.layer
+    s = g.shape if g.shape is not None else conv_shape(g)  # the layers' own values (made with the group)
     reads, writes = g.reads_network_input, g.writes_network_output
     ic, oc, kh, kw = L.ic_per_group, L.out_ch, L.kernel_h, L.kernel_w
-    width, height = L.in_w + 2 * L.padding, L.in_h + 2 * L.padding
-    pixels = width * height
+    pixels = s.pixels
     b = c.bytes_per_value
     f = layer_fold(g, c, oc * ic)
     oc_p, ic_p, oc_passes, ic_passes = fold_split(f, oc, ic)
@@ -317,7 +358,7 @@ def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
     stream = stream_cycles(pixels, c.ppc)
     in_bytes_pass = where(reads, (L.input_elems / ic_passes) * b, 0.0)
     stream_eff = _dram_stream(stream, in_bytes_pass, c)
-    load = where(c.dram_weights, maximum(kh * kw, ceil(coeffs * b / c.dram_bytes_per_cycle)), kh * kw)
+    load = where(c.dram_weights, maximum(s.kernel, ceil(coeffs * b / c.dram_bytes_per_cycle)), s.kernel)
     load = where(folded, load, 0)
     fill = conv_fill_cycles(ic_p, g.activation_stage, ic_passes > 1)
 
@@ -326,17 +367,14 @@ def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
         + where(folded & c.dram_weights, L.weight_elems * b, 0.0)
     dram_wr = where(writes, L.output_elems * b, 0.0)
 
-    # activity: every multiplier fires once per streamed pixel of its channel
-    macs_fired = L.weight_elems * pixels
+    # activity: every multiplier fires once per streamed pixel of its channel (s.macs_fired)
     tree_adds = oc * (ic_p - 1) * ic_passes * pixels
     psum_adds = (ic_passes - 1) * L.output_elems
-    relu = L.output_elems * g.activation
-    lines = (kh - 1) * L.weight_elems // (kh * kw) * pixels  # delay-line shifts (one per line per clock)
     sram = [
-        SramAccess(L.output_elems + 2 * psum_adds, L.out_h * L.out_w),  # buffer writes (+ partial sums)
-        SramAccess(2.0 * lines, maximum(width - kw, 1)),  # delay lines as circular buffers: 1 write + 1 read
+        SramAccess(L.output_elems + 2 * psum_adds, s.out_px),  # buffer writes (+ partial sums)
+        SramAccess(2.0 * s.lines, s.line_bank),  # delay lines as circular buffers: 1 write + 1 read
         SramAccess(weight_words, passes * kh * kw),  # coefficient reloads
-        SramAccess(where(reads, 0, oc_passes * L.input_elems), L.in_h * L.in_w),  # input from the previous buffer
+        SramAccess(where(reads, 0, oc_passes * L.input_elems), s.in_px),  # input from the previous buffer
     ]
     ones = c.ones
     return StageCost(
@@ -344,10 +382,10 @@ def conv_stage(g: StageGroup, c: Ctx) -> StageCost:
                 "FILL": fill * c.int_ones},
         multipliers=coeffs * c.ppc, circuits=circuits, passes=passes,
         memory_words=L.output_elems + weight_words,
-        delay_words=circuits * delay_line_words(kh, kw, width, L.dilation) * c.int_ones,
+        delay_words=circuits * s.delay_line * c.int_ones,
         dram_read_bytes=dram_rd * ones, dram_write_bytes=dram_wr * ones,
-        mac_ops=macs_fired * ones, add_ops=tree_adds + psum_adds * 1.0,
-        compare_ops=relu * ones, sram=sram, channels_phys=oc_p,
+        mac_ops=s.macs_fired * ones, add_ops=tree_adds + psum_adds * 1.0,
+        compare_ops=s.relu * ones, sram=sram, channels_phys=oc_p,
         adders=oc_p * c.ppc * ((ic_p - 1) + (ic_passes > 1)),
         comparators=oc_p * c.ppc * g.activation_stage,
     )

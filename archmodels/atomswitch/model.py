@@ -34,8 +34,7 @@ from workloads import Workload
 
 from .. import num, tech
 from .. import vector
-from .energy import (DEVICE_NODE_NM, energy_rates, sram_pj_per_byte, stage_energy_j, stages_energy_j,
-                     static_power_w)
+from .energy import DEVICE_NODE_NM, energy_rates, point_sram_pj, stage_energy_j, stages_energy_j, static_power_w
 from .layers import Ctx, Stage, StageCost, group_costs, point_costs, stack_groups, tables
 from ..base import Model
 from ..params import Param, Points, batch_size
@@ -130,15 +129,17 @@ class AtomSwitchModel(Model):
         c = self._ctx(t.max_multipliers, pts)
         out: list[LayerBatch | None] = [None] * len(stages)
         if order.index:  # some stage runs on the array
+            sizes = None
             if c.one:
                 costs = point_costs(t.rows, c)
-                metrics, areas = self._point_metrics(costs, pts, c, order.macs_list)
+                metrics, sizes = self._point_metrics(costs, pts, c, order.macs_list)
+                areas = [s[0] for s in sizes]
             else:
                 costs = group_costs(t.groups, c)
                 fields = stack_groups(costs, order.positions, len(order.index), c.n)
                 metrics = _row_dicts(self._metrics(fields, pts, c, order.macs, order.plan_rows))
                 areas = fields["area_mm2"] if order.plan_rows is None else fields["area_mm2"][order.plan_rows]
-            out = _stage_batches(stages, costs, metrics, c.n)
+            out = _stage_batches(stages, costs, metrics, c.n, sizes)
             self._mark_fit([out[i] for i in order.index], areas, pts["chip_area_mm2"])
         for i, st in enumerate(stages):
             if out[i] is None:
@@ -166,19 +167,19 @@ class AtomSwitchModel(Model):
 
     @staticmethod
     def _point_metrics(costs: list[StageCost], pts: Points, c: Ctx,
-                       macs: tuple[int, ...]) -> tuple[list[dict[str, np.ndarray]], list[float]]:
+                       macs: tuple[int, ...]) -> tuple[list[dict[str, np.ndarray]], list[_Sizes]]:
         """:meth:`_metrics` of one point from its stage costs (Python numbers, plan order), the same formulas on
         Python floats (each cost made a float first, as stacking makes it a float64): per stage its metrics as
-        arrays of one point; and the stages' areas [mm2]."""
+        arrays of one point; and per stage its (area_mm2, multipliers, memory_words, delay_words) as the Python
+        floats those arrays hold (:func:`_point_sizes`)."""
         tile_um2, overhead = pts["tile_um2"].item(0), pts["overhead_frac"].item(0)
         word_um2 = pts["value_bits"].item(0) * pts["memory_bit_um2"].item(0)
         rates = energy_rates(pts["value_bits"], pts["dram"])
-        sram_pj = sram_pj_per_byte(np.array([float(a.bank_words) for k in costs for a in k.sram]), rates.nbytes)
-        sram_pj = sram_pj.tolist()  # every access of every stage in one call
+        sram_pj = point_sram_pj([a.bank_words for k in costs for a in k.sram], rates.nbytes)
         total = 0.0
         for k in costs:
             total = total + float(k.multipliers)
-        rows, areas, at = [], [], 0
+        rows, sizes, at = [], [], 0
         for k, m in zip(costs, macs):
             cycles, mult, words = float(k.cycles), float(k.multipliers), float(k.memory_words)
             delay, rd, wr = float(k.delay_words), float(k.dram_read_bytes), float(k.dram_write_bytes)
@@ -189,9 +190,9 @@ class AtomSwitchModel(Model):
             at += slots
             rows.append((cycles, cycles / c.clock_hz, utilization(m, cycles, total), rd, wr, energy, mult, mult,
                          words, delay, area, k.adders, k.comparators, k.circuits, k.passes))
-            areas.append(area)
+            sizes.append((area, mult, words, delay))
         block = np.array(rows, dtype=float).reshape(len(rows), len(_METRICS), 1)
-        return [dict(zip(_METRICS, b)) for b in block], areas
+        return [dict(zip(_METRICS, b)) for b in block], sizes
 
     @staticmethod
     def _ctx(max_multipliers: int, pts: Points) -> Ctx:
@@ -267,6 +268,9 @@ class AtomSwitchModel(Model):
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
+        sizes = _point_sizes(layers) if n == 1 else None
+        if sizes is not None:  # one point, every layer a stage of it: the same sums and formulas on Python floats
+            return self._point_totals(pts, *sizes)
 
         # layer by layer from zero (one stack for all keys when the layers stack), so that a batch of one sums
         # in the same order as a large batch
@@ -283,6 +287,46 @@ class AtomSwitchModel(Model):
             "tiles_in_area": np.floor(chip * 1e6 / pts["tile_um2"] + 1e-9),
             **{k: total[k] for k in ("tiles", "multipliers", "memory_words", "delay_words")},
         }
+
+
+    @staticmethod
+    def _point_totals(pts: Points, need: float, mults: float, words: float, delay: float) -> dict[str, np.ndarray]:
+        """:meth:`model_totals` of one point from its layers' summed sizes (:func:`_point_sizes`): the same
+        values (Python floats are float64), each total a (1,) view of one array; ``tiles_in_area`` as written."""
+        chip = pts["chip_area_mm2"]
+        chip_mm2 = chip.item(0)
+        power = static_power_w(mults, words + delay, pts["value_bits"].item(0))
+        area, hw, static, need_a, feasible, tiles, words_a, delay_a = np.array(
+            [chip_mm2, mults, power, need, 1.0 if need <= chip_mm2 else 0.0, mults, words, delay]).reshape(-1, 1)
+        return {
+            "area_mm2": area,
+            "hw_mac_units": hw,
+            "static_power_w": static,
+            "min_chip_area_mm2": need_a,
+            "feasible": feasible,
+            "tiles_in_area": np.floor(chip * 1e6 / pts["tile_um2"] + 1e-9),
+            "tiles": tiles, "multipliers": hw, "memory_words": words_a, "delay_words": delay_a,
+        }
+
+
+#: a stage's (area_mm2, multipliers, memory_words, delay_words) on the one-point path, as its metrics hold them
+_Sizes = tuple[float, float, float, float]
+
+
+def _point_sizes(layers: list[LayerBatch]) -> tuple[float, float, float, float] | None:
+    """The sums over ``layers`` (one point) of area_mm2, multipliers (= tiles), memory_words and delay_words,
+    layer by layer from zero as :func:`layer_sums`, from the Python floats each one-point stage keeps
+    (``_sizes``, :func:`_stage_batches`); None when some layer has none (an unsupported or vector layer)."""
+    need = mults = words = delay = 0.0
+    for lb in layers:
+        s = lb.__dict__.get("_sizes")
+        if s is None:
+            return None
+        need = need + s[0]
+        mults = mults + s[1]
+        words = words + s[2]
+        delay = delay + s[3]
+    return need, mults, words, delay
 
 
 #: the layer metrics of a stage, in the order its LayerBatch holds them
@@ -360,13 +404,14 @@ def _row_dicts(metrics: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
 
 
 def _stage_batches(stages: tuple[Stage, ...], costs: list[StageCost], metrics: list[dict[str, np.ndarray]],
-                   n: int) -> list[LayerBatch | None]:
+                   n: int, sizes: list[_Sizes] | None = None) -> list[LayerBatch | None]:
     """One :class:`_StageBatch` per supported stage (None for the others) holding the metrics of its row (the
     stages of ``costs`` in order), and writable ``feasible`` / ``reason`` rows (as :meth:`LayerBatch.infeasible`
-    updates them in place)."""
+    updates them in place). One point: each also keeps its row of ``sizes`` (``_sizes``, for
+    :func:`_point_sizes`; the metrics are not changed before :meth:`AtomSwitchModel.model_totals` reads it)."""
     rows = len(metrics)
     feasible = list(np.ones((rows, n), dtype=bool))
-    reason = list(np.full((rows, n), "", dtype=object))
+    reason = list(num.objects((rows, n), ""))
     out: list[LayerBatch | None] = [None] * len(stages)
     new = object.__new__
     r = -1
@@ -377,7 +422,9 @@ def _stage_batches(stages: tuple[Stage, ...], costs: list[StageCost], metrics: l
             lb.__dict__.update(layer=stages[i].layer, n=n, metrics=metrics[r],
                                feasible=feasible[r], reason=reason[r],
                                _src=(k.states, k.rows, j, k.fused_into[j] if k.fused_into is not None else None))
-            if n > 1:  # a batch: built now (see the class doc)
+            if sizes is not None:
+                lb._sizes = sizes[r]
+            elif n > 1:  # a batch: built now (see the class doc)
                 lb.states, lb.labels  # cached properties: computed and kept
             out[i] = lb
     return out
