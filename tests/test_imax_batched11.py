@@ -14,8 +14,8 @@ from workloads.parametric import parse
 
 from .test_imax_batched4 import _rows
 from .test_imax_batched5 import M, _configs, _plans_equal, _same
-from .test_imax_batched7 import _merge_by_count
-from .test_imax_batched8 import _dense_plans_7
+from .test_imax_batched7 import _merge_by_count, _parts
+from .test_imax_batched8 import _dense_case, _dense_plans_7
 
 
 def _rows_of_block(d: dict) -> None:
@@ -56,24 +56,10 @@ def test_sparse_plans_block_equals_the_padded_groups(m, k, n, sparsity, seed, lm
 def test_dense_plans_block_equals_seventh_round(seed, G, n, mk, opt):
     """plans.dense_plans with its counts as one block == the seventh round's (a float64 cast per count, the words by
     costs.conf_words / regv_words / range_words), every count bit for bit; the counts are the block's rows."""
-    rng = np.random.default_rng(seed)
-    units = np.where(rng.random(G) < 0.7, rng.integers(8, 40, G), rng.integers(8, 1025, G))
-    if mk == "number":
-        m, k = int(rng.integers(1, 3000)), int(rng.integers(1, 3000))
-    else:
-        m = rng.integers(1, 3000, G)
-        k = np.where(rng.random(G) < 0.6, (units - 4) * rng.integers(1, 40, G) + rng.integers(-1, 2, G),
-                     rng.integers(1, 3000, G))
-    lmm_kb = np.where(rng.random(G) < 0.5, rng.integers(1, 9, G), rng.integers(1, 4097, G))
-    cfg = S.configurations(m, k, n, np.full(G, "dense"), units, rng.choice([1, 2, 4, 8], G), lmm_kb,
-                           rng.choice([1, 2, 3, 4, 8, 16, 64], G))
-    live = np.flatnonzero(~S.unschedulable(cfg))
-    if not len(live):
+    case = _dense_case(seed, G, n, mk, opt)
+    if case is None:
         return
-    sub = {key: v[live] if np.ndim(v) else v for key, v in cfg.items()}
-    ms, ks = (m, k) if mk == "number" else (m[live], k[live])
-    lmm_opt = {"all": np.ones(len(live), bool), "none": np.zeros(len(live), bool),
-               "mixed": rng.random(len(live)) < 0.5}[opt]
+    ms, ks, sub, lmm_opt = case
     got, want = P.dense_plans(ms, ks, n, sub, lmm_opt), _dense_plans_7(ms, ks, n, sub, lmm_opt)
     for key in S.FEATURES:
         _same(got["feats"][key], want["feats"][key])
@@ -81,26 +67,6 @@ def test_dense_plans_block_equals_seventh_round(seed, G, n, mk, opt):
 
 
 # ---------------------------------------------------------------- plans.merge_in_place
-
-
-def _parts(seed: int, G: int, n_parts: int, in_order: bool, mixed: bool, blocks: bool) -> list:
-    """Random parts of G configurations (as test_imax_batched7's merge test), with or without their blocks."""
-    rng = np.random.default_rng(seed)
-    cfgs = rng.permutation(G) if not in_order else np.arange(G)
-    cuts = np.sort(rng.choice(np.arange(1, G), size=min(n_parts - 1, G - 1), replace=False)) if G > 1 else []
-    parts = []
-    for j, idx in enumerate(np.split(cfgs, cuts)):
-        idx = np.sort(idx) if len(idx) > 1 and rng.random() < 0.7 else idx
-        count = rng.integers(0, 4, len(idx))
-        c = int(count.sum())
-        dtype = np.int64 if mixed and j == 0 else np.float64
-        block = rng.integers(0, 1 << 40, (len(S.FEATURES), c)).astype(dtype)
-        d = {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": rng.integers(1, 9, c),
-             "bgrp": rng.integers(1, 9, c), "per": {"jds": rng.random(len(idx)) < 0.5, "half": rng.random(len(idx))}}
-        if blocks and dtype == np.float64 and rng.random() < 0.7:
-            d["block"] = block
-        parts.append((idx, d))
-    return parts
 
 
 @settings(max_examples=80, deadline=None)

@@ -251,13 +251,9 @@ def _merge_by_count(G: int, parts: list) -> dict:
             "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per}
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 60), st.integers(1, 6), st.booleans(), st.booleans())
-def test_merge_of_stacked_counts_equals_count_by_count(seed, G, n_parts, in_order, mixed):
-    """plans.merge (every part's counts stacked, concatenated and ordered at once) == each count alone: every
-    count, dtype and the problem numbers; parts in and out of configuration order, one part with int64 counts
-    (the count-by-count path)."""
-    from archmodels.imax import plans as P
+def _parts(seed: int, G: int, n_parts: int, in_order: bool, mixed: bool, blocks: bool) -> list:
+    """Random parts of G configurations for the merges: in or out of configuration order, the first one with int64
+    counts (``mixed``), with or without their counts' blocks (float64 parts only)."""
     rng = np.random.default_rng(seed)
     cfgs = rng.permutation(G) if not in_order else np.arange(G)
     cuts = np.sort(rng.choice(np.arange(1, G), size=min(n_parts - 1, G - 1), replace=False)) if G > 1 else []
@@ -267,9 +263,23 @@ def test_merge_of_stacked_counts_equals_count_by_count(seed, G, n_parts, in_orde
         count = rng.integers(0, 4, len(idx))
         c = int(count.sum())
         dtype = np.int64 if mixed and j == 0 else np.float64
-        parts.append((idx, {"count": count, "feats": {k: rng.integers(0, 1 << 40, c).astype(dtype) for k in S.FEATURES},
-                            "agrp": rng.integers(1, 9, c), "bgrp": rng.integers(1, 9, c),
-                            "per": {"jds": rng.random(len(idx)) < 0.5, "half": rng.random(len(idx))}}))
+        block = rng.integers(0, 1 << 40, (len(S.FEATURES), c)).astype(dtype)
+        d = {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": rng.integers(1, 9, c),
+             "bgrp": rng.integers(1, 9, c), "per": {"jds": rng.random(len(idx)) < 0.5, "half": rng.random(len(idx))}}
+        if blocks and dtype == np.float64 and rng.random() < 0.7:
+            d["block"] = block
+        parts.append((idx, d))
+    return parts
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 60), st.integers(1, 6), st.booleans(), st.booleans())
+def test_merge_of_stacked_counts_equals_count_by_count(seed, G, n_parts, in_order, mixed):
+    """plans.merge (every part's counts stacked, concatenated and ordered at once) == each count alone: every
+    count, dtype and the problem numbers; parts in and out of configuration order, one part with int64 counts
+    (the count-by-count path)."""
+    from archmodels.imax import plans as P
+    parts = _parts(seed, G, n_parts, in_order, mixed, blocks=False)
     got, want = P.merge(G, parts), _merge_by_count(G, parts)
     _same(got["count"], want["count"])
     assert list(got["feats"]) == list(want["feats"]) == list(S.FEATURES)

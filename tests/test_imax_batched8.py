@@ -203,14 +203,9 @@ def _dense_plans_7(m, k, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray
 
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10_000), st.integers(1, 250), st.sampled_from([48, 96, 512, 1000, 4096]),
-       st.sampled_from(["number", "arrays"]), st.sampled_from(["all", "none", "mixed"]))
-def test_dense_plans_equal_seventh_round(seed, G, n, mk, opt):
-    """plans.dense_plans with each width's blocks, A groups and sends computed once == the seventh round's (one
-    _col_sum per sum), every count, candidate and problem number bit for bit and dtype for dtype: random dense
-    products (m, k one number or one per configuration), units, columns, LMM sizes and chips, lmm_opt all, none or
-    mixed."""
+def _dense_case(seed: int, G: int, n: int, mk: str, opt: str):
+    """(m, k, configurations, lmm_opt) of random dense products (m, k one number or one per configuration), units,
+    columns, LMM sizes and chips, the schedulable configurations only; None when there is none."""
     rng = np.random.default_rng(seed)
     units = np.where(rng.random(G) < 0.7, rng.integers(8, 40, G), rng.integers(8, 1025, G))
     if mk == "number":
@@ -224,11 +219,26 @@ def test_dense_plans_equal_seventh_round(seed, G, n, mk, opt):
                            rng.choice([1, 2, 3, 4, 8, 16, 64], G))
     live = np.flatnonzero(~S.unschedulable(cfg))
     if not len(live):
-        return
+        return None
     sub = {key: v[live] if np.ndim(v) else v for key, v in cfg.items()}
     ms, ks = (m, k) if mk == "number" else (m[live], k[live])
     lmm_opt = {"all": np.ones(len(live), bool), "none": np.zeros(len(live), bool),
                "mixed": rng.random(len(live)) < 0.5}[opt]
+    return ms, ks, sub, lmm_opt
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 250), st.sampled_from([48, 96, 512, 1000, 4096]),
+       st.sampled_from(["number", "arrays"]), st.sampled_from(["all", "none", "mixed"]))
+def test_dense_plans_equal_seventh_round(seed, G, n, mk, opt):
+    """plans.dense_plans with each width's blocks, A groups and sends computed once == the seventh round's (one
+    _col_sum per sum), every count, candidate and problem number bit for bit and dtype for dtype: random dense
+    products (m, k one number or one per configuration), units, columns, LMM sizes and chips, lmm_opt all, none or
+    mixed."""
+    case = _dense_case(seed, G, n, mk, opt)
+    if case is None:
+        return
+    ms, ks, sub, lmm_opt = case
     a, b = P.dense_plans(ms, ks, n, sub, lmm_opt), _dense_plans_7(ms, ks, n, sub, lmm_opt)
     for key in ("count", "agrp", "bgrp"):
         _same_arrays(a[key], b[key])
