@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from operator import is_
 from typing import Any, ClassVar
 
 import numpy as np
@@ -124,7 +125,7 @@ class Model(ABC):
         n = batch_size(pts)
         routed, core_wl = self._routing(wl)
         core = self._evaluate_gemms(core_wl, pts) if core_wl.layers else []
-        if len(core) == len(wl.layers) and all(lb.layer is layer for lb, layer in zip(core, wl.layers)):
+        if len(core) == len(wl.layers) and all(map(is_, [lb.layer for lb in core], wl.layers)):
             return core  # nothing routed, nothing repeated (the loop below would copy the list as it is)
         decl = self._decl("LAYER_METRICS")
         for lb, layer in zip(core, (layer for layer, r in zip(wl.layers, routed) if not r)):

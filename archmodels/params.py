@@ -138,12 +138,15 @@ class ParamSet:
         self.owner = owner
         self.by_name = {p.name: p for p in self.params}
         self._dtypes = tuple(p.dtype() for p in self.params)
-        # :meth:`_stack_one`: where each parameter sits (True: the int array, False: the float array, None: its own)
-        self._int_names = tuple(p.name for p in self.params if p.kind == "int")
-        self._float_names = tuple(p.name for p in self.params if p.kind == "float")
-        ints, floats = iter(range(len(self._int_names))), iter(range(len(self._float_names)))
-        self._slots = tuple((True, next(ints)) if p.kind == "int" else (False, next(floats)) if p.kind == "float"
-                            else (None, 0) for p in self.params)
+        # :meth:`_stack_one`: the parameters of each dtype, in order (one array per dtype), and where each sits
+        names: dict[Any, list[str]] = {}
+        slots = []
+        for p, dt in zip(self.params, self._dtypes):
+            group = names.setdefault(dt, [])
+            slots.append((list(names).index(dt), len(group)))
+            group.append(p.name)
+        self._blocks = tuple((dt, tuple(group)) for dt, group in names.items())
+        self._slots = tuple(slots)
         self.names = tuple(p.name for p in self.params)
         if len(self.by_name) != len(self.params):
             raise ValueError(f"{owner}: duplicate parameter names")
@@ -202,15 +205,11 @@ class ParamSet:
         return {p.name: np.array([r[p.name] for r in full], dtype=dt) for p, dt in zip(self.params, self._dtypes)}
 
     def _stack_one(self, row: Mapping[str, Any]) -> Points:
-        """:meth:`stack` of one row: the int and the float parameters as one-element slices of one int64 and
-        one float64 array (two numpy calls instead of one per parameter; the same values and dtypes), the
-        others one array each."""
-        ints = np.array([row[name] for name in self._int_names], dtype=np.int64)
-        floats = np.array([row[name] for name in self._float_names], dtype=np.float64)
-        out: Points = {}
-        for p, dt, (block, i) in zip(self.params, self._dtypes, self._slots):
-            out[p.name] = np.array([row[p.name]], dtype=dt) if block is None else (ints if block else floats)[i:i + 1]
-        return out
+        """:meth:`stack` of one row: the parameters of each dtype (int64, float64, bool, object) as one-element
+        slices of one array of that dtype (one numpy call per dtype instead of one per parameter; the same values
+        and dtypes)."""
+        arrays = [np.array([row[name] for name in group], dtype=dt) for dt, group in self._blocks]
+        return {p.name: arrays[b][i:i + 1] for p, (b, i) in zip(self.params, self._slots)}
 
     def random_rows(self, n: int, rng: np.random.Generator, fixed: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """``n`` random design points over the declared ranges (log-uniform for wide ranges).

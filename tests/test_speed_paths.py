@@ -236,7 +236,7 @@ def test_identity_memo_serves_the_same_objects_only():
 
 @pytest.mark.parametrize("arch", available())
 def test_one_row_stacks_as_in_a_batch(arch):
-    """ParamSet.stack of one row (int and float parameters as slices of one array each) gives each parameter the
+    """ParamSet.stack of one row (the parameters of each dtype as slices of one array) gives each parameter the
     values and dtype of the general path (that row stacked with others, then taken alone)."""
     params = get_model(arch).params
     rows = [params.resolve(r) for r in params.random_rows(20, np.random.default_rng(5))]
