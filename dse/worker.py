@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import optuna
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import TrialState
 
 from . import lease as lease_mod
 from . import storage as storage_mod
@@ -245,32 +245,20 @@ class DesignCache:
     def key(self, params: dict) -> tuple:
         return tuple(params.get(n) for n in self.names)
 
-    def update(self, ost: optuna.Study) -> None:
-        """Take in the COMPLETE trials not seen yet."""
-        self._take(ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), 0)
-
     def counts(self, ost: optuna.Study) -> tuple[int, int]:
-        """:func:`counts` from the cache, from one read of the storage's trial list: the COMPLETE trials not seen
-        yet are taken in (:meth:`update`) and counted when not repeats; the others were counted when first seen.
-        :func:`counts` and :meth:`update` read the list once each and looked at every trial
-        (docs/profile/study_loop.md)."""
+        """:func:`counts`, from one read of the storage's trial list, taking in the COMPLETE trials not seen yet.
+
+        A COMPLETE trial stays so, with the attributes it had when told, so each is read once and counted then
+        when it is not a repeat. The new ones are the list's last ones as a rule (trials end in about the order
+        they were asked): looked for from the end until as many are found as the COMPLETE trials grew by, then
+        taken in trial-number order (the lower number of two trials of one new design is the one repeats point
+        to). :func:`counts` looks at every trial (docs/profile/study_loop.md)."""
         trials = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
         running = list(map(_STATE, trials)).count(TrialState.RUNNING)
-        self._take(trials, running)
-        return self.new_designs, running
-
-    def _take(self, trials: list[FrozenTrial], running: int) -> None:
-        """Take in the COMPLETE trials of ``trials`` not seen yet (``running`` of ``trials`` are RUNNING), in
-        trial-number order (the lower number of two trials of one new design is the one repeats point to). A
-        COMPLETE trial stays so, with the attributes it had when told, so each is read once; the new ones are
-        the last ones as a rule (trials end in about the order they were asked): looked for from the end, until
-        as many are found as the COMPLETE trials grew by."""
         seen = self._seen
         fresh = len(trials) - running - len(seen)
-        if fresh <= 0:
-            return
         new = []
-        for t in reversed(trials):
+        for t in reversed(trials) if fresh > 0 else ():
             if t.state == TrialState.COMPLETE and t.number not in seen:
                 new.append(t)
                 if len(new) == fresh:
@@ -283,6 +271,7 @@ class DesignCache:
             key = self.key(t.params)
             if key not in self.done:
                 self.done[key] = (t.number, list(t.values), list(t.constraints.values()))
+        return self.new_designs, running
 
     def answer(self, study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> int:
         """Evaluate the new designs of a batch, answer the repeats; return how many were repeats."""

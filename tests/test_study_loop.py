@@ -47,7 +47,7 @@ def _ask(ost: optuna.Study, x: int) -> optuna.Trial:
     return t
 
 
-_OPS = hs.lists(hs.tuples(hs.sampled_from(["ask", "tell", "repeat", "fail", "count", "update"]),
+_OPS = hs.lists(hs.tuples(hs.sampled_from(["ask", "tell", "repeat", "fail", "count"]),
                           hs.integers(0, 50), hs.integers(0, 3)), max_size=60)
 
 
@@ -69,9 +69,6 @@ def test_cache_counts_equal_a_full_count_under_any_order_of_events(ops):
                 t.set_user_attr(worker.REPEAT_ATTR, 0)
             t.storage.set_trial_system_attr(t._trial_id, "constraints", [float(x)])
             ost.tell(t, [float(pick)])
-        elif op == "update":
-            cache.update(ost)
-            before.counts(ost)
         else:
             assert cache.counts(ost) == before.counts(ost)
             assert cache.done == before.done
