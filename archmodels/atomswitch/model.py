@@ -284,17 +284,15 @@ class AtomSwitchModel(Model):
             "static_power_w": static_power_w(mults, words, pts["value_bits"]),
             "min_chip_area_mm2": need,
             "feasible": (need <= chip).astype(float),
-            "tiles_in_area": np.floor(chip * 1e6 / pts["tile_um2"] + 1e-9),
+            "tiles_in_area": _tiles_in_area(pts),
             **{k: total[k] for k in ("tiles", "multipliers", "memory_words", "delay_words")},
         }
-
 
     @staticmethod
     def _point_totals(pts: Points, need: float, mults: float, words: float, delay: float) -> dict[str, np.ndarray]:
         """:meth:`model_totals` of one point from its layers' summed sizes (:func:`_point_sizes`): the same
-        values (Python floats are float64), each total a (1,) view of one array; ``tiles_in_area`` as written."""
-        chip = pts["chip_area_mm2"]
-        chip_mm2 = chip.item(0)
+        values (Python floats are float64), each total a (1,) view of one array; ``tiles_in_area`` as a batch's."""
+        chip_mm2 = pts["chip_area_mm2"].item(0)
         power = static_power_w(mults, words + delay, pts["value_bits"].item(0))
         area, hw, static, need_a, feasible, tiles, words_a, delay_a = np.array(
             [chip_mm2, mults, power, need, 1.0 if need <= chip_mm2 else 0.0, mults, words, delay]).reshape(-1, 1)
@@ -304,9 +302,14 @@ class AtomSwitchModel(Model):
             "static_power_w": static,
             "min_chip_area_mm2": need_a,
             "feasible": feasible,
-            "tiles_in_area": np.floor(chip * 1e6 / pts["tile_um2"] + 1e-9),
+            "tiles_in_area": _tiles_in_area(pts),
             "tiles": tiles, "multipliers": hw, "memory_words": words_a, "delay_words": delay_a,
         }
+
+
+def _tiles_in_area(pts: Points) -> np.ndarray:
+    """Tiles that fit ``chip_area_mm2`` (spec §4): chip area / tile area, rounded down."""
+    return np.floor(pts["chip_area_mm2"] * 1e6 / pts["tile_um2"] + 1e-9)
 
 
 #: a stage's (area_mm2, multipliers, memory_words, delay_words) on the one-point path, as its metrics hold them

@@ -43,7 +43,7 @@ from ..base import Model
 from . import mapper as _mapper
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import HW_NUMBERS, HwList, Indexed, coded_reasons, hw_field, listed_reasons, new_hw
+from .mapper import HW_NUMBERS, HwList, Indexed, coded_reasons, hw_field, new_hw
 from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
                       verdicts_coded)
 from . import timing
