@@ -258,12 +258,10 @@ def static_power_w(logic_mm2, sram_kb, node_nm: int, vdd_ratio=1.0):
     ``vdd_ratio`` = V / V_nom (leakage current x supply; DIBL ignored). Python floats in, a Python float out
     (the same operations: one point's totals)."""
     _check_node(node_nm)
-    if type(logic_mm2) is float and type(sram_kb) is float and type(vdd_ratio) is float:
-        return (logic_mm2 * LOGIC_LEAK_MW_PER_MM2[node_nm] * 1e-3
-                + sram_kb * SRAM_LEAK_UW_PER_KB[node_nm] * 1e-6) * vdd_ratio
-    p = (np.asarray(logic_mm2, dtype=float) * LOGIC_LEAK_MW_PER_MM2[node_nm] * 1e-3
-         + np.asarray(sram_kb, dtype=float) * SRAM_LEAK_UW_PER_KB[node_nm] * 1e-6)
-    return p * np.asarray(vdd_ratio, dtype=float)
+    if not (type(logic_mm2) is float and type(sram_kb) is float and type(vdd_ratio) is float):
+        logic_mm2, sram_kb, vdd_ratio = (np.asarray(x, dtype=float) for x in (logic_mm2, sram_kb, vdd_ratio))
+    p = logic_mm2 * LOGIC_LEAK_MW_PER_MM2[node_nm] * 1e-3 + sram_kb * SRAM_LEAK_UW_PER_KB[node_nm] * 1e-6
+    return p * vdd_ratio
 
 
 # ---- clock: voltage-frequency model per node [SN90], synthesis area penalty [ZS02] ----
