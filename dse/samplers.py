@@ -107,7 +107,9 @@ class _Generations:
         generation = trial.system_attrs.get(self._get_generation_key(), None)
         if generation is not None:
             return generation
-        complete = study._get_trials(deepcopy=False, states=[TrialState.COMPLETE], use_cache=True)
+        # the storage's COMPLETE trials (a journal's replay has them filed: dse.replay.IndexedReplay), not the
+        # trial's cache of every trial filtered in Python (Optuna's use_cache: the same trials within an ask)
+        complete = study._get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         tallies = _per_study(self, "_tallies", study)
         seen, top, count = tallies.get(study._study_id, (set(), 0, 0))
         new = len(complete) - len(seen)

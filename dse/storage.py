@@ -247,15 +247,40 @@ class TellSyncBackend(replay.HeldBackend):
     def __init__(self, file_path: str, lock_obj: BaseJournalFileLock | None = None) -> None:
         super().__init__(file_path, lock_obj)
         self._sync = BackgroundSync(file_path)
+        self._written: tuple[int, list[bytes]] | None = None  # the last append: where it began, its lines
 
     def append_logs(self, logs: list[dict]) -> None:
         with get_lock_file(self._lock):
-            text = "\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n"
+            lines = [(json.dumps(log, separators=(",", ":")) + "\n").encode("utf-8") for log in logs]
             with open(self._file_path, "ab") as f:
-                f.write(text.encode("utf-8"))
+                start = f.tell()  # the file's end: no other writer appends while the lock is held
+                f.write(b"".join(lines))
                 f.flush()
+            self._written = (start, lines)
         if any(needs_sync(log) for log in logs):
             self._sync.request()
+
+    def read_logs(self, log_number_from: int):
+        """The records from ``log_number_from`` on; those this storage has just appended are taken from the
+        lines it wrote instead of opening and reading the file again.
+
+        Optuna's journal storage reads the file back after each of its writes (~15 a trial) to apply what it
+        wrote. When the records read so far end exactly where this storage's last append began, no other
+        process wrote in between, so the next records are that append's lines: they are decoded from the very
+        bytes written (as Optuna's reader decodes the file's lines, and their ends recorded as it records them),
+        then the file is read on from their end for anything others appended since (a ``stat`` when nothing)."""
+        written, self._written = self._written, None
+        if written is None or self.held or self._log_number_offset.get(log_number_from) != written[0]:
+            return super().read_logs(log_number_from)
+        return self._read_written(log_number_from, *written)
+
+    def _read_written(self, log_number_from: int, start: int, lines: list[bytes]):
+        end = start
+        for i, line in enumerate(lines):
+            end += len(line)
+            self._log_number_offset.setdefault(log_number_from + i + 1, end)
+            yield json.loads(line)
+        yield from super().read_logs(log_number_from + len(lines))
 
 
 class FlockLock(BaseJournalFileLock):

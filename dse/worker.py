@@ -22,7 +22,6 @@ under our control:
 from __future__ import annotations
 
 import fcntl
-import operator
 import sys
 import threading
 import time
@@ -219,7 +218,6 @@ def tell_batch(study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows
     return answers
 
 
-_STATE = operator.attrgetter("state")
 REPEAT_ATTR = "repeat_of"  # user attribute of a trial answered from an earlier trial with the same design
 REPEAT_LIMIT = 1000  # consecutive repeats after which a worker stops: the sampler finds nothing new
 
@@ -252,14 +250,18 @@ class DesignCache:
         when it is not a repeat. The new ones are the list's last ones as a rule (trials end in about the order
         they were asked): looked for from the end until as many are found as the COMPLETE trials grew by, then
         taken in trial-number order (the lower number of two trials of one new design is the one repeats point
-        to). :func:`counts` looks at every trial (docs/profile/study_loop.md)."""
-        trials = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-        running = list(map(_STATE, trials)).count(TrialState.RUNNING)
+        to). :func:`counts` looks at every trial (docs/profile/study_loop.md).
+
+        The RUNNING trials are counted before the COMPLETE ones are read: a trial that completes in between is
+        counted twice (one trial fewer asked this time), never missed (a trial asked beyond the budget). A
+        journal answers both from its filed trials (:class:`dse.replay.IndexedReplay`)."""
+        running = ost._storage.get_n_trials(ost._study_id, TrialState.RUNNING)
+        trials = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         seen = self._seen
-        fresh = len(trials) - running - len(seen)
+        fresh = len(trials) - len(seen)
         new = []
         for t in reversed(trials) if fresh > 0 else ():
-            if t.state == TrialState.COMPLETE and t.number not in seen:
+            if t.number not in seen:
                 new.append(t)
                 if len(new) == fresh:
                     break
