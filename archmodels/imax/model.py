@@ -583,7 +583,12 @@ class _Plans:
             later = np.flatnonzero(live).tolist()
             live = np.zeros_like(live)
         n_of, sparse = cfg["n"], rows[:, 0] > 0  # format code 0: dense
-        for at, sp, n in _groups_by_kind(np.flatnonzero(live), sparse, n_of):
+        groups = _groups_by_kind(np.flatnonzero(live), sparse, n_of)
+        if (len(groups) == 2 and not groups[0][1] and groups[1][1] and groups[0][2] == groups[1][2]
+                and groups[0][0][-1] < groups[1][0][0]):  # one sparse product and dense runs of it (an SpMM batch)
+            parts.append(cls._mixed(keys, prod, rows, cfg, groups, later))
+            groups = []
+        for at, sp, n in groups:
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
             opt = rows[at, 6].astype(bool)
             if not sp:
@@ -603,6 +608,21 @@ class _Plans:
         d = P.merge_in_place(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"], d.get("block"), d.get("first"),
                    d.get("per_row")), feasible
+
+    @staticmethod
+    def _mixed(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray], groups: list,
+               later: list) -> tuple[np.ndarray, dict]:
+        """:meth:`build`'s part of a dense group and a sparse group of one B column count n (the sparse product's
+        runs and its dense ones: an SpMM batch), both planned in one pass (:func:`plans.mixed_plans`); the sparse
+        configurations with an empty tile appended to ``later``. The dense indices precede the sparse ones."""
+        (at_d, _, n), (at_s, _, _) = groups
+        at = np.concatenate((at_d, at_s))
+        sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
+        m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at_d]] for i in (0, 1))
+        d, idx, fallback = P.mixed_plans(keys[0][3], _FORMAT_NAMES[rows[at_s, 0]], _MAPPING_NAMES[rows[at_s, 1]], n,
+                                         m, k, len(at_d), sub, rows[at, 6].astype(bool))
+        later += at_s[fallback].tolist()
+        return at[idx], d
 
 
 def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
