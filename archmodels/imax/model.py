@@ -617,7 +617,7 @@ class _Plans:
         configurations with an empty tile appended to ``later``. The dense indices precede the sparse ones."""
         (at_d, _, n), (at_s, _, _) = groups
         at = np.concatenate((at_d, at_s))
-        sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
+        sub = {name: cfg[name][at] for name in P.PLAN_INPUTS}  # (only what the plans read)
         m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at_d]] for i in (0, 1))
         d, idx, fallback = P.mixed_plans(keys[0][3], _FORMAT_NAMES[rows[at_s, 0]], _MAPPING_NAMES[rows[at_s, 1]], n,
                                          m, k, len(at_d), sub, rows[at, 6].astype(bool))

@@ -350,9 +350,8 @@ def mixed_plans(layer, fmt, mapping, n: int, m, k, nd: int, cfg: dict[str, np.nd
     points' sparse runs and the dense references, or the points whose format is dense.) Returns (the plans of the
     configurations ``idx``, ``idx``: the dense ones then the sparse ones without an empty tile, in increasing
     order; ``fallback`` over the sparse ones, as :func:`sparse_plans`)."""
-    G = len(cfg["H"])
-    dcfg = {key: v[:nd] if np.ndim(v) else v for key, v in cfg.items()}
-    scfg = {key: v[nd:] if np.ndim(v) else v for key, v in cfg.items()}
+    dcfg = {key: cfg[key][:nd] for key in PLAN_INPUTS}
+    scfg = {key: cfg[key][nd:] for key in PLAN_INPUTS}
     fallback, sidx, pairs = _sparse_pairs(layer, fmt, mapping, scfg, lmm_opt[nd:])
     dopt = lmm_opt[:nd]
     d_amax = _a_max(dcfg, np.ones(nd, bool))
@@ -372,6 +371,10 @@ def mixed_plans(layer, fmt, mapping, n: int, m, k, nd: int, cfg: dict[str, np.nd
     return plans, np.concatenate((np.arange(nd), nd + sidx)), fallback
 
 
+#: the numbers of ``schedule.configurations`` (arrays over configurations) that :func:`mixed_plans` reads
+PLAN_INPUTS = ("arow", "acol", "L", "H", "W", "N", "e", "rt", "ct", "units", "b_hi")
+
+
 def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray
                 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(:func:`_pair_conf`'s [:data:`_CONF_ROWS`, configurations] numbers, problem numbers) of dense m x k products
@@ -383,7 +386,7 @@ def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.nda
     bytes without the optimisation ``e m (GB Xs + Xn)`` = ``(GB MS + (SL - MS)) e``, Xs + Xn = k)."""
     H, W, N, units = cfg["H"], cfg["W"], cfg["N"], cfg["units"]
     rt, ct, arow, L = cfg["rt"], cfg["ct"], cfg["arow"], cfg["L"]
-    m, k = np.broadcast_to(m, H.shape), np.broadcast_to(k, H.shape)
+    m, k = (x if np.shape(x) == H.shape else np.broadcast_to(x, H.shape) for x in (m, k))  # (an SpMM's: arrays)
     c0, ec = np.divmod(k, ct)
     c1, rest = c0 + 1, ct - ec
     B1, B0 = -(-c1 // H), -(-c0 // H)  # blocks of a column tile of each width
@@ -412,8 +415,9 @@ def _sparse_pairs(layer, fmt, mapping, cfg: dict[str, np.ndarray], lmm_opt: np.n
     the others; :func:`_pair_conf`'s arguments for those: their (tile, configuration) pairs, formats, mappings,
     numbers and ``lmm_opt``) of a sparse layer's configurations (:func:`sparse_plans`)."""
     G = len(cfg["H"])
-    jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
-    ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
+    jds, ivs = np.asarray(fmt) == "jds", np.asarray(mapping) == "ivs"
+    if jds.shape != (G,) or ivs.shape != (G,):  # (names for every configuration: the model's arrays of names)
+        jds, ivs = np.broadcast_to(jds, (G,)), np.broadcast_to(ivs, (G,))
     rt, ct, H = cfg["rt"], cfg["ct"], cfg["H"]
     tiles, codes, (R, K), pos = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
     which = pos[np.searchsorted(codes, (jds * R + rt) * K + ct)]  # each configuration's tiling

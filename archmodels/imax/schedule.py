@@ -762,7 +762,7 @@ def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]
     columns ``cols`` (``np.unique(..., axis=0)``'s index and inverse): one int64 code per row (mixed radix,
     the first column most significant: the same order) when it fits, else ``np.unique`` over the rows."""
     cols = [np.asarray(c, dtype=np.int64) for c in cols]
-    radix = [int(c.max()) + 1 if len(c) else 1 for c in cols]
+    radix = [int(np.maximum.reduce(c)) + 1 if len(c) else 1 for c in cols]  # (the ufunc: no Python-level .max)
     if math.prod(radix) < 1 << 62:
         code = np.zeros(len(cols[0]), np.int64)
         for c, r in zip(cols, radix):
@@ -816,8 +816,8 @@ def _some_bgrp_indivisible(n: int, nchip: np.ndarray, b_top: np.ndarray) -> np.n
         return _some_bgrp_indivisible_all(n, nchip, b_top)
     at = np.flatnonzero(~out)
     if len(at):
-        q = np.broadcast_to(n, out.shape)[at] // np.broadcast_to(nchip, out.shape)[at]
-        out[at] = _some_bgrp_indivisible_all(q, 1, np.broadcast_to(b_top, out.shape)[at])
+        pick = lambda x: x if np.ndim(x) == 0 else np.broadcast_to(x, out.shape)[at]  # noqa: E731  (a number as it is)
+        out[at] = _some_bgrp_indivisible_all(pick(n) // pick(nchip), 1, pick(b_top))
     return out
 
 
