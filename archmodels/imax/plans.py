@@ -355,29 +355,44 @@ def mixed_plans(layer, fmt, mapping, n: int, m, k, nd: int, cfg: dict[str, np.nd
     fallback, sidx, pairs = _sparse_pairs(layer, fmt, mapping, scfg, lmm_opt[nd:])
     dopt = lmm_opt[:nd]
     d_amax = _a_max(dcfg, np.ones(nd, bool))
-    dconf, dper = _dense_conf(m, k, dcfg, dopt, d_amax)
+    dconf = _dense_conf(m, k, dcfg, dopt, d_amax)
     if not len(sidx):
-        return _conf_plans(n, dcfg, dopt, d_amax, dconf, dper), np.arange(nd), fallback
-    sconf, s_amax, sper = _pair_conf(*pairs)
+        per = _per_numbers(dconf, np.zeros(nd, bool), np.full(nd, _DENSE_URB), dcfg)
+        return _conf_plans(n, dcfg, dopt, d_amax, dconf, per), np.arange(nd), fallback
+    sconf, s_amax = _pair_conf(*pairs)
     sub, sopt = pairs[-2], pairs[-1]
-    both = {key: np.concatenate((dcfg[key], sub[key])) for key in ("N", "b_hi")}
-    per = {}
-    for key, v in dper.items():  # each number in the dense part's dtype (as merge_in_place's concatenation)
-        w = sper[key]
-        per[key] = np.concatenate((v, w)) if v.dtype == w.dtype else np.concatenate((v, w), dtype=v.dtype,
-                                                                                     casting="unsafe")
-    plans = _conf_plans(n, both, np.concatenate((dopt, sopt)), np.concatenate((d_amax, s_amax)),
-                        np.concatenate((dconf, sconf), axis=1), per)
+    # the numbers of the planned configurations, dense then sparse: the given ones when none falls back
+    joined = cfg if len(sidx) == len(fallback) else {key: np.concatenate((dcfg[key], sub[key])) for key in _PER_INPUTS}
+    conf = np.concatenate((dconf, sconf), axis=1)
+    per = _per_numbers(conf, np.concatenate((np.zeros(nd, bool), pairs[5])),
+                       np.concatenate((np.full(nd, _DENSE_URB), sub["e"])), joined)
+    plans = _conf_plans(n, joined, np.concatenate((dopt, sopt)), np.concatenate((d_amax, s_amax)), conf, per)
     return plans, np.concatenate((np.arange(nd), nd + sidx)), fallback
+
+
+#: the configuration numbers :func:`_per_numbers` and :func:`_candidates` read
+_PER_INPUTS = ("arow", "L", "rt", "ct", "N", "b_hi")
+#: A bytes of a dense row in a unit (4.4.2)
+_DENSE_URB = C.a_unit_row_bytes("dense", 1)
+
+
+def _per_numbers(conf: np.ndarray, jds: np.ndarray, urb: np.ndarray, cfg: dict[str, np.ndarray]) -> dict:
+    """The problem numbers (:data:`PROBLEM_NUMBERS`) of configurations from their :data:`_CONF_ROWS` numbers
+    ``conf``, JDS flags, A unit-row bytes ``urb`` and numbers ``cfg``: the LMM use without the optimisation is the
+    largest tile's rows (JDS: its nonzero rows, ``TOPg``) x ``urb`` over half an LMM; blocks and slots the sums
+    over the tiles."""
+    half = cfg["L"] / 2
+    return {"jds": jds, "tile_rows": cfg["arow"], "urb": urb, "half": half,
+            "util_unopt": np.where(jds, conf[_TOPG], cfg["arow"]) * urb / half, "blocks": conf[_NB],
+            "row_tiles": cfg["rt"], "col_tiles": cfg["ct"], "slots": conf[_SL]}
 
 
 #: the numbers of ``schedule.configurations`` (arrays over configurations) that :func:`mixed_plans` reads
 PLAN_INPUTS = ("arow", "acol", "L", "H", "W", "N", "e", "rt", "ct", "units", "b_hi")
 
 
-def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray
-                ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(:func:`_pair_conf`'s [:data:`_CONF_ROWS`, configurations] numbers, problem numbers) of dense m x k products
+def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray) -> np.ndarray:
+    """:func:`_pair_conf`'s [:data:`_CONF_ROWS`, configurations] numbers of dense m x k products
     on configurations ``cfg`` in closed form, as :func:`dense_plans` sums them: a dense A cut ``rt x ct`` has row
     tiles summing to m (the largest ``ceil(m / rt)``) and ``ec`` column tiles of ``c0 + 1`` columns, the rest of
     ``c0``; a tile's blocks are ``ceil(width / H)``, its stored rows its rows x blocks. A dense slot is an element
@@ -385,7 +400,7 @@ def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.nda
     array. With these, :func:`_conf_plans`' formulas are :func:`dense_plans`' as integer identities (e.g. its A
     bytes without the optimisation ``e m (GB Xs + Xn)`` = ``(GB MS + (SL - MS)) e``, Xs + Xn = k)."""
     H, W, N, units = cfg["H"], cfg["W"], cfg["N"], cfg["units"]
-    rt, ct, arow, L = cfg["rt"], cfg["ct"], cfg["arow"], cfg["L"]
+    rt, ct = cfg["rt"], cfg["ct"]
     m, k = (x if np.shape(x) == H.shape else np.broadcast_to(x, H.shape) for x in (m, k))  # (an SpMM's: arrays)
     c0, ec = np.divmod(k, ct)
     c1, rest = c0 + 1, ct - ec
@@ -403,11 +418,7 @@ def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.nda
                      rt * (ec * B1 * s1 + rest * B0 * s0), rt * SGA, rt * (ec * GA1 * c1 + rest * GA0 * c0), m * SGA,
                      rmax, np.minimum(AG, np.where(ec > 0, B1, B0)) * rmax, AG, N, W, units,
                      C.fill_cycles(units, W, "dense"), one, zero, opt, rt * ct, one * C.VALUE_BYTES))
-    urb = C.a_unit_row_bytes("dense", 1)
-    half = L / 2
-    per = {"jds": np.zeros(len(H), bool), "tile_rows": arow, "urb": np.full(len(H), urb), "half": half,
-           "util_unopt": arow * urb / half, "blocks": rt * SB, "row_tiles": rt, "col_tiles": ct, "slots": m * k}
-    return conf, per
+    return conf
 
 
 def _sparse_pairs(layer, fmt, mapping, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> tuple:
@@ -457,15 +468,14 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     ``np.add.reduceat`` (:func:`_pair_conf`); each candidate's counts then follow from its configuration's sums
     (:func:`_conf_plans`: a factor of the candidate times a sum over tiles is the sum of the per-tile products, in
     integers)."""
-    conf, a_max, per = _pair_conf(tiles, cp, tp, nbp, first, jds, ivs, cfg, opt)
-    return _conf_plans(n, cfg, opt, a_max, conf, per)
+    conf, a_max = _pair_conf(tiles, cp, tp, nbp, first, jds, ivs, cfg, opt)
+    return _conf_plans(n, cfg, opt, a_max, conf, _per_numbers(conf, jds.copy(), cfg["e"], cfg))
 
 
 def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, first: np.ndarray, jds: np.ndarray,
-               ivs: np.ndarray, cfg: dict[str, np.ndarray], opt: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+               ivs: np.ndarray, cfg: dict[str, np.ndarray], opt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the [:data:`_CONF_ROWS`, configurations] int64 numbers a candidate of each configuration reads, the largest
-    AGRP of each, its problem numbers) of sparse configurations from their (tile, configuration) pairs
+    AGRP of each) of sparse configurations from their (tile, configuration) pairs
     (:func:`_pair_plans`)."""
     H, e, L = cfg["H"], cfg["e"], cfg["L"]
     rows = tiles.rows[tp]
@@ -500,11 +510,7 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
     conf = np.concatenate((sums, tops, np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1),
                                                  jds, opt, np.diff(np.append(first, len(cp))),
                                                  np.full(len(first), formats.SLOT_BYTES)))))
-    half = L / 2
-    per = {"jds": jds.copy(), "tile_rows": cfg["arow"], "urb": e, "half": half,
-           "util_unopt": np.where(jds, TOP, cfg["arow"]) * e / half, "blocks": sums[2], "row_tiles": cfg["rt"],
-           "col_tiles": cfg["ct"], "slots": sums[4]}
-    return conf, a_max, per
+    return conf, a_max
 
 
 #: the rows of a configurations' number block (:func:`_pair_conf`, :func:`_dense_conf`): sums over its tiles of rows,
@@ -514,6 +520,7 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
 #: tiles, bytes of a stored slot
 _CONF_ROWS = ("R", "Cs", "NB", "ST", "SL", "FK", "FKR", "BN", "BNC", "LA", "LAR", "MS", "MB", "GAs", "GAC", "GAR",
               "TOPg", "BIG", "MOST", "N", "W", "units", "fill", "arrays", "perm", "o", "TI", "sb")
+_NB, _SL, _TOPG = (_CONF_ROWS.index(name) for name in ("NB", "SL", "TOPg"))
 
 
 def _conf_plans(n: int, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray, conf: np.ndarray,
