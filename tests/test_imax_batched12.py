@@ -157,3 +157,19 @@ def test_batch_in_one_pass_equals_the_batch_by_kind(monkeypatch, wl):
         _same(a.reason, b.reason)
     for name in want.totals:
         _same(got.totals[name], want.totals[name])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(-2, 2), max_size=80), st.sampled_from(["bool", "int", "2-D", "list"]))
+def test_nonzero_at_equals_flatnonzero(values, kind):
+    """schedule.nonzero_at (a 1-D array's nonzero method; anything else np.flatnonzero) == np.flatnonzero: the same
+    indices, dtype and shape, for 1-D bool and int arrays (empty included), 2-D arrays and lists."""
+    a = np.array(values, dtype=np.int64)
+    if kind == "bool":
+        a = a > 0
+    elif kind == "2-D":
+        a = a[: len(a) // 2 * 2].reshape(-1, 2)
+    elif kind == "list":
+        a = values
+    got, want = S.nonzero_at(a), np.flatnonzero(a)
+    assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)

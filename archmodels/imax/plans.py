@@ -440,7 +440,7 @@ def _sparse_pairs(layer, fmt, mapping, cfg: dict[str, np.ndarray], lmm_opt: np.n
     fallback = np.logical_or.reduceat(nbp == 0, first) | tiles.narrow[which] if G else np.zeros(0, bool)
     if fallback.any():  # the pairs of the other configurations
         keep = ~fallback[cp]
-        idx = np.flatnonzero(~fallback)
+        idx = S.nonzero_at(~fallback)
         cp, tp, nbp = (np.cumsum(~fallback) - 1)[cp[keep]], tp[keep], nbp[keep]
         cnt = cnt[idx]
         first = np.cumsum(cnt) - cnt
@@ -481,7 +481,7 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
     rows = tiles.rows[tp]
     Hp = H[cp]
     stored, top = rows * nbp, rows
-    jx = np.flatnonzero(jds[cp])  # the Margins of the JDS pairs only
+    jx = S.nonzero_at(jds[cp])  # the Margins of the JDS pairs only
     if len(jx):
         margins = tiles.margins(tp[jx], Hp[jx], nbp[jx])  # [blocks, JDS pairs]
         stored, top = stored.copy(), rows.copy()
@@ -496,7 +496,7 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
     GA, big, most = -(-nbp // AGp), np.minimum(AGp, nbp) * rows, AGp.copy()
     if len(jx) and not no_opt:
         at = jx if all_opt else jx[opt[cp[jx]]]
-        m = margins if all_opt else np.take(margins, np.flatnonzero(opt[cp[jx]]), axis=1)
+        m = margins if all_opt else np.take(margins, S.nonzero_at(opt[cp[jx]]), axis=1)
         budget = (L // 2) // e
         GA[at], big[at], most[at] = S.pack_pairs(m, nbp[at], budget[cp[at]], a_max[cp[at]])
     cols, fk, bn, la = tiles.cols[tp], tiles.first_k[tp], tiles.b_new[tp], tiles.last[tp]
