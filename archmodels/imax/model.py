@@ -231,7 +231,7 @@ class ImaxModel(Model):
         n = batch.n
         grp = batch.groups(True)
         own = grp.columns[0] == 0  # format code 0: dense
-        need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
+        need = S.nonzero_at(~own & (key[2] % batch.nchip == 0))
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
             every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
             every[:2, n:] = 0
@@ -283,7 +283,7 @@ class ImaxModel(Model):
             out["reason"] = self._reasons(keys, prod, rows, cfg, none, feasible, want, pair_cfg)[inv]
         else:
             out["reason"] = _filled(nk * n, "")
-        sel = np.flatnonzero(out["ok"])
+        sel = S.nonzero_at(out["ok"])
         out["at"] = sel
         if len(sel):
             at = sel % n if nk > 1 else sel  # the point of each (product, point) pair
@@ -301,7 +301,7 @@ class ImaxModel(Model):
             return run["time"] if batch.groups(True).row[0] == 0 else _dense_time_one(key, batch)
         grp = batch.groups(True)
         own = grp.columns[0] == 0  # format code 0: dense
-        need = np.flatnonzero(~own & (key[2] % batch.nchip == 0))
+        need = S.nonzero_at(~own & (key[2] % batch.nchip == 0))
         out = np.where(own, run["time"], np.nan)
         if len(need):
             out[need] = self._runs([key[:3] + (None,)], batch.subset(need), False, reasons=False)[0]["time"]
@@ -317,9 +317,9 @@ class ImaxModel(Model):
         reasons = _filled(len(rows), "")
         if want is not None:
             none, feasible = none & want, feasible | ~want
-        for g in np.flatnonzero(~feasible & ~none):
+        for g in S.nonzero_at(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
-        bad = np.flatnonzero(cfg["error"] & none)
+        bad = S.nonzero_at(cfg["error"] & none)
         if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling): the line
             # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key, asked of
             # the cached build_error with only what it reads (the same text; a batch meets the same few keys)
@@ -330,7 +330,7 @@ class ImaxModel(Model):
             lines = [S.build_error(C.MAPPINGS[mc], units, cols, 0, 0) if no else S.build_error("dense", 0, 0, kb, 1)
                      for no, mc, units, cols, kb in zip(no_h[first].tolist(), *rows[bad[first]][:, 1:5].T.tolist())]
             reasons[bad] = np.array(lines, dtype=object)[inv]
-        plain = np.flatnonzero(none & ~cfg["error"])
+        plain = S.nonzero_at(none & ~cfg["error"])
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({name: cfg[name][plain] for name in S.LIMIT_NAMES},
                                                    shared=len(keys) > 1, config=None if config is None else config[plain])
@@ -583,7 +583,12 @@ class _Plans:
             later = np.flatnonzero(live).tolist()
             live = np.zeros_like(live)
         n_of, sparse = cfg["n"], rows[:, 0] > 0  # format code 0: dense
-        for at, sp, n in _groups_by_kind(np.flatnonzero(live), sparse, n_of):
+        groups = _groups_by_kind(S.nonzero_at(live), sparse, n_of)
+        if (len(groups) == 2 and not groups[0][1] and groups[1][1] and groups[0][2] == groups[1][2]
+                and groups[0][0][-1] < groups[1][0][0]):  # one sparse product and dense runs of it (an SpMM batch)
+            parts.append(cls._mixed(keys, prod, rows, cfg, groups, later))
+            groups = []
+        for at, sp, n in groups:
             sub = {name: v[at] if np.ndim(v) else v for name, v in cfg.items()}
             opt = rows[at, 6].astype(bool)
             if not sp:
@@ -603,6 +608,21 @@ class _Plans:
         d = P.merge_in_place(len(rows), parts)
         return cls(d["count"], d["feats"], d["agrp"], d["bgrp"], d["per"], d.get("block"), d.get("first"),
                    d.get("per_row")), feasible
+
+    @staticmethod
+    def _mixed(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray], groups: list,
+               later: list) -> tuple[np.ndarray, dict]:
+        """:meth:`build`'s part of a dense group and a sparse group of one B column count n (the sparse product's
+        runs and its dense ones: an SpMM batch), both planned in one pass (:func:`plans.mixed_plans`); the sparse
+        configurations with an empty tile appended to ``later``. The dense indices precede the sparse ones."""
+        (at_d, _, n), (at_s, _, _) = groups
+        at = np.concatenate((at_d, at_s))
+        sub = {name: cfg[name][at] for name in P.PLAN_INPUTS}  # (only what the plans read)
+        m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at_d]] for i in (0, 1))
+        d, idx, fallback = P.mixed_plans(keys[0][3], _FORMAT_NAMES[rows[at_s, 0]], _MAPPING_NAMES[rows[at_s, 1]], n,
+                                         m, k, len(at_d), sub, rows[at, 6].astype(bool))
+        later += at_s[fallback].tolist()
+        return at[idx], d
 
 
 def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
@@ -895,12 +915,12 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     sizes = np.bincount(g, minlength=len(n_cand))
     alone = sizes >= (_BIG_GROUP if np.count_nonzero(sizes) > _FEW_CONFIGS else 1)
     big = alone[g]
-    for grp in np.flatnonzero(alone):  # many points on one configuration (or few configurations): one by one
+    for grp in S.nonzero_at(alone):  # many points on one configuration (or few configurations): one by one
         at = np.flatnonzero(g == grp)
         own = {k: v[first[grp]:first[grp] + n_cand[grp]][None, :] for k, v in feats.items()}
         t = S.timing(own, int(nchip[at[0]]), clock_hz[at][:, None], bw[at][:, None])["time"]
         cand[at] = first[grp] + np.argmin(t, axis=1)
-    few = np.flatnonzero(~big)  # the others: every (point, candidate) pair at once
+    few = S.nonzero_at(~big)  # the others: every (point, candidate) pair at once
     st = {} if len(few) == len(sel) else None  # every point timed by _fastest: its chosen pairs' times kept
     if len(few):
         cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few], plans.block,
@@ -1047,7 +1067,7 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
     energy = np.full(len(at), np.nan)  # every point here has its node: all set below
     vscale, lmm_kb = batch.vscale[at], pts["lmm_kb"][at]
     for node, mask in batch.nodes:
-        sel = np.flatnonzero(mask[at]) if len(batch.nodes) > 1 else slice(None)
+        sel = S.nonzero_at(mask[at]) if len(batch.nodes) > 1 else slice(None)
         energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node), vscale[sel]) * 1e-12
     energy = energy + batch.dram_energy_j(reads, writes, at)
     cycles = time_s * clock_hz

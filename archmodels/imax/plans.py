@@ -329,9 +329,106 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     numbers of the tile walk, bit for bit; :func:`sparse_plans_padded`, the per-tile sums over padded
     [tile slots, candidates] arrays, is the reference it is tested against). Configurations with an empty
     tile (whose run order skips it) are left to :func:`schedule.schedule`: ``fallback``."""
+    fallback, idx, pairs = _sparse_pairs(layer, fmt, mapping, cfg, lmm_opt)
+    if len(idx):
+        tiles, cp, tp, nbp, first, jds, ivs, sub, opt = pairs
+        out = merge(len(cfg["H"]), [(idx, _pair_plans(tiles, cp, tp, nbp, first, jds, ivs, n, sub, opt))])
+    else:
+        out = merge(len(cfg["H"]), [])
+    out["fallback"] = fallback
+    return out
+
+
+def mixed_plans(layer, fmt, mapping, n: int, m, k, nd: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray
+                ) -> tuple[dict, np.ndarray, np.ndarray]:
+    """:func:`dense_plans` of configurations ``:nd`` of ``cfg`` (products m x k x n, ``m``, ``k`` one number or one
+    per configuration) and :func:`sparse_plans` of the others (``fmt``, ``mapping``: theirs, as there) in ONE pass
+    over their candidates: the dense configurations' numbers in closed form (:func:`_dense_conf`) and the sparse
+    ones' sums over their tiles (:func:`_pair_conf`) side by side in one [:data:`_CONF_ROWS`, configurations] block,
+    then one :func:`_candidates` and every candidate's counts by the same integer formulas (:func:`_conf_plans`):
+    the integer counts of each kind's own pass, so the same float64 bits (tested). (What an SpMM batch plans: its
+    points' sparse runs and the dense references, or the points whose format is dense.) Returns (the plans of the
+    configurations ``idx``, ``idx``: the dense ones then the sparse ones without an empty tile, in increasing
+    order; ``fallback`` over the sparse ones, as :func:`sparse_plans`)."""
+    dcfg = {key: cfg[key][:nd] for key in PLAN_INPUTS}
+    scfg = {key: cfg[key][nd:] for key in PLAN_INPUTS}
+    fallback, sidx, pairs = _sparse_pairs(layer, fmt, mapping, scfg, lmm_opt[nd:])
+    dopt = lmm_opt[:nd]
+    d_amax = _a_max(dcfg, np.ones(nd, bool))
+    dconf = _dense_conf(m, k, dcfg, dopt, d_amax)
+    if not len(sidx):
+        per = _per_numbers(dconf, np.zeros(nd, bool), np.full(nd, _DENSE_URB), dcfg)
+        return _conf_plans(n, dcfg, dopt, d_amax, dconf, per), np.arange(nd), fallback
+    sconf, s_amax = _pair_conf(*pairs)
+    sub, sopt = pairs[-2], pairs[-1]
+    # the numbers of the planned configurations, dense then sparse: the given ones when none falls back
+    joined = cfg if len(sidx) == len(fallback) else {key: np.concatenate((dcfg[key], sub[key])) for key in _PER_INPUTS}
+    conf = np.concatenate((dconf, sconf), axis=1)
+    per = _per_numbers(conf, np.concatenate((np.zeros(nd, bool), pairs[5])),
+                       np.concatenate((np.full(nd, _DENSE_URB), sub["e"])), joined)
+    plans = _conf_plans(n, joined, np.concatenate((dopt, sopt)), np.concatenate((d_amax, s_amax)), conf, per)
+    return plans, np.concatenate((np.arange(nd), nd + sidx)), fallback
+
+
+#: the configuration numbers :func:`_per_numbers` and :func:`_candidates` read
+_PER_INPUTS = ("arow", "L", "rt", "ct", "N", "b_hi")
+#: A bytes of a dense row in a unit (4.4.2)
+_DENSE_URB = C.a_unit_row_bytes("dense", 1)
+
+
+def _per_numbers(conf: np.ndarray, jds: np.ndarray, urb: np.ndarray, cfg: dict[str, np.ndarray]) -> dict:
+    """The problem numbers (:data:`PROBLEM_NUMBERS`) of configurations from their :data:`_CONF_ROWS` numbers
+    ``conf``, JDS flags, A unit-row bytes ``urb`` and numbers ``cfg``: the LMM use without the optimisation is the
+    largest tile's rows (JDS: its nonzero rows, ``TOPg``) x ``urb`` over half an LMM; blocks and slots the sums
+    over the tiles."""
+    half = cfg["L"] / 2
+    return {"jds": jds, "tile_rows": cfg["arow"], "urb": urb, "half": half,
+            "util_unopt": np.where(jds, conf[_TOPG], cfg["arow"]) * urb / half, "blocks": conf[_NB],
+            "row_tiles": cfg["rt"], "col_tiles": cfg["ct"], "slots": conf[_SL]}
+
+
+#: the numbers of ``schedule.configurations`` (arrays over configurations) that :func:`mixed_plans` reads
+PLAN_INPUTS = ("arow", "acol", "L", "H", "W", "N", "e", "rt", "ct", "units", "b_hi")
+
+
+def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray) -> np.ndarray:
+    """:func:`_pair_conf`'s [:data:`_CONF_ROWS`, configurations] numbers of dense m x k products
+    on configurations ``cfg`` in closed form, as :func:`dense_plans` sums them: a dense A cut ``rt x ct`` has row
+    tiles summing to m (the largest ``ceil(m / rt)``) and ``ec`` column tiles of ``c0 + 1`` columns, the rest of
+    ``c0``; a tile's blocks are ``ceil(width / H)``, its stored rows its rows x blocks. A dense slot is an element
+    (``SL`` = m x k, of ``VALUE_BYTES``; ``MS`` the elements of the tiles of several blocks), no permutation, one A
+    array. With these, :func:`_conf_plans`' formulas are :func:`dense_plans`' as integer identities (e.g. its A
+    bytes without the optimisation ``e m (GB Xs + Xn)`` = ``(GB MS + (SL - MS)) e``, Xs + Xn = k)."""
+    H, W, N, units = cfg["H"], cfg["W"], cfg["N"], cfg["units"]
+    rt, ct = cfg["rt"], cfg["ct"]
+    m, k = (x if np.shape(x) == H.shape else np.broadcast_to(x, H.shape) for x in (m, k))  # (an SpMM's: arrays)
+    c0, ec = np.divmod(k, ct)
+    c1, rest = c0 + 1, ct - ec
+    B1, B0 = -(-c1 // H), -(-c0 // H)  # blocks of a column tile of each width
+    SB = ec * B1 + rest * B0  # blocks of a row of tiles
+    AG = np.where(opt, a_max, 1)
+    GA1, GA0 = -(-B1 // AG), -(-B0 // AG)
+    SGA = ec * GA1 + rest * GA0  # A groups of a row of tiles
+    s1, s0 = B1 > 1, B0 > 1
+    rmax = -(-m // rt)
+    multi_ct = ct > 1
+    zero, one = np.zeros(len(H), np.int64), np.ones(len(H), np.int64)
+    conf = np.stack((ct * m, rt * k, rt * SB, m * SB, m * k, rt, m, np.where(multi_ct, rt * ct, 1),
+                     np.where(multi_ct, rt, 1) * k, rt, m, m * (ec * c1 * s1 + rest * c0 * s0),
+                     rt * (ec * B1 * s1 + rest * B0 * s0), rt * SGA, rt * (ec * GA1 * c1 + rest * GA0 * c0), m * SGA,
+                     rmax, np.minimum(AG, np.where(ec > 0, B1, B0)) * rmax, AG, N, W, units,
+                     C.fill_cycles(units, W, "dense"), one, zero, opt, rt * ct, one * C.VALUE_BYTES))
+    return conf
+
+
+def _sparse_pairs(layer, fmt, mapping, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> tuple:
+    """(``fallback``: the configurations of ``cfg`` with an empty tile, left to :func:`schedule.schedule`; ``idx``:
+    the others; :func:`_pair_conf`'s arguments for those: their (tile, configuration) pairs, formats, mappings,
+    numbers and ``lmm_opt``) of a sparse layer's configurations (:func:`sparse_plans`)."""
     G = len(cfg["H"])
-    jds = np.broadcast_to(np.asarray(fmt) == "jds", (G,))
-    ivs = np.broadcast_to(np.asarray(mapping) == "ivs", (G,))
+    jds, ivs = np.asarray(fmt) == "jds", np.asarray(mapping) == "ivs"
+    if jds.shape != (G,) or ivs.shape != (G,):  # (names for every configuration: the model's arrays of names)
+        jds, ivs = np.broadcast_to(jds, (G,)), np.broadcast_to(ivs, (G,))
     rt, ct, H = cfg["rt"], cfg["ct"], cfg["H"]
     tiles, codes, (R, K), pos = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
     which = pos[np.searchsorted(codes, (jds * R + rt) * K + ct)]  # each configuration's tiling
@@ -343,26 +440,23 @@ def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_op
     fallback = np.logical_or.reduceat(nbp == 0, first) | tiles.narrow[which] if G else np.zeros(0, bool)
     if fallback.any():  # the pairs of the other configurations
         keep = ~fallback[cp]
-        idx = np.flatnonzero(~fallback)
+        idx = S.nonzero_at(~fallback)
         cp, tp, nbp = (np.cumsum(~fallback) - 1)[cp[keep]], tp[keep], nbp[keep]
         cnt = cnt[idx]
         first = np.cumsum(cnt) - cnt
     else:
         idx = np.arange(G)
-    parts = []
-    if len(idx):
-        if len(idx) == G:  # every configuration (the common case): its numbers as they are, not gathered by idx
-            sub, jd, iv, opt = dict(cfg), jds, ivs, lmm_opt
-        else:
-            sub = {k: v[idx] if np.ndim(v) else v for k, v in cfg.items()}
-            jd, iv, opt = jds[idx], ivs[idx], lmm_opt[idx]
-        # the pipeline fill of each configuration's block pass (per mapping, for the configurations on it)
-        sub["fill"] = np.where(iv, C.fill_cycles(sub["units"], sub["W"], "ivs") if iv.any() else 0,
-                               C.fill_cycles(sub["units"], sub["W"], "ivj") if not iv.all() else 0)
-        parts.append((idx, _pair_plans(tiles, cp, tp, nbp, first, jd, iv, n, sub, opt)))
-    out = merge(G, parts)
-    out["fallback"] = fallback
-    return out
+    if not len(idx):
+        return fallback, idx, None
+    if len(idx) == G:  # every configuration (the common case): its numbers as they are, not gathered by idx
+        sub, jd, iv, opt = dict(cfg), jds, ivs, lmm_opt
+    else:
+        sub = {key: v[idx] if np.ndim(v) else v for key, v in cfg.items()}
+        jd, iv, opt = jds[idx], ivs[idx], lmm_opt[idx]
+    # the pipeline fill of each configuration's block pass (per mapping, for the configurations on it)
+    sub["fill"] = np.where(iv, C.fill_cycles(sub["units"], sub["W"], "ivs") if iv.any() else 0,
+                           C.fill_cycles(sub["units"], sub["W"], "ivj") if not iv.all() else 0)
+    return fallback, idx, (tiles, cp, tp, nbp, first, jd, iv, sub, opt)
 
 
 def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, first: np.ndarray, jds: np.ndarray,
@@ -371,13 +465,23 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     (configuration after configuration, the first of each at ``first``; ``nbp`` blocks each): per pair the
     numbers :func:`schedule.tile_sums` / :func:`schedule.tile_sums_swapped_a` read of a tile (JDS: the Margins,
     and with ``lmm_opt`` the packed A groups, :func:`schedule.pack_pairs`), summed per configuration in one
-    ``np.add.reduceat``; each candidate's counts then follow from its configuration's sums (a factor of the
-    candidate times a sum over tiles is the sum of the per-tile products, in integers)."""
+    ``np.add.reduceat`` (:func:`_pair_conf`); each candidate's counts then follow from its configuration's sums
+    (:func:`_conf_plans`: a factor of the candidate times a sum over tiles is the sum of the per-tile products, in
+    integers)."""
+    conf, a_max = _pair_conf(tiles, cp, tp, nbp, first, jds, ivs, cfg, opt)
+    return _conf_plans(n, cfg, opt, a_max, conf, _per_numbers(conf, jds.copy(), cfg["e"], cfg))
+
+
+def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, first: np.ndarray, jds: np.ndarray,
+               ivs: np.ndarray, cfg: dict[str, np.ndarray], opt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the [:data:`_CONF_ROWS`, configurations] int64 numbers a candidate of each configuration reads, the largest
+    AGRP of each) of sparse configurations from their (tile, configuration) pairs
+    (:func:`_pair_plans`)."""
     H, e, L = cfg["H"], cfg["e"], cfg["L"]
     rows = tiles.rows[tp]
     Hp = H[cp]
     stored, top = rows * nbp, rows
-    jx = np.flatnonzero(jds[cp])  # the Margins of the JDS pairs only
+    jx = S.nonzero_at(jds[cp])  # the Margins of the JDS pairs only
     if len(jx):
         margins = tiles.margins(tp[jx], Hp[jx], nbp[jx])  # [blocks, JDS pairs]
         stored, top = stored.copy(), rows.copy()
@@ -386,14 +490,13 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     TOP = np.maximum.reduceat(top, first)
     a_max = _a_max(cfg, ~jds | (TOP * e > L / 2))
     all_opt, no_opt = bool(opt.all()), not opt.any()
-    count, g, AG, BG = _candidates(n, cfg, True if all_opt else False if no_opt else opt, a_max)
     # A groups of each pair with the optimisation (AGRP = a_max of its configuration, every candidate's):
     # CSR ceil(blocks / AGRP); JDS packed (schedule.pack); without it they are not read
     AGp = np.where(opt, a_max, 1)[cp]
     GA, big, most = -(-nbp // AGp), np.minimum(AGp, nbp) * rows, AGp.copy()
     if len(jx) and not no_opt:
         at = jx if all_opt else jx[opt[cp[jx]]]
-        m = margins if all_opt else np.take(margins, np.flatnonzero(opt[cp[jx]]), axis=1)
+        m = margins if all_opt else np.take(margins, S.nonzero_at(opt[cp[jx]]), axis=1)
         budget = (L // 2) // e
         GA[at], big[at], most[at] = S.pack_pairs(m, nbp[at], budget[cp[at]], a_max[cp[at]])
     cols, fk, bn, la = tiles.cols[tp], tiles.first_k[tp], tiles.b_new[tp], tiles.last[tp]
@@ -402,12 +505,33 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     sums = np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
                                      several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1)
     tops = np.maximum.reduceat(np.stack((top, big, most)), first, axis=1)
-    # every number of a configuration the candidates read, gathered at each candidate's configuration in one take
-    # (C-contiguous rows; the tiles of each configuration: every one runs)
+    # every number of a configuration the candidates read (C-contiguous rows; the tiles of each configuration:
+    # every one runs)
     conf = np.concatenate((sums, tops, np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1),
-                                                 jds, opt, np.diff(np.append(first, len(cp)))))))
+                                                 jds, opt, np.diff(np.append(first, len(cp))),
+                                                 np.full(len(first), formats.SLOT_BYTES)))))
+    return conf, a_max
+
+
+#: the rows of a configurations' number block (:func:`_pair_conf`, :func:`_dense_conf`): sums over its tiles of rows,
+#: columns, blocks, stored rows, slots, first-column-tile rows (count, x rows), new-B-slab tiles (count, x columns),
+#: last-column tiles (count, x rows), several-block tiles' slots and blocks, A groups (count, x columns, x rows);
+#: the largest tile rows, A group slots and A group blocks; chips, threads, units, fill, A arrays, JDS, lmm_opt,
+#: tiles, bytes of a stored slot
+_CONF_ROWS = ("R", "Cs", "NB", "ST", "SL", "FK", "FKR", "BN", "BNC", "LA", "LAR", "MS", "MB", "GAs", "GAC", "GAR",
+              "TOPg", "BIG", "MOST", "N", "W", "units", "fill", "arrays", "perm", "o", "TI", "sb")
+_NB, _SL, _TOPG = (_CONF_ROWS.index(name) for name in ("NB", "SL", "TOPg"))
+
+
+def _conf_plans(n: int, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray, conf: np.ndarray,
+                per: dict[str, np.ndarray]) -> dict:
+    """The plans of configurations from their numbers ``conf`` (:data:`_CONF_ROWS`), largest AGRP ``a_max`` and
+    problem numbers ``per``: the candidates (:func:`_candidates`) and each one's counts from its configuration's
+    numbers gathered in one take (integer formulas: the tile walk's counts, exact)."""
+    all_opt, no_opt = bool(opt.all()), not opt.any()
+    count, g, AG, BG = _candidates(n, cfg, True if all_opt else False if no_opt else opt, a_max)
     (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR, TOPg, BIG, MOST,
-     N, W, units, fill, arrays, perm, o, TI) = np.take(conf, g, axis=1)
+     N, W, units, fill, arrays, perm, o, TI, sb) = np.take(conf, g, axis=1)
     o = o.astype(bool)
     VB, desc = C.VALUE_BYTES, C.DMA_DESC_WORDS
     GB = n // (BG * N)
@@ -418,8 +542,8 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
     a_groups = np.where(o, GAs, GB * NB)
     f = {
         "starts": starts, "a_groups": a_groups, "pauses": np.where(o, GB * (NB - GAs), 0),
-        "a_bytes": np.where(o, SL * formats.SLOT_BYTES + R * np.where(perm, C.INDEX_BYTES, 0),
-                            (GB * MS + (SL - MS)) * formats.SLOT_BYTES + R * C.INDEX_BYTES * perm),
+        "a_bytes": np.where(o, SL * sb + R * np.where(perm, C.INDEX_BYTES, 0),
+                            (GB * MS + (SL - MS)) * sb + R * C.INDEX_BYTES * perm),
         "b_bytes": np.where(multi, CGc, BNC) * BG * VB,
         "c_load_bytes": np.where(multi, CGr - GB * FKR, 0) * BG * VB,
         "c_drain_bytes": np.where(multi, CGr, LAR) * BG * VB,
@@ -428,15 +552,11 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
         "drain_desc_words": np.where(multi, CG, LA) * desc,
         "a_desc_words": (np.where(o, GAs, GB * MB + (NB - MB)) * arrays + perm * TI) * desc,
         "issued_macs": GB * SL * BG,
-        "lmm_exec_bytes": GB * (SL * (formats.SLOT_BYTES + BG * VB) + ST * 2 * BG * VB),
+        "lmm_exec_bytes": GB * (SL * (sb + BG * VB) + ST * 2 * BG * VB),
         "b_groups": GB,
         "a_group_slots": np.where(o, BIG, TOPg), "a_group_blocks": np.where(o, MOST, 1),
     }
     block = _count_block(f, len(g), units * W, o)
-    half = L / 2
-    per = {"jds": jds.copy(), "tile_rows": cfg["arow"], "urb": e, "half": half,
-           "util_unopt": np.where(jds, TOP, cfg["arow"]) * e / half, "blocks": sums[2], "row_tiles": cfg["rt"],
-           "col_tiles": cfg["ct"], "slots": sums[4]}
     return {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": AG, "bgrp": BG, "per": per,
             "block": block}
 
