@@ -1,11 +1,12 @@
 """Issue 15, twelfth round: multicore's one-point path (a study's trial) after restructuring its per-layer formulas
 into equivalent ones gives the very bits of the round-11 forms, and each point alone the very numbers of the batch.
 
-What changed (archmodels/multicore/model.py): the products that depend on a layer alone are made once per layer in its
-table (:func:`fc_shape`: repetitions, weights, partial sums per core; :func:`pool_shape`: window elements;
+What changed (archmodels/multicore/model.py): the products that depend on a layer alone are made once per layer in
+its table (:func:`fc_shape`: repetitions, weights, partial sums per core; :func:`pool_shape`: window elements;
 ``fm_elems``: input + output feature maps), integer products taken in another order (exact: no int64 overflow at
-these sizes); the one-point rows hold a layer's MACs and pooling operations as floats (they only ever meet floats);
-the energy's ``steps x ni`` is made once. The round-11 forms are kept below as the oracles, verbatim.
+these sizes); the one-point rows hold a layer's sizes as floats, and the configuration its fill cycles and MAC units
+as floats (they only ever meet floats); the energy's ``steps x ni`` is made once; the configuration is built
+positionally. The round-11 forms are kept below as the oracles, verbatim.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def _layer_args(layer):
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(_WORKLOADS))
 def test_layer_costs_equal_the_round11_form_bit_for_bit(seed, wl):
-    """layer_costs (SIZES tuple; the one-point rows' MACs and pooling operations as floats) gives the oracle's values,
+    """layer_costs (SIZES tuple; the one-point rows' sizes as floats) gives the oracle's values,
     feasibility and SHM need, bit for bit, for each costed layer of a network alone on one point, and over the
     table's (layers x points) arrays."""
     t = MC.table_of(load_workload(wl).layers)
@@ -177,7 +178,7 @@ def test_layer_costs_equal_the_round11_form_bit_for_bit(seed, wl):
             want = _old_layer_costs(old_counts(k), ie, oe, layer.macs, pool_ops, *MC.tiling_geometry(layer), k)
             sizes = MC.layer_sizes(layer)
             assert sizes == (ie, oe, ie + oe, layer.macs, pool_ops, *MC.tiling_geometry(layer))
-            point_sizes = (*sizes[:3], float(sizes[3]), float(sizes[4]), *sizes[5:])
+            point_sizes = tuple(map(float, sizes))
             assert (counts, shape, point_sizes) in t.points  # the very row the one-point path costs
             got = MC.layer_costs(counts(shape, k), point_sizes, k)
             assert [_bits(v) for v in got[0]] == [_bits(v) for v in want[0]], (layer.name, r)
@@ -220,8 +221,7 @@ def test_table_products_equal_the_layers():
         assert len(t.point_of) == len(costed) and len(t.points) == len(set(t.points)) <= len(costed)
         for x, j in zip(costed, t.point_of):
             counts, shape, sizes = t.points[j]
-            assert sizes[3:5] == (float(x.macs), float(x.ops if isinstance(x, MC.Pool) else 0))
-            assert all(type(v) is float for v in sizes[3:5]) and all(type(v) is int for v in (*sizes[:3], *sizes[5:]))
+            assert sizes == MC.layer_sizes(x) and all(type(v) is float for v in sizes)
             assert (counts, shape) == ((MC._pool_counts, MC.pool_shape(x.input_elems, x.output_elems, x.channels,
                                                                        x.kernel)) if isinstance(x, MC.Pool)
                                        else (MC._fc_counts, MC.fc_shape(*MC.as_fc(x))))

@@ -278,10 +278,9 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     point_rows = [(_pool_counts, pool_shape(int(x.input_elems), int(x.output_elems), int(x.channels), int(x.kernel)))
                   if isinstance(x, Pool) else (_fc_counts, fc_shape(*(int(v) for v in as_fc(x))))
                   for x in (layers[i] for i in in_order)]
-    # macs and pool ops as floats: they only ever meet floats in layer_costs (Python's float x float skips the
-    # int-to-float step of int x float; the same conversion numpy makes of the int64 columns)
-    point_rows = [(f, a, (*s[:3], float(s[3]), float(s[4]), *s[5:]))
-                  for (f, a), s in zip(point_rows, (layer_sizes(layers[i]) for i in in_order))]
+    # the sizes as floats: they only ever meet floats in layer_costs and shm_tiling_of (Python's float op float skips
+    # the int-to-float step of int op float; numpy converts the int64 columns the same way, exactly below 2**53)
+    point_rows = [(f, a, tuple(map(float, layer_sizes(layers[i])))) for (f, a), i in zip(point_rows, in_order)]
     points = {r: None for r in point_rows}  # distinct rows, in order of first use
     at = {r: j for j, r in enumerate(points)}
     sizes = [layer_sizes(x) for x in costed]
@@ -327,11 +326,11 @@ class Config:
     ports: object  # SHM accesses per cycle (a float: counts divided by it as numpy divides int arrays)
     noc_bpc: object  # network bytes per cycle
     dram_bpc: object  # DRAM bytes per cycle
-    fill: object  # cycles of a phase beside its busiest resource (latencies + NFU pipeline)
+    fill: object  # cycles of a phase beside its busiest resource (latencies + NFU pipeline), a float
     wb_bytes: object  # Weight Buffer per core [B]
     shm_kb: object
     clock_hz: object
-    mac_units: object  # cores x ni x no
+    mac_units: object  # cores x ni x no, a float
     mac_pj: object  # energies at nominal supply [pJ]: a MAC, an add, a byte of IB / OB / WB / SHM
     add_pj: object
     ib_pj: object
@@ -386,16 +385,16 @@ def config(pts: Points) -> Config:
                                        for kb in (ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]))
     is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
     reuse, entries = (pl == "TR1") | (pl == "TR2") | p["input_reuse"], p["input_buffer_entries"]
+    # positional, in the fields' order (keywords cost ~1 us a point: each is looked up among the 31 names)
     return Config(
-        cores=cores, ni=ni, no=no, is_b=is_b, is_t2=is_t2, in_split=where(is_t2, cores, 1),
-        out_split=where(is_t2 | is_b, 1, cores), psum_cores=where(is_t2, cores, 0),
-        reuse=reuse, entries=entries, reuse_entries=where(reuse, entries, -1),
-        vbytes=vbytes, in_chunk_b=ni * vbytes, out_chunk_b=no * vbytes, ports=p["mem_ports"] * 1.0,
-        noc_bpc=p["noc_gbps"] * 1e9 / clock_hz, dram_bpc=p["dram_gbps"] * 1e9 / clock_hz,
-        fill=p["noc_latency_cycles"] + p["mem_latency_cycles"] + NFU_PIPELINE_STAGES,
-        wb_bytes=p["weight_buffer_kb"] * 1024.0, shm_kb=p["shm_kb"], clock_hz=clock_hz, mac_units=cores * ni * no,
-        mac_pj=mac_pj, add_pj=add_pj, ib_pj=ib_pj, ob_pj=ob_pj, wb_pj=wb_pj, shm_pj=shm_pj, vscale=vscale,
-        dram_read_pj=dram_read_pj, dram_write_pj=dram_write_pj,
+        cores, ni, no, is_b, is_t2,
+        where(is_t2, cores, 1), where(is_t2 | is_b, 1, cores), where(is_t2, cores, 0),  # in_split, out_split, psum_cores
+        reuse, entries, where(reuse, entries, -1),  # reuse, entries, reuse_entries
+        vbytes, ni * vbytes, no * vbytes, p["mem_ports"] * 1.0,  # vbytes, in_chunk_b, out_chunk_b, ports
+        p["noc_gbps"] * 1e9 / clock_hz, p["dram_gbps"] * 1e9 / clock_hz,  # noc_bpc, dram_bpc
+        (p["noc_latency_cycles"] + p["mem_latency_cycles"] + NFU_PIPELINE_STAGES) * 1.0,  # fill (a float: it only
+        p["weight_buffer_kb"] * 1024.0, p["shm_kb"], clock_hz, cores * ni * no * 1.0,  # meets floats; mac_units too)
+        mac_pj, add_pj, ib_pj, ob_pj, wb_pj, shm_pj, vscale, dram_read_pj, dram_write_pj,
     )
 
 
