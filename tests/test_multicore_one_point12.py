@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from archmodels import get_model
+from archmodels import get_model, tech
 from archmodels.multicore import model as MC
-from archmodels.num import max_of, minimum, where  # noqa: F401  (the oracles' helpers)
+from archmodels.num import max_of, minimum, where  # the oracles' helpers
 from archmodels.testing import assert_alone_equals_batch
 from workloads import load_workload
 
@@ -109,6 +109,49 @@ def _old_layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, 
 
 
 
+def _old_config(pts):
+    """The round-11 form (the oracle): ``config`` as it stood at 08d1ea0 (keywords; fill and MAC units ints)."""
+    one = MC.batch_size(pts) == 1
+    p = {k: v.item(0) for k, v in pts.items()} if one else pts
+    policies = {p["ib_policy"]} if one else set(pts["ib_policy"].tolist())
+    if not policies <= set(MC.IB_POLICIES):
+        raise ValueError(f"unknown IB policy {sorted(policies - set(MC.IB_POLICIES))[0]}")
+    cores, ni, no = p["cores"], p["ni"], p["no"]
+    pl = p["placement"]
+    vbytes = p["value_bits"] / 8.0
+    clock_hz = p["clock_mhz"] * 1e6
+    ib_kb = p["input_buffer_entries"] * ni * vbytes / 1024
+    ob_kb = p["output_buffer_entries"] * no * vbytes / 1024
+    bits, node = p["value_bits"], p["tech_nm"]
+    if one:  # the technology table's numbers of the one node and width
+        vscale = MC.point_clock(p["clock_mhz"], node).energy_scale
+        dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
+        dram_read_pj, dram_write_pj = dram.read_pj_per_byte, dram.write_pj_per_byte
+        mac_pj, add_pj = MC._op_pj(bits, node)
+        ib_pj, ob_pj, wb_pj, shm_pj = (tech.sram_energy_pj_per_byte(float(kb), node)  # Python floats: as an array
+                                       for kb in (ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]))
+    else:
+        vscale = tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).energy_scale  # the memo of check_config's call
+        dram_read_pj, dram_write_pj = tech.dram_pj_per_byte(pts["dram"])
+        mac_pj = tech.per_point(lambda b, nd: tech.mac_energy_pj(tech.dtype_of(b), nd), bits, node)
+        add_pj = tech.per_point(lambda b, nd: tech.op_energy_pj("add", tech.dtype_of(b), nd), bits, node)
+        ib_pj, ob_pj, wb_pj, shm_pj = (MC.per_node(tech.sram_energy_pj_per_byte, kb, node)
+                                       for kb in (ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]))
+    is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
+    reuse, entries = (pl == "TR1") | (pl == "TR2") | p["input_reuse"], p["input_buffer_entries"]
+    return MC.Config(
+        cores=cores, ni=ni, no=no, is_b=is_b, is_t2=is_t2, in_split=where(is_t2, cores, 1),
+        out_split=where(is_t2 | is_b, 1, cores), psum_cores=where(is_t2, cores, 0),
+        reuse=reuse, entries=entries, reuse_entries=where(reuse, entries, -1),
+        vbytes=vbytes, in_chunk_b=ni * vbytes, out_chunk_b=no * vbytes, ports=p["mem_ports"] * 1.0,
+        noc_bpc=p["noc_gbps"] * 1e9 / clock_hz, dram_bpc=p["dram_gbps"] * 1e9 / clock_hz,
+        fill=p["noc_latency_cycles"] + p["mem_latency_cycles"] + MC.NFU_PIPELINE_STAGES,
+        wb_bytes=p["weight_buffer_kb"] * 1024.0, shm_kb=p["shm_kb"], clock_hz=clock_hz, mac_units=cores * ni * no,
+        mac_pj=mac_pj, add_pj=add_pj, ib_pj=ib_pj, ob_pj=ob_pj, wb_pj=wb_pj, shm_pj=shm_pj, vscale=vscale,
+        dram_read_pj=dram_read_pj, dram_write_pj=dram_write_pj,
+    )
+
+
 # ---- helpers ----
 def _bits(x) -> bytes:
     """The float64 bits a value ends as in a layer's metric arrays (ints, bools and floats alike)."""
@@ -125,6 +168,25 @@ _FC = st.tuples(st.integers(1, 50_000), st.integers(1, 50_000), st.integers(1, 5
 _POOL = st.tuples(st.integers(1, 10**7), st.integers(1, 10**7), st.integers(1, 4096), st.integers(1, 8))
 _WORKLOADS = ["vgg16", "alexnet", "resnet50", "mobilenet_v2", "fc2", "lenet", "bert_encoder",
               "matmul:m=300,k=200,n=50"]
+
+
+# ---- the configuration ----
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_config_equals_the_round11_form(seed):
+    """config (positional; fill and MAC units as floats) holds the oracle's values in every field, bit for bit, for
+    one point (Python numbers) and for a batch (arrays of the same dtype, but those two now float64)."""
+    rows = _rows(8, seed)
+    names = list(MC.Config.__dataclass_fields__)
+    for pts in [M.params.points(rows), *(M.params.points([r]) for r in rows)]:
+        got, want = MC.config(pts), _old_config(pts)
+        for name in names:
+            a, b = getattr(got, name), getattr(want, name)
+            if isinstance(b, np.ndarray):
+                assert a.shape == b.shape and a.tobytes() == (b.astype(float) if name in ("fill", "mac_units")
+                                                             else b).tobytes(), name
+            else:
+                assert _bits(a) == _bits(b) and type(a) is (float if name in ("fill", "mac_units") else type(b)), name
 
 
 # ---- the counts ----
