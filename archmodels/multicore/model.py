@@ -500,11 +500,16 @@ def layer_costs(c: tuple, sizes: tuple, k: Config):
         (dram_rd + fm_wr) / k.dram_bpc,
     ) + k.fill
     has_merge = merge_reads > 0
-    merge = 0.0 if has_merge is False else where(has_merge, max_of(  # (a layer of one point without merge: 0.0)
-        (merge_reads + merge_psum_reads + merge_writes) / k.ports,
-        merge_nfu,
-        active * (merge_rd_b + merge_wr_b) / k.noc_bpc,
-    ) + k.fill, 0.0)
+    if has_merge is False:  # a layer of one point without merge (no call)
+        merge = 0.0
+    else:
+        merge = max_of(
+            (merge_reads + merge_psum_reads + merge_writes) / k.ports,
+            merge_nfu,
+            active * (merge_rd_b + merge_wr_b) / k.noc_bpc,
+        ) + k.fill
+        if has_merge is not True:  # arrays: layers x points without merge take 0.0 (one point with merge: as is)
+            merge = where(has_merge, merge, 0.0)
     cycles = compute + merge
     shm_rd = active * (core_rd_b + merge_rd_b)
     shm_wr = active * (core_wr_b + merge_wr_b)
@@ -645,7 +650,7 @@ class MulticoreModel(Model):
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"placement": placement}, ok, reason)
         else:
             out = [None] * len(workload.layers)
-        for i, layer in enumerate(workload.layers):
+        for i, layer in enumerate(workload.layers) if not t.rows or -1 in t.row else ():  # (else: none is None)
             if out[i] is None:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
                 lb = out[i] = LayerBatch(layer, n)
                 lb.labels["placement"] = pts["placement"].astype(object)
