@@ -240,9 +240,11 @@ def test_layer_costs_equal_the_round11_form_bit_for_bit(seed, wl):
             want = _old_layer_costs(old_counts(k), ie, oe, layer.macs, pool_ops, *MC.tiling_geometry(layer), k)
             sizes = MC.layer_sizes(layer)
             assert sizes == (ie, oe, ie + oe, layer.macs, pool_ops, *MC.tiling_geometry(layer))
-            point_sizes = tuple(map(float, sizes))
-            assert (counts, shape, point_sizes) in t.points  # the very row the one-point path costs
-            got = MC.layer_costs(counts(shape, k), point_sizes, k)
+            row = (counts, *MC._point_counts(layer)[1:], tuple(map(float, sizes)))
+            assert row in t.points and t.points[t.points.index(row)] == row  # the very row the one-point path costs
+            point_counts = counts(row[1], k)
+            assert point_counts == counts(shape, k) == old_counts(k)  # float shape: the same values
+            got = MC.layer_costs(point_counts, row[2], k)
             assert [_bits(v) for v in got[0]] == [_bits(v) for v in want[0]], (layer.name, r)
             assert got[1] is want[1] and _bits(got[2]) == _bits(want[2])
     # arrays: the table's columns over all points
@@ -287,6 +289,9 @@ def test_table_products_equal_the_layers():
             assert (counts, shape) == ((MC._pool_counts, MC.pool_shape(x.input_elems, x.output_elems, x.channels,
                                                                        x.kernel)) if isinstance(x, MC.Pool)
                                        else (MC._fc_counts, MC.fc_shape(*MC.as_fc(x))))
+            # divided (// ceilings): ints; only multiplied: floats
+            assert [type(v) for v in shape] == [int, int, int, float] if isinstance(x, MC.Pool) else \
+                [int, int, float, float, float, float]
 
 
 # ---- the whole path ----

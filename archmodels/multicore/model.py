@@ -261,6 +261,21 @@ class LayerTable:
         return len(self.sizes["macs"])
 
 
+def _point_counts(layer: Layer) -> tuple:
+    """(:func:`_fc_counts` or :func:`_pool_counts`, the layer's shape) as one point's row holds them: what is divided
+    (the // ceilings) as Python ints, what only multiplies counts or meets floats as Python floats (groups,
+    repetitions, weights and partial sums per core; the pooling window). Python's float op float skips the
+    int-to-float step of int op float and large ints' slower arithmetic; the values are the same: integers below
+    2**53 are exact floats, and so are their sums and products (the counts stay far below it), and numpy converts
+    the int64 columns to float64 the same way. The sizes (:func:`layer_sizes`) are all floats for this reason."""
+    if isinstance(layer, Pool):
+        ie, oe, channels, window = pool_shape(int(layer.input_elems), int(layer.output_elems), int(layer.channels),
+                                              int(layer.kernel))
+        return _pool_counts, (ie, oe, channels, float(window))
+    inputs, neurons, *products = fc_shape(*map(int, as_fc(layer)))
+    return _fc_counts, (inputs, neurons, *map(float, products))
+
+
 @lru_cache(maxsize=64)
 def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     """The :class:`LayerTable` of ``layers`` (cached: it depends on the layer shapes only)."""
@@ -275,12 +290,7 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     point_row = [-1] * len(layers)
     for r, i in enumerate(in_order):
         point_row[i] = r
-    point_rows = [(_pool_counts, pool_shape(int(x.input_elems), int(x.output_elems), int(x.channels), int(x.kernel)))
-                  if isinstance(x, Pool) else (_fc_counts, fc_shape(*(int(v) for v in as_fc(x))))
-                  for x in (layers[i] for i in in_order)]
-    # the sizes as floats: they only ever meet floats in layer_costs and shm_tiling_of (Python's float op float skips
-    # the int-to-float step of int op float; numpy converts the int64 columns the same way, exactly below 2**53)
-    point_rows = [(f, a, tuple(map(float, layer_sizes(layers[i])))) for (f, a), i in zip(point_rows, in_order)]
+    point_rows = [(*_point_counts(layers[i]), tuple(map(float, layer_sizes(layers[i])))) for i in in_order]
     points = {r: None for r in point_rows}  # distinct rows, in order of first use
     at = {r: j for j, r in enumerate(points)}
     sizes = [layer_sizes(x) for x in costed]
