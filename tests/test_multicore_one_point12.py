@@ -283,6 +283,8 @@ def test_table_products_equal_the_layers():
             assert tuple(col) == MC.layer_sizes(x)
         costed = [x for x in layers if isinstance(x, MC.Pool) or MC.as_fc(x) is not None]
         assert len(t.point_of) == len(costed) and len(t.points) == len(set(t.points)) <= len(costed)
+        assert sorted(r for at in t.point_at for r in at) == list(range(len(costed)))  # each layer once
+        assert all(t.point_of[r] == j for j, at in enumerate(t.point_at) for r in at)
         for x, j in zip(costed, t.point_of):
             counts, shape, sizes = t.points[j]
             assert sizes == MC.layer_sizes(x) and all(type(v) is float for v in sizes)
@@ -301,6 +303,24 @@ def test_each_point_alone_equals_the_batch(seed, wl):
     """A study's trial (one point alone) gives exactly what the point gets inside a batch: every metric, state,
     reason, label and total, and the contract dictionary."""
     assert_alone_equals_batch(M, wl, _rows(6, seed))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_one_point_infeasible_layers_as_in_the_batch(seed):
+    """One point's feasibility and reason arrays (set layer by layer where a shape does not fit) equal the batch's
+    rows: the same layers infeasible, the same reason texts, "" elsewhere; points with no such layer give none."""
+    w = load_workload("vgg16")
+    rows = _rows(30, seed)
+    batch = M.evaluate_layers(w, M.params.points(rows))
+    seen = set()
+    for i, r in enumerate(rows):
+        one = M.evaluate_layers(w, M.params.points([r]))
+        flags = [bool(lb.feasible[0]) for lb in one]
+        seen.add(all(flags))
+        assert flags == [bool(lb.feasible[i]) for lb in batch]
+        assert [lb.reason[0] for lb in one] == [lb.reason[i] for lb in batch]
+    assert seen == {True, False}
 
 
 def test_fits_and_tiles_both_occur():

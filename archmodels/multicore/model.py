@@ -255,6 +255,7 @@ class LayerTable:
     points: tuple[tuple, ...]
     point_of: tuple[int, ...]  # the costed layers in workload order: their row in ``points``
     point_row: tuple[int, ...]
+    point_at: tuple[tuple[int, ...], ...]  # each row of ``points``: its layers' positions in ``point_of``
 
     @property
     def rows(self) -> int:
@@ -305,6 +306,7 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
         points=tuple(points),
         point_of=tuple(at[r] for r in point_rows),
         point_row=tuple(point_row),
+        point_at=tuple(tuple(i for i, x in enumerate(point_rows) if at[x] == j) for j in range(len(points))),
     )
 
 
@@ -679,11 +681,13 @@ class MulticoreModel(Model):
         rows = len(of)
         block = point_columns([costed[j][0] for j in of], len(_VALUES))
         ok = reason = None  # every layer fits (layer_batches: all feasible, no reason)
-        if not all([c[1] for c in costed]):
-            layers = [costed[j] for j in of]
-            ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
-            reason = np.array(["" if fits else _SHM_REASON % (need_kb, k.shm_kb) for _, fits, need_kb in layers],
-                              dtype=object).reshape(rows, 1)
+        if not all([c[1] for c in costed]):  # (set element by element: a few layers, not a list of every layer)
+            ok, reason = np.ones((rows, 1), dtype=bool), num.objects((rows, 1), "")
+            for j, (_, fits, need_kb) in enumerate(costed):
+                if not fits:  # each layer of this shape, in workload order: the batch's reason
+                    why = _SHM_REASON % (need_kb, k.shm_kb)
+                    for r in t.point_at[j]:
+                        ok[r, 0], reason[r, 0] = False, why
         return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
                              {"COMPUTE": block[-2], "MERGE": block[-1]},
                              {"placement": num.objects((rows, 1), pts["placement"].item(0))}, ok, reason)
