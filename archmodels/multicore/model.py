@@ -221,14 +221,17 @@ def as_fc(layer: Layer) -> tuple[int, int, int, int] | None:
     return None
 
 
-@dataclass(frozen=True)
-class PointRow:
-    """One costed layer as Python ints (the one-point path): the arguments of :func:`fc_counts` or
-    :func:`pool_counts` (the other None), and of :func:`layer_costs`."""
+#: what a layer's cost reads of it, in :func:`layer_costs`' order: input_elems, output_elems, fm_elems (the two
+#: summed), macs, pool_ops, then :func:`tiling_geometry` (rows, input rows, halo)
+SIZES = ("input_elems", "output_elems", "fm_elems", "macs", "pool_ops", "rows", "in_rows", "halo")
 
-    fc: tuple[int, int, int, int] | None  # inputs, neurons, vectors, groups
-    pool: tuple[int, int, int, int] | None  # input_elems, output_elems, channels, kernel
-    sizes: tuple[int, ...]  # input_elems, output_elems, macs, pool_ops, then tiling_geometry
+
+def layer_sizes(layer: Layer) -> tuple[int, ...]:
+    """The :data:`SIZES` of a costed layer, Python ints (``fm_elems``: the input and output feature maps, summed
+    once per layer here rather than once per layer and point)."""
+    ie, oe = int(layer.input_elems), int(layer.output_elems)
+    return (ie, oe, ie + oe, int(layer.macs), int(layer.ops) if isinstance(layer, Pool) else 0,
+            *map(int, tiling_geometry(layer)))
 
 
 @dataclass(frozen=True)
@@ -243,18 +246,35 @@ class LayerTable:
     costed layers in workload order, ``point_row[i]`` layer i's position in that order.
     """
 
-    fc: tuple[np.ndarray, ...]  # inputs, neurons, vectors, groups of the FC-like rows
-    pool: tuple[np.ndarray, ...]  # input_elems, output_elems, channels, kernel of the pooling rows
-    sizes: dict[str, np.ndarray]  # every costed row: input_elems, output_elems, macs, pool_ops
-    geometry: tuple[np.ndarray, ...]  # every costed row: tiling_geometry
+    fc: tuple[np.ndarray, ...]  # the FC-like rows' fc_shape (inputs, neurons, groups, reps, weights, psum unit)
+    pool: tuple[np.ndarray, ...]  # the pooling rows' pool_shape (input_elems, output_elems, channels, kernel^2)
+    sizes: dict[str, np.ndarray]  # every costed row: the SIZES, by name
     row: tuple[int, ...]
-    points: tuple[PointRow, ...]  # the costed layers' distinct rows (one-point path: each costed once)
+    #: the costed layers' distinct rows (one-point path: each costed once) as the calls :func:`layer_costs` makes
+    #: of them: (:func:`_fc_counts` or :func:`_pool_counts`, its shape tuple, the layer's :data:`SIZES`)
+    points: tuple[tuple, ...]
     point_of: tuple[int, ...]  # the costed layers in workload order: their row in ``points``
     point_row: tuple[int, ...]
+    point_at: tuple[tuple[int, ...], ...]  # each row of ``points``: its layers' positions in ``point_of``
 
     @property
     def rows(self) -> int:
         return len(self.sizes["macs"])
+
+
+def _point_counts(layer: Layer) -> tuple:
+    """(:func:`_fc_counts` or :func:`_pool_counts`, the layer's shape) as one point's row holds them: what is divided
+    (the // ceilings) as Python ints, what only multiplies counts or meets floats as Python floats (groups,
+    repetitions, weights and partial sums per core; the pooling window). Python's float op float skips the
+    int-to-float step of int op float and large ints' slower arithmetic; the values are the same: integers below
+    2**53 are exact floats, and so are their sums and products (the counts stay far below it), and numpy converts
+    the int64 columns to float64 the same way. The sizes (:func:`layer_sizes`) are all floats for this reason."""
+    if isinstance(layer, Pool):
+        ie, oe, channels, window = pool_shape(int(layer.input_elems), int(layer.output_elems), int(layer.channels),
+                                              int(layer.kernel))
+        return _pool_counts, (ie, oe, channels, float(window))
+    inputs, neurons, *products = fc_shape(*map(int, as_fc(layer)))
+    return _fc_counts, (inputs, neurons, *map(float, products))
 
 
 @lru_cache(maxsize=64)
@@ -271,27 +291,22 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
     point_row = [-1] * len(layers)
     for r, i in enumerate(in_order):
         point_row[i] = r
-    point_rows = [PointRow(fc=None if isinstance(x, Pool) else tuple(int(v) for v in as_fc(x)),
-                           pool=(int(x.input_elems), int(x.output_elems), int(x.channels), int(x.kernel))
-                           if isinstance(x, Pool) else None,
-                           sizes=(int(x.input_elems), int(x.output_elems), int(x.macs),
-                                  int(x.ops) if isinstance(x, Pool) else 0, *map(int, tiling_geometry(x))))
-                  for x in (layers[i] for i in in_order)]
+    point_rows = [(*_point_counts(layers[i]), tuple(map(float, layer_sizes(layers[i])))) for i in in_order]
     points = {r: None for r in point_rows}  # distinct rows, in order of first use
     at = {r: j for j, r in enumerate(points)}
+    sizes = [layer_sizes(x) for x in costed]
     return LayerTable(
-        fc=tuple(column(v) for v in zip(*[as_fc(layers[i]) for i in fcs])) if fcs else (),
-        pool=tuple(column(v) for v in zip(*[(layers[i].input_elems, layers[i].output_elems, layers[i].channels,
-                                               layers[i].kernel) for i in pools])) if pools else (),
-        sizes={"input_elems": column([x.input_elems for x in costed]),
-               "output_elems": column([x.output_elems for x in costed]),
-               "macs": column([x.macs for x in costed]),
-               "pool_ops": column([x.ops if isinstance(x, Pool) else 0 for x in costed])},
-        geometry=tuple(column(v) for v in zip(*[tiling_geometry(x) for x in costed])) if costed else (),
+        fc=tuple(column(v) for v in zip(*[fc_shape(*as_fc(layers[i])) for i in fcs])) if fcs else (),
+        pool=tuple(column(v) for v in zip(*[pool_shape(layers[i].input_elems, layers[i].output_elems,
+                                                       layers[i].channels, layers[i].kernel) for i in pools]))
+        if pools else (),
+        sizes={name: column(v) for name, v in zip(SIZES, zip(*sizes))} if costed else
+        {name: column([]) for name in SIZES},
         row=tuple(row),
         points=tuple(points),
         point_of=tuple(at[r] for r in point_rows),
         point_row=tuple(point_row),
+        point_at=tuple(tuple(i for i, x in enumerate(point_rows) if at[x] == j) for j in range(len(points))),
     )
 
 
@@ -323,11 +338,11 @@ class Config:
     ports: object  # SHM accesses per cycle (a float: counts divided by it as numpy divides int arrays)
     noc_bpc: object  # network bytes per cycle
     dram_bpc: object  # DRAM bytes per cycle
-    fill: object  # cycles of a phase beside its busiest resource (latencies + NFU pipeline)
+    fill: object  # cycles of a phase beside its busiest resource (latencies + NFU pipeline), a float
     wb_bytes: object  # Weight Buffer per core [B]
     shm_kb: object
     clock_hz: object
-    mac_units: object  # cores x ni x no
+    mac_units: object  # cores x ni x no, a float
     mac_pj: object  # energies at nominal supply [pJ]: a MAC, an add, a byte of IB / OB / WB / SHM
     add_pj: object
     ib_pj: object
@@ -382,25 +397,38 @@ def config(pts: Points) -> Config:
                                        for kb in (ib_kb, ob_kb, p["weight_buffer_kb"], p["shm_kb"]))
     is_b, is_t2 = pl == "B", (pl == "T2") | (pl == "TR2")
     reuse, entries = (pl == "TR1") | (pl == "TR2") | p["input_reuse"], p["input_buffer_entries"]
+    # positional, in the fields' order (keywords cost ~1 us a point: each is looked up among the 31 names)
     return Config(
-        cores=cores, ni=ni, no=no, is_b=is_b, is_t2=is_t2, in_split=where(is_t2, cores, 1),
-        out_split=where(is_t2 | is_b, 1, cores), psum_cores=where(is_t2, cores, 0),
-        reuse=reuse, entries=entries, reuse_entries=where(reuse, entries, -1),
-        vbytes=vbytes, in_chunk_b=ni * vbytes, out_chunk_b=no * vbytes, ports=p["mem_ports"] * 1.0,
-        noc_bpc=p["noc_gbps"] * 1e9 / clock_hz, dram_bpc=p["dram_gbps"] * 1e9 / clock_hz,
-        fill=p["noc_latency_cycles"] + p["mem_latency_cycles"] + NFU_PIPELINE_STAGES,
-        wb_bytes=p["weight_buffer_kb"] * 1024.0, shm_kb=p["shm_kb"], clock_hz=clock_hz, mac_units=cores * ni * no,
-        mac_pj=mac_pj, add_pj=add_pj, ib_pj=ib_pj, ob_pj=ob_pj, wb_pj=wb_pj, shm_pj=shm_pj, vscale=vscale,
-        dram_read_pj=dram_read_pj, dram_write_pj=dram_write_pj,
+        cores, ni, no, is_b, is_t2,
+        where(is_t2, cores, 1), where(is_t2 | is_b, 1, cores), where(is_t2, cores, 0),  # in_split, out_split, psum_cores
+        reuse, entries, where(reuse, entries, -1),  # reuse, entries, reuse_entries
+        vbytes, ni * vbytes, no * vbytes, p["mem_ports"] * 1.0,  # vbytes, in_chunk_b, out_chunk_b, ports
+        p["noc_gbps"] * 1e9 / clock_hz, p["dram_gbps"] * 1e9 / clock_hz,  # noc_bpc, dram_bpc
+        (p["noc_latency_cycles"] + p["mem_latency_cycles"] + NFU_PIPELINE_STAGES) * 1.0,  # fill (a float: it only
+        p["weight_buffer_kb"] * 1024.0, p["shm_kb"], clock_hz, cores * ni * no * 1.0,  # meets floats; mac_units too)
+        mac_pj, add_pj, ib_pj, ob_pj, wb_pj, shm_pj, vscale, dram_read_pj, dram_write_pj,
     )
 
 
 # ---- chunk counts of the busiest core (spec §1, §2; the counting rule of the module doc) ----
+def fc_shape(inputs, neurons, vectors, groups) -> tuple:
+    """What :func:`_fc_counts` reads of an FC-like layer: (inputs, neurons, groups, repetitions = vectors x groups,
+    weights = inputs x neurons x groups, partial sums per core = neurons x vectors x groups). The products depend
+    on the layer alone: made once per layer (its table), not once per layer and point."""
+    return inputs, neurons, groups, vectors * groups, inputs * neurons * groups, neurons * vectors * groups
+
+
 def fc_counts(inputs, neurons, vectors, groups, k: Config) -> tuple:
     """:data:`COUNTS` (chunk reads, writes, NFU steps, ...) of an FC-like layer under each point's placement
     (§2): Python numbers (one layer of one point) or arrays over (layers x points)."""
+    return _fc_counts(fc_shape(inputs, neurons, vectors, groups), k)
+
+
+def _fc_counts(shape: tuple, k: Config) -> tuple:
+    """:func:`fc_counts` of a layer's :func:`fc_shape`."""
     # Ceiling divisions are written -(-a // b) (exact on ints and int arrays alike, no helper call: issue 15), and
     # the placement's choices are read from the Config's per-point splits (dividing by 1 keeps a value).
+    inputs, neurons, groups, reps, weight_elems, psum_unit = shape
     cores, is_t2 = k.cores, k.is_t2
     # inputs / neurons handled by the busiest core: inputs split over the cores by T2 / TR2, neurons by T1 / TR1
     in_vals = -(-inputs // k.in_split)
@@ -412,23 +440,34 @@ def fc_counts(inputs, neurons, vectors, groups, k: Config) -> tuple:
     reads = misses + out_ch  # + one head read per output chunk
     writes = out_ch
     owned = -(-neurons // cores // k.no) * is_t2  # T2: the output chunks of a core's ceil(neurons / cores); else 0
-    reps = vectors * groups
     merge = owned * reps
     gather = owned * cores * reps
     return (reads * reps, writes * reps, in_ch * out_ch * reps,  # reads, writes, nfu
             merge, merge, gather, gather,  # the T2 merge
-            active, misses * reps, inputs * neurons * groups,  # active, in_chunk_reads, weight_elems
+            active, misses * reps, weight_elems,  # active, in_chunk_reads, weight_elems
             in_vals * out_vals * groups,  # weights_per_core (B: all; T1: its neurons' share; T2: its inputs' share)
-            k.psum_cores * neurons * vectors * groups)  # psum_elems (T2 / TR2 only)
+            k.psum_cores * psum_unit)  # psum_elems (T2 / TR2 only; integers: the product in any order)
+
+
+def pool_shape(input_elems, output_elems, channels, kernel) -> tuple:
+    """What :func:`_pool_counts` reads of a pooling layer: its sizes, channels and window elements (kernel^2, once
+    per layer)."""
+    return input_elems, output_elems, channels, kernel * kernel
 
 
 def pool_counts(input_elems, output_elems, channels, kernel, k: Config) -> tuple:
     """:data:`COUNTS` of a pooling layer (channels split over the cores; no weights, no merge): Python numbers
     or arrays, as :func:`fc_counts`."""
+    return _pool_counts(pool_shape(input_elems, output_elems, channels, kernel), k)
+
+
+def _pool_counts(shape: tuple, k: Config) -> tuple:
+    """:func:`pool_counts` of a layer's :func:`pool_shape`."""
+    input_elems, output_elems, channels, window = shape
     active = where(k.is_b, 1, minimum(k.cores, channels))
     in_ch = -(-input_elems // active // k.ni)  # ceil(ceil(input_elems / active) / ni), as in fc_counts
     out_ch = -(-output_elems // active // k.no)
-    return in_ch, out_ch, out_ch * kernel * kernel, 0, 0, 0, 0, active, in_ch, 0, 0, 0
+    return in_ch, out_ch, out_ch * window, 0, 0, 0, 0, active, in_ch, 0, 0, 0  # nfu: integers, in any order
 
 
 #: the chunk counts of a layer's busiest core, in the order :func:`fc_counts` and :func:`pool_counts` give them
@@ -445,12 +484,13 @@ _VALUES = (*_METRICS, "COMPUTE", "MERGE")
 
 
 # ---- time, traffic, energy (the cycle model of the module doc; spec §5) ----
-def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_rows, halo, k: Config):
+def layer_costs(c: tuple, sizes: tuple, k: Config):
     """(values in :data:`_VALUES` order: metrics, COMPUTE and MERGE cycles; feasible; SHM need [KB]) of layers
-    with chunk counts ``c`` (:data:`COUNTS`), sizes and :func:`tiling_geometry`: Python numbers (one layer of
-    one point) or arrays over (layers x points)."""
+    with chunk counts ``c`` (:data:`COUNTS`) and :data:`SIZES` ``sizes``: Python numbers (one layer of one
+    point) or arrays over (layers x points)."""
     (reads, writes, nfu, merge_reads, merge_writes, merge_psum_reads, merge_nfu, active, in_chunk_reads,
      weight_elems, weights_per_core, psum_elems) = c
+    input_elems, output_elems, fm_elems, macs, pool_ops, rows, in_rows, halo = sizes
     vbytes, out_chunk_b = k.vbytes, k.out_chunk_b
     core_rd_b = in_chunk_reads * k.in_chunk_b + (reads - in_chunk_reads) * out_chunk_b
     core_wr_b = writes * out_chunk_b
@@ -461,7 +501,7 @@ def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_ro
     spill = weights_per_core * vbytes > k.wb_bytes
     # SHM holds the layer's input and output feature maps (+ T2 partial sums); when they do
     # not fit, the layer runs in tiles staged through SHM from and to DRAM (shm_tiles)
-    need_kb = (input_elems + output_elems + psum_elems) * vbytes / 1024.0
+    need_kb = (fm_elems + psum_elems) * vbytes / 1024.0  # fm_elems: input_elems + output_elems
     tiles, fm_rd, fm_wr, tile_ok = _FITS if (need_kb <= k.shm_kb) is True else shm_tiling_of(  # (no call: it fits)
         input_elems, output_elems, rows, in_rows, halo, need_kb, k.shm_kb, vbytes)
     dram_rd = weight_elems * vbytes * spill + fm_rd  # x * False: 0.0 (x >= 0), x * True: x, as np.where
@@ -472,22 +512,28 @@ def layer_costs(c: tuple, input_elems, output_elems, macs, pool_ops, rows, in_ro
         (dram_rd + fm_wr) / k.dram_bpc,
     ) + k.fill
     has_merge = merge_reads > 0
-    merge = 0.0 if has_merge is False else where(has_merge, max_of(  # (a layer of one point without merge: 0.0)
-        (merge_reads + merge_psum_reads + merge_writes) / k.ports,
-        merge_nfu,
-        active * (merge_rd_b + merge_wr_b) / k.noc_bpc,
-    ) + k.fill, 0.0)
+    if has_merge is False:  # a layer of one point without merge (no call)
+        merge = 0.0
+    else:
+        merge = max_of(
+            (merge_reads + merge_psum_reads + merge_writes) / k.ports,
+            merge_nfu,
+            active * (merge_rd_b + merge_wr_b) / k.noc_bpc,
+        ) + k.fill
+        if has_merge is not True:  # arrays: layers x points without merge take 0.0 (one point with merge: as is)
+            merge = where(has_merge, merge, 0.0)
     cycles = compute + merge
     shm_rd = active * (core_rd_b + merge_rd_b)
     shm_wr = active * (core_wr_b + merge_wr_b)
     # on-chip dynamic energy at nominal supply [pJ]: MACs + IB/WB/OB accesses per NFU step + SHM bytes
     ni, no = k.ni, k.no
     steps = nfu * active
+    steps_in = steps * ni  # input values read from the IB (x no: weights read from the WB)
     e = macs * k.mac_pj
     e = e + merge_nfu * active * no * k.add_pj
     e = e + pool_ops * k.add_pj  # zero for layers other than pooling
-    e = e + steps * ni * vbytes * k.ib_pj
-    e = e + steps * ni * no * vbytes * k.wb_pj * (weight_elems > 0)
+    e = e + steps_in * vbytes * k.ib_pj
+    e = e + steps_in * no * vbytes * k.wb_pj * (weight_elems > 0)
     e = e + steps * no * vbytes * k.ob_pj
     e = e + (shm_rd + shm_wr) * k.shm_pj
     energy_j = (e * k.vscale * 1e-12
@@ -616,7 +662,7 @@ class MulticoreModel(Model):
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"placement": placement}, ok, reason)
         else:
             out = [None] * len(workload.layers)
-        for i, layer in enumerate(workload.layers):
+        for i, layer in enumerate(workload.layers) if not t.rows or -1 in t.row else ():  # (else: none is None)
             if out[i] is None:  # sparse products: not a DaDianNao-style workload (reported infeasible by the base class)
                 lb = out[i] = LayerBatch(layer, n)
                 lb.labels["placement"] = pts["placement"].astype(object)
@@ -629,17 +675,19 @@ class MulticoreModel(Model):
         :func:`pool_counts` and :func:`layer_costs` on Python numbers (a numpy call on a one-point array costs
         ~20 Python operations), then one (values x layers x 1) array for all layers, in workload order."""
         k = config(pts)
-        costed = [layer_costs(fc_counts(*r.fc, k) if r.fc is not None else pool_counts(*r.pool, k), *r.sizes, k)
-                  for r in t.points]  # (values, fits, need_kb) of each distinct layer
+        costed = [layer_costs(counts(shape, k), sizes, k)
+                  for counts, shape, sizes in t.points]  # (values, fits, need_kb) of each distinct layer
         of = t.point_of
         rows = len(of)
         block = point_columns([costed[j][0] for j in of], len(_VALUES))
         ok = reason = None  # every layer fits (layer_batches: all feasible, no reason)
-        if not all([c[1] for c in costed]):
-            layers = [costed[j] for j in of]
-            ok = np.array([fits for _, fits, _ in layers], dtype=bool).reshape(rows, 1)
-            reason = np.array(["" if fits else _SHM_REASON % (need_kb, k.shm_kb) for _, fits, need_kb in layers],
-                              dtype=object).reshape(rows, 1)
+        if not all([c[1] for c in costed]):  # (set element by element: a few layers, not a list of every layer)
+            ok, reason = np.ones((rows, 1), dtype=bool), num.objects((rows, 1), "")
+            for j, (_, fits, need_kb) in enumerate(costed):
+                if not fits:  # each layer of this shape, in workload order: the batch's reason
+                    why = _SHM_REASON % (need_kb, k.shm_kb)
+                    for r in t.point_at[j]:
+                        ok[r, 0], reason[r, 0] = False, why
         return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
                              {"COMPUTE": block[-2], "MERGE": block[-1]},
                              {"placement": num.objects((rows, 1), pts["placement"].item(0))}, ok, reason)
@@ -650,13 +698,11 @@ class MulticoreModel(Model):
         k = config(pts)
         parts = []
         if t.fc:
-            parts.append((len(t.fc[0]), fc_counts(*t.fc, k)))
+            parts.append((len(t.fc[0]), _fc_counts(t.fc, k)))
         if t.pool:
-            parts.append((len(t.pool[0]), pool_counts(*t.pool, k)))
+            parts.append((len(t.pool[0]), _pool_counts(t.pool, k)))
         c = tuple(stack_rows([p[j] for _, p in parts], [rows for rows, _ in parts], n) for j in range(len(COUNTS)))
-        sz = t.sizes
-        values, tile_ok, need_kb = layer_costs(
-            c, sz["input_elems"], sz["output_elems"], sz["macs"], sz["pool_ops"], *t.geometry, k)
+        values, tile_ok, need_kb = layer_costs(c, tuple(t.sizes[name] for name in SIZES), k)
         *metrics, compute, merge = values
         shape = metrics[0].shape
         return ({name: full(v, shape) for name, v in zip(_METRICS, metrics)},
