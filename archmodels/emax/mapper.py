@@ -1243,6 +1243,24 @@ def coded_reasons(answers: Sequence[tuple[bool, tuple[str, ...]]]) -> tuple[np.n
     return fits, texts, np.cumsum(np.array([len(rej) for _, rej in answers], dtype=np.int64).reshape(len(answers)))
 
 
+def merged_reasons(first: np.ndarray, a: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   b: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two sets of coded reasons (:func:`coded_reasons`) as one, request by request: request i is the next of ``a``
+    where ``first[i]``, else the next of ``b`` (a batch's conv requests and FC ones, in pair order; no tuple per
+    request)."""
+    n = len(first)
+    fits = np.empty(n, dtype=bool)
+    fits[first], fits[~first] = a[0], b[0]
+    lens = np.empty(n, dtype=np.int64)
+    lens[first], lens[~first] = np.diff(a[2], prepend=0), np.diff(b[2], prepend=0)
+    ends = np.cumsum(lens)
+    texts = np.empty(int(ends[-1]) if n else 0, dtype=object)
+    for mask, (_, t, e) in ((first, a), (~first, b)):  # each set's texts at its requests' places, in order
+        ln = lens[mask]
+        texts[np.repeat(ends[mask] - ln, ln) + np.arange(len(t)) - np.repeat(e - ln, ln)] = t
+    return fits, texts, ends
+
+
 def listed_reasons(fits: np.ndarray, texts: np.ndarray, ends: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
     """The (has a mapping, reason texts) answer of each request of coded reasons (:func:`coded_reasons`)."""
     texts, ends = texts.tolist(), ends.tolist()

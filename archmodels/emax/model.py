@@ -1407,6 +1407,11 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
         at = conv_pos[js]
         if (at >= 0).all():
             return tab.rejections_coded(at) if coded else tab.rejections(at)
+        if coded:  # the conv requests' reasons as arrays, the FC ones' listed (few), merged in pair order
+            is_conv = at >= 0
+            fcs = [fc_candidates(shapes[li[j]], mhws[ki[j]]) for j in js[~is_conv].tolist()]
+            return _mapper.merged_reasons(is_conv, tab.rejections_coded(at[is_conv]),
+                                  coded_reasons([(bool(maps), tuple(x.reason for x in rej)) for maps, rej in fcs]))
         convs = iter(tab.rejections(at[at >= 0]))
         out = []
         for j, r in zip(js.tolist(), at.tolist()):
