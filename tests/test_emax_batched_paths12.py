@@ -1,6 +1,8 @@
 """EMAX batched paths, twelfth round (issue 15): the reasons of a batch's pairs without a plan coded as arrays when
 its layers mix conv and FC ones (``mapper.merged_reasons``: the conv requests' coded reasons and the FC ones' merged
-in pair order, no tuple per pair). Each fast path is compared with the general one, and checked to happen."""
+in pair order, no tuple per pair); ``mapper.nonzero_2d`` (np.nonzero of the builders' and the mapper's 2-D masks from
+their flat indices) and the EMAXVR builder's variant flags gathered column by column. Each fast path is compared with
+the general one, and checked to happen."""
 
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from archmodels import get_model
-from archmodels.emax import mapper
+from archmodels.emax import mapper, traffic
 from archmodels.emax import model as em
 
 from .test_emax_batched_paths5 import _rows
+from .test_emax_batched_paths9 import _bits_equal
 
 
 _TEXTS = st.lists(st.sampled_from(["a", "b", "no LMM fit", "rows: 3 > 2", ""]), max_size=3).map(tuple)
@@ -75,3 +78,76 @@ def test_coded_reasons_of_conv_and_fc_pairs_equal_the_listed_ones(arch, wl, n, s
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[2], want[2])
             assert got[1].tolist() == want[1].tolist()
     assert merged  # (the merged path ran)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.integers(0, 40), cols=st.integers(0, 12), p=st.floats(0, 1), order=st.sampled_from("CF"),
+       dtype=st.sampled_from([bool, np.int8, np.int64, float]), seed=st.integers(0, 2**32 - 1))
+def test_nonzero_2d_equals_numpy(rows, cols, p, order, dtype, seed):
+    """nonzero_2d gives np.nonzero's row and column indices (values and dtype) of any 2-D array, any layout."""
+    a = np.asarray(np.random.default_rng(seed).random((rows, cols)) < p, dtype=dtype, order=order)
+    got, want = mapper.nonzero_2d(a), np.nonzero(a)
+    assert len(got) == len(want) == 2
+    for x, y in zip(got, want):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    flat = np.zeros(rows, bool)  # (1-D: numpy's own)
+    assert all(np.array_equal(x, y) for x, y in zip(mapper.nonzero_2d(flat), np.nonzero(flat)))
+
+
+def _builder_calls(n: int, seed: int) -> list:
+    """(shapes, rows) of every EMAXVR builder call while ``n`` mixed points of VGG16 are evaluated."""
+    calls = []
+    real = traffic.emaxvr_plans
+
+    def spy(shapes, r):
+        calls.append((shapes, r))
+        return real(shapes, r)
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em, "emaxvr_plans", spy):
+        get_model("emaxvr").evaluate_points("vgg16", _rows("emaxvr", n, seed))
+    em.workload_plans.cache_clear()
+    return calls
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("n,seed", [(30, 5), (1, 3)])
+def test_builder_with_nonzero_2d_equals_it_with_numpys_nonzero(n, seed):
+    """The EMAXVR builder (nonzero_2d, the variant flags gathered column by column) gives the table it gives with
+    np.nonzero and the [variant, flag] rows gathered: every column bit for bit, labels, sources, block matrices."""
+    real = traffic.emaxvr_plans
+    calls = _builder_calls(n, seed)
+    assert calls
+
+    def plain_nonzero(a):
+        return np.nonzero(a)
+
+    def flag_rows(var):  # (the [variant, flag] rows gathered, then their columns: as before)
+        f = np.array(traffic.VR_VARIANTS, dtype=bool)[var]
+        return f[:, 0], f[:, 1], f[:, 2], f[:, 3]
+
+    for shapes, r in calls:
+        got = real(shapes, r)
+        with mock.patch.object(traffic, "nonzero_2d", plain_nonzero), \
+                mock.patch.object(traffic, "_variant_flags", flag_rows):
+            want = real(shapes, r)
+        assert np.array_equal(got.src, want.src) and got.plan.keys() == want.plan.keys()
+        for k in want.plan:
+            assert np.asarray(got.plan[k]).dtype == np.asarray(want.plan[k]).dtype, k
+            assert _bits_equal(got.plan[k], want.plan[k]), k
+        assert all(got.label[k].tolist() == want.label[k].tolist() for k in want.label)
+        rows = np.arange(len(got))
+        for (bg, ag), (bw, aw) in zip(got.take(rows).moves, want.take(rows).moves):
+            assert np.array_equal(ag, aw)
+            for f in ("xfer_on", "bursts", "per_burst", "par", "dram", "rd_on", "rd_count", "rd_each", "h_on", "h_bytes"):
+                assert _bits_equal(getattr(bg, f), getattr(bw, f)), f
+
+
+@settings(max_examples=100, deadline=None)
+@given(var=st.lists(st.integers(0, len(traffic.VR_VARIANTS) - 1), max_size=50))
+def test_variant_flags_are_the_variants_rows(var):
+    """_variant_flags: per variant index, its VR_VARIANTS flags, one boolean column per flag."""
+    var = np.array(var, dtype=np.int64)
+    got = traffic._variant_flags(var)
+    want = np.array(traffic.VR_VARIANTS, dtype=bool).reshape(-1, 4)[var]
+    assert len(got) == 4 and all(g.dtype == bool and np.array_equal(g, want[:, j]) for j, g in enumerate(got))

@@ -1227,10 +1227,19 @@ class ConvTable:
                 info.append((2, p, o, mode, sl))
             vals[p] = w
         given = np.stack(cols, axis=1)
-        at, col = np.nonzero(given)
+        at, col = nonzero_2d(given)
         kind = given[at, col]
         texts = _why_texts(info, vals, at, col, kind, js, self.hws, self.shapes, self.fit_code, self.fit_need)
         return fits, texts, np.cumsum(np.bincount(at, minlength=len(js)))
+
+
+def nonzero_2d(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a 2-D array: the same row and column indices (int64, row by row, left to right), from its
+    flat indices divided by the row length; numpy's multi-dimensional nonzero costs ~3-4x as much on the builders'
+    [rows, variants] and the mapper's [requests, slots] masks (a few hundred thousand entries a chunk)."""
+    if a.ndim != 2 or not a.shape[1]:
+        return np.nonzero(a)
+    return np.divmod(np.flatnonzero(a), a.shape[1])
 
 
 def coded_reasons(answers: Sequence[tuple[bool, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1525,7 +1534,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
             valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
             slot_pat[j], slot_fit[j] = pi, 2 * pi + (mode == "resident")
             j += 1
-    req, slot = np.nonzero(valid)
+    req, slot = nonzero_2d(valid)
     out = _slot_numbers(by_pattern, by_fit, slot_pat[slot] * n + req, slot_fit[slot] * n + req,
                         np.array([p != "single" for p, _, _ in slots], dtype=float)[slot])
     labels = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)
@@ -1600,7 +1609,7 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
     icpar = np.minimum(inputs, sets * c)
     per = np.stack([lmm // e, lmm // (2 * e)], axis=1)  # [request, pload]
     ok = (sets >= 1)[:, None] & (per >= 1)
-    req, pl = np.nonzero(ok)
+    req, pl = nonzero_2d(ok)
     oc_chunk = np.minimum(np.minimum(outputs[req], per[req, pl]), np.where(oc_cap > 0, oc_cap, outputs)[req])
     t = oc_chunk
     if search.any():  # a tile search's bus-word tiles, each after its mapping's first
