@@ -151,3 +151,100 @@ def test_variant_flags_are_the_variants_rows(var):
     got = traffic._variant_flags(var)
     want = np.array(traffic.VR_VARIANTS, dtype=bool).reshape(-1, 4)[var]
     assert len(got) == 4 and all(g.dtype == bool and np.array_equal(g, want[:, j]) for j, g in enumerate(got))
+
+
+def _old_fill_pool_passes(tab, n_rows, passes, li, ki):
+    """_fill_pool_passes as before this round: the [li, ki] entries of every row, then the plans'."""
+    n = passes.n
+    first = np.minimum(np.searchsorted(tab.src, n_rows + np.arange(n)), len(tab) - 1)
+    if not len(tab) or (tab.src[first] != n_rows + np.arange(n)).any():
+        raise IndexError("list index out of range")
+    own = tab.src < n_rows
+    for name, col in (("pool_iterations", "iterations"), ("pool_loop_ends", "loop_ends")):
+        passes.cols[name][passes.li, passes.ki] = tab.plan[col][first]
+        v = tab.plan[name]
+        v[own] = passes.cols[name][li, ki][tab.src[own]]
+
+
+def _final(rows, wl: str, old: bool) -> list:
+    """Every chunk's (resident, keep, Plans) and the batch while ``rows`` of ``wl`` are evaluated (``old``: the pooling
+    passes filled as before this round)."""
+    got = []
+    real = em._final_plans
+
+    def spy(p, rejections, lt, fused, fused_at, resident, keep):
+        out = real(p, rejections, lt, fused, fused_at, resident, keep)
+        got.append((resident.copy(), keep.copy(), out))
+        return out
+
+    fills = []
+    real_fill = em._fill_pool_passes
+
+    def counting_fill(*a):
+        fills.append(a[2].n)
+        return (_old_fill_pool_passes if old else real_fill)(*a)
+
+    real_passes = em._pool_passes
+
+    def checked_passes(shapes, pooled, hws, maps, req, pairs):
+        out = real_passes(shapes, pooled, hws, maps, req, pairs)
+        if out.n:  # each pass's mapping: its request's first of the most MAC units, the request found by a dict
+            macs = maps["macs"]
+            first = {}
+            for j, (rq, mc) in enumerate(zip(req.tolist(), macs.tolist())):
+                if rq not in first or mc > macs[first[rq]]:
+                    first[rq] = j
+            where = {p: j for j, p in enumerate(pairs)}
+            best = [first[where[(int(i), int(k))]] for i, k in zip(out.li, out.ki)]
+            for k, v in maps.items():
+                w = np.asarray(v)[best]
+                assert (_bits_equal(out.rows[k], w) if w.dtype.kind in "biuf" else
+                        out.rows[k].tolist() == w.tolist() and out.rows[k].dtype == w.dtype), k
+            # each pass names its pooling shape (the layer after its own), listed once each, layers in order; its
+            # array's columns and element size; the pass columns from its shape
+            pools = [shapes[i + 1] for i in out.li.tolist()]
+            assert [out.shapes[j] for j in out.rows["shape"].tolist()] == pools
+            assert len(out.shapes) == len(set(out.li.tolist())) and out.rows["shape"].dtype == np.int64
+            assert out.rows["cols"].tolist() == [float(hws[k].cols) for k in out.ki.tolist()]
+            assert out.rows["elem"].tolist() == [float(hws[k].elem_bytes) for k in out.ki.tolist()]
+            assert out.rows["cols"].dtype == out.rows["elem"].dtype == float
+            for name, f in (("pool_oh", lambda p: p.oh), ("pool_ow", lambda p: p.ow),
+                            ("pool_ops", lambda p: p.groups * p.oh * p.ow * p.kh * p.kw)):
+                want = np.zeros(pooled.shape)
+                want[out.li, out.ki] = [f(p) for p in pools]
+                assert _bits_equal(out.cols[name], want), name
+            fills.append(-out.n)
+        return out
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em, "_final_plans", spy), mock.patch.object(em, "_fill_pool_passes", counting_fill), \
+            mock.patch.object(em, "_pool_passes", checked_passes):
+        batch = get_model("emaxvr").evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+    return got, batch, fills
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), wl=st.sampled_from(["vgg16", "alexnet", "resnet50"]), mixed=st.booleans())
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_pool_passes_by_positions_equal_them_by_lookups(seed, wl, mixed):
+    """A batch with fused pooling passes (found by a [layer, combination] position table, filled by flat positions)
+    gives the same decisions, plans (every column and label) and contract dictionaries as with the passes found in
+    a dict and filled through the [li, ki] entries of every row; passes happen (checked)."""
+    from .test_emax_batched_paths5 import _dump
+    m = get_model("emaxvr")
+    rows = _rows("emaxvr", 24, seed) if mixed else m.params.random_rows(24, np.random.default_rng(seed))
+    fast, fb, fills = _final(rows, wl, False)
+    slow, sb, _ = _final(rows, wl, True)
+    assert [_dump(fb.point(i)) for i in range(fb.n)] == [_dump(sb.point(i)) for i in range(sb.n)]
+    for (rf, kf, of), (rs, ks, os_) in zip(fast, slow):
+        assert np.array_equal(rf, rs) and np.array_equal(kf, ks)
+        assert np.array_equal(of.start, os_.start) and np.array_equal(of.count, os_.count)
+        a, b = of.table, os_.table
+        assert all(_bits_equal(a.plan[k], b.plan[k]) for k in b.plan)
+        assert all(a.label[k].tolist() == b.label[k].tolist() for k in b.label)
+
+
+def test_pool_passes_happen_in_a_batch():
+    _, _, fills = _final(_rows("emaxvr", 24, 3), "vgg16", False)
+    assert any(f > 0 for f in fills) and any(f < 0 for f in fills)  # (passes found and filled, each checked)
