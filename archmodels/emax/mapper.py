@@ -1227,10 +1227,22 @@ class ConvTable:
                 info.append((2, p, o, mode, sl))
             vals[p] = w
         given = np.stack(cols, axis=1)
-        at, col = np.nonzero(given)
+        at, col = nonzero_2d(given)
         kind = given[at, col]
         texts = _why_texts(info, vals, at, col, kind, js, self.hws, self.shapes, self.fit_code, self.fit_need)
         return fits, texts, np.cumsum(np.bincount(at, minlength=len(js)))
+
+
+def nonzero_2d(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a 2-D array: the same row and column indices (int64, row by row, left to right), from its
+    flat indices divided by the row length; numpy's multi-dimensional nonzero costs ~3-4x as much on the builders'
+    [rows, variants] and the mapper's [requests, slots] masks (a few hundred thousand entries a chunk)."""
+    if a.ndim != 2 or not a.shape[1]:
+        return np.nonzero(a)
+    flat = np.flatnonzero(a)
+    col = flat % a.shape[1]
+    flat //= a.shape[1]  # (in place, not np.divmod: its int64 loop costs ~4x, and two index arrays live, not three)
+    return flat, col
 
 
 def coded_reasons(answers: Sequence[tuple[bool, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1241,6 +1253,24 @@ def coded_reasons(answers: Sequence[tuple[bool, tuple[str, ...]]]) -> tuple[np.n
     texts = np.empty(len(flat), dtype=object)
     texts[:] = flat
     return fits, texts, np.cumsum(np.array([len(rej) for _, rej in answers], dtype=np.int64).reshape(len(answers)))
+
+
+def merged_reasons(first: np.ndarray, a: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   b: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two sets of coded reasons (:func:`coded_reasons`) as one, request by request: request i is the next of ``a``
+    where ``first[i]``, else the next of ``b`` (a batch's conv requests and FC ones, in pair order; no tuple per
+    request)."""
+    n = len(first)
+    fits = np.empty(n, dtype=bool)
+    fits[first], fits[~first] = a[0], b[0]
+    lens = np.empty(n, dtype=np.int64)
+    lens[first], lens[~first] = np.diff(a[2], prepend=0), np.diff(b[2], prepend=0)
+    ends = np.cumsum(lens)
+    texts = np.empty(int(ends[-1]) if n else 0, dtype=object)
+    for mask, (_, t, e) in ((first, a), (~first, b)):  # each set's texts at its requests' places, in order
+        ln = lens[mask]
+        texts[np.repeat(ends[mask] - ln, ln) + np.arange(len(t)) - np.repeat(e - ln, ln)] = t
+    return fits, texts, ends
 
 
 def listed_reasons(fits: np.ndarray, texts: np.ndarray, ends: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
@@ -1507,7 +1537,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
             valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
             slot_pat[j], slot_fit[j] = pi, 2 * pi + (mode == "resident")
             j += 1
-    req, slot = np.nonzero(valid)
+    req, slot = nonzero_2d(valid)
     out = _slot_numbers(by_pattern, by_fit, slot_pat[slot] * n + req, slot_fit[slot] * n + req,
                         np.array([p != "single" for p, _, _ in slots], dtype=float)[slot])
     labels = np.array([(p, o[-1], m, f"{p}[{ORDER_NAMES[o]}]", ORDER_NAMES[o]) for p, o, m in slots], dtype=object)
@@ -1582,7 +1612,7 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
     icpar = np.minimum(inputs, sets * c)
     per = np.stack([lmm // e, lmm // (2 * e)], axis=1)  # [request, pload]
     ok = (sets >= 1)[:, None] & (per >= 1)
-    req, pl = np.nonzero(ok)
+    req, pl = nonzero_2d(ok)
     oc_chunk = np.minimum(np.minimum(outputs[req], per[req, pl]), np.where(oc_cap > 0, oc_cap, outputs)[req])
     t = oc_chunk
     if search.any():  # a tile search's bus-word tiles, each after its mapping's first

@@ -1407,6 +1407,11 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
         at = conv_pos[js]
         if (at >= 0).all():
             return tab.rejections_coded(at) if coded else tab.rejections(at)
+        if coded:  # the conv requests' reasons as arrays, the FC ones' listed (few), merged in pair order
+            is_conv = at >= 0
+            fcs = [fc_candidates(shapes[li[j]], mhws[ki[j]]) for j in js[~is_conv].tolist()]
+            return _mapper.merged_reasons(is_conv, tab.rejections_coded(at[is_conv]),
+                                  coded_reasons([(bool(maps), tuple(x.reason for x in rej)) for maps, rej in fcs]))
         convs = iter(tab.rejections(at[at >= 0]))
         out = []
         for j, r in zip(js.tolist(), at.tolist()):
@@ -1669,11 +1674,12 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     li, ki = np.nonzero(pooled)
     if not len(li):
         return _PoolPasses(out, {}, [], li, ki)
-    pools = [shapes[i + 1] for i in li]
     # the rows name each pooling shape once (a pass per (layer, combination) would list ~1,000 equal shapes a chunk,
-    # which the builder's per-(shape, x) look-ups then treat as distinct)
-    slot: dict[int, int] = {}
-    shape = np.array([slot.setdefault(i, len(slot)) for i in li.tolist()], dtype=np.int64)
+    # which the builder's per-(shape, x) look-ups then treat as distinct): the layers in order (np.nonzero lists
+    # them layer by layer), each pass its layer's
+    slot = np.unique(li)
+    shape = np.searchsorted(slot, li)
+    pools = [shapes[i + 1] for i in slot.tolist()]
     # each request's first mapping of the most MAC units (a request's rows are contiguous, requests in order)
     macs = maps["macs"]
     has, lo = np.unique(req, return_index=True)
@@ -1681,24 +1687,25 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     at_top = np.flatnonzero(macs == top)
     first = np.full(len(pairs), -1, dtype=np.int64)
     first[has] = at_top[np.searchsorted(req[at_top], has)]
-    where = {p: j for j, p in enumerate(pairs)}
-    best = first[[where[(int(i), int(k))] for i, k in zip(li, ki)]]
+    where = np.full(pooled.shape, -1, dtype=np.int64)  # each (layer, combination)'s position in pairs (distinct)
+    where[tuple(np.array(pairs, dtype=np.int64).reshape(len(pairs), 2).T)] = np.arange(len(pairs))
+    best = first[where[li, ki]]
     r = {k: v[best] for k, v in maps.items()}
     n = len(best)
-    r.update(shape=shape, cols=np.array([hws[k].cols for k in ki], dtype=float), spm=np.zeros(n),
-             elem=np.array([hws[k].elem_bytes for k in ki], dtype=float), resident=np.zeros(n, bool),
+    r.update(shape=shape, cols=_hw_floats(hws, "cols")[ki], spm=np.zeros(n),
+             elem=_hw_floats(hws, "elem_bytes")[ki], resident=np.zeros(n, bool),
              keep=np.zeros(n, bool), has_pool=np.zeros(n, bool), per_band=np.zeros(n, bool), pool_oh=np.zeros(n),
              pool_ow=np.zeros(n))
     # the columns a layer's row has besides, as the builder takes them absent: no pins, no band size, no pass
     r.update(band_size=np.zeros(n, np.int64), dram_search=np.zeros(n, bool), chained_only=np.zeros(n, np.int8),
              **{PIN_PREFIX + name: np.full(n, "auto") for name in PINS},
              **{name: np.zeros(n) for name in names if name not in r})
-    out["pool_oh"][li, ki] = [p.oh for p in pools]
-    out["pool_ow"][li, ki] = [p.ow for p in pools]
-    out["pool_ops"][li, ki] = [p.groups * p.oh * p.ow * p.kh * p.kw for p in pools]
+    out["pool_oh"][li, ki] = np.array([p.oh for p in pools])[shape]
+    out["pool_ow"][li, ki] = np.array([p.ow for p in pools])[shape]
+    out["pool_ops"][li, ki] = np.array([p.groups * p.oh * p.ow * p.kh * p.kw for p in pools])[shape]
     out["pool_rows_used"][li, ki] = r["rows_used"]
     out["pool_regs"][li, ki] = r["regs"]
-    return _PoolPasses(out, r, [shapes[i + 1] for i in slot], li, ki)
+    return _PoolPasses(out, r, pools, li, ki)
 
 
 def _fill_pool_passes(tab: PlanTable, n_rows: int, passes: _PoolPasses, li: np.ndarray, ki: np.ndarray) -> None:
@@ -1710,10 +1717,13 @@ def _fill_pool_passes(tab: PlanTable, n_rows: int, passes: _PoolPasses, li: np.n
     if not len(tab) or (tab.src[first] != n_rows + np.arange(n)).any():
         raise IndexError("list index out of range")  # a pooling mapping without a schedule
     own = tab.src < n_rows
+    # each layer plan's (layer, combination) as a flat position: one gather of the plans' entries (not the [li, ki]
+    # entries of every row, then the plans')
+    at = (li * passes.cols["pool_iterations"].shape[1] + ki)[tab.src[own]]
     for name, col in (("pool_iterations", "iterations"), ("pool_loop_ends", "loop_ends")):
         passes.cols[name][passes.li, passes.ki] = tab.plan[col][first]
         v = tab.plan[name]
-        v[own] = passes.cols[name][li, ki][tab.src[own]]
+        v[own] = passes.cols[name].reshape(-1)[at]
 
 
 def _chain_least_dram(k: int, layers, shapes, fused: list, pooled: np.ndarray, planned: _Planned,

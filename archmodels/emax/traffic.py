@@ -53,7 +53,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from .mapper import ConvShape, FCShape
+from .mapper import ConvShape, FCShape, nonzero_2d
 
 KINDS = ("input", "weight", "psum", "output", "spill")
 PHASES = ("load", "drain", "pload", "pdrain", "pool")
@@ -881,13 +881,13 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     allowed[:, flags[:, 3]] &= row["inner_ok"][:, None]
     # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
     # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
-    rep, var = np.nonzero(allowed)
+    rep, var = nonzero_2d(allowed)
     mrep = rep if mrow is None else mrow[rep]
     # the SPM plan of every (row, variant) from its row's numbers; the schedules that fit get the columns the
     # traffic reads (each gathered once, when first read: most of a row's columns are not read)
-    f = flags[var]
+    stage_w, psum_dram, halo_dram, ic_inner = _variant_flags(var)
     pin_cols = {f"pin_{k}": m for k, m in pins.items()}
-    v = _Gather((pin_cols, mrep), stage_w=f[:, 0], psum_dram=f[:, 1], halo_dram=f[:, 2], ic_inner=f[:, 3])
+    v = _Gather((pin_cols, mrep), stage_w=stage_w, psum_dram=psum_dram, halo_dram=halo_dram, ic_inner=ic_inner)
     ok = _vr_spm_plan(v, row, mp, rep, mrep)
     if "chained_only" in r:
         code = np.asarray(r["chained_only"])
@@ -904,6 +904,15 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     else:
         fit.sources = ((_vr_counts(shapes, mr, xm, mp), msel),) + fit.sources
     return _vr_traffic(shapes, fit)
+
+
+_FLAG_COLUMNS = tuple(np.array(VR_VARIANTS, dtype=bool).T.copy())
+
+
+def _variant_flags(var: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The flags of schedule variants ``var`` (indices into :data:`VR_VARIANTS`), one boolean column per flag:
+    each gathered from its own column (a gather of [variant, flag] rows, then its columns, costs ~5x as much)."""
+    return tuple(col[var] for col in _FLAG_COLUMNS)
 
 
 class _Gather:
