@@ -280,10 +280,7 @@ class _SharedRows:
             return None
         if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
             return None  # some layer has no such metric (its dict would raise KeyError)
-        cube = self._stack(self.metrics, keys)
-        if cube is None or not from_zero:
-            return cube
-        return np.concatenate((np.zeros((len(keys), 1, self.n)), cube), axis=1)
+        return self._stack(self.metrics, keys, 1 if from_zero else 0)
 
     def metric_row(self, r: int, key: str) -> np.ndarray:
         """Row ``r``'s metric ``key`` (KeyError if the row has none): the view its dict would hold, for a layer
@@ -306,15 +303,34 @@ class _SharedRows:
         arrays = [self.metrics.get(k) for k in keys]
         return all(type(a) is np.ndarray and a.shape == shape and a.dtype == np.float64 for a in arrays)
 
-    def _stack(self, source: dict[str, np.ndarray], keys: Sequence[str]) -> np.ndarray | None:
-        """``source[k]`` for ``keys`` as one (keys x layers x points) float array, layers in their order; None
-        where some key is missing or not a float array of the (rows x points) shape."""
+    def _arrays(self, source: dict[str, np.ndarray], keys: Sequence[str]) -> list[np.ndarray] | None:
+        """``source[k]`` for ``keys``; None where some key is missing or not a float array of the (rows x points)
+        shape."""
         shape = (self.rows, self.n)
         arrays = [source.get(k) for k in keys]
         if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
             return None
-        cube = np.array(arrays)  # every array has that one shape (np.stack costs 4x more)
-        return cube if self.order is None else cube.take(self.order, axis=1)
+        return arrays
+
+    def _stack(self, source: dict[str, np.ndarray], keys: Sequence[str], zeros: int = 0) -> np.ndarray | None:
+        """``source[k]`` for ``keys`` as one (keys x layers x points) float array, layers in their order, after
+        ``zeros`` layers of zeros; None where some key is missing or not a float array of the (rows x points)
+        shape."""
+        arrays = self._arrays(source, keys)
+        if arrays is None:
+            return None
+        if self.order is not None:  # (rows not in the layers' order: never seen)
+            cube = np.array(arrays).take(self.order, axis=1)
+            return np.concatenate((np.zeros((len(keys), zeros, self.n)), cube), axis=1) if zeros else cube
+        if not zeros:
+            return np.array(arrays)  # every array has that one shape (np.stack costs 4x more)
+        # the zero layers and each key's rows written in place: one copy of the values (a stack, then a
+        # concatenation with the zeros, copied them twice)
+        cube = np.empty((len(keys), zeros + self.rows, self.n))
+        cube[:, :zeros] = 0.0
+        for plane, a in zip(cube, arrays):
+            plane[zeros:] = a
+        return cube
 
     def add_metrics(self, layers: Sequence, **arrays: np.ndarray) -> bool:
         """Set metrics of every layer at once: (layers x points) arrays, rows in the layers' order (replacing
@@ -328,14 +344,22 @@ class _SharedRows:
             self.metrics[k] = a if self.order is None else a[self.inverse]
         return True
 
-    def states_stack(self, layers: Sequence, names: Sequence[str]) -> np.ndarray | None:
+    def states_stack(self, layers: Sequence, names: Sequence[str], from_zero: bool = False) -> np.ndarray | None:
         """The states ``names`` of ``layers`` as one float ((layers x names) x points) array, layer after
-        layer, a layer's states in the order of ``names``; None where :meth:`whole` is False or some state
-        is not a float array of the (rows x points) shape."""
+        layer, a layer's states in the order of ``names`` (a zero row first if ``from_zero``); None where
+        :meth:`whole` is False or some state is not a float array of the (rows x points) shape."""
         if not self.whole(layers) or "state_rows" in self.__dict__:  # a layer's states dict exists: it may differ
             return None
-        cube = self._stack(self.states, names)  # names x layers x points
-        return None if cube is None else cube.transpose(1, 0, 2).reshape(-1, self.n)
+        arrays = self._arrays(self.states, names)
+        if arrays is None:
+            return None
+        lead = 1 if from_zero else 0
+        out = np.empty((lead + self.rows * len(names), self.n))
+        out[:lead] = 0.0
+        by_layer = out[lead:].reshape(self.rows, len(names), self.n)  # (a view: each state written in place once)
+        for j, a in enumerate(arrays):
+            by_layer[:, j] = a if self.order is None else a[self.order]
+        return out
 
 
 class _RowField:

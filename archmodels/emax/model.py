@@ -264,9 +264,8 @@ class _EmaxBase(Model):
                     if crit.size <= 64 else np.isin(crit, TILE_SEARCH_CRITERIA))
         every = list(zip(*[c.tolist() for c in cols]))
         keys = list(dict.fromkeys(every))  # the distinct combinations, in order of first appearance
-        if len(keys) == n:  # each point its own combination (random points): no grouping loop
-            members = [[i] for i in range(n)]
-        else:
+        members: list[list[int]] | None = None  # each combination's points (None: point i is combination i)
+        if len(keys) != n:  # (each point its own combination, random points: no grouping loop, no lists)
             groups: dict[tuple, list[int]] = {}
             for i, key in enumerate(every):
                 groups.setdefault(key, []).append(i)
@@ -278,7 +277,7 @@ class _EmaxBase(Model):
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
         step = max(1, CHUNK_OF.get(self.ARCH, CHUNK) // max(1, len(workload.layers)))
-        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step)):
+        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step, n)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, grp, link, pp, macs, out)
         return out.batches(workload.layers)
@@ -295,9 +294,9 @@ class _EmaxBase(Model):
 
         def state_sum(names):  # layer after layer, the states of a layer in the order of names
             zero = np.zeros(n)
-            rows = shared.states_stack(layers, names) if shared is not None else None
+            rows = shared.states_stack(layers, names, from_zero=True) if shared is not None else None
             if rows is not None:
-                return row_sum(np.concatenate((zero[None], rows)))
+                return row_sum(rows)
             return seqsum([zero] + [lb.states.get(s, zero) for lb in layers for s in names], n)
 
         area = _area_static(pts)
@@ -540,16 +539,21 @@ class _Groups:
         self.offs = np.cumsum(lens) - lens
 
     @classmethod
-    def chunks(cls, groups: list[list[int]], step: int) -> list[_Groups]:
+    def chunks(cls, groups: list[list[int]] | None, step: int, n: int = 0) -> list[_Groups]:
         """``_Groups`` of each ``step`` combinations of ``groups`` (each combination's points, a list), as
         ``_Groups([np.array(v) for v in groups[lo:lo + step]])``: every point listed in one array at once, each chunk
-        its slice (a random batch has one point per combination: ~2,000 one-element arrays built and concatenated)."""
-        lens = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
-        flat = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(lens.sum()))
+        its slice (a random batch has one point per combination: ~2,000 one-element arrays built and concatenated).
+        ``groups`` None: ``n`` combinations, point i the only one of combination i (``[[0], [1], ...]``, without
+        its ~2,000 lists: each a Python object the garbage collector counts)."""
+        if groups is None:
+            lens, flat = np.ones(n, dtype=np.int64), np.arange(n, dtype=np.int64)
+        else:
+            lens = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+            flat = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(lens.sum()))
         ends = np.cumsum(lens).tolist()
         out = []
-        for lo in range(0, len(groups), step):
-            hi = min(lo + step, len(groups))
+        for lo in range(0, len(lens), step):
+            hi = min(lo + step, len(lens))
             g = cls.__new__(cls)
             g._set(flat[(ends[lo - 1] if lo else 0):ends[hi - 1]], lens[lo:hi])
             out.append(g)
@@ -626,16 +630,15 @@ class _Results:
                 f_k += fused
                 f_into += [into_i[k] for k in fused]
         r_layer, r_k, r_why = p.missing
+        flat_r = None  # the cells of the infeasible pairs, NaN in every key of the cube (below, key by key)
         if len(r_k):  # infeasible: every point of each such pair at once
             rp, cnt = grp.take(r_k)
-            rl = np.repeat(r_layer, cnt)
-            self.feasible[rl, rp] = False
-            self.reason[rl, rp] = np.repeat(r_why, cnt)
-            if not self.filled:
-                flat_r = rl * self.n + rp
-                cube = self.cube.reshape(len(self.cube), -1)
-                for row in cube:  # (a scatter per key: ~2x faster than one [:, layers, points] assignment)
-                    row[flat_r] = np.nan
+            flat_r = np.repeat(r_layer, cnt) * self.n + rp  # (flat positions: one index, not two)
+            self.feasible.reshape(-1)[flat_r] = False
+            self.reason.reshape(-1)[flat_r] = np.repeat(r_why, cnt)
+            if self.filled:  # (the cube is NaN already)
+                flat_r = None
+            else:
                 self.done.reshape(-1)[flat_r] = True
         if f_k:  # fused into the layer before: zeros, and its name
             fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
@@ -653,15 +656,19 @@ class _Results:
                 self.labels[k][fl, fp] = "-"
         flat = layer_of * self.n + at  # positions in the [layers, points] arrays
         to = _scatter_index(flat, self.nl * self.n)
-        in_cube = [k for k in res if k in self.row]
         cube = self.cube.reshape(len(self.cube), -1)
-        for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
-            cube[self.row[k]][to] = res[k]
+        nan_rest = not self.filled  # keys the plans give no value: NaN (a cube filled first is NaN already)
+        for k, j in self.row.items():  # a scatter per key into its row of the cube (stacking the keys first copies
+            # them all); the infeasible cells' NaN right after, while the row is in the cache (its ~300 KB, written
+            # first for every key, came from memory twice, and those writes at random places cost ~2x the scatters)
+            v = res.get(k)
+            if v is not None:
+                cube[j][to] = v
+            elif nan_rest:
+                cube[j][to] = np.nan
+            if flat_r is not None:
+                cube[j][flat_r] = np.nan
         if not self.filled:
-            if len(in_cube) < len(self.row):  # keys the plans give no value: NaN
-                for k, j in self.row.items():
-                    if k not in res:
-                        cube[j][to] = np.nan
             self.done.reshape(-1)[to] = True
         for k, v in res.items():
             if k not in self.row:
