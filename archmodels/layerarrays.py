@@ -110,7 +110,8 @@ class PointsMemo:
 def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],
                   states: dict[str, np.ndarray], labels: dict[str, np.ndarray] | None = None,
                   feasible: np.ndarray | None = None, reason: np.ndarray | None = None,
-                  row_keys: Sequence[Sequence[str]] | None = None) -> list[LayerBatch | None]:
+                  row_keys: Sequence[Sequence[str]] | None = None,
+                  ready: Callable[[Sequence[str]], None] | None = None) -> list[LayerBatch | None]:
     """One :class:`LayerBatch` per layer whose ``row`` is >= 0 (None for the others), holding row ``r``
     of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
     rows, as :meth:`LayerBatch.infeasible` updates them in place). The ``metrics``, ``states`` and
@@ -119,10 +120,14 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     as a study's one-point path does. ``row_keys[r]``: the metric keys of row ``r``, in its dict's order
     (default: every key of ``metrics``); ``labels`` may hold ``fused_into`` (else a column of None) and
     sequences of per-row label objects. Change a layer's metrics through its dict (``lb.metrics[key] = ...``,
-    which builds it), never by assigning ``lb.metrics`` itself: the sums would not see it."""
+    which builds it), never by assigning ``lb.metrics`` itself: the sums would not see it. ``ready(keys)``, if
+    given, is called before the values of metric keys ``keys`` (states as ``state:NAME``) are first read: the
+    arrays given may be written then (a model that fills a key's array only when some step reads it)."""
     rows = max(row, default=-1) + 1
     shared = _SharedRows(n, rows, dict(metrics), states, labels or {}, row_keys)
     shared.feasible, shared.reason = feasible, reason
+    if ready is not None:
+        shared.ready = ready
     new = object.__new__
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
@@ -195,6 +200,14 @@ class _SharedRows:
     #: the (rows x points) ``feasible`` and ``reason`` arrays given to :func:`layer_batches` (None: all feasible)
     feasible: np.ndarray | None = None
     reason: np.ndarray | None = None
+    #: :func:`layer_batches`' ``ready``: called with metric keys (states as ``state:NAME``) before their values are
+    #: read (None: the arrays hold them already)
+    ready: Callable[[Sequence[str]], None] | None = None
+
+    def _ready(self, keys, prefix: str = "") -> None:
+        """Tell :attr:`ready` that the values of ``keys`` (metrics; states with ``prefix`` ``state:``) are read."""
+        if self.ready is not None:
+            self.ready([prefix + k for k in keys] if prefix else list(keys))
 
     @cached_property
     def feasible_rows(self) -> list[np.ndarray]:
@@ -208,6 +221,7 @@ class _SharedRows:
 
     @cached_property
     def metric_rows(self) -> dict[str, list[np.ndarray]]:
+        self._ready(self.metrics)
         self.split = True
         return {k: list(a) for k, a in self.metrics.items()}
 
@@ -227,6 +241,7 @@ class _SharedRows:
 
     @cached_property
     def state_rows(self) -> list[tuple[str, list[np.ndarray]]]:
+        self._ready(self.states, "state:")
         return [(k, list(a)) for k, a in self.states.items()]
 
     @cached_property
@@ -287,11 +302,13 @@ class _SharedRows:
         whose dict is not built (:func:`archmodels.result.metric_of`)."""
         if self.row_keys is not None and key not in self.keys_of(r):
             raise KeyError(key)
+        self._ready((key,))
         return self.metrics[key][r]
 
     def gather(self, keys: Sequence[str], rows: Sequence[int]) -> np.ndarray:
         """The metrics ``keys`` of ``rows`` (raw row indices) as one (keys x rows x points) float array: what the
         rows' dicts would hold, for layers whose dicts are not built (where :meth:`has_arrays`)."""
+        self._ready(keys)
         return np.array([self.metrics[k] for k in keys])[:, rows]
 
     def has_arrays(self, keys: Sequence[str], n: int) -> bool:
@@ -319,6 +336,7 @@ class _SharedRows:
         arrays = self._arrays(source, keys)
         if arrays is None:
             return None
+        self._ready(keys, "" if source is self.metrics else "state:")
         if self.order is not None:  # (rows not in the layers' order: never seen)
             cube = np.array(arrays).take(self.order, axis=1)
             return np.concatenate((np.zeros((len(keys), zeros, self.n)), cube), axis=1) if zeros else cube
@@ -353,6 +371,7 @@ class _SharedRows:
         arrays = self._arrays(self.states, names)
         if arrays is None:
             return None
+        self._ready(names, "state:")
         lead = 1 if from_zero else 0
         out = np.empty((lead + self.rows * len(names), self.n))
         out[:lead] = 0.0

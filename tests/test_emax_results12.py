@@ -249,3 +249,130 @@ def test_stacks_of_a_missing_or_non_float_key_are_none():
     shared = out[0]._shared
     assert shared.cube(out, ("a", "i"), from_zero=True) is None and shared.cube(out, ("a", "x"), True) is None
     assert shared.states_stack(out, ("s", "t"), from_zero=True) is None
+
+
+def test_cube_keys_written_when_first_read_and_no_chunk_cells_are_nan():
+    """A batch writes into its cube only the keys some step read (the totals' and the leakage's: pending chunks hold
+    the rest); reading a layer's metrics writes the others; cells no chunk wrote read NaN in every key (a _Results
+    given no chunk at all)."""
+    m = get_model("emaxv")
+    rows = m.params.random_rows(300, np.random.default_rng(4))
+    seen = []
+    real = em._Results.batches
+
+    def batches(self, layers):
+        seen.append(self)
+        return real(self, layers)
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em._Results, "batches", batches):
+        r = m.evaluate_points("vgg16-conv", rows)
+    em.workload_plans.cache_clear()
+    (res,) = seen
+    keys = em._cube_keys()
+    written = {keys[j] for j in res.written}
+    assert "time_s" in written and "state:LMMI" in written and "energy_j" in written
+    assert "lmm_read_bytes" not in written and res.pending and len(written) < len(keys)
+    _ = r.layers[3].metrics  # every metric of every layer (the rows are split once)
+    assert set(range(len(em._all_metric_names()))) <= res.written and res.pending  # (the states summed: too)
+    _ = r.layers[3].states
+    assert len(res.written) == len(keys) and not res.pending
+    empty = em._Results(4, 300)
+    empty.cube[...] = 7.0
+    empty.names = [list(em._all_metric_names())] * 4  # (as a layer without a plan lists them)
+    for lb in empty.batches(load_workload("vgg16-conv").layers[:4]):
+        assert all(np.isnan(v).all() for v in lb.metrics.values()) and all(np.isnan(v).all() for v in lb.states.values())
+
+
+@SLOW
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]), mixed=st.booleans(),
+       read=st.lists(st.sampled_from(em._cube_keys()), max_size=6))
+def test_keys_read_between_chunks_are_written_by_later_chunks_at_once(seed, arch, mixed, read):
+    """A key read (``fill``) before the last chunk is added: the later chunks write it when added; the results equal
+    the reference ``add``'s."""
+    m = get_model(arch)
+    n = 60 if arch == "emaxv" else 16
+    rows = _rows(arch, n, seed) if mixed else m.params.random_rows(n, np.random.default_rng(seed))
+    real_add = em._Results.add
+
+    def add_then_read(self, *args):
+        real_add(self, *args)
+        self.fill(read)
+
+    got, got_d = _results(arch, "vgg16-conv", rows, add_then_read, chunk=40)
+    want, want_d = _results(arch, "vgg16-conv", rows, _reference_add, chunk=40)
+    _assert_same_results(got, want)
+    assert got_d == want_d
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=_shared_case())
+def test_layers_of_arrays_filled_when_read_equal_them_filled_first(case):
+    """layer_batches with ``ready`` (arrays filled by it, key by key, when first read) gives every reader what the
+    arrays filled first give: sums (cube, from zero), states stacks, one layer's metric, gathers of layers from
+    several calls, the layers' dicts; and ``ready`` is told each key before it is read."""
+    from archmodels.result import _layer_cube, layer_sums, metric_of
+
+    rows, n, keys, metrics, states, order = case
+    layers = load_workload("alexnet").layers[:rows]
+    asked: list[str] = []
+    lazy_m = {k: np.full((rows, n), 12345.0) for k in metrics}
+    lazy_s = {k: np.full((rows, n), 12345.0) for k in states}
+
+    def ready(names):
+        for name in names:
+            asked.append(name)
+            src, dst = (states, lazy_s) if name.startswith("state:") else (metrics, lazy_m)
+            dst[name.removeprefix("state:")][...] = src[name.removeprefix("state:")]
+
+    def both():
+        return (layer_batches(layers, order, n, metrics, states),
+                layer_batches(layers, order, n, lazy_m, lazy_s, ready=ready))
+
+    eager, lazy = both()
+    for from_zero in (False, True):
+        a, b = layer_sums(eager, keys, n, from_zero), layer_sums(lazy, keys, n, from_zero)
+        assert all(np.array_equal(_bits(a[k]), _bits(b[k])) for k in keys)
+    assert set(asked) == set(keys)
+    eager, lazy = both()
+    for lazy_a in (lazy_m, lazy_s):
+        for v in lazy_a.values():
+            v[...] = 12345.0
+    asked.clear()
+    a, b = eager[0]._shared.states_stack(eager, keys, True), lazy[0]._shared.states_stack(lazy, keys, True)
+    assert np.array_equal(_bits(a), _bits(b)) and set(asked) == {"state:" + k for k in keys}
+    k0 = keys[-1]
+    assert np.array_equal(_bits(metric_of(eager[-1], k0)), _bits(metric_of(lazy[-1], k0)))
+    mixed_e, mixed_l = [eager[0]], [lazy[0]]
+    if rows > 1:  # a layer of another call between them: the rows gathered per call
+        other = layer_batches(layers[1:2], [0], n, {k: v[:1] for k, v in metrics.items()}, {})
+        mixed_e, mixed_l = [eager[0], other[0], *eager[1:]], [lazy[0], other[0], *lazy[1:]]
+    ce, cl = _layer_cube(mixed_e, keys, n), _layer_cube(mixed_l, keys, n)
+    assert ce is not None and np.array_equal(_bits(ce), _bits(cl))
+    for x, y in zip(eager, lazy):
+        assert list(x.metrics) == list(y.metrics) and list(x.states) == list(y.states)
+        for k in x.metrics:
+            assert np.array_equal(_bits(x.metrics[k]), _bits(y.metrics[k])), k
+        for k in x.states:
+            assert np.array_equal(_bits(x.states[k]), _bits(y.states[k])), k
+
+
+@pytest.mark.parametrize("bound", [0, 200_000])
+def test_results_beyond_the_pending_bound_are_written_at_once_and_equal_the_reference(bound):
+    """Past PENDING_BYTES_UPTO of kept values every key is written (and the later chunks' at once): nothing kept, the
+    reference's results (checked to flush: no chunk kept after the batch, every key written)."""
+    m = get_model("emaxv")
+    rows = _rows("emaxv", 120, 5)
+    seen = []
+    real = em._Results.batches
+
+    def batches(self, layers):
+        seen.append((list(self.pending), set(self.written)))
+        return real(self, layers)
+
+    with mock.patch.object(em, "PENDING_BYTES_UPTO", bound), mock.patch.object(em._Results, "batches", batches):
+        got, got_d = _results("emaxv", "vgg16-conv", rows, em._Results.add, chunk=60)
+    want, want_d = _results("emaxv", "vgg16-conv", rows, _reference_add, chunk=60)
+    assert seen and not seen[0][0] and len(seen[0][1]) == len(em._cube_keys())
+    _assert_same_results(got, want)
+    assert got_d == want_d

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any, ClassVar
 
@@ -591,6 +591,13 @@ class _Results:
         self.states = dict(zip(STATES, self.cube[len(names):]))
         #: the cube's row of each key as :func:`_plan_metrics` names it (states as ``state:NAME``)
         self.row = _cube_rows()
+        #: per chunk its pairs' cube values, written into a key's row when the key is first read (:meth:`fill`; a
+        #: batch's own steps read ~15 of the ~55 keys): (the pairs' cells (:func:`_scatter_index`), the infeasible
+        #: pairs' cells or None, the values by key, whether keys without a value get NaN)
+        self.pending: list[tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], bool]] = []
+        self.written: set[int] = set()  # the cube rows written from every chunk so far
+        self.pending_bytes = 0  # the values :attr:`pending` holds (at most PENDING_BYTES_UPTO, then all written)
+        self.undone: np.ndarray | None = None  # the cells no chunk wrote (:meth:`batches`), NaN in every key
         self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
         self.texts: dict[str, LazyTextColumns] = {}
         for k, fn in LAZY_TEXTS.items():  # the texts of the chosen plan share one set of arrays
@@ -656,18 +663,15 @@ class _Results:
                 self.labels[k][fl, fp] = "-"
         flat = layer_of * self.n + at  # positions in the [layers, points] arrays
         to = _scatter_index(flat, self.nl * self.n)
-        cube = self.cube.reshape(len(self.cube), -1)
-        nan_rest = not self.filled  # keys the plans give no value: NaN (a cube filled first is NaN already)
-        for k, j in self.row.items():  # a scatter per key into its row of the cube (stacking the keys first copies
-            # them all); the infeasible cells' NaN right after, while the row is in the cache (its ~300 KB, written
-            # first for every key, came from memory twice, and those writes at random places cost ~2x the scatters)
-            v = res.get(k)
-            if v is not None:
-                cube[j][to] = v
-            elif nan_rest:
-                cube[j][to] = np.nan
-            if flat_r is not None:
-                cube[j][flat_r] = np.nan
+        # the cube's keys are written when first read (:meth:`fill`), those read already (none, as a rule) now
+        entry = (to, flat_r, {k: v for k, v in res.items() if k in self.row}, not self.filled)
+        if self.written:
+            self._write(entry, sorted(self.written))
+        if len(self.written) < len(self.row):
+            self.pending.append(entry)
+            self.pending_bytes += sum(v.nbytes for v in entry[2].values())
+            if self.pending_bytes > PENDING_BYTES_UPTO:  # (bounded memory: chunks would keep a whole result's
+                self.fill(self.row)  # values alive beside the cube; the keys read later are written now, as before)
         if not self.filled:
             self.done.reshape(-1)[to] = True
         for k, v in res.items():
@@ -688,16 +692,60 @@ class _Results:
         dicts built when first read; a layer's metric keys in the order its first combination set them;
         ``reason`` is set where ``feasible`` is False only)."""
         if not self.filled and not self.done.all():  # (cells no chunk wrote: NaN, as a cube filled first holds)
-            self.cube[:, ~self.done] = np.nan
+            self.undone = np.flatnonzero(~self.done)
+            cube = self.cube.reshape(len(self.cube), -1)
+            for j in self.written:
+                cube[j][self.undone] = np.nan
             self.done[:] = True
         labels = {k: self.labels[k] if k in self.labels else self.texts[k] for k in _LABEL_ORDER}
         return layer_batches(layers, range(self.nl), self.n, self.metrics, self.states, labels, self.feasible,
-                             self.reason, row_keys=self.names)
+                             self.reason, row_keys=self.names, ready=self.fill)
+
+    def fill(self, keys: Iterable[str]) -> None:
+        """Write the cube rows of the metrics ``keys`` (states as ``state:NAME``; keys outside the cube: nothing to
+        do) from every chunk where not written yet: the values the layers' arrays then hold (:func:`layer_batches`
+        calls it before it reads a key). Every chunk's pairs and infeasible cells are distinct cells, so the
+        order of the chunks' writes does not matter."""
+        row, written = self.row, self.written
+        new = [j for j in map(row.get, keys) if j is not None and j not in written]
+        if not new:
+            return
+        new = sorted(set(new))
+        written.update(new)
+        for entry in self.pending:
+            self._write(entry, new)
+        if self.undone is not None:
+            cube = self.cube.reshape(len(self.cube), -1)
+            for j in new:
+                cube[j][self.undone] = np.nan
+        if len(written) == len(row):  # every key written: the chunks' values are no longer needed
+            self.pending, self.pending_bytes = [], 0
+
+    def _write(self, entry: tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], bool], rows: list[int]) -> None:
+        """Cube rows ``rows`` of one chunk (``entry``, :attr:`pending`): the infeasible cells NaN, then a scatter of
+        the pairs' values (NaN where the plans give none), key by key: each row's ~300 KB is in the cache for
+        both (NaN at random places first for every key, then the scatters, read every row from memory twice)."""
+        to, flat_r, res, nan_rest = entry
+        cube = self.cube.reshape(len(self.cube), -1)
+        keys = _cube_keys()
+        for j in rows:
+            if flat_r is not None:
+                cube[j][flat_r] = np.nan
+            v = res.pop(keys[j], None)  # (each chunk's value written once: dropped then)
+            if v is not None:
+                cube[j][to] = v
+            elif nan_rest:
+                cube[j][to] = np.nan
 
 
 #: (layer, point) cells up to which :class:`_Results` fills its cube with NaN first (one design point, small
 #: batches: one fill costs less than NaN written key by key where a layer has no plan)
 CUBE_FILL_UPTO = 512
+
+#: the chunks' values :class:`_Results` keeps to write a key when it is first read; above it every key is written at
+#: once (a 2,048-point EMAXV VGG16-conv batch keeps ~15 MB; EMAXVR's larger networks, whose FC layers' forms read
+#: every key anyway, peaked ~100 MB higher keeping all of them)
+PENDING_BYTES_UPTO = 16 << 20
 
 #: positions from which :func:`_scatter_index` scatters increasing positions by a mask
 SCATTER_MASK_FROM = 4096
@@ -995,8 +1043,13 @@ def _first_rtol(criterion: np.ndarray | str, exact_dram: bool) -> np.ndarray | f
 @lru_cache(maxsize=1)
 def _cube_rows() -> dict[str, int]:
     """The row of each metric (then ``state:NAME``) in :attr:`_Results.cube`."""
-    keys = _all_metric_names() + tuple("state:" + s for s in STATES)
-    return {k: j for j, k in enumerate(keys)}
+    return {k: j for j, k in enumerate(_cube_keys())}
+
+
+@lru_cache(maxsize=1)
+def _cube_keys() -> tuple[str, ...]:
+    """The key of each row of :attr:`_Results.cube`: every metric, then ``state:NAME``."""
+    return _all_metric_names() + tuple("state:" + s for s in STATES)
 
 
 @lru_cache(maxsize=1)
