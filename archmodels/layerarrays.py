@@ -180,6 +180,11 @@ def point_columns(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
     return block.reshape(len(rows), width).T.reshape(width, len(rows), 1)
 
 
+#: values from which :class:`_SharedRows` writes a stack with a zero layer in place (one copy of the values, not a
+#: stack and a concatenation); fewer (one design point's) as a stack and a concatenation: fewer numpy calls
+IN_PLACE_FROM = 4096
+
+
 class _SharedRows:
     """The (rows x points) metric, state and label arrays of one :func:`layer_batches` call, split into row
     views once, when a layer first asks (its ``fused_into`` labels: one object array, made then)."""
@@ -340,8 +345,9 @@ class _SharedRows:
         if self.order is not None:  # (rows not in the layers' order: never seen)
             cube = np.array(arrays).take(self.order, axis=1)
             return np.concatenate((np.zeros((len(keys), zeros, self.n)), cube), axis=1) if zeros else cube
-        if not zeros:
-            return np.array(arrays)  # every array has that one shape (np.stack costs 4x more)
+        if not zeros or len(keys) * self.rows * self.n < IN_PLACE_FROM:
+            cube = np.array(arrays)  # every array has that one shape (np.stack costs 4x more)
+            return np.concatenate((np.zeros((len(keys), zeros, self.n)), cube), axis=1) if zeros else cube
         # the zero layers and each key's rows written in place: one copy of the values (a stack, then a
         # concatenation with the zeros, copied them twice)
         cube = np.empty((len(keys), zeros + self.rows, self.n))
@@ -372,6 +378,10 @@ class _SharedRows:
         if arrays is None:
             return None
         self._ready(names, "state:")
+        if len(names) * self.rows * self.n < IN_PLACE_FROM:  # (a few values: two numpy calls fewer)
+            cube = np.array(arrays) if self.order is None else np.array(arrays).take(self.order, axis=1)
+            rows = cube.transpose(1, 0, 2).reshape(-1, self.n)
+            return np.concatenate((np.zeros((1, self.n)), rows)) if from_zero else rows
         lead = 1 if from_zero else 0
         out = np.empty((lead + self.rows * len(names), self.n))
         out[:lead] = 0.0

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from archmodels import get_model
 from archmodels.emax import model as em
 from archmodels.emax.traffic import PlanTable
+from archmodels import layerarrays
 from archmodels.layerarrays import layer_batches
 from workloads import load_workload
 
@@ -227,19 +228,21 @@ def test_stacks_with_a_zero_layer_equal_the_concatenations(case):
     own dicts stacked."""
     rows, n, keys, metrics, states, order = case
     layers = load_workload("alexnet").layers[:rows]
-    out = layer_batches(layers, order, n, metrics, states)
-    shared = out[0]._shared
-    want = shared.cube(out, keys)
-    got = shared.cube(out, keys, from_zero=True)
-    assert got.shape == (len(keys), rows + 1, n)
-    assert np.array_equal(_bits(got), _bits(np.concatenate((np.zeros((len(keys), 1, n)), want), axis=1)))
-    want_s = shared.states_stack(out, keys)
-    got_s = shared.states_stack(out, keys, from_zero=True)
-    assert np.array_equal(_bits(got_s), _bits(np.concatenate((np.zeros((1, n)), want_s))))
-    layer_wise = np.array([[metrics[k][r] for r in order] for k in keys])  # each layer's row, layers in order
-    assert np.array_equal(_bits(want), _bits(layer_wise))
-    state_wise = np.array([states[k][r] for r in order for k in keys]).reshape(-1, n)
-    assert np.array_equal(_bits(want_s), _bits(state_wise))
+    for in_place_from in (0, 1 << 62):  # written in place (many values) or stacked and concatenated (few)
+        with mock.patch.object(layerarrays, "IN_PLACE_FROM", in_place_from):
+            out = layer_batches(layers, order, n, metrics, states)
+            shared = out[0]._shared
+            want = shared.cube(out, keys)
+            got = shared.cube(out, keys, from_zero=True)
+            assert got.shape == (len(keys), rows + 1, n)
+            assert np.array_equal(_bits(got), _bits(np.concatenate((np.zeros((len(keys), 1, n)), want), axis=1)))
+            want_s = shared.states_stack(out, keys)
+            got_s = shared.states_stack(out, keys, from_zero=True)
+            assert np.array_equal(_bits(got_s), _bits(np.concatenate((np.zeros((1, n)), want_s))))
+            layer_wise = np.array([[metrics[k][r] for r in order] for k in keys])  # each layer's row, in layer order
+            assert np.array_equal(_bits(want), _bits(layer_wise))
+            state_wise = np.array([states[k][r] for r in order for k in keys]).reshape(-1, n)
+            assert np.array_equal(_bits(want_s), _bits(state_wise))
 
 
 def test_stacks_of_a_missing_or_non_float_key_are_none():

@@ -664,15 +664,21 @@ class _Results:
         flat = layer_of * self.n + at  # positions in the [layers, points] arrays
         to = _scatter_index(flat, self.nl * self.n)
         # the cube's keys are written when first read (:meth:`fill`), those read already (none, as a rule) now
-        entry = (to, flat_r, {k: v for k, v in res.items() if k in self.row}, not self.filled)
-        if self.written:
-            self._write(entry, sorted(self.written))
-        if len(self.written) < len(self.row):
-            self.pending.append(entry)
-            self.pending_bytes += sum(v.nbytes for v in entry[2].values())
-            if self.pending_bytes > PENDING_BYTES_UPTO:  # (bounded memory: chunks would keep a whole result's
-                self.fill(self.row)  # values alive beside the cube; the keys read later are written now, as before)
-        if not self.filled:
+        if self.filled:  # a small batch (one design point): every key now, into a cube that is NaN already (its
+            cube = self.cube.reshape(len(self.cube), -1)  # writes cost less than keeping them; no hook for the layers)
+            for k, j in self.row.items():
+                v = res.get(k)
+                if v is not None:
+                    cube[j][to] = v
+        else:
+            entry = (to, flat_r, {k: v for k, v in res.items() if k in self.row}, True)
+            if self.written:
+                self._write(entry, sorted(self.written))
+            if len(self.written) < len(self.row):
+                self.pending.append(entry)
+                self.pending_bytes += sum(v.nbytes for v in entry[2].values())
+                if self.pending_bytes > PENDING_BYTES_UPTO:  # (bounded memory: chunks would keep a whole result's
+                    self.fill(self.row)  # values alive beside the cube; the keys read later written now, as before)
             self.done.reshape(-1)[to] = True
         for k, v in res.items():
             if k not in self.row:
@@ -694,12 +700,12 @@ class _Results:
         if not self.filled and not self.done.all():  # (cells no chunk wrote: NaN, as a cube filled first holds)
             self.undone = np.flatnonzero(~self.done)
             cube = self.cube.reshape(len(self.cube), -1)
-            for j in self.written:
+            for j in self.written if self.pending else range(len(cube)):  # (nothing kept: no key written later)
                 cube[j][self.undone] = np.nan
             self.done[:] = True
         labels = {k: self.labels[k] if k in self.labels else self.texts[k] for k in _LABEL_ORDER}
         return layer_batches(layers, range(self.nl), self.n, self.metrics, self.states, labels, self.feasible,
-                             self.reason, row_keys=self.names, ready=self.fill)
+                             self.reason, row_keys=self.names, ready=self.fill if self.pending else None)
 
     def fill(self, keys: Iterable[str]) -> None:
         """Write the cube rows of the metrics ``keys`` (states as ``state:NAME``; keys outside the cube: nothing to
