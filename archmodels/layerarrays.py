@@ -209,6 +209,15 @@ class _SharedRows:
     #: read (None: the arrays hold them already)
     ready: Callable[[Sequence[str]], None] | None = None
 
+    def __getstate__(self) -> dict:
+        """Copied (``copy.deepcopy``) with every value written first and no hook: a copy's arrays are copies, which a
+        later write through :attr:`ready` would not reach."""
+        self._ready(self.metrics)
+        self._ready(self.states, "state:")
+        state = dict(self.__dict__)
+        state.pop("ready", None)
+        return state
+
     def _ready(self, keys, prefix: str = "") -> None:
         """Tell :attr:`ready` that the values of ``keys`` (metrics; states with ``prefix`` ``state:``) are read."""
         if self.ready is not None:

@@ -379,3 +379,21 @@ def test_results_beyond_the_pending_bound_are_written_at_once_and_equal_the_refe
     assert seen and not seen[0][0] and len(seen[0][1]) == len(em._cube_keys())
     _assert_same_results(got, want)
     assert got_d == want_d
+
+
+def test_a_deep_copy_of_a_batch_holds_every_value():
+    """``copy.deepcopy`` of a batch's layers before any key beyond the totals' is read: the copies hold the values the
+    original's layers read (every key written before the copy: its arrays are copies, not views of the cube)."""
+    import copy
+
+    m = get_model("emaxv")
+    rows = m.params.random_rows(300, np.random.default_rng(8))
+    em.workload_plans.cache_clear()
+    r = m.evaluate_points("vgg16-conv", rows)
+    layers = copy.deepcopy(r.layers)
+    em.workload_plans.cache_clear()
+    for lb, orig in zip(layers, r.layers):
+        for k in orig.metrics:
+            assert np.array_equal(_bits(np.asarray(lb.metrics[k], float)), _bits(np.asarray(orig.metrics[k], float))), k
+        for k in orig.states:
+            assert np.array_equal(_bits(lb.states[k]), _bits(orig.states[k])), k
