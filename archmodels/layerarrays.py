@@ -110,7 +110,8 @@ class PointsMemo:
 def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: dict[str, np.ndarray],
                   states: dict[str, np.ndarray], labels: dict[str, np.ndarray] | None = None,
                   feasible: np.ndarray | None = None, reason: np.ndarray | None = None,
-                  row_keys: Sequence[Sequence[str]] | None = None) -> list[LayerBatch | None]:
+                  row_keys: Sequence[Sequence[str]] | None = None,
+                  ready: Callable[[Sequence[str]], None] | None = None) -> list[LayerBatch | None]:
     """One :class:`LayerBatch` per layer whose ``row`` is >= 0 (None for the others), holding row ``r``
     of the (rows x points) arrays: views, each layer its own row (writable ``feasible`` / ``reason``
     rows, as :meth:`LayerBatch.infeasible` updates them in place). The ``metrics``, ``states`` and
@@ -119,10 +120,14 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     as a study's one-point path does. ``row_keys[r]``: the metric keys of row ``r``, in its dict's order
     (default: every key of ``metrics``); ``labels`` may hold ``fused_into`` (else a column of None) and
     sequences of per-row label objects. Change a layer's metrics through its dict (``lb.metrics[key] = ...``,
-    which builds it), never by assigning ``lb.metrics`` itself: the sums would not see it."""
+    which builds it), never by assigning ``lb.metrics`` itself: the sums would not see it. ``ready(keys)``, if
+    given, is called before the values of metric keys ``keys`` (states as ``state:NAME``) are first read: the
+    arrays given may be written then (a model that fills a key's array only when some step reads it)."""
     rows = max(row, default=-1) + 1
     shared = _SharedRows(n, rows, dict(metrics), states, labels or {}, row_keys)
     shared.feasible, shared.reason = feasible, reason
+    if ready is not None:
+        shared.ready = ready
     new = object.__new__
     out: list[LayerBatch | None] = []
     for layer, r in zip(layers, row):
@@ -175,6 +180,11 @@ def point_columns(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
     return block.reshape(len(rows), width).T.reshape(width, len(rows), 1)
 
 
+#: values from which :class:`_SharedRows` writes a stack with a zero layer in place (one copy of the values, not a
+#: stack and a concatenation); fewer (one design point's) as a stack and a concatenation: fewer numpy calls
+IN_PLACE_FROM = 4096
+
+
 class _SharedRows:
     """The (rows x points) metric, state and label arrays of one :func:`layer_batches` call, split into row
     views once, when a layer first asks (its ``fused_into`` labels: one object array, made then)."""
@@ -195,6 +205,23 @@ class _SharedRows:
     #: the (rows x points) ``feasible`` and ``reason`` arrays given to :func:`layer_batches` (None: all feasible)
     feasible: np.ndarray | None = None
     reason: np.ndarray | None = None
+    #: :func:`layer_batches`' ``ready``: called with metric keys (states as ``state:NAME``) before their values are
+    #: read (None: the arrays hold them already)
+    ready: Callable[[Sequence[str]], None] | None = None
+
+    def __getstate__(self) -> dict:
+        """Copied (``copy.deepcopy``) with every value written first and no hook: a copy's arrays are copies, which a
+        later write through :attr:`ready` would not reach."""
+        self._ready(self.metrics)
+        self._ready(self.states, "state:")
+        state = dict(self.__dict__)
+        state.pop("ready", None)
+        return state
+
+    def _ready(self, keys, prefix: str = "") -> None:
+        """Tell :attr:`ready` that the values of ``keys`` (metrics; states with ``prefix`` ``state:``) are read."""
+        if self.ready is not None:
+            self.ready([prefix + k for k in keys] if prefix else list(keys))
 
     @cached_property
     def feasible_rows(self) -> list[np.ndarray]:
@@ -208,6 +235,7 @@ class _SharedRows:
 
     @cached_property
     def metric_rows(self) -> dict[str, list[np.ndarray]]:
+        self._ready(self.metrics)
         self.split = True
         return {k: list(a) for k, a in self.metrics.items()}
 
@@ -227,6 +255,7 @@ class _SharedRows:
 
     @cached_property
     def state_rows(self) -> list[tuple[str, list[np.ndarray]]]:
+        self._ready(self.states, "state:")
         return [(k, list(a)) for k, a in self.states.items()]
 
     @cached_property
@@ -280,21 +309,20 @@ class _SharedRows:
             return None
         if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
             return None  # some layer has no such metric (its dict would raise KeyError)
-        cube = self._stack(self.metrics, keys)
-        if cube is None or not from_zero:
-            return cube
-        return np.concatenate((np.zeros((len(keys), 1, self.n)), cube), axis=1)
+        return self._stack(self.metrics, keys, 1 if from_zero else 0)
 
     def metric_row(self, r: int, key: str) -> np.ndarray:
         """Row ``r``'s metric ``key`` (KeyError if the row has none): the view its dict would hold, for a layer
         whose dict is not built (:func:`archmodels.result.metric_of`)."""
         if self.row_keys is not None and key not in self.keys_of(r):
             raise KeyError(key)
+        self._ready((key,))
         return self.metrics[key][r]
 
     def gather(self, keys: Sequence[str], rows: Sequence[int]) -> np.ndarray:
         """The metrics ``keys`` of ``rows`` (raw row indices) as one (keys x rows x points) float array: what the
         rows' dicts would hold, for layers whose dicts are not built (where :meth:`has_arrays`)."""
+        self._ready(keys)
         return np.array([self.metrics[k] for k in keys])[:, rows]
 
     def has_arrays(self, keys: Sequence[str], n: int) -> bool:
@@ -306,15 +334,36 @@ class _SharedRows:
         arrays = [self.metrics.get(k) for k in keys]
         return all(type(a) is np.ndarray and a.shape == shape and a.dtype == np.float64 for a in arrays)
 
-    def _stack(self, source: dict[str, np.ndarray], keys: Sequence[str]) -> np.ndarray | None:
-        """``source[k]`` for ``keys`` as one (keys x layers x points) float array, layers in their order; None
-        where some key is missing or not a float array of the (rows x points) shape."""
+    def _arrays(self, source: dict[str, np.ndarray], keys: Sequence[str]) -> list[np.ndarray] | None:
+        """``source[k]`` for ``keys``; None where some key is missing or not a float array of the (rows x points)
+        shape."""
         shape = (self.rows, self.n)
         arrays = [source.get(k) for k in keys]
         if any(type(a) is not np.ndarray or a.shape != shape or a.dtype != np.float64 for a in arrays):
             return None
-        cube = np.array(arrays)  # every array has that one shape (np.stack costs 4x more)
-        return cube if self.order is None else cube.take(self.order, axis=1)
+        return arrays
+
+    def _stack(self, source: dict[str, np.ndarray], keys: Sequence[str], zeros: int = 0) -> np.ndarray | None:
+        """``source[k]`` for ``keys`` as one (keys x layers x points) float array, layers in their order, after
+        ``zeros`` layers of zeros; None where some key is missing or not a float array of the (rows x points)
+        shape."""
+        arrays = self._arrays(source, keys)
+        if arrays is None:
+            return None
+        self._ready(keys, "" if source is self.metrics else "state:")
+        if self.order is not None:  # (rows not in the layers' order: never seen)
+            cube = np.array(arrays).take(self.order, axis=1)
+            return np.concatenate((np.zeros((len(keys), zeros, self.n)), cube), axis=1) if zeros else cube
+        if not zeros or len(keys) * self.rows * self.n < IN_PLACE_FROM:
+            cube = np.array(arrays)  # every array has that one shape (np.stack costs 4x more)
+            return np.concatenate((np.zeros((len(keys), zeros, self.n)), cube), axis=1) if zeros else cube
+        # the zero layers and each key's rows written in place: one copy of the values (a stack, then a
+        # concatenation with the zeros, copied them twice)
+        cube = np.empty((len(keys), zeros + self.rows, self.n))
+        cube[:, :zeros] = 0.0
+        for plane, a in zip(cube, arrays):
+            plane[zeros:] = a
+        return cube
 
     def add_metrics(self, layers: Sequence, **arrays: np.ndarray) -> bool:
         """Set metrics of every layer at once: (layers x points) arrays, rows in the layers' order (replacing
@@ -328,14 +377,27 @@ class _SharedRows:
             self.metrics[k] = a if self.order is None else a[self.inverse]
         return True
 
-    def states_stack(self, layers: Sequence, names: Sequence[str]) -> np.ndarray | None:
+    def states_stack(self, layers: Sequence, names: Sequence[str], from_zero: bool = False) -> np.ndarray | None:
         """The states ``names`` of ``layers`` as one float ((layers x names) x points) array, layer after
-        layer, a layer's states in the order of ``names``; None where :meth:`whole` is False or some state
-        is not a float array of the (rows x points) shape."""
+        layer, a layer's states in the order of ``names`` (a zero row first if ``from_zero``); None where
+        :meth:`whole` is False or some state is not a float array of the (rows x points) shape."""
         if not self.whole(layers) or "state_rows" in self.__dict__:  # a layer's states dict exists: it may differ
             return None
-        cube = self._stack(self.states, names)  # names x layers x points
-        return None if cube is None else cube.transpose(1, 0, 2).reshape(-1, self.n)
+        arrays = self._arrays(self.states, names)
+        if arrays is None:
+            return None
+        self._ready(names, "state:")
+        if len(names) * self.rows * self.n < IN_PLACE_FROM:  # (a few values: two numpy calls fewer)
+            cube = np.array(arrays) if self.order is None else np.array(arrays).take(self.order, axis=1)
+            rows = cube.transpose(1, 0, 2).reshape(-1, self.n)
+            return np.concatenate((np.zeros((1, self.n)), rows)) if from_zero else rows
+        lead = 1 if from_zero else 0
+        out = np.empty((lead + self.rows * len(names), self.n))
+        out[:lead] = 0.0
+        by_layer = out[lead:].reshape(self.rows, len(names), self.n)  # (a view: each state written in place once)
+        for j, a in enumerate(arrays):
+            by_layer[:, j] = a if self.order is None else a[self.order]
+        return out
 
 
 class _RowField:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any, ClassVar
 
@@ -264,9 +264,8 @@ class _EmaxBase(Model):
                     if crit.size <= 64 else np.isin(crit, TILE_SEARCH_CRITERIA))
         every = list(zip(*[c.tolist() for c in cols]))
         keys = list(dict.fromkeys(every))  # the distinct combinations, in order of first appearance
-        if len(keys) == n:  # each point its own combination (random points): no grouping loop
-            members = [[i] for i in range(n)]
-        else:
+        members: list[list[int]] | None = None  # each combination's points (None: point i is combination i)
+        if len(keys) != n:  # (each point its own combination, random points: no grouping loop, no lists)
             groups: dict[tuple, list[int]] = {}
             for i, key in enumerate(every):
                 groups.setdefault(key, []).append(i)
@@ -278,7 +277,7 @@ class _EmaxBase(Model):
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
         step = max(1, CHUNK_OF.get(self.ARCH, CHUNK) // max(1, len(workload.layers)))
-        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step)):
+        for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step, n)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, grp, link, pp, macs, out)
         return out.batches(workload.layers)
@@ -295,9 +294,9 @@ class _EmaxBase(Model):
 
         def state_sum(names):  # layer after layer, the states of a layer in the order of names
             zero = np.zeros(n)
-            rows = shared.states_stack(layers, names) if shared is not None else None
+            rows = shared.states_stack(layers, names, from_zero=True) if shared is not None else None
             if rows is not None:
-                return row_sum(np.concatenate((zero[None], rows)))
+                return row_sum(rows)
             return seqsum([zero] + [lb.states.get(s, zero) for lb in layers for s in names], n)
 
         area = _area_static(pts)
@@ -540,16 +539,21 @@ class _Groups:
         self.offs = np.cumsum(lens) - lens
 
     @classmethod
-    def chunks(cls, groups: list[list[int]], step: int) -> list[_Groups]:
+    def chunks(cls, groups: list[list[int]] | None, step: int, n: int = 0) -> list[_Groups]:
         """``_Groups`` of each ``step`` combinations of ``groups`` (each combination's points, a list), as
         ``_Groups([np.array(v) for v in groups[lo:lo + step]])``: every point listed in one array at once, each chunk
-        its slice (a random batch has one point per combination: ~2,000 one-element arrays built and concatenated)."""
-        lens = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
-        flat = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(lens.sum()))
+        its slice (a random batch has one point per combination: ~2,000 one-element arrays built and concatenated).
+        ``groups`` None: ``n`` combinations, point i the only one of combination i (``[[0], [1], ...]``, without
+        its ~2,000 lists: each a Python object the garbage collector counts)."""
+        if groups is None:
+            lens, flat = np.ones(n, dtype=np.int64), np.arange(n, dtype=np.int64)
+        else:
+            lens = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+            flat = np.fromiter(chain.from_iterable(groups), dtype=np.int64, count=int(lens.sum()))
         ends = np.cumsum(lens).tolist()
         out = []
-        for lo in range(0, len(groups), step):
-            hi = min(lo + step, len(groups))
+        for lo in range(0, len(lens), step):
+            hi = min(lo + step, len(lens))
             g = cls.__new__(cls)
             g._set(flat[(ends[lo - 1] if lo else 0):ends[hi - 1]], lens[lo:hi])
             out.append(g)
@@ -587,6 +591,13 @@ class _Results:
         self.states = dict(zip(STATES, self.cube[len(names):]))
         #: the cube's row of each key as :func:`_plan_metrics` names it (states as ``state:NAME``)
         self.row = _cube_rows()
+        #: per chunk its pairs' cube values, written into a key's row when the key is first read (:meth:`fill`; a
+        #: batch's own steps read ~15 of the ~55 keys): (the pairs' cells (:func:`_scatter_index`), the infeasible
+        #: pairs' cells or None, the values by key, whether keys without a value get NaN)
+        self.pending: list[tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], bool]] = []
+        self.written: set[int] = set()  # the cube rows written from every chunk so far
+        self.pending_bytes = 0  # the values :attr:`pending` holds (at most PENDING_BYTES_UPTO, then all written)
+        self.undone: np.ndarray | None = None  # the cells no chunk wrote (:meth:`batches`), NaN in every key
         self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
         self.texts: dict[str, LazyTextColumns] = {}
         for k, fn in LAZY_TEXTS.items():  # the texts of the chosen plan share one set of arrays
@@ -626,16 +637,15 @@ class _Results:
                 f_k += fused
                 f_into += [into_i[k] for k in fused]
         r_layer, r_k, r_why = p.missing
+        flat_r = None  # the cells of the infeasible pairs, NaN in every key of the cube (below, key by key)
         if len(r_k):  # infeasible: every point of each such pair at once
             rp, cnt = grp.take(r_k)
-            rl = np.repeat(r_layer, cnt)
-            self.feasible[rl, rp] = False
-            self.reason[rl, rp] = np.repeat(r_why, cnt)
-            if not self.filled:
-                flat_r = rl * self.n + rp
-                cube = self.cube.reshape(len(self.cube), -1)
-                for row in cube:  # (a scatter per key: ~2x faster than one [:, layers, points] assignment)
-                    row[flat_r] = np.nan
+            flat_r = np.repeat(r_layer, cnt) * self.n + rp  # (flat positions: one index, not two)
+            self.feasible.reshape(-1)[flat_r] = False
+            self.reason.reshape(-1)[flat_r] = np.repeat(r_why, cnt)
+            if self.filled:  # (the cube is NaN already)
+                flat_r = None
+            else:
                 self.done.reshape(-1)[flat_r] = True
         if f_k:  # fused into the layer before: zeros, and its name
             fp, cnt = grp.take(np.array(f_k, dtype=np.int64))
@@ -653,15 +663,22 @@ class _Results:
                 self.labels[k][fl, fp] = "-"
         flat = layer_of * self.n + at  # positions in the [layers, points] arrays
         to = _scatter_index(flat, self.nl * self.n)
-        in_cube = [k for k in res if k in self.row]
-        cube = self.cube.reshape(len(self.cube), -1)
-        for k in in_cube:  # a scatter per key into its row of the cube (stacking the keys first copies them all)
-            cube[self.row[k]][to] = res[k]
-        if not self.filled:
-            if len(in_cube) < len(self.row):  # keys the plans give no value: NaN
-                for k, j in self.row.items():
-                    if k not in res:
-                        cube[j][to] = np.nan
+        # the cube's keys are written when first read (:meth:`fill`), those read already (none, as a rule) now
+        if self.filled:  # a small batch (one design point): every key now, into a cube that is NaN already (its
+            cube = self.cube.reshape(len(self.cube), -1)  # writes cost less than keeping them; no hook for the layers)
+            for k, j in self.row.items():
+                v = res.get(k)
+                if v is not None:
+                    cube[j][to] = v
+        else:
+            entry = (to, flat_r, {k: v for k, v in res.items() if k in self.row}, True)
+            if self.written:
+                self._write(entry, sorted(self.written))
+            if len(self.written) < len(self.row):
+                self.pending.append(entry)
+                self.pending_bytes += sum(v.nbytes for v in entry[2].values())
+                if self.pending_bytes > PENDING_BYTES_UPTO:  # (bounded memory: chunks would keep a whole result's
+                    self.fill(self.row)  # values alive beside the cube; the keys read later written now, as before)
             self.done.reshape(-1)[to] = True
         for k, v in res.items():
             if k not in self.row:
@@ -681,16 +698,60 @@ class _Results:
         dicts built when first read; a layer's metric keys in the order its first combination set them;
         ``reason`` is set where ``feasible`` is False only)."""
         if not self.filled and not self.done.all():  # (cells no chunk wrote: NaN, as a cube filled first holds)
-            self.cube[:, ~self.done] = np.nan
+            self.undone = np.flatnonzero(~self.done)
+            cube = self.cube.reshape(len(self.cube), -1)
+            for j in self.written if self.pending else range(len(cube)):  # (nothing kept: no key written later)
+                cube[j][self.undone] = np.nan
             self.done[:] = True
         labels = {k: self.labels[k] if k in self.labels else self.texts[k] for k in _LABEL_ORDER}
         return layer_batches(layers, range(self.nl), self.n, self.metrics, self.states, labels, self.feasible,
-                             self.reason, row_keys=self.names)
+                             self.reason, row_keys=self.names, ready=self.fill if self.pending else None)
+
+    def fill(self, keys: Iterable[str]) -> None:
+        """Write the cube rows of the metrics ``keys`` (states as ``state:NAME``; keys outside the cube: nothing to
+        do) from every chunk where not written yet: the values the layers' arrays then hold (:func:`layer_batches`
+        calls it before it reads a key). Every chunk's pairs and infeasible cells are distinct cells, so the
+        order of the chunks' writes does not matter."""
+        row, written = self.row, self.written
+        new = [j for j in map(row.get, keys) if j is not None and j not in written]
+        if not new:
+            return
+        new = sorted(set(new))
+        written.update(new)
+        for entry in self.pending:
+            self._write(entry, new)
+        if self.undone is not None:
+            cube = self.cube.reshape(len(self.cube), -1)
+            for j in new:
+                cube[j][self.undone] = np.nan
+        if len(written) == len(row):  # every key written: the chunks' values are no longer needed
+            self.pending, self.pending_bytes = [], 0
+
+    def _write(self, entry: tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], bool], rows: list[int]) -> None:
+        """Cube rows ``rows`` of one chunk (``entry``, :attr:`pending`): the infeasible cells NaN, then a scatter of
+        the pairs' values (NaN where the plans give none), key by key: each row's ~300 KB is in the cache for
+        both (NaN at random places first for every key, then the scatters, read every row from memory twice)."""
+        to, flat_r, res, nan_rest = entry
+        cube = self.cube.reshape(len(self.cube), -1)
+        keys = _cube_keys()
+        for j in rows:
+            if flat_r is not None:
+                cube[j][flat_r] = np.nan
+            v = res.pop(keys[j], None)  # (each chunk's value written once: dropped then)
+            if v is not None:
+                cube[j][to] = v
+            elif nan_rest:
+                cube[j][to] = np.nan
 
 
 #: (layer, point) cells up to which :class:`_Results` fills its cube with NaN first (one design point, small
 #: batches: one fill costs less than NaN written key by key where a layer has no plan)
 CUBE_FILL_UPTO = 512
+
+#: the chunks' values :class:`_Results` keeps to write a key when it is first read; above it every key is written at
+#: once (a 2,048-point EMAXV VGG16-conv batch keeps ~15 MB; EMAXVR's larger networks, whose FC layers' forms read
+#: every key anyway, peaked ~100 MB higher keeping all of them)
+PENDING_BYTES_UPTO = 16 << 20
 
 #: positions from which :func:`_scatter_index` scatters increasing positions by a mask
 SCATTER_MASK_FROM = 4096
@@ -988,8 +1049,13 @@ def _first_rtol(criterion: np.ndarray | str, exact_dram: bool) -> np.ndarray | f
 @lru_cache(maxsize=1)
 def _cube_rows() -> dict[str, int]:
     """The row of each metric (then ``state:NAME``) in :attr:`_Results.cube`."""
-    keys = _all_metric_names() + tuple("state:" + s for s in STATES)
-    return {k: j for j, k in enumerate(keys)}
+    return {k: j for j, k in enumerate(_cube_keys())}
+
+
+@lru_cache(maxsize=1)
+def _cube_keys() -> tuple[str, ...]:
+    """The key of each row of :attr:`_Results.cube`: every metric, then ``state:NAME``."""
+    return _all_metric_names() + tuple("state:" + s for s in STATES)
 
 
 @lru_cache(maxsize=1)
