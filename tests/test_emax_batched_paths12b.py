@@ -154,3 +154,72 @@ def test_fill_columns_equals_gather_then_assign(data):
         for j, v in enumerate(values):
             want[:, j] = v[rows] if isinstance(v, np.ndarray) else v
         assert np.array_equal(out, want)
+
+
+def _same_columns(got: dict, want: dict) -> None:
+    """The same keys in the same order, each column of the same dtype, shape and values (bit for bit)."""
+    assert list(got) == list(want)
+    for k in want:
+        g, w = got[k], want[k]
+        assert g.dtype == w.dtype and g.shape == w.shape, k
+        if w.dtype == object:
+            assert g.tolist() == w.tolist(), k
+        else:
+            assert g.tobytes() == w.tobytes(), k
+
+
+def _same_tables(got: traffic.PlanTable, want: traffic.PlanTable) -> None:
+    _same_columns(got.plan, want.plan)
+    _same_columns(got.label, want.label)
+    assert got.src.dtype == want.src.dtype and np.array_equal(got.src, want.src)
+    assert len(got.moves) == len(want.moves)
+    for (gb, ga), (wb, wa) in zip(got.moves, want.moves):
+        assert type(gb) is type(wb) and ga.dtype == wa.dtype and np.array_equal(ga, wa)
+        _same_moves(gb, wb)
+
+
+@pytest.mark.parametrize("arch,wl,n,seed,mixed", [("emaxvr", "vgg16", 300, 11, False), ("emaxvr", "alexnet", 200, 12, True),
+                                                  ("emaxvr", "vgg16", 150, 13, True)])
+def test_concat_take_equals_concatenating_then_taking(arch, wl, n, seed, mixed):
+    """Every ``Concat.take`` of a batch (and other selections of the same tables: every plan, a table's plans only,
+    none, increasing subsets, rows going back: the slow path) equals ``concat(tables).take(rows)``."""
+    rows = _rows(arch, n, seed) if mixed else get_model(arch).params.random_rows(n, np.random.default_rng(seed))
+    seen = 0
+    real = traffic.Concat.take
+    rng = np.random.default_rng(seed)
+
+    def spy(self, r):
+        nonlocal seen
+        seen += 1
+        got = real(self, r)
+        _same_tables(got, traffic.concat(self.tables).take(r))
+        n_all, first = len(self), len(self.tables[0])
+        for sel in (np.arange(n_all), np.arange(first), np.arange(first, n_all), np.zeros(0, np.int64),
+                    np.sort(rng.permutation(n_all)[: n_all // 4]), rng.permutation(n_all)[:50]):
+            _same_tables(real(self, sel), traffic.concat(self.tables).take(sel))
+        return got
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(traffic.Concat, "take", spy):
+        get_model(arch).evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+    assert seen
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_gathered_equals_concatenating_the_gathers(data):
+    """``_gathered`` of columns of the same or different dtypes and widths (floats, ints, bools, texts, objects,
+    2-D) in any number of parts, any rows (negative ones too), equals ``np.concatenate`` of the gathers."""
+    kinds = [lambda n: np.arange(n) * -0.5, lambda n: np.arange(n, dtype=np.int64), lambda n: np.arange(n) % 3 == 0,
+             lambda n: np.array([f"t{i}" * (1 + i % 3) for i in range(n)]), lambda n: np.array([(i,) for i in range(n)] +
+             [None], dtype=object)[:n], lambda n: np.arange(2 * n, dtype=float).reshape(n, 2),
+             lambda n: np.arange(n, dtype=np.int32)]
+    parts = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        n = data.draw(st.integers(1, 8))
+        cols = {k: kinds[data.draw(st.sampled_from(options))](n)
+                for k, options in (("a", [0]), ("b", [1, 6]), ("c", [3]), ("d", [4]), ("e", [2, 1]), ("f", [5]))}
+        parts.append((cols, np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=6)), dtype=np.int64)))
+    want = {k: np.concatenate([c[k][r] for c, r in parts]) for k in parts[0][0]}
+    _same_columns(traffic._gathered(parts), want)

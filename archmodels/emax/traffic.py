@@ -238,6 +238,13 @@ class PlanTable:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == len(self) and _is_every(rows, self.moves):
             return self._every()
+        return PlanTable({k: v[rows] for k, v in self.plan.items()}, {k: v[rows] for k, v in self.label.items()},
+                         self.src[rows], self._take_moves(rows))
+
+    def _take_moves(self, rows: np.ndarray) -> tuple[tuple[_Moves, np.ndarray], ...]:
+        """The ``moves`` of :meth:`take` of plans ``rows`` (int64, distinct)."""
+        if len(rows) == len(self) and _is_every(rows, self.moves):
+            return self._every().moves
         new = np.full(len(self), -1, dtype=np.int64)
         new[rows] = np.arange(len(rows))
         moves = []
@@ -246,8 +253,7 @@ class PlanTable:
             keep = np.flatnonzero(to >= 0)
             keep = keep[np.argsort(to[keep], kind="stable")]
             moves.append((block.take(keep), to[keep]))
-        return PlanTable({k: v[rows] for k, v in self.plan.items()}, {k: v[rows] for k, v in self.label.items()},
-                         self.src[rows], tuple(moves))
+        return tuple(moves)
 
     def _every(self) -> PlanTable:
         """:meth:`take` of every plan in order: the same columns (not copies: tables are only read once built), each
@@ -1569,7 +1575,33 @@ class Concat:
         if len(rows) > 1 and (which[1:] < which[:-1]).any():  # rows going back to an earlier table
             return concat(self.tables).take(rows)
         cuts = np.searchsorted(which, np.arange(len(self.tables) + 1))
-        return concat([t.take(rows[a:b] - o) for t, a, b, o in zip(self.tables, cuts[:-1], cuts[1:], self.offsets)])
+        parts = [(t, rows[a:b] - o) for t, a, b, o in zip(self.tables, cuts[:-1], cuts[1:], self.offsets)]
+        # (as concat of each table's take: its columns gathered straight into the concatenated ones, one copy)
+        at = np.cumsum([0] + [len(r) for _, r in parts])
+        return PlanTable(_gathered([(t.plan, r) for t, r in parts]), _gathered([(t.label, r) for t, r in parts]),
+                         np.concatenate([t.src[r] for t, r in parts]),
+                         tuple((block, to + o) for (t, r), o in zip(parts, at) for block, to in t._take_moves(r)))
+
+
+def _gathered(parts: list[tuple[dict[str, np.ndarray], np.ndarray]]) -> dict[str, np.ndarray]:
+    """``{k: np.concatenate([cols[k][rows] for cols, rows in parts])}`` for the keys of the first part's columns:
+    a column of the same dtype in every part gathered straight into its place in the result (``np.take`` with
+    ``out``; ``mode="wrap"``: unbuffered, the same values as ``cols[k][rows]`` for every valid index), else as
+    written."""
+    n = sum(len(r) for _, r in parts)
+    out = {}
+    for k in parts[0][0]:
+        cols = [c[k] for c, _ in parts]
+        if any(c.dtype != cols[0].dtype or c.shape[1:] != cols[0].shape[1:] for c in cols):
+            out[k] = np.concatenate([c[r] for c, (_, r) in zip(cols, parts)])
+            continue
+        o = np.empty((n,) + cols[0].shape[1:], dtype=cols[0].dtype)
+        a = 0
+        for c, (_, r) in zip(cols, parts):
+            np.take(c, r, axis=0, out=o[a:a + len(r)], mode="wrap")
+            a += len(r)
+        out[k] = o
+    return out
 
 
 def schedule_label(tab: PlanTable, rows: np.ndarray) -> np.ndarray:
