@@ -238,6 +238,13 @@ class PlanTable:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) == len(self) and _is_every(rows, self.moves):
             return self._every()
+        return PlanTable({k: v[rows] for k, v in self.plan.items()}, {k: v[rows] for k, v in self.label.items()},
+                         self.src[rows], self._take_moves(rows))
+
+    def _take_moves(self, rows: np.ndarray) -> tuple[tuple[_Moves, np.ndarray], ...]:
+        """The ``moves`` of :meth:`take` of plans ``rows`` (int64, distinct)."""
+        if len(rows) == len(self) and _is_every(rows, self.moves):
+            return self._every().moves
         new = np.full(len(self), -1, dtype=np.int64)
         new[rows] = np.arange(len(rows))
         moves = []
@@ -246,8 +253,7 @@ class PlanTable:
             keep = np.flatnonzero(to >= 0)
             keep = keep[np.argsort(to[keep], kind="stable")]
             moves.append((block.take(keep), to[keep]))
-        return PlanTable({k: v[rows] for k, v in self.plan.items()}, {k: v[rows] for k, v in self.label.items()},
-                         self.src[rows], tuple(moves))
+        return tuple(moves)
 
     def _every(self) -> PlanTable:
         """:meth:`take` of every plan in order: the same columns (not copies: tables are only read once built), each
@@ -478,6 +484,29 @@ def _bool(v) -> np.ndarray | bool:
     return a if a.ndim else bool(a)
 
 
+def _fill_columns(out: np.ndarray, values: tuple, rows: np.ndarray | None,
+                  taken: dict[int, tuple[np.ndarray, np.ndarray]]) -> None:
+    """``out[:, j] = values[j][rows]`` for every j (a scalar: ``out[:, j] = value``; ``rows`` None: the whole
+    column), each array gathered once per id (``taken``: id -> (array, its rows) as the first gather left them, in
+    the array's own dtype): straight into ``out``'s column when the dtypes agree (``np.take`` with ``mode="wrap"``,
+    unbuffered, the same values as ``v[rows]`` for every valid index), else gathered and then assigned, as before."""
+    for j, v in enumerate(values):
+        if not isinstance(v, np.ndarray) or rows is None:
+            out[:, j] = v
+            continue
+        hit = taken.get(id(v))
+        if hit is not None and hit[0] is v:
+            out[:, j] = hit[1]
+        elif v.dtype == out.dtype and v.ndim == 1:
+            col = out[:, j]
+            np.take(v, rows, out=col, mode="wrap")
+            taken[id(v)] = (v, col)
+        else:
+            g = v[rows]
+            taken[id(v)] = (v, g)
+            out[:, j] = g
+
+
 @dataclass(frozen=True)
 class _SlotMoves:
     """The data movement of one builder call kept as its slot columns (arrays over the plans, or scalars), the
@@ -503,27 +532,29 @@ class _SlotMoves:
 
     def take(self, rows: np.ndarray, every: bool = False) -> _Moves:
         """The plans ``rows``, in that order, as matrices (those :func:`_assemble` built for every plan); ``every``:
-        ``rows`` are every plan in order (:attr:`_all`: the columns as they are, no gathers)."""
-        m = len(rows)
+        ``rows`` are every plan in order (:attr:`_all`: the columns as they are, no gathers). Each column is gathered
+        straight into its matrix column (:func:`_fill_columns`), the transfer and staging columns of the DRAM reads'
+        matrices side by side in one matrix: the same values, no second copy (a kept plans' table gathers ~40
+        columns of ~100 k plans a chunk)."""
+        m, ns, nst = len(rows), len(self.phase), len(self.s_on)
         taken: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (column, its rows): slots share columns
+        sel = None if every else rows
 
-        def pick(v):
-            if not isinstance(v, np.ndarray) or every:
-                return v
-            hit = taken.get(id(v))
-            if hit is None or hit[0] is not v:
-                hit = taken[id(v)] = (v, v[rows])
-            return hit[1]
+        def mat(values, dtype=float, out=None):
+            out = np.empty((m, len(values)), dtype=dtype, order="F") if out is None else out
+            _fill_columns(out, values, sel, taken)
+            return out
 
-        def mat(values, dtype=float):
-            return _matrix([pick(v) for v in values], m, dtype)
-
-        on, bursts, per_burst, each, dram = (mat(self.on, bool), mat(self.bursts), mat(self.per_burst), mat(self.each),
-                                             mat(self.dram, bool))
-        count = bursts * per_burst
-        rd_on = _hcat([on & dram & ~self.write & (count > 0), mat(self.s_on, bool)])
-        rd_count = _hcat([count, mat(self.s_count)])
-        rd_each = _hcat([each, mat(self.s_each)])
+        on, bursts, per_burst, dram = mat(self.on, bool), mat(self.bursts), mat(self.per_burst), mat(self.dram, bool)
+        rd_count = np.empty((m, ns + nst), order="F")
+        count = np.multiply(bursts, per_burst, out=rd_count[:, :ns])
+        mat(self.s_count, out=rd_count[:, ns:])
+        rd_each = np.empty((m, ns + nst), order="F")
+        mat(self.each, out=rd_each[:, :ns])
+        mat(self.s_each, out=rd_each[:, ns:])
+        rd_on = np.empty((m, ns + nst), dtype=bool, order="F")
+        np.logical_and(on & dram & ~self.write, count > 0, out=rd_on[:, :ns])
+        mat(self.s_on, bool, out=rd_on[:, ns:])
         return _Moves(on & (count > 0), self.phase, self.write, bursts, per_burst, mat(self.par), dram, rd_on, rd_count,
                       rd_each, self.rd_kind, mat(self.h_on, bool), mat(self.h_bytes), self.h_kind)
 
@@ -1544,7 +1575,33 @@ class Concat:
         if len(rows) > 1 and (which[1:] < which[:-1]).any():  # rows going back to an earlier table
             return concat(self.tables).take(rows)
         cuts = np.searchsorted(which, np.arange(len(self.tables) + 1))
-        return concat([t.take(rows[a:b] - o) for t, a, b, o in zip(self.tables, cuts[:-1], cuts[1:], self.offsets)])
+        parts = [(t, rows[a:b] - o) for t, a, b, o in zip(self.tables, cuts[:-1], cuts[1:], self.offsets)]
+        # (as concat of each table's take: its columns gathered straight into the concatenated ones, one copy)
+        at = np.cumsum([0] + [len(r) for _, r in parts])
+        return PlanTable(_gathered([(t.plan, r) for t, r in parts]), _gathered([(t.label, r) for t, r in parts]),
+                         np.concatenate([t.src[r] for t, r in parts]),
+                         tuple((block, to + o) for (t, r), o in zip(parts, at) for block, to in t._take_moves(r)))
+
+
+def _gathered(parts: list[tuple[dict[str, np.ndarray], np.ndarray]]) -> dict[str, np.ndarray]:
+    """``{k: np.concatenate([cols[k][rows] for cols, rows in parts])}`` for the keys of the first part's columns:
+    a column of the same dtype in every part gathered straight into its place in the result (``np.take`` with
+    ``out``; ``mode="wrap"``: unbuffered, the same values as ``cols[k][rows]`` for every valid index), else as
+    written."""
+    n = sum(len(r) for _, r in parts)
+    out = {}
+    for k in parts[0][0]:
+        cols = [c[k] for c, _ in parts]
+        if any(c.dtype != cols[0].dtype or c.shape[1:] != cols[0].shape[1:] for c in cols):
+            out[k] = np.concatenate([c[r] for c, (_, r) in zip(cols, parts)])
+            continue
+        o = np.empty((n,) + cols[0].shape[1:], dtype=cols[0].dtype)
+        a = 0
+        for c, (_, r) in zip(cols, parts):
+            np.take(c, r, axis=0, out=o[a:a + len(r)], mode="wrap")
+            a += len(r)
+        out[k] = o
+    return out
 
 
 def schedule_label(tab: PlanTable, rows: np.ndarray) -> np.ndarray:
