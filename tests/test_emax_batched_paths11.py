@@ -23,6 +23,14 @@ from .test_emax_batched_paths9 import _VALUE, _bits_equal, _tables
 SLOW = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def _evaluate_spied(target, name: str, spy, arch: str, wl: str, rows: list[dict]) -> None:
+    """Evaluate ``rows`` of ``wl`` on ``arch`` from empty plan caches with ``target.name`` replaced by ``spy``."""
+    em.workload_plans.cache_clear()
+    with mock.patch.object(target, name, spy):
+        get_model(arch).evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+
+
 def _chosen_tables(arch: str, wl: str, n: int, seed: int) -> list[tuple]:
     """(table, pairs, points, link) of every choice's pricing (``timing._pair_states``) while ``n`` random points
     of ``wl`` are evaluated (caches cleared): the kept plans of a chunk, in blocks (conv and pooling, FC)."""
@@ -33,11 +41,8 @@ def _chosen_tables(arch: str, wl: str, n: int, seed: int) -> list[tuple]:
         got.append((tab, rows, pts, link))
         return real(tab, rows, pts, link, variants)
 
-    em.workload_plans.cache_clear()
-    with mock.patch.object(timing, "_pair_states", spy):
-        get_model(arch).evaluate_points(wl, _rows(arch, n, seed) if seed % 2 else
-                                        get_model(arch).params.random_rows(n, np.random.default_rng(seed)))
-    em.workload_plans.cache_clear()
+    _evaluate_spied(timing, "_pair_states", spy, arch, wl, _rows(arch, n, seed) if seed % 2 else
+                    get_model(arch).params.random_rows(n, np.random.default_rng(seed)))
     return got
 
 
@@ -256,9 +261,8 @@ def test_unread_rows_are_the_greedy_edges():
     assert np.array_equal(got, want)
 
 
-def test_chained_only_rows_get_their_chainable_plans():
-    """The builder with ``chained_only`` plans of such rows exactly their chainable plans of the builder without
-    it (same columns bit for bit, in order), and the other rows' plans unchanged."""
+def _builder_calls(n: int, seed: int) -> list:
+    """(shapes, rows) of every EMAXVR builder call while ``n`` mixed points of VGG16 are evaluated."""
     calls = []
     real = traffic.emaxvr_plans
 
@@ -266,10 +270,15 @@ def test_chained_only_rows_get_their_chainable_plans():
         calls.append((shapes, r))
         return real(shapes, r)
 
-    em.workload_plans.cache_clear()
-    with mock.patch.object(em, "emaxvr_plans", spy):
-        get_model("emaxvr").evaluate_points("vgg16", _rows("emaxvr", 30, 5))
-    em.workload_plans.cache_clear()
+    _evaluate_spied(em, "emaxvr_plans", spy, "emaxvr", "vgg16", _rows("emaxvr", n, seed))
+    return calls
+
+
+def test_chained_only_rows_get_their_chainable_plans():
+    """The builder with ``chained_only`` plans of such rows exactly their chainable plans of the builder without
+    it (same columns bit for bit, in order), and the other rows' plans unchanged."""
+    calls = _builder_calls(30, 5)
+    real = traffic.emaxvr_plans
     seen = 0
     for shapes, r in calls:
         if "chained_only" not in r:

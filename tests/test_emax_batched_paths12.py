@@ -19,6 +19,7 @@ from archmodels.emax import model as em
 
 from .test_emax_batched_paths5 import _rows
 from .test_emax_batched_paths9 import _bits_equal
+from .test_emax_batched_paths11 import _builder_calls, _evaluate_spied
 
 
 _TEXTS = st.lists(st.sampled_from(["a", "b", "no LMM fit", "rows: 3 > 2", ""]), max_size=3).map(tuple)
@@ -48,11 +49,8 @@ def _whys(arch: str, wl: str, n: int, seed: int) -> list:
         got.append((a[3], out[3]))
         return out
 
-    em.workload_plans.cache_clear()
-    with mock.patch.object(em, "_mapping_rows", spy):
-        get_model(arch).evaluate_points(wl, _rows(arch, n, seed) if seed % 2 else
-                                        get_model(arch).params.random_rows(n, np.random.default_rng(seed)))
-    em.workload_plans.cache_clear()
+    _evaluate_spied(em, "_mapping_rows", spy, arch, wl, _rows(arch, n, seed) if seed % 2 else
+                    get_model(arch).params.random_rows(n, np.random.default_rng(seed)))
     return got
 
 
@@ -92,22 +90,6 @@ def test_nonzero_2d_equals_numpy(rows, cols, p, order, dtype, seed):
         assert x.dtype == y.dtype and np.array_equal(x, y)
     flat = np.zeros(rows, bool)  # (1-D: numpy's own)
     assert all(np.array_equal(x, y) for x, y in zip(mapper.nonzero_2d(flat), np.nonzero(flat)))
-
-
-def _builder_calls(n: int, seed: int) -> list:
-    """(shapes, rows) of every EMAXVR builder call while ``n`` mixed points of VGG16 are evaluated."""
-    calls = []
-    real = traffic.emaxvr_plans
-
-    def spy(shapes, r):
-        calls.append((shapes, r))
-        return real(shapes, r)
-
-    em.workload_plans.cache_clear()
-    with mock.patch.object(em, "emaxvr_plans", spy):
-        get_model("emaxvr").evaluate_points("vgg16", _rows("emaxvr", n, seed))
-    em.workload_plans.cache_clear()
-    return calls
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -18,6 +18,7 @@ from archmodels.emax import model as em
 from archmodels.emax import traffic
 
 from .test_emax_batched_paths5 import _dump, _rows
+from .test_emax_batched_paths11 import _evaluate_spied
 
 
 def _reference_take(b: traffic._SlotMoves, rows: np.ndarray, every: bool = False) -> traffic._Moves:
@@ -71,10 +72,7 @@ def _takes(arch: str, wl: str, rows: list[dict]) -> int:
             _same_moves(real(self, sel), _reference_take(self, sel))
         return got
 
-    em.workload_plans.cache_clear()
-    with mock.patch.object(traffic._SlotMoves, "take", spy):
-        get_model(arch).evaluate_points(wl, rows)
-    em.workload_plans.cache_clear()
+    _evaluate_spied(traffic._SlotMoves, "take", spy, arch, wl, rows)
     return seen
 
 
@@ -199,10 +197,7 @@ def test_concat_take_equals_concatenating_then_taking(arch, wl, n, seed, mixed):
             _same_tables(real(self, sel), traffic.concat(self.tables).take(sel))
         return got
 
-    em.workload_plans.cache_clear()
-    with mock.patch.object(traffic.Concat, "take", spy):
-        get_model(arch).evaluate_points(wl, rows)
-    em.workload_plans.cache_clear()
+    _evaluate_spied(traffic.Concat, "take", spy, arch, wl, rows)
     assert seen
 
 
