@@ -78,7 +78,7 @@ class IndexedReplay(JournalStorageReplayResult):
     (Optuna's ``_trial_exists_and_updatable`` refuses it), so it is kept as its object, in trial order; the
     unfinished ones (RUNNING, WAITING; their objects are replaced as they change) by id. A study's trial ids
     ascend in its trial order (an id is the number of trials replayed before it), so the answer is Optuna's
-    list: the same trial objects in the same order (tests/test_replay.py)."""
+    list: the same trial objects in the same order (tests/test_replay_index.py)."""
 
     #: unfinished trials put into a finished state's list one by one up to this many, else all ids sorted
     INSERT_MAX = 64
