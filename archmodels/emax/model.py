@@ -593,8 +593,8 @@ class _Results:
         self.row = _cube_rows()
         #: per chunk its pairs' cube values, written into a key's row when the key is first read (:meth:`fill`; a
         #: batch's own steps read ~15 of the ~55 keys): (the pairs' cells (:func:`_scatter_index`), the infeasible
-        #: pairs' cells or None, the values by key, whether keys without a value get NaN)
-        self.pending: list[tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], bool]] = []
+        #: pairs' cells or None, the values by key; a key without a value gets NaN)
+        self.pending: list[tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray]]] = []
         self.written: set[int] = set()  # the cube rows written from every chunk so far
         self.pending_bytes = 0  # the values :attr:`pending` holds (at most PENDING_BYTES_UPTO, then all written)
         self.undone: np.ndarray | None = None  # the cells no chunk wrote (:meth:`batches`), NaN in every key
@@ -671,7 +671,7 @@ class _Results:
                 if v is not None:
                     cube[j][to] = v
         else:
-            entry = (to, flat_r, {k: v for k, v in res.items() if k in self.row}, True)
+            entry = (to, flat_r, {k: v for k, v in res.items() if k in self.row})
             if self.written:
                 self._write(entry, sorted(self.written))
             if len(self.written) < len(self.row):
@@ -727,21 +727,18 @@ class _Results:
         if len(written) == len(row):  # every key written: the chunks' values are no longer needed
             self.pending, self.pending_bytes = [], 0
 
-    def _write(self, entry: tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray], bool], rows: list[int]) -> None:
+    def _write(self, entry: tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray]], rows: list[int]) -> None:
         """Cube rows ``rows`` of one chunk (``entry``, :attr:`pending`): the infeasible cells NaN, then a scatter of
         the pairs' values (NaN where the plans give none), key by key: each row's ~300 KB is in the cache for
         both (NaN at random places first for every key, then the scatters, read every row from memory twice)."""
-        to, flat_r, res, nan_rest = entry
+        to, flat_r, res = entry
         cube = self.cube.reshape(len(self.cube), -1)
         keys = _cube_keys()
         for j in rows:
             if flat_r is not None:
                 cube[j][flat_r] = np.nan
             v = res.pop(keys[j], None)  # (each chunk's value written once: dropped then)
-            if v is not None:
-                cube[j][to] = v
-            elif nan_rest:
-                cube[j][to] = np.nan
+            cube[j][to] = np.nan if v is None else v
 
 
 #: (layer, point) cells up to which :class:`_Results` fills its cube with NaN first (one design point, small
