@@ -177,12 +177,12 @@ class _Tiling:
     narrow: bool = False  # a tile without columns
 
 
-@lru_cache(maxsize=256)  # a few arrays of m x column tiles row counts per (matrix, format, tiling); random points of
-# the space meet ~80 tilings of a 1024 x 1024 matrix (64 entries thrashed)
+@lru_cache(maxsize=256)  # a few arrays of m x column tiles row counts per (matrix, format, tiling)
 def _tiling(layer, fmt: str, rt: int, ct: int) -> _Tiling:
     """:func:`schedule.tile_row_nnz` of a sparse layer's matrix as a :class:`_Tiling`, for all tiles at once: the
     row tiles are consecutive ranges of the (JDS: permuted) rows, so sorting every count by (tile, count) gives
-    each tile's sorted row nonzeros, tile after tile in run order (row tile, then column tile)."""
+    each tile's sorted row nonzeros, tile after tile in run order (row tile, then column tile). One tiling alone:
+    the reference :func:`_new_tiles` (every new tiling of a join at once) is tested against."""
     from workloads.parametric import matrix_of
 
     mat = matrix_of(layer)
@@ -285,38 +285,99 @@ def _joined(layer, keys: tuple[tuple[str, int, int], ...], base: tuple[_Tiles, n
     tilings' row counts written (into the buffer's free tail; a larger buffer when it is full), the old ones
     neither copied nor raised again. ``shift`` is above every count a row of the matrix can have (its columns),
     so every tiling met later fits the same shift; the Margins do not depend on it (a query stops at its tile's
-    counts: :class:`_Tiles`)."""
-    ts = [_tiling(layer, fmt, rt, ct) for fmt, rt, ct in keys]
+    counts: :class:`_Tiles`). The new tilings are built together (:func:`_new_tiles`: the arrays
+    :func:`_tiling` gives each one, side by side)."""
+    from workloads.parametric import matrix_of
+
+    mat = matrix_of(layer)
+    counts = {(fmt, ct): None for fmt, _, ct in keys}  # each (format, column tiling)'s (m, ct) row counts
+    for fmt, ct in counts:
+        c = S._col_tile_counts(mat, ct)
+        counts[fmt, ct] = c[S._col_tile_counts(mat, 0, jds=True)] if fmt == "jds" else c
+    most = max([int(c.max()) for c in counts.values() if c.size] + [0])  # (every tiling's ``most``: each row is in a tile)
     if base is None:
-        shift = max([int(layer.k)] + [t.most for t in ts]) + 1
+        shift = max(int(layer.k), most) + 1
         t0, c0, old = 0, 0, None
     else:
         old, buf = base
         shift, t0, c0 = old.shift, len(old.rows) - 1, len(old.shifted)  # (the pad tile is the last)
-        if any(t.most >= shift for t in ts):  # (not met: a row's counts are at most the matrix's columns)
+        if most >= shift:  # (not met: a row's counts are at most the matrix's columns)
             return _joined(layer, tuple(old.keys) + tuple(keys))
+    new, key = _new_tiles(mat.shape, keys, counts, t0, shift)
     pre = (lambda name: [getattr(old, name)[:-1]]) if old is not None else (lambda name: [])  # noqa: E731
-    cat = lambda name, pad: np.concatenate(pre(name) + [getattr(t, name) for t in ts] + [np.array([pad])])  # noqa: E731
+    cat = lambda name, pad: np.concatenate(pre(name) + [new[name], np.array([pad])])  # noqa: E731
     rows = cat("rows", 0)
-    new_rows = rows[t0:-1]
-    count = np.array([len(t.rows) for t in ts], dtype=np.int64)
+    new_rows = new["rows"]
+    count = new["count"]
     first = t0 + np.cumsum(count) - count
-    end = c0 + int(new_rows.sum())
+    end = c0 + len(key)
     if old is None or end > len(buf):
         grown = np.empty(max(end, min(2 * end, max(_TILINGS_COUNTS, end)), 1 << 16), np.int64)
         grown[:c0] = old.shifted if old is not None else 0
         buf = grown
     if end > c0:
-        np.add(np.concatenate([t.nz for t in ts]), np.repeat(np.arange(t0, t0 + len(new_rows)), new_rows) * shift,
-               out=buf[c0:end])
+        np.take(key, new["order"], out=buf[c0:end], mode="clip")  # (valid indices; "clip" writes out unbuffered)
     start = np.concatenate(pre("start") + [c0 + np.cumsum(rows[t0:]) - rows[t0:]])
     if old is not None:
         count, first = np.concatenate((old.count, count)), np.concatenate((old.first, first))
-    narrow = np.array(([] if old is None else old.narrow.tolist()) + [t.narrow for t in ts], dtype=bool)
-    tiles = _Tiles(rows, cat("cols", 0), cat("top", 0), cat("nonzero_rows", 0), cat("first_k", False),
-                   cat("b_new", False), cat("last", False), first, count, narrow, start, buf[:end], shift,
+    narrow = new["narrow"] if old is None else np.concatenate((old.narrow, new["narrow"]))
+    shifted = buf[:end]
+    # each new tile's largest count (its last sorted one) and rows without a nonzero (its counts equal to its
+    # tile's shift: the new counts are sorted, tile after tile)
+    low = np.arange(t0, t0 + len(new_rows)) * shift
+    top = np.where(new_rows > 0, shifted[start[t0:-1] + new_rows - 1] - low, 0)
+    nonzero = new_rows - (np.searchsorted(shifted[c0:], low, side="right") - (start[t0:-1] - c0))
+    tiles = _Tiles(rows, cat("cols", 0), np.concatenate(pre("top") + [top, np.array([0])]),
+                   np.concatenate(pre("nonzero_rows") + [nonzero, np.array([0])]), cat("first_k", False),
+                   cat("b_new", False), cat("last", False), first, count, narrow, start, shifted, shift,
                    tuple(old.keys if old is not None else ()) + tuple(keys))
     return tiles, buf
+
+
+def _new_tiles(shape: tuple[int, int], keys: tuple[tuple[str, int, int], ...], counts: dict[tuple, np.ndarray],
+               t0: int, shift: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The tilings ``keys`` (format, rt, ct) of an m x k matrix, its (m, ct) row counts ``counts[format, ct]``
+    (JDS: in the permuted row order), as the arrays :func:`_tiling` gives each, side by side, all tilings at once:
+    per tile ``rows``, ``cols``, ``first_k``, ``b_new``, ``last``; per tiling ``count`` (tiles), ``narrow``; and
+    the key ``count + tile x shift`` of every (tile, row) of every tiling (tiles numbered from ``t0``) with
+    ``order``, the stable order that sorts them by tile -- tile after tile, each tile's counts increasing:
+    ``key[order]`` is what :func:`_joined` writes. Each column of a (format, ct)'s counts is sorted once (stably,
+    shared by every row tiling of it), its rows then take their tile numbers in each tiling (a gather from the
+    tilings' row -> tile maps), and one stable sort by tile (a radix sort of 16-bit tile numbers) puts every
+    tile's counts together, still increasing: the sorted values of :func:`_sorted_keys`, tile by tile."""
+    m, k = shape
+    rt = np.array([r for _, r, _ in keys], dtype=np.int64)
+    ct = np.array([c for _, _, c in keys], dtype=np.int64)
+    T = rt * ct
+    first = np.cumsum(T) - T
+    n_tiles = int(T.sum())
+    of = np.repeat(np.arange(len(keys)), T)  # the tiling of each tile
+    local = np.arange(n_tiles) - first[of]  # its index in its tiling (run order: row tile, then column tile)
+    c_of, r_of = ct[of], rt[of]
+    i = local // c_of
+    j = local - i * c_of
+    w = -(-k // c_of)
+    rows = m // r_of + (i < m % r_of)  # (schedule._split: the first m % rt row tiles one row more)
+    out = {"rows": rows, "cols": np.minimum(w, k - j * w), "first_k": j == 0, "b_new": (c_of > 1) | (local == 0),
+           "last": j == c_of - 1, "count": T}
+    out["narrow"] = np.logical_or.reduceat(out["cols"] < 1, first) if len(keys) else np.zeros(0, bool)
+    by_group: dict[tuple, list[int]] = {}
+    for x, (fmt, _, c) in enumerate(keys):
+        by_group.setdefault((fmt, c), []).append(x)
+    lead = np.flatnonzero(j == 0)  # each row tile's first tile, tiling after tiling
+    tiles, vals = [], []
+    for (fmt, c), xs in by_group.items():
+        cnt = counts[fmt, c].T  # (ct, m)
+        small = cnt.size and int(cnt.max()) < 1 << 16
+        row = np.argsort(cnt.astype(np.uint16) if small else cnt, axis=1, kind="stable")  # each column's rows by count
+        vals.append(np.take_along_axis(cnt, row, axis=1))
+        at = lead[np.isin(of[lead], xs)]  # the row tiles of these tilings, in order
+        tile_of_row = np.repeat(at, rows[at]).reshape(len(xs), m)  # each tiling's row -> its first-column tile
+        tiles.append(tile_of_row[:, row] + np.arange(c)[:, None] if c > 1 else tile_of_row[:, row[0]][:, None])
+    rel = np.concatenate([t.ravel() for t in tiles]) if tiles else np.zeros(0, np.int64)
+    key = np.concatenate([((t + t0) * shift + v).ravel() for t, v in zip(tiles, vals)]) if tiles else rel
+    out["order"] = np.argsort(rel.astype(np.uint16) if n_tiles <= 1 << 16 else rel, kind="stable")
+    return out, key
 
 
 def sparse_plans(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray) -> dict:
@@ -622,11 +683,39 @@ def sparse_plans_padded(layer, fmt, mapping, n: int, cfg: dict[str, np.ndarray],
     return out
 
 
+#: the declared space's LMM sizes (KB), logical columns and sparse mappings (``ImaxModel.PARAMS``; tested equal):
+#: what the tilings of its configurations range over
+SPACE_LMM_KB, SPACE_COLS, SPACE_MAPPINGS = (4, 4096), (1, 2, 4, 8), ("ivj", "ivs")
+#: a sparse layer met for the first time gets every tiling of the space at once when they hold at most this many
+#: row counts side by side (spmm:n=512: 38 tilings, 19,456 counts; n=1024: 84, 122,880); else its batches' own
+_SPACE_COUNTS = 1 << 18
+
+
+@lru_cache(maxsize=64)
+def space_tilings(m: int, k: int) -> tuple[frozenset[tuple[bool, int, int]], int]:
+    """(every tiling (is JDS, rt, ct) that configurations of the declared space give an m x k sparse A: both
+    formats, the mappings' A unit-row bytes for every column count, every LMM size -- :func:`schedule.tiling_bounds`
+    and :func:`schedule.tilings_of_bounds` over them --, the sum of their column tiles). Along the LMM sizes a
+    tiling repeats over long runs (the bounds grow with the LMM), so only each run's first is kept before the
+    distinct ones are taken."""
+    urb = np.array(sorted({int(C.a_unit_row_bytes(mp, c)) for mp in SPACE_MAPPINGS for c in SPACE_COLS}), np.int64)
+    lmm = np.arange(SPACE_LMM_KB[0], SPACE_LMM_KB[1] + 1, dtype=np.int64) * 1024
+    rows_max, cols_max, ok = S.tiling_bounds(urb[:, None], lmm[None, :])
+    rt, ct = S.tilings_of_bounds(m, k, rows_max, cols_max, ok)
+    code = rt * (int(ct.max()) + 1) + ct
+    run = np.ones(code.shape, bool)
+    run[:, 1:] = code[:, 1:] != code[:, :-1]
+    pairs = {(r, c) for r, c, good in zip(rt[run].tolist(), ct[run].tolist(), ok[run].tolist()) if good}
+    out = frozenset((j, r, c) for j in (False, True) for r, c in pairs)
+    return out, sum(c for _, _, c in out)
+
+
 #: id of a sparse layer -> (the layer, its tilings (is JDS, rt, ct), their :class:`_Tiles`, the tilings' codes in
 #: increasing order, the codes' radices, each code's tiling (its position side by side), the buffer of the tiles'
 #: row counts): the tilings a layer's batches met so far side by side, so that a batch whose tilings are all among
 #: them builds nothing, and one that meets new ones adds only those (random points of the space meet ~20 of a
-#: layer's ~40-80 tilings a call, a different set each call)
+#: layer's ~40-80 tilings a call, a different set each call: a layer met first gets every tiling of the space,
+#: :func:`space_tilings`, built together)
 _TILINGS: dict[int, tuple] = {}
 _TILINGS_MAX = 16  # layers
 _TILINGS_PER_LAYER = 512  # past this many tilings of a layer, its entry restarts with a batch's own
@@ -637,12 +726,19 @@ def _tilings_of(layer, keys: set[tuple[bool, int, int]]) -> tuple[_Tiles, np.nda
     """(:func:`_tiles` of a superset of the tilings ``keys`` (is JDS, rt, ct) of a sparse layer's matrix, the
     codes ``(is JDS x R + rt) x K + ct`` of its tilings in increasing order, (R, K), the position of each code's
     tiling among the tiles): the tilings met before are kept with the new ones (:data:`_TILINGS`), the new ones
-    added after them (:func:`_joined`: the kept tiles neither copied nor rebuilt). A configuration reads its
-    tiling's tiles at the position of its code; what the tiles hold does not depend on which other tilings sit
-    beside them."""
+    added after them (:func:`_joined`: the kept tiles neither copied nor rebuilt). A layer met for the first time
+    gets every tiling of the declared space with the batch's own (:func:`space_tilings`, when they hold at most
+    :data:`_SPACE_COUNTS` counts), all built in one pass: random points meet ~20 new tilings in a process's first
+    call and a few more in each of the next ~10, each a join (~0.3-0.7 ms a call on spmm:n=512), where building
+    all 38 at once costs ~0.4 ms once. A configuration reads its tiling's tiles at the position of its code; what
+    the tiles hold does not depend on which other tilings sit beside them."""
     hit = _TILINGS.get(id(layer))
     if hit is not None and hit[0] is layer and keys <= hit[1]:
         return hit[2], hit[3], hit[4], hit[5]
+    if hit is None or hit[0] is not layer:  # a layer met for the first time: every tiling of the space with its own
+        space, space_cols = space_tilings(int(layer.m), int(layer.k))
+        if layer.m * (space_cols + sum(ct for _, _, ct in keys - space)) <= min(_SPACE_COUNTS, _TILINGS_COUNTS):
+            keys = keys | space
     known = hit[1] if hit is not None and hit[0] is layer and len(hit[1]) + len(keys) <= _TILINGS_PER_LAYER else set()
     every = frozenset(known | keys)
     if known and len(hit[2].shifted) + sum(ct for _, _, ct in keys - known) * layer.m > _TILINGS_COUNTS:
