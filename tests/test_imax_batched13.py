@@ -96,6 +96,17 @@ def test_every_tiling_of_the_space_built_together_equals_the_join_of_each(wl):
     _tiles_equal(tiles, want, keys)
 
 
+def test_tilings_of_more_tiles_than_16_bits_built_together_equal_each_built_alone():
+    """Past 2^16 tiles (here 75,000 one-row tiles) the tiles are ordered by plans' 16-bit-digit sort
+    (schedule._stable_argsort), not one uint16 sort: the join == the join of each tiling built alone."""
+    layer = parse("spmm:m=300,k=500,n=16,sparsity=0.9,seed=3").layers[0]
+    keys = (("jds", 300, 250), ("csr", 7, 3))
+    tiles, _ = P._joined(layer, keys)
+    assert int(tiles.count.sum()) > 1 << 16
+    want, _ = _join_of_tilings(layer, keys)
+    _tiles_equal(tiles, want, keys)
+
+
 # ---------------------------------------------------------------- plans: the space's tilings at a layer's first meet
 
 

@@ -376,7 +376,8 @@ def _new_tiles(shape: tuple[int, int], keys: tuple[tuple[str, int, int], ...], c
         tiles.append(tile_of_row[:, row] + np.arange(c)[:, None] if c > 1 else tile_of_row[:, row[0]][:, None])
     rel = np.concatenate([t.ravel() for t in tiles]) if tiles else np.zeros(0, np.int64)
     key = np.concatenate([((t + t0) * shift + v).ravel() for t, v in zip(tiles, vals)]) if tiles else rel
-    out["order"] = np.argsort(rel.astype(np.uint16) if n_tiles <= 1 << 16 else rel, kind="stable")
+    # (more tiles than 16 bits hold: the stable sort by 16-bit digits, not the int64 merge sort -- ~25x slower)
+    out["order"] = np.argsort(rel.astype(np.uint16), kind="stable") if n_tiles <= 1 << 16 else S._stable_argsort(rel)
     return out, key
 
 
