@@ -119,10 +119,11 @@ def test_space_constants_are_the_declared_space():
 
 
 @settings(max_examples=40, deadline=None)
-@given(m=st.integers(1, 5000), k=st.integers(1, 70_000))
-def test_space_tilings_equal_every_configuration_s_tiling(m, k):
+@given(m=st.integers(1, 5000), k=st.integers(1, 70_000), block=st.sampled_from([1, 3, 256]))
+def test_space_tilings_equal_every_configuration_s_tiling(m, k, block):
     """plans.space_tilings(m, k) == the tilings schedule.tiling gives every (mapping, cols, lmm_kb) of the declared
-    space (Python integers, one by one), in both formats; the column-tile sum theirs."""
+    space (Python integers, one by one), in both formats; the column-tile sum theirs. LMM blocks of 1 and 3 sizes
+    (many block edges) as well as the default."""
     pairs = set()
     for mapping in P.SPACE_MAPPINGS:
         for cols in P.SPACE_COLS:
@@ -131,7 +132,9 @@ def test_space_tilings_equal_every_configuration_s_tiling(m, k):
                 rt, ct = S.tiling(m, k, urb, kb * 1024)
                 if rt:
                     pairs.add((rt, ct))
-    got, cols = P.space_tilings(m, k)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(P, "_LMM_BLOCK", block)
+        got, cols = P.space_tilings.__wrapped__(m, k)
     assert got == {(j, rt, ct) for j in (False, True) for rt, ct in pairs}
     assert cols == sum(ct for _, _, ct in got)
 

@@ -690,23 +690,33 @@ SPACE_LMM_KB, SPACE_COLS, SPACE_MAPPINGS = (4, 4096), (1, 2, 4, 8), ("ivj", "ivs
 #: a sparse layer met for the first time gets every tiling of the space at once when they hold at most this many
 #: row counts side by side (spmm:n=512: 38 tilings, 19,456 counts; n=1024: 84, 122,880); else its batches' own
 _SPACE_COUNTS = 1 << 18
+#: LMM sizes of space_tilings' first block (spmm:n=512 and n=1024 reach (1, 1) within it)
+_LMM_BLOCK = 256
 
 
 @lru_cache(maxsize=64)
 def space_tilings(m: int, k: int) -> tuple[frozenset[tuple[bool, int, int]], int]:
     """(every tiling (is JDS, rt, ct) that configurations of the declared space give an m x k sparse A: both
     formats, the mappings' A unit-row bytes for every column count, every LMM size -- :func:`schedule.tiling_bounds`
-    and :func:`schedule.tilings_of_bounds` over them --, the sum of their column tiles). Along the LMM sizes a
-    tiling repeats over long runs (the bounds grow with the LMM), so only each run's first is kept before the
-    distinct ones are taken."""
+    and :func:`schedule.tilings_of_bounds` over them --, the sum of their column tiles). The bounds grow with the
+    LMM, so the tilings shrink to (1, 1) and stay there: the LMM sizes are walked in blocks (:data:`_LMM_BLOCK`
+    sizes, then 4x as many) until every unit-row size is at (1, 1), and along a block a tiling repeats over long runs, so only each
+    run's first is kept before the distinct ones are taken (tested against every size one by one)."""
     urb = np.array(sorted({int(C.a_unit_row_bytes(mp, c)) for mp in SPACE_MAPPINGS for c in SPACE_COLS}), np.int64)
-    lmm = np.arange(SPACE_LMM_KB[0], SPACE_LMM_KB[1] + 1, dtype=np.int64) * 1024
-    rows_max, cols_max, ok = S.tiling_bounds(urb[:, None], lmm[None, :])
-    rt, ct = S.tilings_of_bounds(m, k, rows_max, cols_max, ok)
-    code = rt * (int(ct.max()) + 1) + ct
-    run = np.ones(code.shape, bool)
-    run[:, 1:] = code[:, 1:] != code[:, :-1]
-    pairs = {(r, c) for r, c, good in zip(rt[run].tolist(), ct[run].tolist(), ok[run].tolist()) if good}
+    pairs: set[tuple[int, int]] = set()
+    lo, hi = SPACE_LMM_KB
+    span = _LMM_BLOCK
+    while lo <= hi:
+        lmm = np.arange(lo, min(hi, lo + span - 1) + 1, dtype=np.int64) * 1024
+        rows_max, cols_max, ok = S.tiling_bounds(urb[:, None], lmm[None, :])
+        rt, ct = S.tilings_of_bounds(m, k, rows_max, cols_max, ok)
+        code = rt * (int(ct.max()) + 1) + ct
+        run = np.ones(code.shape, bool)
+        run[:, 1:] = code[:, 1:] != code[:, :-1]
+        pairs.update((r, c) for r, c, good in zip(rt[run].tolist(), ct[run].tolist(), ok[run].tolist()) if good)
+        if ok[:, -1].all() and (rt[:, -1] == 1).all() and (ct[:, -1] == 1).all():
+            break  # (every larger LMM: (1, 1), kept)
+        lo, span = lo + len(lmm), 4 * span
     out = frozenset((j, r, c) for j in (False, True) for r, c in pairs)
     return out, sum(c for _, _, c in out)
 
