@@ -216,12 +216,18 @@ def test_batches_on_the_space_s_tilings_equal_the_batches_on_their_own(monkeypat
     want = [M.evaluate_batch(w, pts) for pts in batches]
     P._TILINGS.clear()
     for g, v in zip(got, want):
-        for a, b in zip(g.layers, v.layers):
-            for name in b.metrics:
-                _same(a.metrics[name], b.metrics[name])
-            for name in b.states:
-                _same(a.states[name], b.states[name])
-            _same(a.feasible, b.feasible)
-            _same(a.reason, b.reason)
-        for name in v.totals:
-            _same(g.totals[name], v.totals[name])
+        (names, arrays), (want_names, want_arrays) = _named_arrays(g), _named_arrays(v)
+        assert names == want_names
+        for a, b in zip(arrays, want_arrays):
+            _same(a, b)
+
+
+def _named_arrays(res) -> tuple[list[str], list[np.ndarray]]:
+    """Every array of a batch result (each layer's metrics, states, feasibility and reasons, then the totals) with its
+    name, in order."""
+    named = []
+    for i, lb in enumerate(res.layers):
+        named += [(f"{i}:{k}", v) for k, v in lb.metrics.items()] + [(f"{i}:state {k}", v) for k, v in lb.states.items()]
+        named += [(f"{i}:feasible", lb.feasible), (f"{i}:reason", lb.reason)]
+    named += list(res.totals.items())
+    return [k for k, _ in named], [v for _, v in named]
