@@ -56,8 +56,8 @@ from ..memo import IdentityMemo
 from ..clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
-from .dram import burst_cycles, dram_cycles
-from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
+from .dram import burst_cycles, dram_cycles, point_channels, point_dram_cycles
+from .flows import ArrayConfig, Flow, ceil_div, conv_flow, conv_products, fc_flow, fc_products, pool_flow, pool_products
 from ..num import maximum, minimum
 from ..result import LayerBatch, Metric, layer_sums
 
@@ -114,16 +114,18 @@ class LayerTable:
     the costed layers in layer order (``point_row``, ``point_call``, ``calls``).
     """
 
-    conv: tuple[np.ndarray, ...]  # conv_flow's groups, filters, window, pixels
-    fc: tuple[np.ndarray, ...]  # fc_flow's inputs, outputs, batch
-    pool: tuple[np.ndarray, ...]  # pool_flow's input_elems, output_elems
+    conv: tuple[np.ndarray, ...]  # conv_flow's groups, filters, window, pixels, then its products (conv_products)
+    fc: tuple[np.ndarray, ...]  # fc_flow's inputs, outputs, batch, then its products (fc_products)
+    pool: tuple[np.ndarray, ...]  # pool_flow's input_elems, output_elems, then its products (pool_products)
     macs: np.ndarray  # every costed row
     pool_ops: np.ndarray  # every costed row (zero but for pooling)
     row: tuple[int, ...]
     #: the one-point path's rows are the costed layers in layer order (its arrays need no reordering into layer
     #: order for sums): ``point_row[i]`` is layer i's row there (-1 for a layer ReNA does not run); ``calls`` the
-    #: distinct (flow, the flow's layer arguments, MACs, pooling ops) of the rows, in Python ints, and ``point_call``
-    #: each row's index into them (layers of one shape, e.g. VGG16's conv5_1..5_3, are costed once per point)
+    #: distinct (flow, the flow's layer arguments, MACs, pooling ops) of the rows, and ``point_call`` each row's
+    #: index into them (layers of one shape, e.g. VGG16's conv5_1..5_3, are costed once per point). The layer
+    #: arguments are Python ints followed by the flow's products of the layer alone (Python floats, as the
+    #: columns' products); MACs and pooling ops are Python floats (they only meet floats: :func:`layer_costs`)
     calls: tuple[tuple[Callable[..., Flow], tuple[int, ...], int, int], ...] = ()
     point_call: tuple[int, ...] = ()
     point_row: tuple[int, ...] = ()
@@ -158,13 +160,18 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
         row[i] = r
 
     def cols(flow: str) -> tuple[np.ndarray, ...]:
-        return tuple(column(v) for v in zip(*[args[i][1] for i in by_flow[flow]]))
+        """The flow's argument columns, then its products' columns (made by the products function on them)."""
+        if not by_flow[flow]:
+            return ()
+        layer_cols = tuple(column(v) for v in zip(*[args[i][1] for i in by_flow[flow]]))
+        return (*layer_cols, _PRODUCTS[flow](*layer_cols))
 
     costed = [i for i, a in enumerate(args) if a is not None]
     macs = {i: int(layers[i].macs) for i in costed}
     pool_ops = {i: int(layers[i].ops) if isinstance(layers[i], Pool) else 0 for i in costed}
     distinct: dict[tuple, int] = {}
-    keys = [(_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]) for i in costed]
+    keys = [(_FLOWS[args[i][0]], _point_args(args[i][0], args[i][1]), float(macs[i]), float(pool_ops[i]))
+            for i in costed]
     point_call = tuple(distinct.setdefault(key, len(distinct)) for key in keys)
     point_row = [-1] * len(layers)
     for r, i in enumerate(costed):
@@ -174,6 +181,14 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
 
 
 _FLOWS = {"conv": conv_flow, "fc": fc_flow, "pool": pool_flow}
+_PRODUCTS = {"conv": conv_products, "fc": fc_products, "pool": pool_products}
+
+
+def _point_args(flow: str, layer_args: tuple[int, ...]) -> tuple:
+    """A flow's arguments for one point (:attr:`LayerTable.calls`): the layer's Python ints, then the flow's
+    products of the layer alone (a tuple of Python floats)."""
+    ints = tuple(int(a) for a in layer_args)
+    return (*ints, _PRODUCTS[flow](*ints))
 
 #: :func:`layer_table` of a layer tuple, looked up by the tuple's identity first (a study evaluates the same
 #: workload object every trial; layer_table's lru_cache hashes every layer: ~4 us for VGG16, ~16 us for ResNet-50)
@@ -497,6 +512,9 @@ class Costing:
     burst: np.ndarray | float  # cycles a burst occupies its channel
     clock_hz: np.ndarray | float
     energy: EnergyRates
+    #: one point: :func:`~archmodels.rena.dram.point_channels` of its (channels, mults), looked up once for all its
+    #: layers (None: a batch, :func:`dram_cycles` per (channels, mults) pair)
+    point_channels: tuple | None = None
 
 
 def layer_costs(f: Flow, macs, pool_ops, c: Costing) -> tuple:
@@ -505,7 +523,9 @@ def layer_costs(f: Flow, macs, pool_ops, c: Costing) -> tuple:
     one layer of one point in Python numbers."""
     compute, mac, x_read, x_write, (w1, w2) = f.compute_cycles, f.mac_cycles, f.x_read_bytes, f.x_write_bytes, f.w_bytes
     burst = c.burst
-    dram = dram_cycles(x_read + x_write, w1, w2, c.channels, c.mults, burst)
+    chans = c.point_channels
+    dram = (dram_cycles(x_read + x_write, w1, w2, c.channels, c.mults, burst) if chans is None
+            else point_dram_cycles(x_read + x_write, w1, w2, chans, burst))  # one point: its channels looked up once
     cycles = maximum(compute, dram) + burst
     read = x_read + w1 + w2
     write = x_write
@@ -660,7 +680,7 @@ def _make_point(v: dict[str, Any]) -> _Point:
                          tech.FPGA_DYNAMIC_ENERGY_RATIO if fpga else 1.0, vscale,
                          dram.read_pj_per_byte, dram.write_pj_per_byte)
     channels = int(v["dram_channels"])
-    costing = Costing(pbs, mults, channels, burst, clock_hz, energy)
+    costing = Costing(pbs, mults, channels, burst, clock_hz, energy, point_channels(channels, mults))
     if fpga:
         dsp = res.dsp_blocks(pbs, mults, bits, dev)
         bram = res.bram_mbit(pbs, bits)
