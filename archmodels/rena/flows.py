@@ -66,6 +66,7 @@ window elements, ``m`` rows as filters and ``n`` columns as pixels.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -101,6 +102,9 @@ class ArrayConfig:
     #: once with the configuration too (integer products: the same values in any order)
     tile_filters: np.ndarray | int = field(init=False, repr=False, compare=False)
     pass_macs: np.ndarray | int = field(init=False, repr=False, compare=False)
+    #: :func:`~archmodels.num.as_float` of the flows' counts, chosen once with the configuration: ``float`` for one
+    #: point in Python ints (the value ``as_float`` gives, without its type test per call), ``as_float`` else
+    to_float: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n, mcol, mul, tpv = self.rows, self.cols, self.mults, self.tpv
@@ -112,6 +116,7 @@ class ArrayConfig:
                           where(self.shared, 0, 2 * tpv * mcol))  # fill: first load, last unload
         self.tile_filters = n * mul
         self.pass_macs = n * tpv
+        self.to_float = float if type(n) is int else as_float
 
     @property
     def pbs(self) -> np.ndarray | int:
@@ -163,10 +168,11 @@ def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: 
     f1 = (filter_tiles - 1) * n + minimum(n, last)
     f2 = filters - f1
     vb = cfg.value_bytes  # a float (bits / 8.0): the byte counts below are floats (no as_float needed)
+    to_float = cfg.to_float
     return Flow(  # positional (fields in order: compute, MAC cycles, passes, X read, X write, weights)
-        as_float(compute),
-        as_float(passes * cfg.pass_macs),
-        as_float(passes),
+        to_float(compute),
+        to_float(passes * cfg.pass_macs),
+        to_float(passes),
         filter_tiles * gwp * vb,  # groups x filter tiles x window x pixels values
         gfp * vb,  # groups x filters x pixels values (a batch: its (rows x 1) column x the points' widths)
         (pixel_tiles * f1 * gw * vb, pixel_tiles * f2 * gw * vb),  # groups x pixel tiles x f x window
@@ -207,9 +213,10 @@ def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int, products: t
     vb = cfg.value_bytes
     x_in = (groups * full * ring + rem_passes * rings * rem) * vb
     routing = shapes * ring * vb  # read once from the weight memory, not per vector
-    mac = as_float(batch * steps)  # MAC cycles, and ring steps (the same values: read-only, one object)
+    to_float = cfg.to_float
+    mac = to_float(batch * steps)  # MAC cycles, and ring steps (the same values: read-only, one object)
     return Flow(  # positional, as in conv_flow; the byte counts are floats (x value_bytes): no as_float needed
-        as_float(batch * per_vector),
+        to_float(batch * per_vector),
         mac,
         mac,
         batch * x_in,
@@ -227,7 +234,7 @@ def pool_flow(cfg: ArrayConfig, input_elems: int, output_elems: int, products: t
     """A pooling layer streamed through the output unit (one value per lane per transfer); ``products``:
     :func:`pool_products` of the layer (computed here if not given)."""
     ie, oe = pool_products(input_elems, output_elems) if products is None else products
-    compute = as_float(-(-input_elems // cfg.rows) * cfg.tpv + CONTROL_CYCLES)  # ceil_div, as in conv_flow
+    compute = cfg.to_float(-(-input_elems // cfg.rows) * cfg.tpv + CONTROL_CYCLES)  # ceil_div, as in conv_flow
     zero = zeros_like(compute)
     vb = cfg.value_bytes
     return Flow(compute, zero, zero, ie * vb, oe * vb, (zero, zero))  # positional, as in conv_flow

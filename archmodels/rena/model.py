@@ -639,12 +639,13 @@ _ASIC_RESOURCES = _read_only_arrays(dict.fromkeys(_RESOURCE_KEYS, np.nan))
 #: the parameters a :class:`_Point` is made of, and the last few points made (keyed by those values)
 _PARAM_NAMES = tuple(p.name for p in RenaModel.PARAMS)
 _POINTS: dict[tuple, _Point] = {}
+_item = np.ndarray.item
 _POINTS_MAX = 8
 
 
 def _point(pts: Points) -> _Point:
     """The :class:`_Point` of a one-point batch (remembered: feasibility, layers and totals each ask)."""
-    key = tuple([pts[k].item(0) for k in _PARAM_NAMES])
+    key = tuple(map(_item, map(pts.__getitem__, _PARAM_NAMES)))  # each parameter's .item(), in C loops
     hit = _POINTS.get(key)
     if hit is None:
         if len(_POINTS) >= _POINTS_MAX:
