@@ -488,19 +488,6 @@ class EnergyRates:
     dram_write_pj: np.ndarray | float  # a byte written to DRAM
 
 
-def layer_energy_j(macs, pool_ops, read, write, r: EnergyRates):
-    """MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM [J].
-
-    Shifts between PB registers are not modelled; leakage is the model's static power. The DRAM part is
-    ``tech.dram_energy_j`` of the rates. Arrays over (layers x points), or one layer of one point's numbers.
-    """
-    chip = macs * r.mac_pj
-    chip = chip + 2.0 * (read + write) * r.sram_pj
-    chip = chip + pool_ops * r.add_pj  # zero for layers other than pooling
-    chip = chip * r.chip_scale
-    return chip * r.vscale * 1e-12 + (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
-
-
 @dataclass(slots=True)
 class Costing:
     """The numbers of a design point every layer's :func:`layer_costs` uses (arrays over points, or Python
@@ -520,18 +507,33 @@ class Costing:
 def layer_costs(f: Flow, macs, pool_ops, c: Costing) -> tuple:
     """A layer's metrics (:data:`_METRICS`), states (:data:`_STATES`) and whether DRAM sets its pace, from its
     flow: ``max(compute, dram) + one burst`` cycles (module doc; spec §2-§3). Arrays over (layers x points), or
-    one layer of one point in Python numbers."""
+    one layer of one point in Python numbers.
+
+    Energy: MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM
+    [J]. Shifts between PB registers are not modelled; leakage is the model's static power. The DRAM part is
+    ``tech.dram_energy_j`` of the rates. (Written here rather than in a function of its own: one call less per
+    layer on the one-point path, issue 15.)
+    """
     compute, mac, x_read, x_write, (w1, w2) = f.compute_cycles, f.mac_cycles, f.x_read_bytes, f.x_write_bytes, f.w_bytes
     burst = c.burst
     chans = c.point_channels
-    dram = (dram_cycles(x_read + x_write, w1, w2, c.channels, c.mults, burst) if chans is None
-            else point_dram_cycles(x_read + x_write, w1, w2, chans, burst))  # one point: its channels looked up once
-    cycles = maximum(compute, dram) + burst
+    if chans is None:
+        dram = dram_cycles(x_read + x_write, w1, w2, c.channels, c.mults, burst)
+        top = maximum(compute, dram)
+    else:  # one point: its channels looked up once; num.maximum's expression on Python floats, without its call
+        dram = point_dram_cycles(x_read + x_write, w1, w2, chans, burst)
+        top = compute if compute > dram or compute != compute else dram
+    cycles = top + burst
     read = x_read + w1 + w2
     write = x_write
-    return (cycles, cycles / c.clock_hz, macs / (cycles * c.pbs * c.mults), read, write,
-            layer_energy_j(macs, pool_ops, read, write, c.energy), compute, dram, f.passes,
-            mac, compute - mac, cycles - compute, dram > compute)
+    r = c.energy
+    chip = macs * r.mac_pj
+    chip = chip + 2.0 * (read + write) * r.sram_pj
+    chip = chip + pool_ops * r.add_pj  # zero for layers other than pooling
+    chip = chip * r.chip_scale
+    energy = chip * r.vscale * 1e-12 + (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
+    return (cycles, cycles / c.clock_hz, macs / (cycles * c.pbs * c.mults), read, write, energy, compute, dram,
+            f.passes, mac, compute - mac, cycles - compute, dram > compute)
 
 
 def device_limits(dev: FpgaDevice, dsp, bram_mb, logic, channels) -> tuple[tuple[Any, str], ...]:
@@ -665,8 +667,8 @@ def _make_point(v: dict[str, Any]) -> _Point:
     tech_nm, dev, pbs = int(v["tech_nm"]), DEVICES[v["device"]], rows * cols
     clock_mhz = float(eff["clock_mhz"])
     clock_hz = clock_mhz * 1e6
-    cfg = ArrayConfig(rows=rows, cols=cols, mults=mults, tpv=ceil_div(bits, int(eff["transfer_bits"])),
-                      shared=bool(eff["array_ports"] == "shared"), value_bytes=bits / 8.0)
+    cfg = ArrayConfig(rows, cols, mults, -(-bits // int(eff["transfer_bits"])),  # positional; ceil_div's expression
+                      eff["array_ports"] == "shared", bits / 8.0)
     burst = burst_cycles(float(eff["dram_burst_cycles"]), float(v["dram_gbps"]), clock_hz)
     # on-chip energy scale of the clock (V^2, technology table); the FPGA's supply is fixed
     vscale = 1.0 if fpga else point_clock(clock_hz / 1e6, tech_nm).energy_scale
