@@ -587,7 +587,7 @@ class _Point:
         cfg, c = self.cfg, self.costing
         clock_hz = c.clock_hz
         edge = cfg.rows * cfg.value_bytes * clock_hz * 2
-        add_pj = float(tech.op_energy_pj("add", tech.dtype_of(self.bits), tech_nm))
+        add_pj = _op_pj(self.bits, tech_nm)[1]
         if self.fpga:
             add_pj = add_pj * tech.FPGA_DYNAMIC_ENERGY_RATIO
         read_pj, write_pj = tech.dram_pj_per_byte(dram)
@@ -656,6 +656,14 @@ def _point(pts: Points) -> _Point:
     return hit
 
 
+@lru_cache(maxsize=64)
+def _op_pj(bits: int, node: int) -> tuple[float, float]:
+    """(MAC, add) energy [pJ] of ``bits``-wide values at ``node`` (technology table) as Python floats: the numbers
+    of the batch path's ``tech.per_point`` calls, looked up once per width and node (a trial asks once)."""
+    dtype = tech.dtype_of(bits)
+    return float(tech.mac_energy_pj(dtype, node)), float(tech.op_energy_pj("add", dtype, node))
+
+
 def _make_point(v: dict[str, Any]) -> _Point:
     """:class:`_Point` of one point's parameter values: :meth:`RenaModel._resolve_auto`, :meth:`RenaModel._config`,
     :meth:`RenaModel._energy_rates` and :meth:`RenaModel._resources` on Python numbers."""
@@ -675,11 +683,9 @@ def _make_point(v: dict[str, Any]) -> _Point:
     node = dev.node_nm if fpga else tech_nm
     if node not in tech.NODES_NM:
         node = max(tech.NODES_NM)
-    dtype = tech.dtype_of(bits)
     buffer_kb = res.buffer_bits(pbs, bits) / 8 / 1024 / res.N_BUFFERS
     dram = tech.DRAM_TYPES[v["dram"]]  # the rows of tech.dram_pj_per_byte
-    energy = EnergyRates(float(tech.mac_energy_pj(dtype, node)), float(tech.op_energy_pj("add", dtype, node)),
-                         tech.sram_energy_pj_per_byte(float(buffer_kb), node),
+    energy = EnergyRates(*_op_pj(bits, node), tech.sram_energy_pj_per_byte(float(buffer_kb), node),
                          tech.FPGA_DYNAMIC_ENERGY_RATIO if fpga else 1.0, vscale,
                          dram.read_pj_per_byte, dram.write_pj_per_byte)
     channels = int(v["dram_channels"])
