@@ -5,7 +5,9 @@ ReNA: the flows read their products of the layer alone (``conv_products``, ``fc_
 from the workload's table, as floats; the configuration holds the filters per tile, the MAC cycles per pass and
 the float conversion; MACs and pooling ops of one point's calls are floats; one point's DRAM channels are looked
 up once (``dram.point_channels``) and costed by ``dram.point_dram_cycles`` (bursts inline, no I stream); the
-layer energy is written in ``layer_costs``.
+layer energy is written in ``layer_costs``; MAC and add energies once per (width, node).
+
+multicore: one point's parameter values (``config``, ``model_totals``, ``vector_unit``) read by C-level maps.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from archmodels.testing import assert_alone_equals_batch
 from workloads import load_workload
 
 from tests.test_lean_one_point11 import _CONFIG, _FLOWS, _same
+from tests.test_multicore_one_point12 import M as MULTICORE, _rows as _multicore_rows
 
 RENA = get_model("rena")
 _WORKLOADS = ["vgg16", "alexnet", "resnet50", "mobilenet_v2", "fc2", "lenet", "bert_encoder",
@@ -262,3 +265,22 @@ def test_rena_each_point_alone_equals_the_batch(seed, wl):
     rows += [{}, {"target": "fpga"}, {"target": "asic", "array_ports": "separate", "transfer_bits": 16},
              {"dram_channels": 1, "mults_per_pb": 2}, {"dram_channels": 2, "mults_per_pb": 2}]
     assert_alone_equals_batch(RENA, wl, rows)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["vgg16", "bert_encoder", "resnet50"]))
+def test_multicore_each_point_alone_equals_the_batch(seed, wl):
+    """multicore: one point's configuration, totals and vector unit from its values read by C-level maps give
+    exactly what the point gets inside a batch (bert_encoder: vector layers, so vector_unit too)."""
+    assert_alone_equals_batch(MULTICORE, wl, _multicore_rows(4, seed))
+
+
+def test_rena_op_energies_equal_the_technology_table():
+    """_op_pj: the technology table's MAC and add energies of each width and node, as Python floats."""
+    from archmodels import tech
+    for bits in (8, 16):
+        for node in tech.NODES_NM:
+            dtype = tech.dtype_of(bits)
+            got = RM._op_pj(bits, node)
+            assert got == (float(tech.mac_energy_pj(dtype, node)), float(tech.op_energy_pj("add", dtype, node)))
+            assert all(type(v) is float for v in got)
