@@ -106,6 +106,9 @@ NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 
 #: Input Buffer replacement policies (:func:`cyclic_misses`)
 IB_POLICIES = ("lru", "fifo")
 
+#: one point's parameter values: ``.item()`` of each one-element array (as ``.item(0)``), mapped in C
+_item = np.ndarray.item
+
 #: :func:`archmodels.clock.point_clock` of the last few (clock, node) pairs: a trial asks for its point's three
 #: times (feasibility, layers, totals)
 point_clock = lru_cache(maxsize=8)(_point_clock)
@@ -370,7 +373,7 @@ def _pe_mm2(bits: int, node: int) -> float:
 def config(pts: Points) -> Config:
     """The :class:`Config` of the points ``pts``: Python numbers for one point, else arrays over points."""
     one = batch_size(pts) == 1
-    p = {k: v.item(0) for k, v in pts.items()} if one else pts
+    p = dict(zip(pts, map(_item, pts.values()))) if one else pts  # each value's .item(), in C loops
     policies = {p["ib_policy"]} if one else set(pts["ib_policy"].tolist())
     if not policies <= set(IB_POLICIES):
         raise ValueError(f"unknown IB policy {sorted(policies - set(IB_POLICIES))[0]}")
@@ -563,7 +566,7 @@ class MulticoreModel(Model):
         ``noc_gbps``), else they go through DRAM; an operation costs an add. One point: the same expressions on
         Python numbers (the technology table's rows of its node and width, as :func:`config`), as one-point arrays."""
         if batch_size(pts) == 1:
-            p = {k: pts[k].item(0) for k in _VECTOR_PARAMS}
+            p = dict(zip(_VECTOR_PARAMS, map(_item, map(pts.__getitem__, _VECTOR_PARAMS))))
             clock_hz, node = p["clock_mhz"] * 1e6, p["tech_nm"]
             vscale = point_clock(p["clock_mhz"], node).energy_scale
             dram = tech.DRAM_TYPES[p["dram"]]  # the row tech.dram_pj_per_byte reads
@@ -714,7 +717,7 @@ class MulticoreModel(Model):
         numbers), MAC units, and the SHM totals summed over the layers."""
         n = batch_size(pts)
         if n == 1:
-            p = {k: pts[k].item(0) for k in _CHIP_PARAMS}
+            p = dict(zip(_CHIP_PARAMS, map(_item, map(pts.__getitem__, _CHIP_PARAMS))))  # .item() in C loops
             clock, node = pts["clock_mhz"].item(0), p["tech_nm"]
             pc = point_clock(clock, node)
             area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), pc.area_factor, pc.vdd_ratio)

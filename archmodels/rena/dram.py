@@ -95,6 +95,46 @@ def channel_terms(channels: int, mults: int) -> tuple[tuple[tuple[int, float], .
 
 
 @lru_cache(maxsize=128)
+def point_channels(channels: int, mults: int) -> tuple[tuple[tuple[int, float], ...], tuple[tuple[tuple[int, float], ...], ...]]:
+    """:func:`channel_terms` as one point's :func:`point_dram_cycles` reads them: (the channels that carry one stream,
+    as its (stream index, share); the channels that carry several, as :func:`channel_terms` does), without the I
+    stream, which adds no bursts, and without channels left empty. The busiest channel is the same: a load is a
+    whole number of bursts (>= +0.0, or NaN / infinite), so a channel's sum ``0 + a x s + ...`` equals ``a x s +
+    ...``, adding the I stream's ``0.0 x s`` changes no bit, and an empty channel's 0 never exceeds the start, 0.0."""
+    single, several = [], []
+    for terms in channel_terms(channels, mults):
+        terms = tuple((i, sh) for i, sh in terms if STREAMS[i] != "I")
+        if len(terms) == 1:
+            single.append(terms[0])
+        elif terms:
+            several.append(terms)
+    return tuple(single), tuple(several)
+
+
+def point_dram_cycles(x_bytes: float, w1_bytes: float, w2_bytes: float, chans, burst_cyc: float) -> float:
+    """:func:`dram_cycles` of one layer of one point (Python floats), its channels given as
+    :func:`point_channels` (looked up once per point, not once per layer)."""
+    try:  # bursts() of each stream on Python floats, without its three calls (finite bytes)
+        load = (float(math.ceil(x_bytes / BURST_BYTES)), float(math.ceil(w1_bytes / BURST_BYTES)),
+                float(math.ceil(w2_bytes / BURST_BYTES)))
+    except (ValueError, OverflowError):  # NaN, infinities: bursts() itself
+        load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes))
+    single, several = chans
+    busiest = 0.0
+    for i, sh in single:  # the channels in any order: the maximum does not depend on it (NaN wins either way)
+        total = load[i] * sh
+        if not (busiest >= total or busiest != busiest):  # busiest = np.maximum(busiest, total), NaN included
+            busiest = total
+    for terms in several:
+        total = 0  # sum(): from the int 0, the channel's streams in order
+        for i, sh in terms:
+            total = total + load[i] * sh
+        if not (busiest >= total or busiest != busiest):
+            busiest = total
+    return busiest * burst_cyc
+
+
+@lru_cache(maxsize=128)
 def share_table(channels: int, mults: int) -> np.ndarray:
     """:func:`stream_channels` as a (channel, stream) matrix of shares (0: the stream is not on the channel)."""
     table = np.array([[chan.get(s, 0.0) for s in STREAMS] for chan in stream_channels(channels, mults)])
@@ -110,16 +150,8 @@ def dram_cycles(x_bytes, w1_bytes, w2_bytes, channels, mults, burst_cyc):
     shares, in stream order (a stream not on the channel adds an exact zero: bursts are finite).
     One layer of one point: Python floats (bytes, burst cycles) and ints (channels, mults).
     """
-    if type(x_bytes) is float:  # one layer of one point: the single-pair loop below, on Python floats
-        load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes), 0.0)
-        busiest = 0.0
-        for terms in channel_terms(channels, mults):
-            total = 0  # sum(): from the int 0, the channel's streams in order
-            for i, sh in terms:
-                total = total + load[i] * sh
-            if not (busiest >= total or busiest != busiest):  # busiest = np.maximum(busiest, total), NaN included
-                busiest = total
-        return busiest * burst_cyc
+    if type(x_bytes) is float:  # one layer of one point: the single-pair loop, on Python floats
+        return point_dram_cycles(x_bytes, w1_bytes, w2_bytes, point_channels(channels, mults), burst_cyc)
     load = (bursts(x_bytes), bursts(w1_bytes), bursts(w2_bytes), np.zeros(np.shape(x_bytes)))
     pairs = groups(channels, mults)
     busiest = np.zeros(np.shape(x_bytes))

@@ -66,10 +66,11 @@ window elements, ``m`` rows as filters and ``n`` columns as pixels.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
-from ..num import as_float, as_int, ceil_div, float_like, maximum, minimum, where, zeros_like
+from ..num import as_float, as_int, ceil_div, maximum, minimum, where, zeros_like
 
 #: control cycles per pass or per ring load: the controller issues one
 #: micro-code instruction per sequence of operations (§3) and switches the PBs'
@@ -78,7 +79,8 @@ from ..num import as_float, as_int, ceil_div, float_like, maximum, minimum, wher
 CONTROL_CYCLES = 8
 
 
-__all__ = ["CONTROL_CYCLES", "ArrayConfig", "Flow", "ceil_div", "conv_flow", "fc_flow", "pool_flow"]
+__all__ = ["CONTROL_CYCLES", "ArrayConfig", "Flow", "ceil_div", "conv_flow", "conv_products", "fc_flow", "fc_products",
+           "pool_flow", "pool_products"]
 
 
 @dataclass(slots=True)
@@ -96,6 +98,13 @@ class ArrayConfig:
     #: depend on the array and its lanes alone, not on the layer, so they are made once with the configuration
     #: (one point's 17 distinct VGG16 layers, or a batch's points) and read by every convolution layer
     conv_pass: tuple = field(init=False, repr=False, compare=False)
+    #: filters of a full tile (``rows x mults``) and MAC cycles of a pass (``rows x tpv``) of :func:`conv_flow`: made
+    #: once with the configuration too (integer products: the same values in any order)
+    tile_filters: np.ndarray | int = field(init=False, repr=False, compare=False)
+    pass_macs: np.ndarray | int = field(init=False, repr=False, compare=False)
+    #: :func:`~archmodels.num.as_float` of the flows' counts, chosen once with the configuration: ``float`` for one
+    #: point in Python ints (the value ``as_float`` gives, without its type test per call), ``as_float`` else
+    to_float: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n, mcol, mul, tpv = self.rows, self.cols, self.mults, self.tpv
@@ -105,6 +114,9 @@ class ArrayConfig:
                           where(self.shared, tpv * mcol * mul, 0),  # unload per tile: hidden behind passes when
                           # ports are separate
                           where(self.shared, 0, 2 * tpv * mcol))  # fill: first load, last unload
+        self.tile_filters = n * mul
+        self.pass_macs = n * tpv
+        self.to_float = float if type(n) is int else as_float
 
     @property
     def pbs(self) -> np.ndarray | int:
@@ -124,12 +136,25 @@ class Flow:
     w_bytes: tuple[np.ndarray, np.ndarray]  # weights of multiplier 1, multiplier 2
 
 
-def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: int) -> Flow:
-    """Convolution (or matrix product) of ``groups`` x (``filters`` x ``window``) @ (``window`` x ``pixels``)."""
+def conv_products(groups, filters, window, pixels) -> tuple:
+    """What :func:`conv_flow` multiplies of the layer alone, as floats: (``groups x window``, ``groups x window x
+    pixels``, ``groups x filters x pixels``). Made once per layer with the workload's table (Python floats for one
+    point, float columns for a batch), not once per layer and point. The values are those of the integer products
+    the flow had: a product of integers below 2**53 is an exact float, and multiplying it by another such integer
+    rounds the exact product once, as converting the integer product to a float does."""
+    gw = groups * window
+    return as_float(gw), as_float(gw * pixels), as_float(groups * filters * pixels)
+
+
+def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: int, products: tuple | None = None
+              ) -> Flow:
+    """Convolution (or matrix product) of ``groups`` x (``filters`` x ``window``) @ (``window`` x ``pixels``);
+    ``products``: :func:`conv_products` of the layer (computed here if not given)."""
     # Ceiling divisions are written -(-a // b): num.ceil_div's expression, exact on ints and int arrays alike,
     # without its call (issue 15: the one-point path costs layer after layer in Python numbers)
-    n, mcol, mul, tpv = cfg.rows, cfg.cols, cfg.mults, cfg.tpv
-    filter_tiles = -(-filters // (n * mul))
+    gw, gwp, gfp = conv_products(groups, filters, window, pixels) if products is None else products
+    n, mcol, tile_filters = cfg.rows, cfg.cols, cfg.tile_filters
+    filter_tiles = -(-filters // tile_filters)
     pixel_tiles = -(-pixels // mcol)
     chunks = -(-window // n)
     tiles = groups * filter_tiles * pixel_tiles
@@ -139,22 +164,32 @@ def conv_flow(cfg: ArrayConfig, groups: int, filters: int, window: int, pixels: 
     compute = passes * pass_cycles + tiles * unload_per_tile + fill
 
     # filters on multiplier 1: N of every full tile, up to N of the last one
-    last = filters - (filter_tiles - 1) * n * mul
+    last = filters - (filter_tiles - 1) * tile_filters
     f1 = (filter_tiles - 1) * n + minimum(n, last)
     f2 = filters - f1
     vb = cfg.value_bytes  # a float (bits / 8.0): the byte counts below are floats (no as_float needed)
+    to_float = cfg.to_float
     return Flow(  # positional (fields in order: compute, MAC cycles, passes, X read, X write, weights)
-        as_float(compute),
-        as_float(passes * n * tpv),
-        as_float(passes),
-        groups * filter_tiles * window * pixels * vb,
-        float_like(groups * filters * pixels, passes) * vb,
-        (groups * pixel_tiles * f1 * window * vb, groups * pixel_tiles * f2 * window * vb),
+        to_float(compute),
+        to_float(passes * cfg.pass_macs),
+        to_float(passes),
+        filter_tiles * gwp * vb,  # groups x filter tiles x window x pixels values
+        gfp * vb,  # groups x filters x pixels values (a batch: its (rows x 1) column x the points' widths)
+        (pixel_tiles * f1 * gw * vb, pixel_tiles * f2 * gw * vb),  # groups x pixel tiles x f x window
     )
 
 
-def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
-    """Fully connected layer, ``inputs`` -> ``outputs``, ``batch`` vectors one by one."""
+def fc_products(inputs, outputs, batch) -> tuple:
+    """What :func:`fc_flow` multiplies of the layer alone, as floats: (``batch x outputs``, ``batch x inputs x
+    outputs``), made once per layer (see :func:`conv_products`)."""
+    bo = batch * outputs
+    return as_float(bo), as_float(batch * inputs * outputs)
+
+
+def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int, products: tuple | None = None) -> Flow:
+    """Fully connected layer, ``inputs`` -> ``outputs``, ``batch`` vectors one by one; ``products``:
+    :func:`fc_products` of the layer (computed here if not given)."""
+    bo, bio = fc_products(inputs, outputs, batch) if products is None else products
     ring = cfg.pbs
     tpv, mcol = cfg.tpv, cfg.cols
     full = inputs // ring  # chunks of a whole ring
@@ -170,28 +205,36 @@ def fc_flow(cfg: ArrayConfig, inputs: int, outputs: int, batch: int) -> Flow:
     loads = groups * full + rem_passes  # ring loads of an input chunk
     shapes = as_int(full > 0) + as_int(has_rem)  # ring configurations to route
 
-    per_vector = (shapes * tpv * mcol  # routing data, bucket-brigade
-                  + loads * (tpv * mcol + CONTROL_CYCLES)  # input chunk into the ring
-                  + steps * (tpv * mcol + 1)  # weights column by column, then MAC and pass
-                  + groups * tpv * mcol)  # unload the outputs
+    lane = tpv * mcol  # cycles to move one value per lane across the array's columns
+    per_vector = (shapes * lane  # routing data, bucket-brigade
+                  + loads * (lane + CONTROL_CYCLES)  # input chunk into the ring
+                  + steps * (lane + 1)  # weights column by column, then MAC and pass
+                  + groups * lane)  # unload the outputs
     vb = cfg.value_bytes
     x_in = (groups * full * ring + rem_passes * rings * rem) * vb
     routing = shapes * ring * vb  # read once from the weight memory, not per vector
+    to_float = cfg.to_float
+    mac = to_float(batch * steps)  # MAC cycles, and ring steps (the same values: read-only, one object)
     return Flow(  # positional, as in conv_flow; the byte counts are floats (x value_bytes): no as_float needed
-        as_float(batch * per_vector),
-        as_float(batch * steps),
-        as_float(batch * steps),
+        to_float(batch * per_vector),
+        mac,
+        mac,
         batch * x_in,
-        float_like(batch * outputs, steps) * vb,
-        (batch * inputs * outputs * vb + routing, zeros_like(steps)),
+        bo * vb,  # batch x outputs values
+        (bio * vb + routing, zeros_like(mac)),
     )
 
 
-def pool_flow(cfg: ArrayConfig, input_elems: int, output_elems: int) -> Flow:
-    """A pooling layer streamed through the output unit (one value per lane per transfer)."""
-    n = cfg.rows
-    compute = as_float(-(-input_elems // n) * cfg.tpv + CONTROL_CYCLES)  # ceil_div, as in conv_flow
+def pool_products(input_elems, output_elems) -> tuple:
+    """What :func:`pool_flow` multiplies of the layer alone, as floats: (input elements, output elements)."""
+    return as_float(input_elems), as_float(output_elems)
+
+
+def pool_flow(cfg: ArrayConfig, input_elems: int, output_elems: int, products: tuple | None = None) -> Flow:
+    """A pooling layer streamed through the output unit (one value per lane per transfer); ``products``:
+    :func:`pool_products` of the layer (computed here if not given)."""
+    ie, oe = pool_products(input_elems, output_elems) if products is None else products
+    compute = cfg.to_float(-(-input_elems // cfg.rows) * cfg.tpv + CONTROL_CYCLES)  # ceil_div, as in conv_flow
     zero = zeros_like(compute)
     vb = cfg.value_bytes
-    return Flow(compute, zero, zero, float_like(input_elems, compute) * vb, float_like(output_elems, compute) * vb,
-                (zero, zero))  # positional, as in conv_flow
+    return Flow(compute, zero, zero, ie * vb, oe * vb, (zero, zero))  # positional, as in conv_flow

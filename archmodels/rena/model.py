@@ -56,8 +56,8 @@ from ..memo import IdentityMemo
 from ..clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
 from ..params import Param, ParamSet, Points, batch_size
-from .dram import burst_cycles, dram_cycles
-from .flows import ArrayConfig, Flow, ceil_div, conv_flow, fc_flow, pool_flow
+from .dram import burst_cycles, dram_cycles, point_channels, point_dram_cycles
+from .flows import ArrayConfig, Flow, ceil_div, conv_flow, conv_products, fc_flow, fc_products, pool_flow, pool_products
 from ..num import maximum, minimum
 from ..result import LayerBatch, Metric, layer_sums
 
@@ -114,16 +114,18 @@ class LayerTable:
     the costed layers in layer order (``point_row``, ``point_call``, ``calls``).
     """
 
-    conv: tuple[np.ndarray, ...]  # conv_flow's groups, filters, window, pixels
-    fc: tuple[np.ndarray, ...]  # fc_flow's inputs, outputs, batch
-    pool: tuple[np.ndarray, ...]  # pool_flow's input_elems, output_elems
+    conv: tuple[np.ndarray, ...]  # conv_flow's groups, filters, window, pixels, then its products (conv_products)
+    fc: tuple[np.ndarray, ...]  # fc_flow's inputs, outputs, batch, then its products (fc_products)
+    pool: tuple[np.ndarray, ...]  # pool_flow's input_elems, output_elems, then its products (pool_products)
     macs: np.ndarray  # every costed row
     pool_ops: np.ndarray  # every costed row (zero but for pooling)
     row: tuple[int, ...]
     #: the one-point path's rows are the costed layers in layer order (its arrays need no reordering into layer
     #: order for sums): ``point_row[i]`` is layer i's row there (-1 for a layer ReNA does not run); ``calls`` the
-    #: distinct (flow, the flow's layer arguments, MACs, pooling ops) of the rows, in Python ints, and ``point_call``
-    #: each row's index into them (layers of one shape, e.g. VGG16's conv5_1..5_3, are costed once per point)
+    #: distinct (flow, the flow's layer arguments, MACs, pooling ops) of the rows, and ``point_call`` each row's
+    #: index into them (layers of one shape, e.g. VGG16's conv5_1..5_3, are costed once per point). The layer
+    #: arguments are Python ints followed by the flow's products of the layer alone (Python floats, as the
+    #: columns' products); MACs and pooling ops are Python floats (they only meet floats: :func:`layer_costs`)
     calls: tuple[tuple[Callable[..., Flow], tuple[int, ...], int, int], ...] = ()
     point_call: tuple[int, ...] = ()
     point_row: tuple[int, ...] = ()
@@ -158,13 +160,18 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
         row[i] = r
 
     def cols(flow: str) -> tuple[np.ndarray, ...]:
-        return tuple(column(v) for v in zip(*[args[i][1] for i in by_flow[flow]]))
+        """The flow's argument columns, then its products' columns (made by the products function on them)."""
+        if not by_flow[flow]:
+            return ()
+        layer_cols = tuple(column(v) for v in zip(*[args[i][1] for i in by_flow[flow]]))
+        return (*layer_cols, _PRODUCTS[flow](*layer_cols))
 
     costed = [i for i, a in enumerate(args) if a is not None]
     macs = {i: int(layers[i].macs) for i in costed}
     pool_ops = {i: int(layers[i].ops) if isinstance(layers[i], Pool) else 0 for i in costed}
     distinct: dict[tuple, int] = {}
-    keys = [(_FLOWS[args[i][0]], tuple(int(a) for a in args[i][1]), macs[i], pool_ops[i]) for i in costed]
+    keys = [(_FLOWS[args[i][0]], _point_args(args[i][0], args[i][1]), float(macs[i]), float(pool_ops[i]))
+            for i in costed]
     point_call = tuple(distinct.setdefault(key, len(distinct)) for key in keys)
     point_row = [-1] * len(layers)
     for r, i in enumerate(costed):
@@ -174,6 +181,14 @@ def layer_table(layers: tuple[Layer, ...]) -> LayerTable:
 
 
 _FLOWS = {"conv": conv_flow, "fc": fc_flow, "pool": pool_flow}
+_PRODUCTS = {"conv": conv_products, "fc": fc_products, "pool": pool_products}
+
+
+def _point_args(flow: str, layer_args: tuple[int, ...]) -> tuple:
+    """A flow's arguments for one point (:attr:`LayerTable.calls`): the layer's Python ints, then the flow's
+    products of the layer alone (a tuple of Python floats)."""
+    ints = tuple(int(a) for a in layer_args)
+    return (*ints, _PRODUCTS[flow](*ints))
 
 #: :func:`layer_table` of a layer tuple, looked up by the tuple's identity first (a study evaluates the same
 #: workload object every trial; layer_table's lru_cache hashes every layer: ~4 us for VGG16, ~16 us for ResNet-50)
@@ -473,19 +488,6 @@ class EnergyRates:
     dram_write_pj: np.ndarray | float  # a byte written to DRAM
 
 
-def layer_energy_j(macs, pool_ops, read, write, r: EnergyRates):
-    """MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM [J].
-
-    Shifts between PB registers are not modelled; leakage is the model's static power. The DRAM part is
-    ``tech.dram_energy_j`` of the rates. Arrays over (layers x points), or one layer of one point's numbers.
-    """
-    chip = macs * r.mac_pj
-    chip = chip + 2.0 * (read + write) * r.sram_pj
-    chip = chip + pool_ops * r.add_pj  # zero for layers other than pooling
-    chip = chip * r.chip_scale
-    return chip * r.vscale * 1e-12 + (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
-
-
 @dataclass(slots=True)
 class Costing:
     """The numbers of a design point every layer's :func:`layer_costs` uses (arrays over points, or Python
@@ -497,21 +499,41 @@ class Costing:
     burst: np.ndarray | float  # cycles a burst occupies its channel
     clock_hz: np.ndarray | float
     energy: EnergyRates
+    #: one point: :func:`~archmodels.rena.dram.point_channels` of its (channels, mults), looked up once for all its
+    #: layers (None: a batch, :func:`dram_cycles` per (channels, mults) pair)
+    point_channels: tuple | None = None
 
 
 def layer_costs(f: Flow, macs, pool_ops, c: Costing) -> tuple:
     """A layer's metrics (:data:`_METRICS`), states (:data:`_STATES`) and whether DRAM sets its pace, from its
     flow: ``max(compute, dram) + one burst`` cycles (module doc; spec §2-§3). Arrays over (layers x points), or
-    one layer of one point in Python numbers."""
+    one layer of one point in Python numbers.
+
+    Energy: MACs + every DRAM byte written into and read out of a buffer (x the clock's (V / V_nom)^2) + DRAM
+    [J]. Shifts between PB registers are not modelled; leakage is the model's static power. The DRAM part is
+    ``tech.dram_energy_j`` of the rates. (Written here rather than in a function of its own: one call less per
+    layer on the one-point path, issue 15.)
+    """
     compute, mac, x_read, x_write, (w1, w2) = f.compute_cycles, f.mac_cycles, f.x_read_bytes, f.x_write_bytes, f.w_bytes
     burst = c.burst
-    dram = dram_cycles(x_read + x_write, w1, w2, c.channels, c.mults, burst)
-    cycles = maximum(compute, dram) + burst
+    chans = c.point_channels
+    if chans is None:
+        dram = dram_cycles(x_read + x_write, w1, w2, c.channels, c.mults, burst)
+        top = maximum(compute, dram)
+    else:  # one point: its channels looked up once; num.maximum's expression on Python floats, without its call
+        dram = point_dram_cycles(x_read + x_write, w1, w2, chans, burst)
+        top = compute if compute > dram or compute != compute else dram
+    cycles = top + burst
     read = x_read + w1 + w2
     write = x_write
-    return (cycles, cycles / c.clock_hz, macs / (cycles * c.pbs * c.mults), read, write,
-            layer_energy_j(macs, pool_ops, read, write, c.energy), compute, dram, f.passes,
-            mac, compute - mac, cycles - compute, dram > compute)
+    r = c.energy
+    chip = macs * r.mac_pj
+    chip = chip + 2.0 * (read + write) * r.sram_pj
+    chip = chip + pool_ops * r.add_pj  # zero for layers other than pooling
+    chip = chip * r.chip_scale
+    energy = chip * r.vscale * 1e-12 + (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
+    return (cycles, cycles / c.clock_hz, macs / (cycles * c.pbs * c.mults), read, write, energy, compute, dram,
+            f.passes, mac, compute - mac, cycles - compute, dram > compute)
 
 
 def device_limits(dev: FpgaDevice, dsp, bram_mb, logic, channels) -> tuple[tuple[Any, str], ...]:
@@ -565,7 +587,7 @@ class _Point:
         cfg, c = self.cfg, self.costing
         clock_hz = c.clock_hz
         edge = cfg.rows * cfg.value_bytes * clock_hz * 2
-        add_pj = float(tech.op_energy_pj("add", tech.dtype_of(self.bits), tech_nm))
+        add_pj = _op_pj(self.bits, tech_nm)[1]
         if self.fpga:
             add_pj = add_pj * tech.FPGA_DYNAMIC_ENERGY_RATIO
         read_pj, write_pj = tech.dram_pj_per_byte(dram)
@@ -619,18 +641,27 @@ _ASIC_RESOURCES = _read_only_arrays(dict.fromkeys(_RESOURCE_KEYS, np.nan))
 #: the parameters a :class:`_Point` is made of, and the last few points made (keyed by those values)
 _PARAM_NAMES = tuple(p.name for p in RenaModel.PARAMS)
 _POINTS: dict[tuple, _Point] = {}
+_item = np.ndarray.item
 _POINTS_MAX = 8
 
 
 def _point(pts: Points) -> _Point:
     """The :class:`_Point` of a one-point batch (remembered: feasibility, layers and totals each ask)."""
-    key = tuple([pts[k].item(0) for k in _PARAM_NAMES])
+    key = tuple(map(_item, map(pts.__getitem__, _PARAM_NAMES)))  # each parameter's .item(), in C loops
     hit = _POINTS.get(key)
     if hit is None:
         if len(_POINTS) >= _POINTS_MAX:
             _POINTS.clear()  # (not the oldest entry alone: two threads could both pick it)
         _POINTS[key] = hit = _make_point(dict(zip(_PARAM_NAMES, key)))
     return hit
+
+
+@lru_cache(maxsize=64)
+def _op_pj(bits: int, node: int) -> tuple[float, float]:
+    """(MAC, add) energy [pJ] of ``bits``-wide values at ``node`` (technology table) as Python floats: the numbers
+    of the batch path's ``tech.per_point`` calls, looked up once per width and node (a trial asks once)."""
+    dtype = tech.dtype_of(bits)
+    return float(tech.mac_energy_pj(dtype, node)), float(tech.op_energy_pj("add", dtype, node))
 
 
 def _make_point(v: dict[str, Any]) -> _Point:
@@ -644,23 +675,21 @@ def _make_point(v: dict[str, Any]) -> _Point:
     tech_nm, dev, pbs = int(v["tech_nm"]), DEVICES[v["device"]], rows * cols
     clock_mhz = float(eff["clock_mhz"])
     clock_hz = clock_mhz * 1e6
-    cfg = ArrayConfig(rows=rows, cols=cols, mults=mults, tpv=ceil_div(bits, int(eff["transfer_bits"])),
-                      shared=bool(eff["array_ports"] == "shared"), value_bytes=bits / 8.0)
+    cfg = ArrayConfig(rows, cols, mults, -(-bits // int(eff["transfer_bits"])),  # positional; ceil_div's expression
+                      eff["array_ports"] == "shared", bits / 8.0)
     burst = burst_cycles(float(eff["dram_burst_cycles"]), float(v["dram_gbps"]), clock_hz)
     # on-chip energy scale of the clock (V^2, technology table); the FPGA's supply is fixed
     vscale = 1.0 if fpga else point_clock(clock_hz / 1e6, tech_nm).energy_scale
     node = dev.node_nm if fpga else tech_nm
     if node not in tech.NODES_NM:
         node = max(tech.NODES_NM)
-    dtype = tech.dtype_of(bits)
     buffer_kb = res.buffer_bits(pbs, bits) / 8 / 1024 / res.N_BUFFERS
     dram = tech.DRAM_TYPES[v["dram"]]  # the rows of tech.dram_pj_per_byte
-    energy = EnergyRates(float(tech.mac_energy_pj(dtype, node)), float(tech.op_energy_pj("add", dtype, node)),
-                         tech.sram_energy_pj_per_byte(float(buffer_kb), node),
+    energy = EnergyRates(*_op_pj(bits, node), tech.sram_energy_pj_per_byte(float(buffer_kb), node),
                          tech.FPGA_DYNAMIC_ENERGY_RATIO if fpga else 1.0, vscale,
                          dram.read_pj_per_byte, dram.write_pj_per_byte)
     channels = int(v["dram_channels"])
-    costing = Costing(pbs, mults, channels, burst, clock_hz, energy)
+    costing = Costing(pbs, mults, channels, burst, clock_hz, energy, point_channels(channels, mults))
     if fpga:
         dsp = res.dsp_blocks(pbs, mults, bits, dev)
         bram = res.bram_mbit(pbs, bits)
