@@ -1247,7 +1247,9 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     pool_maps, pool_req = {}, np.zeros(0, np.int64)  # (no pooling layer to fuse: EMAXV, no SPM, fusion off)
     fused_arr = np.full((nl, nk), None, dtype=object)
     if pairs:
-        pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
+        pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs],
+                              Indexed(mhws, np.array([k for _, k in pairs], dtype=np.int64)) if columns else
+                              [mhws[k] for _, k in pairs],
                               ["auto"] * len(pairs), ["auto"] * len(pairs))
         pool_maps, pool_req = pool_tab.cols, pool_tab.req
         got = np.unique(pool_req)
@@ -1336,10 +1338,36 @@ HW_COLUMNS_FROM = 16
 
 
 def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwList | list[Hw]]:
-    """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
-    built field by field (``dataclasses.replace`` inspects the fields on every call), as :class:`HwList`: the
-    planning reads the chunk's arrays' fields as columns (built here once, not from each object several times)."""
-    hws, mhws, nums = [], [], []
+    """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it).
+    From :data:`HW_COLUMNS_FROM` combinations as :class:`HwList`: the fields as columns, converted by numpy (the same
+    numbers as :func:`_arrays_listed`), the objects built only when read (the planning reads the columns); fewer as
+    plain lists (:func:`_arrays_listed`)."""
+    if len(keys) < HW_COLUMNS_FROM:
+        return _arrays_listed(arch, keys)
+    n = len(keys)
+    col = list(zip(*keys))  # (each STRUCT value of every combination)
+    table = np.empty((len(HW_NUMBERS), n), dtype=np.int64)  # (rows contiguous: the columns)
+    table[0] = np.array(col[0]).astype(np.int64)  # rows, as int(): toward zero
+    table[1] = np.array(col[1]).astype(np.int64)  # cols
+    table[2] = np.rint(np.array(col[2], dtype=float) * 1024)  # lmm bytes, as int(round(lmm_kb * 1024)): half to even
+    table[3] = np.rint(np.array(col[3], dtype=float) * 1024)  # spm bytes
+    np.floor_divide(np.array(col[4]).astype(np.int64), 8, out=table[4])  # element bytes, int(bits) // 8
+    table[5] = np.array(col[13]).astype(np.int64)  # oc_cap
+    table[6] = np.array(col[14]).astype(bool)  # tile search, int(bool(...))
+    table.flags.writeable = False  # (its rows, the columns, read-only with it)
+    numbers = dict(zip(HW_NUMBERS, table))
+    no_spm = np.zeros(n, dtype=np.int64)
+    no_spm.flags.writeable = False
+    hws = HwList(None, numbers, arch)
+    # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
+    at = np.arange(n)
+    return hws, HwList(None, dict(numbers, spm_bytes=no_spm), arch, hws, np.where(table[3] == 0, at, -1))
+
+
+def _arrays_listed(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
+    """:func:`_arrays` as plain lists of objects, built field by field (``dataclasses.replace`` inspects the fields
+    on every call): one design point's few combinations."""
+    hws, mhws = [], []
     for key in keys:  # (as _hw)
         rows, cols, lmm_kb, spm_kb, bits = key[:5]
         rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
@@ -1347,17 +1375,9 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwLi
         spm = int(round(spm_kb * 1024))
         hw = new_hw(arch, rows, cols, lmm, spm, bits // 8, cap, search)
         hws.append(hw)
-        nums.append((rows, cols, lmm, spm, bits // 8, cap, search))
         # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
         mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
-    if len(keys) < HW_COLUMNS_FROM:
-        return hws, mhws
-    table = np.array(nums, dtype=np.int64).reshape(len(nums), len(HW_NUMBERS)).T.copy()  # (rows contiguous)
-    table.flags.writeable = False  # (its rows, the columns, read-only with it)
-    numbers = dict(zip(HW_NUMBERS, table))
-    no_spm = np.zeros(len(nums), dtype=np.int64)
-    no_spm.flags.writeable = False
-    return HwList(hws, numbers), HwList(mhws, dict(numbers, spm_bytes=no_spm))
+    return hws, mhws
 
 
 @dataclass(frozen=True)
@@ -1437,18 +1457,18 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     wide &= lt.whole[rl] * hw_field(hws, "elem_bytes")[rk] > spm[rk]
     views = mhws
     if wide.any():
-        need = set(rk[wide].tolist())
-        more = [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
-        if isinstance(mhws, HwList):  # (the narrower views' fields as columns too)
+        if isinstance(mhws, HwList):  # (the narrower views' fields as columns too; objects built when read)
             wants = np.zeros(nk, bool)
             wants[rk[wide]] = True
             cols = {f: np.concatenate([v, np.where(wants, 2, v) if f == "tile_search" else v])
                     for f, v in mhws.numbers.items()}
             for v in cols.values():
                 v.flags.writeable = False
-            views = HwList(list(mhws) + more, cols)
+            at = np.arange(nk)  # (view nk + k: the array itself where it needs no narrower tiles)
+            views = HwList(None, cols, mhws.arch, mhws, np.concatenate([at, np.where(wants, -1, at)]))
         else:
-            views = list(mhws) + more
+            need = set(rk[wide].tolist())
+            views = list(mhws) + [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
     # objects for the scalar one, which reads them one by one)
     as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and all(type(x) is str for x in chain(pattern, order))
