@@ -56,6 +56,8 @@ import numpy as np
 
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
+from ..num import objects
+
 PATTERNS_V = ("single",)
 PATTERNS_VR = ("A", "B", "pairs")
 #: loop orders of a start, innermost first (EMAXVR; spec §3.1)
@@ -1678,5 +1680,5 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
     for k, v in (("pattern", "fc"), ("outer", "OC"), ("mode", "regs")):
         out[k] = np.full(m, v)
     for k in ("name", "order_name"):
-        out[k] = np.full(m, "fc[OC]" if k == "name" else "OC", dtype=object)
+        out[k] = objects(m, "fc[OC]" if k == "name" else "OC")
     return out, req

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from collections.abc import Callable, Iterable
 from itertools import chain
+from operator import itemgetter
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,7 +38,7 @@ from workloads import Workload
 from workloads.layers import Conv2D, Pool
 
 from . import cost
-from .. import tech
+from .. import num, tech
 from .. import vector
 from ..base import Model
 from . import mapper as _mapper
@@ -205,7 +206,7 @@ class Plans:
     def reason(self) -> list[list[str]]:
         """Per layer and combination the reason of :attr:`missing` (``""`` where none), built when read (the choice
         reads :attr:`missing`)."""
-        reason = np.full(self.count.shape, "", dtype=object)
+        reason = num.objects(self.count.shape, "")
         li, ki, why = self.missing
         if len(why):
             reason[li, ki] = why
@@ -257,7 +258,7 @@ class _EmaxBase(Model):
     # ---------------------------------------------------------------- evaluation
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         n = batch_size(pts)
-        cols = [pts[k] if k in pts else np.full(n, _STRUCT_DEFAULTS[k], dtype=object) for k in STRUCT[:-1]]
+        cols = [pts[k] if k in pts else num.objects(n, _STRUCT_DEFAULTS[k]) for k in STRUCT[:-1]]
         crit = np.asarray(pts["criterion"], dtype=object)
         # the tile search (a few points: np.isin's == per element, without its ~15 us of setup)
         cols.append(np.array([c in TILE_SEARCH_CRITERIA for c in crit.tolist()], dtype=bool).reshape(crit.shape)
@@ -598,13 +599,13 @@ class _Results:
         self.written: set[int] = set()  # the cube rows written from every chunk so far
         self.pending_bytes = 0  # the values :attr:`pending` holds (at most PENDING_BYTES_UPTO, then all written)
         self.undone: np.ndarray | None = None  # the cells no chunk wrote (:meth:`batches`), NaN in every key
-        self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
+        self.labels = {k: num.objects((nl, n), None) for k in _EAGER_LABELS}  # (np.full: ~2x slower for objects)
         self.texts: dict[str, LazyTextColumns] = {}
         for k, fn in LAZY_TEXTS.items():  # the texts of the chosen plan share one set of arrays
             owner = _TEXT_OWNER[k]
             self.texts[k] = LazyTextColumns(nl, n, fn, self.texts[owner] if owner != k else None)
         self.feasible = np.ones((nl, n), bool)
-        self.reason = np.full((nl, n), "", dtype=object)
+        self.reason = num.objects((nl, n), "")  # (np.full of a text: a new str per element, ~10x slower)
 
     def add(self, p: Plans, grp: _Groups, layer_of: np.ndarray, at: np.ndarray, which: list[int],
             res: dict[str, np.ndarray], labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
@@ -1233,7 +1234,7 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     layers, shapes, lt = workload.layers, _shapes(workload), _layer_table(workload)
     nl, nk = len(layers), len(keys)
     hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
-    pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
+    pattern, order, fusion, sched = (list(map(itemgetter(i), keys)) for i in range(5, 9))  # (~3x zip's speed)
     columns = isinstance(hws, HwList)  # (many combinations: their arrays' fields as columns; one: as objects)
     if columns:
         vr_spm_at = (hws.numbers["spm_bytes"] > 0) & (arch == "emaxvr")
@@ -1245,7 +1246,7 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
     pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in _fusable_layers(workload)]
     pool_maps, pool_req = {}, np.zeros(0, np.int64)  # (no pooling layer to fuse: EMAXV, no SPM, fusion off)
-    fused_arr = np.full((nl, nk), None, dtype=object)
+    fused_arr = num.objects((nl, nk), None)
     if pairs:
         pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs],
                               Indexed(mhws, np.array([k for _, k in pairs], dtype=np.int64)) if columns else
@@ -1345,7 +1346,7 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwLi
     if len(keys) < HW_COLUMNS_FROM:
         return _arrays_listed(arch, keys)
     n = len(keys)
-    col = list(zip(*keys))  # (each STRUCT value of every combination)
+    col = {i: list(map(itemgetter(i), keys)) for i in (0, 1, 2, 3, 4, 13, 14)}  # (STRUCT values; ~2x zip's speed)
     table = np.empty((len(HW_NUMBERS), n), dtype=np.int64)  # (rows contiguous: the columns)
     table[0] = np.array(col[0]).astype(np.int64)  # rows, as int(): toward zero
     table[1] = np.array(col[1]).astype(np.int64)  # cols
