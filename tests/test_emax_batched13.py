@@ -312,3 +312,54 @@ def test_results_object_arrays_equal_np_full():
     cols = [pts[k] if k in pts else em.num.objects(40, em._STRUCT_DEFAULTS[k]) for k in em.STRUCT[:-1]]
     want = [pts[k] if k in pts else np.full(40, em._STRUCT_DEFAULTS[k], dtype=object) for k in em.STRUCT[:-1]]
     assert [[(type(x), x) for x in c.tolist()] for c in cols] == [[(type(x), x) for x in c.tolist()] for c in want]
+
+
+# ---------------------------------------------------------------- chunks of equal size, the criteria's codes
+@settings(max_examples=300, deadline=None)
+@given(arch=st.sampled_from(["emaxv", "emaxvr"]), n_keys=st.integers(0, 20000), n_layers=st.integers(1, 200),
+       slack=st.sampled_from([0.0, 0.1, 0.25, 1.0]))
+def test_chunk_step_gives_the_fewest_chunks_within_the_slack(arch, n_keys, n_layers, slack):
+    """_chunk_step: without slack (EMAXVR) the CHUNK_OF / CHUNK step; with it, chunks of at most (1 + slack) x that
+    step, as few as fit, as equal as they come; a batch within one step stays one chunk."""
+    base = max(1, em.CHUNK_OF.get(arch, em.CHUNK) // n_layers)
+    with mock.patch.dict(em.CHUNK_SLACK_OF, {arch: slack}, clear=True):
+        step = em._chunk_step(arch, n_keys, n_layers)
+    if slack == 0 or n_keys <= base:
+        assert step == base
+        return
+    cap = max(1, int(base * (1 + slack)))
+    sizes = [min(step, n_keys - lo) for lo in range(0, n_keys, step)]
+    assert max(sizes) <= cap and len(sizes) == -(-n_keys // cap) and max(sizes) - min(sizes) <= len(sizes)
+    assert em._chunk_step("emaxvr", n_keys, n_layers) == max(1, em.CHUNK_OF.get("emaxvr", em.CHUNK) // n_layers)
+
+
+@SLOW
+@given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]), per_chunk=st.integers(3, 9),
+       slack=st.sampled_from([0.25, 1.0, 3.0]))
+def test_a_batch_in_equal_chunks_equals_it_in_the_plain_ones(seed, arch, per_chunk, slack):
+    """A batch planned in chunks grown by the slack (fewer, equal) gives every point the contract dictionary it gets
+    in CHUNK_OF's chunks (mixed points: reasons, tile searches, fused pools)."""
+    m = get_model(arch)
+    rows = _rows(arch, 31, seed)
+    n_layers = len(m.evaluate_points("alexnet", rows[:1]).layers)
+    out = []
+    for s in (0.0, slack):
+        with mock.patch.dict(em.CHUNK_OF, {arch: per_chunk * n_layers}), \
+                mock.patch.dict(em.CHUNK_SLACK_OF, {arch: s}, clear=True):
+            em.workload_plans.cache_clear()
+            b = m.evaluate_points("alexnet", rows)
+            out.append([_dump(b.point(i)) for i in range(b.n)])
+    em.workload_plans.cache_clear()
+    assert out[0] == out[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(crit=st.lists(st.sampled_from(["time", "energy", "dram", "edp", "time_then_dram"]), min_size=1, max_size=60))
+def test_criterion_codes_in_order_of_first_appearance(crit):
+    """_PointConsts.criterion_codes (by dict.fromkeys and a map) equals the former setdefault loop."""
+    pp = em._PointConsts.__new__(em._PointConsts)
+    pp.criterion = np.array(crit, dtype=object)
+    names, code = pp.criterion_codes
+    want: dict[str, int] = {}
+    want_code = np.array([want.setdefault(c, len(want)) for c in crit], dtype=np.int64)
+    assert names == list(want) and code.dtype == np.int64 and code.tolist() == want_code.tolist()

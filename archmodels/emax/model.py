@@ -93,6 +93,22 @@ CHUNK = 8192
 #: builders' per-call work) are paid 8x less often: a 2,048-point VGG16-conv batch is one chunk (~1.3x the
 #: throughput of 7 chunks, peak RSS 120 -> 131 MB)
 CHUNK_OF = {"emaxv": 32768}
+#: how much larger than :data:`CHUNK_OF` / :data:`CHUNK` a chunk may grow so that a batch runs in fewer chunks of
+#: equal size (EMAXV: a 2,048-point VGG16-conv batch in one chunk of 2,048 combinations, not 1,820 + 228; 4,096
+#: points in two of 2,048, not 1,820 + 1,820 + 456): each chunk pays the same numpy calls whatever its size
+CHUNK_SLACK_OF = {"emaxv": 0.25}
+
+
+def _chunk_step(arch: str, n_keys: int, n_layers: int) -> int:
+    """Structural combinations per chunk for a batch of ``n_keys`` of them on ``n_layers`` layers: :data:`CHUNK_OF`
+    (or :data:`CHUNK`) (layer, combination) pairs, or with :data:`CHUNK_SLACK_OF` the fewest chunks of at most that
+    much more, as equal as they come (the chunk size changes no number: a memory / speed trade)."""
+    step = max(1, CHUNK_OF.get(arch, CHUNK) // max(1, n_layers))
+    slack = CHUNK_SLACK_OF.get(arch, 0.0)
+    if slack <= 0 or n_keys <= step:
+        return step
+    count = -(-n_keys // max(1, int(step * (1 + slack))))  # (the fewest chunks of at most (1 + slack) x step)
+    return -(-n_keys // count)
 
 
 def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
@@ -277,7 +293,7 @@ class _EmaxBase(Model):
         pp = _PointConsts(pts, n)
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
-        step = max(1, CHUNK_OF.get(self.ARCH, CHUNK) // max(1, len(workload.layers)))
+        step = _chunk_step(self.ARCH, len(keys), len(workload.layers))
         for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step, n)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, grp, link, pp, macs, out)
@@ -501,9 +517,9 @@ class _PointConsts:
     @cached_property
     def criterion_codes(self) -> tuple[list[str], np.ndarray]:
         """The distinct criteria (in order of first appearance) and each point's position among them."""
-        codes: dict[str, int] = {}
-        code = np.array([codes.setdefault(c, len(codes)) for c in self.criterion.tolist()], dtype=np.int64)
-        return list(codes), code
+        crit = self.criterion.tolist()
+        codes = {c: i for i, c in enumerate(dict.fromkeys(crit))}  # (in C, not a setdefault per point)
+        return list(codes), np.fromiter(map(codes.__getitem__, crit), dtype=np.int64, count=len(crit))
 
     def criterion_mask(self, name: str) -> np.ndarray:
         """Which points rank by criterion ``name`` (``criterion == name``, from :attr:`criterion_codes`, once)."""
@@ -1472,7 +1488,7 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             views = list(mhws) + [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
     # objects for the scalar one, which reads them one by one)
-    as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and all(type(x) is str for x in chain(pattern, order))
+    as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and set(map(type, chain(pattern, order))) <= {str}  # (in C)
     pats = (np.array(pattern) if as_text else np.array(pattern, dtype=object))[rk]
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
     tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
