@@ -363,3 +363,50 @@ def test_criterion_codes_in_order_of_first_appearance(crit):
     want: dict[str, int] = {}
     want_code = np.array([want.setdefault(c, len(want)) for c in crit], dtype=np.int64)
     assert names == list(want) and code.dtype == np.int64 and code.tolist() == want_code.tolist()
+
+
+# ---------------------------------------------------------------- the chaining's statistics when read
+def _stats_reference(p) -> tuple:
+    """The chaining's statistics as _context_plans computed them before this round (eagerly, the same branches)."""
+    column = p.table.column if isinstance(p.table, em.Concat) else p.table.plan.__getitem__
+    seg, nseg, stats = p.segment, p.n_seg, []
+    for sel in (np.ones(len(seg), bool), p.chainable):
+        s, m, d = seg[sel], column("macs")[sel], column("dram_exact")[sel]
+        n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
+        macs, dram = np.full(nseg + 1, -np.inf), np.full(nseg + 1, np.inf)
+        if p.runs and len(s):
+            at = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+            macs[s[at]] = np.maximum(macs[s[at]], np.maximum.reduceat(m, at))
+            dram[s[at]] = np.minimum(dram[s[at]], np.minimum.reduceat(d, at))
+        else:
+            np.maximum.at(macs, s, m)
+            np.minimum.at(dram, s, d)
+        stats += [n_sel, macs[:nseg], dram[:nseg]]
+    return tuple(stats)
+
+
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxvr", "vgg16", 30, 1), ("emaxvr", "alexnet", 20, 2),
+                                            ("emaxvr", "vgg16", 1, 3), ("emaxv", "vgg16", 60, 4)])
+def test_chaining_statistics_when_read_equal_them_computed_at_once(arch, wl, n, seed):
+    """_Planned's statistics (counts, largest MACs, least DRAM bytes over all and chainable plans per segment),
+    computed when the chaining reads them, equal the former eager computation bit for bit; an EMAXV chunk (no SPM,
+    no chaining) never computes them, an EMAXVR one always does."""
+    got = []
+    real = em._context_plans
+
+    def spy(*args):
+        out = real(*args)
+        got.append(out)
+        return out
+
+    _evaluate_spied(em, "_context_plans", spy, arch, wl, _rows(arch, n, seed) if n > 1 else
+                    get_model(arch).params.random_rows(1, np.random.default_rng(seed)))
+    assert got
+    for p in got:
+        assert ("_stats" in vars(p)) == (arch == "emaxvr")
+        want = _stats_reference(p)
+        names = ("n_all", "macs_all", "dram_all", "n_chain", "macs_chain", "dram_chain")
+        for name, w in zip(names, want):
+            v = getattr(p, name)
+            assert v.dtype == w.dtype and v.tobytes() == w.tobytes(), name
+        assert p.lists == tuple(a.tolist() for a in want)

@@ -1558,13 +1558,40 @@ class _Planned:
     start: np.ndarray
     count: np.ndarray
     chainable: np.ndarray  # per plan
-    n_all: np.ndarray
-    macs_all: np.ndarray
-    dram_all: np.ndarray
-    n_chain: np.ndarray
-    macs_chain: np.ndarray
-    dram_chain: np.ndarray
+    segment: np.ndarray  # per plan its segment (plans of a segment contiguous)
+    n_seg: int
+    runs: bool  # (segments contiguous and many plans: the statistics by reduceat, else ufunc.at)
     n_comb: int
+
+    @cached_property
+    def _stats(self) -> tuple[np.ndarray, ...]:
+        """Per segment, over all its plans and over the chainable ones: the plan count, the largest MACs and the
+        least DRAM bytes. Computed when the chaining first reads them (an EMAXV chunk, with no SPM, never does)."""
+        column = self.table.column if isinstance(self.table, Concat) else self.table.plan.__getitem__
+        seg, nseg = self.segment, self.n_seg
+        stats = []
+        plan_macs, plan_dram = column("macs"), column("dram_exact")
+        for sel in (np.ones(len(seg), bool), self.chainable):
+            s, m, d = seg[sel], plan_macs[sel], plan_dram[sel]
+            n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
+            macs = np.full(nseg + 1, -np.inf)
+            dram = np.full(nseg + 1, np.inf)
+            if self.runs and len(s):  # each segment's largest MACs and least DRAM bytes over its run of plans
+                at = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+                macs[s[at]] = np.maximum(macs[s[at]], np.maximum.reduceat(m, at))
+                dram[s[at]] = np.minimum(dram[s[at]], np.minimum.reduceat(d, at))
+            else:
+                np.maximum.at(macs, s, m)
+                np.minimum.at(dram, s, d)
+            stats += [n_sel, macs[:nseg], dram[:nseg]]
+        return tuple(stats)
+
+    n_all = property(lambda self: self._stats[0])
+    macs_all = property(lambda self: self._stats[1])
+    dram_all = property(lambda self: self._stats[2])
+    n_chain = property(lambda self: self._stats[3])
+    macs_chain = property(lambda self: self._stats[4])
+    dram_chain = property(lambda self: self._stats[5])
 
     @cached_property
     def lists(self) -> tuple[list, ...]:
@@ -1680,24 +1707,9 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     start[first] = at  # a segment's plans are contiguous
     start = start[:nseg]
     chainable = (column("bands") == 1) & (column("psum_home") != PSUM_HOMES.index("dram"))
-    stats = []
     # segments contiguous (and a table larger than one design point's: there ufunc.at costs less)
     runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)
-    plan_macs, plan_dram = column("macs"), column("dram_exact")
-    for sel in (np.ones(len(seg), bool), chainable):
-        s, m, d = seg[sel], plan_macs[sel], plan_dram[sel]
-        n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
-        macs = np.full(nseg + 1, -np.inf)
-        dram = np.full(nseg + 1, np.inf)
-        if runs and len(s):  # each segment's largest MACs and least DRAM bytes over its run of plans
-            at = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
-            macs[s[at]] = np.maximum(macs[s[at]], np.maximum.reduceat(m, at))
-            dram[s[at]] = np.minimum(dram[s[at]], np.minimum.reduceat(d, at))
-        else:
-            np.maximum.at(macs, s, m)
-            np.minimum.at(dram, s, d)
-        stats += [n_sel, macs[:nseg], dram[:nseg]]
-    return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+    return _Planned(tab, start, count, chainable, seg, nseg, runs, n_comb=nk)  # (the chaining's statistics: lazy)
 
 
 #: whether :func:`_context_plans` leaves out the EMAXVR plans no step reads (:func:`_unread_rows`, the builder's
