@@ -410,3 +410,26 @@ def test_chaining_statistics_when_read_equal_them_computed_at_once(arch, wl, n, 
             v = getattr(p, name)
             assert v.dtype == w.dtype and v.tobytes() == w.tobytes(), name
         assert p.lists == tuple(a.tolist() for a in want)
+
+
+# ---------------------------------------------------------------- one candidate per point: the runner-up
+_CHOICE_VALUE = st.sampled_from([0.0, -0.0, 1.0, 1.0 + 1e-12, 2.5, 1e300, np.inf, -np.inf, np.nan, -np.nan])
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), n=st.integers(0, 40), crit=st.sampled_from(["time", "energy", "dram", "edp", "mixed"]))
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_runner_up_of_one_candidate_equals_the_pairs_path(data, n, crit):
+    """runner_up with one candidate per point (its shortcut: ``_close(x, x)`` as ``~isnan(x)``) equals the general
+    _runner_up_pairs bit for bit (NaN, infinities, -0.0, every criterion, a given primary or not)."""
+    arr = lambda: np.array(data.draw(st.lists(_CHOICE_VALUE, min_size=n, max_size=n)), dtype=float)
+    t, e, d = arr(), arr(), arr()
+    c = (np.array(data.draw(st.lists(st.sampled_from(["time", "energy", "dram", "edp"]), min_size=n, max_size=n)),
+                  dtype=object) if crit == "mixed" else crit)
+    start, pick = np.arange(n), np.arange(n)
+    by = em._primary(c, t, e, d) if data.draw(st.booleans()) else None
+    got = em.runner_up(c, t, e, d, start, pick, by)
+    want = em._runner_up_pairs(c, t, e, d, start, pick, by)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    for x in (t, e, d):
+        assert np.array_equal(em._close(x, x), ~np.isnan(x))

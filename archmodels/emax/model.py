@@ -979,7 +979,9 @@ def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndar
     ``by``: :func:`_primary` of the pairs, if known.
     """
     if len(start) == len(time_s):  # one candidate per point: itself, unless it has its own time and bytes (no other)
-        same = _close(time_s, time_s) & _close(dram_b, dram_b)
+        # (_close(x, x) is exactly ~isnan(x): |x - x| = 0 is within the tolerance of a finite x, inf == inf, NaN
+        # is close to nothing)
+        same = ~np.isnan(time_s) & ~np.isnan(dram_b)
         v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
         return np.where(np.isfinite(v), np.arange(len(v)), -1)
     return _runner_up_pairs(criterion, time_s, energy_j, dram_b, start, pick, by)
@@ -2043,9 +2045,10 @@ def _final_plans(p: _Planned,
     start, count = p.start[seg].ravel(), p.count[seg].ravel()
     rows = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
     owner = np.repeat(np.arange(nl * nk), count)
-    sel = ~resident.ravel()[owner] | p.chainable[rows]
-    rows, owner = rows[sel], owner[sel]
-    count = np.bincount(owner, minlength=nl * nk)
+    if resident.any():  # (no layer resident, as on EMAXV: every plan of the decided contexts stays)
+        sel = ~resident.ravel()[owner] | p.chainable[rows]
+        rows, owner = rows[sel], owner[sel]
+        count = np.bincount(owner, minlength=nl * nk)
     ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
     texts = _reason_texts(lt.conv[ni], rejections(ni, nk_))
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,
