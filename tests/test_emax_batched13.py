@@ -433,3 +433,31 @@ def test_runner_up_of_one_candidate_equals_the_pairs_path(data, n, crit):
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
     for x in (t, e, d):
         assert np.array_equal(em._close(x, x), ~np.isnan(x))
+
+
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 200, 1), ("emaxv", "alexnet", 1, 2),
+                                            ("emaxvr", "vgg16", 30, 3), ("emaxvr", "alexnet", 1, 4)])
+def test_segment_starts_without_a_sort_equal_np_unique(arch, wl, n, seed):
+    """_context_plans' segment starts and ``runs`` flag from the counts when the segments come in order (EMAXV's
+    builder; a sort, as before, otherwise: EMAXVR's batches) equal those of np.unique's first occurrences; both
+    branches happen."""
+    got = []
+    real = em._context_plans
+
+    def spy(*args):
+        out = real(*args)
+        got.append(out)
+        return out
+
+    _evaluate_spied(em, "_context_plans", spy, arch, wl, _rows(arch, n, seed) if n > 1 else
+                    get_model(arch).params.random_rows(1, np.random.default_rng(seed)))
+    in_order = []
+    for p in got:
+        seg, nseg = p.segment, p.n_seg
+        start = np.zeros(nseg + 1, dtype=np.int64)
+        first, at = np.unique(seg, return_index=True)
+        start[first] = at
+        assert p.start.dtype == np.int64 and p.start.tobytes() == start[:nseg].tobytes()
+        assert p.runs == (len(seg) >= em.REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first))
+        in_order.append(bool(len(seg)) and not (seg[1:] < seg[:-1]).any())
+    assert all(in_order) if arch == "emaxv" else (not all(in_order) if n > 1 else True)

@@ -1703,14 +1703,20 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     column = tab.column if isinstance(tab, Concat) else tab.plan.__getitem__
     row_seg = np.append(row_seg, nseg)
     seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
-    count = np.bincount(seg, minlength=nseg + 1)[:nseg]
-    start = np.zeros(nseg + 1, dtype=np.int64)
-    first, at = np.unique(seg, return_index=True)
-    start[first] = at  # a segment's plans are contiguous
-    start = start[:nseg]
+    full = np.bincount(seg, minlength=nseg + 1)
+    count = full[:nseg]
+    if len(seg) and not (seg[1:] < seg[:-1]).any():  # segments in order (as the builders list them): each one's
+        start = np.where(full > 0, np.cumsum(full) - full, 0)[:nseg]  # first plan follows the plans before, no sort
+        n_first = int(np.count_nonzero(full))
+    else:
+        start = np.zeros(nseg + 1, dtype=np.int64)
+        first, at = np.unique(seg, return_index=True)
+        start[first] = at  # a segment's plans are contiguous
+        start = start[:nseg]
+        n_first = len(first)
     chainable = (column("bands") == 1) & (column("psum_home") != PSUM_HOMES.index("dram"))
     # segments contiguous (and a table larger than one design point's: there ufunc.at costs less)
-    runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)
+    runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == n_first
     return _Planned(tab, start, count, chainable, seg, nseg, runs, n_comb=nk)  # (the chaining's statistics: lazy)
 
 
