@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..num import objects
 from .traffic import PSUM_HOMES, PlanTable
 
 EXPLAIN_KEYS = ("loop_nest", "tiles", "placement", "runner_up", "runner_up_lost")
@@ -195,7 +196,7 @@ class LazyText:
                  _tables: list[PlanTable] | None = None):
         self.fn = fn
         if _arrays is None:
-            _arrays = (np.full(n, None, dtype=object), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
+            _arrays = (objects(n, None), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
         self.fixed, self.part, self.row = _arrays  # part: which put() a point reads (-1: its fixed value)
         self.tables: list[PlanTable] = [] if _tables is None else _tables
         self._all: np.ndarray | None = None
@@ -297,7 +298,7 @@ class LazyTextColumns:
     def __init__(self, count: int, n: int, fn, share: LazyTextColumns | None = None):
         self.n, self.fn = n, fn
         if share is None:
-            self.fixed = np.full((count, n), None, dtype=object)
+            self.fixed = objects((count, n), None)
             self.part, self.row = np.full((count, n), -1, dtype=np.int64), np.zeros((count, n), dtype=np.int64)
             self.tables: list[list[PlanTable]] = [[] for _ in range(count)]
             self._group: list[weakref.ref[LazyTextColumns]] = [weakref.ref(self)]

@@ -56,6 +56,8 @@ import numpy as np
 
 from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 
+from ..num import objects
+
 PATTERNS_V = ("single",)
 PATTERNS_VR = ("A", "B", "pairs")
 #: loop orders of a start, innermost first (EMAXVR; spec §3.1)
@@ -221,16 +223,57 @@ assert _HW_FIELDS == ("arch", "rows", "cols", "lmm_bytes", "spm_bytes", "elem_by
 HW_NUMBERS = _HW_FIELDS[1:]
 
 
-class HwList(list):
-    """A list of arrays (:class:`Hw`) with their integer fields as columns, ``numbers[field]`` (int64, read-only,
-    element k = ``self[k].<field>``): the numpy mapper and the planners read a chunk's ~2,000 arrays' fields as
-    arrays (:func:`hw_field`) instead of from each object, several times a chunk."""
+class HwList(Sequence):
+    """A sequence of arrays (:class:`Hw`) with their integer fields as columns, ``numbers[field]`` (int64,
+    read-only, element k = ``self[k].<field>``): the numpy mapper and the planners read a chunk's ~2,000 arrays'
+    fields as arrays (:func:`hw_field`) instead of from each object, several times a chunk.
 
-    numbers: dict[str, np.ndarray]
+    The objects are built when first read (:func:`new_hw` of the columns' numbers; a random batch's planning reads
+    few or none of them: ~2,000 objects a chunk not built, and fewer for the garbage collector to count), or given
+    (``hws``). Object k is ``base[from_[k]]`` where ``from_[k] >= 0`` (an equal array of another list: the mapper's
+    view of an array without an SPM is the array itself, as :func:`~archmodels.emax.model._arrays` builds it)."""
 
-    def __init__(self, hws: Sequence[Hw], numbers: dict[str, np.ndarray]):
-        super().__init__(hws)
+    __slots__ = ("numbers", "arch", "_objs", "_base", "_from")
+
+    def __init__(self, hws: Sequence[Hw] | None, numbers: dict[str, np.ndarray], arch: str | None = None,
+                 base: Sequence[Hw] | None = None, from_: np.ndarray | None = None):
         self.numbers = numbers  # (read-only arrays: the caller's)
+        if hws is not None:
+            self._objs: list = list(hws)
+            kinds = {h.arch for h in self._objs}
+            self.arch = next(iter(kinds)) if len(kinds) == 1 else None  # (one architecture: :func:`_archs`)
+        else:
+            self._objs = [None] * len(numbers["rows"])
+            self.arch = arch
+        self._base, self._from = base, from_
+
+    def __len__(self) -> int:
+        return len(self._objs)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self._objs)))]
+        o = self._objs[k]
+        if o is None:
+            k = range(len(self._objs))[k]  # (an index as the list takes it: negative, numpy integers)
+            f = -1 if self._from is None else int(self._from[k])
+            o = self._objs[k] = self._base[f] if f >= 0 else \
+                new_hw(self.arch, *(int(self.numbers[name][k]) for name in HW_NUMBERS))
+        return o
+
+    def __iter__(self):
+        if None in self._objs:
+            self._build_all()
+        return iter(self._objs)
+
+    def _build_all(self) -> None:
+        """Every object not built yet, at once (the columns as Python numbers once, not element by element)."""
+        cols = [self.numbers[name].tolist() for name in HW_NUMBERS]
+        src = [-1] * len(self._objs) if self._from is None else self._from.tolist()
+        objs, arch, base = self._objs, self.arch, self._base
+        for k, o in enumerate(objs):
+            if o is None:
+                objs[k] = base[src[k]] if src[k] >= 0 else new_hw(arch, *(c[k] for c in cols))
 
 
 def hw_field(hws: Sequence[Hw], name: str) -> np.ndarray:
@@ -1413,6 +1456,8 @@ def _attr_of(seq: Sequence, js: np.ndarray, name: str) -> np.ndarray:
 def _archs(hws: Sequence[Hw], js: np.ndarray) -> Sequence[str]:
     """``[hws[j].arch for j in js]``: one text repeated when the arrays share their architecture (a chunk's do)."""
     objs = hws.objs if isinstance(hws, Indexed) else hws
+    if isinstance(objs, HwList) and objs.arch is not None:  # (one architecture, known without the objects)
+        return itertools.repeat(objs.arch, len(js))
     kinds = {h.arch for h in objs}
     if len(kinds) == 1:
         return itertools.repeat(next(iter(kinds)), len(js))
@@ -1635,5 +1680,5 @@ def fc_table(shapes: Sequence[FCShape], hws: Sequence[Hw]) -> tuple[dict[str, np
     for k, v in (("pattern", "fc"), ("outer", "OC"), ("mode", "regs")):
         out[k] = np.full(m, v)
     for k in ("name", "order_name"):
-        out[k] = np.full(m, "fc[OC]" if k == "name" else "OC", dtype=object)
+        out[k] = objects(m, "fc[OC]" if k == "name" else "OC")
     return out, req

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from collections.abc import Callable, Iterable
 from itertools import chain
+from operator import itemgetter
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,7 +38,7 @@ from workloads import Workload
 from workloads.layers import Conv2D, Pool
 
 from . import cost
-from .. import tech
+from .. import num, tech
 from .. import vector
 from ..base import Model
 from . import mapper as _mapper
@@ -92,6 +93,22 @@ CHUNK = 8192
 #: builders' per-call work) are paid 8x less often: a 2,048-point VGG16-conv batch is one chunk (~1.3x the
 #: throughput of 7 chunks, peak RSS 120 -> 131 MB)
 CHUNK_OF = {"emaxv": 32768}
+#: how much larger than :data:`CHUNK_OF` / :data:`CHUNK` a chunk may grow so that a batch runs in fewer chunks of
+#: equal size (EMAXV: a 2,048-point VGG16-conv batch in one chunk of 2,048 combinations, not 1,820 + 228; 4,096
+#: points in two of 2,048, not 1,820 + 1,820 + 456): each chunk pays the same numpy calls whatever its size
+CHUNK_SLACK_OF = {"emaxv": 0.25}
+
+
+def _chunk_step(arch: str, n_keys: int, n_layers: int) -> int:
+    """Structural combinations per chunk for a batch of ``n_keys`` of them on ``n_layers`` layers: :data:`CHUNK_OF`
+    (or :data:`CHUNK`) (layer, combination) pairs, or with :data:`CHUNK_SLACK_OF` the fewest chunks of at most that
+    much more, as equal as they come (the chunk size changes no number: a memory / speed trade)."""
+    step = max(1, CHUNK_OF.get(arch, CHUNK) // max(1, n_layers))
+    slack = CHUNK_SLACK_OF.get(arch, 0.0)
+    if slack <= 0 or n_keys <= step:
+        return step
+    count = -(-n_keys // max(1, int(step * (1 + slack))))  # (the fewest chunks of at most (1 + slack) x step)
+    return -(-n_keys // count)
 
 
 def _common_params(lmm_kb: float, dtype_bits: int) -> list[Param]:
@@ -205,7 +222,7 @@ class Plans:
     def reason(self) -> list[list[str]]:
         """Per layer and combination the reason of :attr:`missing` (``""`` where none), built when read (the choice
         reads :attr:`missing`)."""
-        reason = np.full(self.count.shape, "", dtype=object)
+        reason = num.objects(self.count.shape, "")
         li, ki, why = self.missing
         if len(why):
             reason[li, ki] = why
@@ -257,7 +274,7 @@ class _EmaxBase(Model):
     # ---------------------------------------------------------------- evaluation
     def evaluate_layers(self, workload: Workload, pts: Points) -> list[LayerBatch]:
         n = batch_size(pts)
-        cols = [pts[k] if k in pts else np.full(n, _STRUCT_DEFAULTS[k], dtype=object) for k in STRUCT[:-1]]
+        cols = [pts[k] if k in pts else num.objects(n, _STRUCT_DEFAULTS[k]) for k in STRUCT[:-1]]
         crit = np.asarray(pts["criterion"], dtype=object)
         # the tile search (a few points: np.isin's == per element, without its ~15 us of setup)
         cols.append(np.array([c in TILE_SEARCH_CRITERIA for c in crit.tolist()], dtype=bool).reshape(crit.shape)
@@ -276,7 +293,7 @@ class _EmaxBase(Model):
         pp = _PointConsts(pts, n)
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
-        step = max(1, CHUNK_OF.get(self.ARCH, CHUNK) // max(1, len(workload.layers)))
+        step = _chunk_step(self.ARCH, len(keys), len(workload.layers))
         for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step, n)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
             _choose(plans, grp, link, pp, macs, out)
@@ -500,9 +517,9 @@ class _PointConsts:
     @cached_property
     def criterion_codes(self) -> tuple[list[str], np.ndarray]:
         """The distinct criteria (in order of first appearance) and each point's position among them."""
-        codes: dict[str, int] = {}
-        code = np.array([codes.setdefault(c, len(codes)) for c in self.criterion.tolist()], dtype=np.int64)
-        return list(codes), code
+        crit = self.criterion.tolist()
+        codes = {c: i for i, c in enumerate(dict.fromkeys(crit))}  # (in C, not a setdefault per point)
+        return list(codes), np.fromiter(map(codes.__getitem__, crit), dtype=np.int64, count=len(crit))
 
     def criterion_mask(self, name: str) -> np.ndarray:
         """Which points rank by criterion ``name`` (``criterion == name``, from :attr:`criterion_codes`, once)."""
@@ -598,13 +615,13 @@ class _Results:
         self.written: set[int] = set()  # the cube rows written from every chunk so far
         self.pending_bytes = 0  # the values :attr:`pending` holds (at most PENDING_BYTES_UPTO, then all written)
         self.undone: np.ndarray | None = None  # the cells no chunk wrote (:meth:`batches`), NaN in every key
-        self.labels = {k: np.full((nl, n), None, dtype=object) for k in _EAGER_LABELS}
+        self.labels = {k: num.objects((nl, n), None) for k in _EAGER_LABELS}  # (np.full: ~2x slower for objects)
         self.texts: dict[str, LazyTextColumns] = {}
         for k, fn in LAZY_TEXTS.items():  # the texts of the chosen plan share one set of arrays
             owner = _TEXT_OWNER[k]
             self.texts[k] = LazyTextColumns(nl, n, fn, self.texts[owner] if owner != k else None)
         self.feasible = np.ones((nl, n), bool)
-        self.reason = np.full((nl, n), "", dtype=object)
+        self.reason = num.objects((nl, n), "")  # (np.full of a text: a new str per element, ~10x slower)
 
     def add(self, p: Plans, grp: _Groups, layer_of: np.ndarray, at: np.ndarray, which: list[int],
             res: dict[str, np.ndarray], labels: dict[str, np.ndarray], plans: dict[str, np.ndarray]) -> None:
@@ -962,7 +979,9 @@ def runner_up(criterion: np.ndarray | str, time_s: np.ndarray, energy_j: np.ndar
     ``by``: :func:`_primary` of the pairs, if known.
     """
     if len(start) == len(time_s):  # one candidate per point: itself, unless it has its own time and bytes (no other)
-        same = _close(time_s, time_s) & _close(dram_b, dram_b)
+        # (_close(x, x) is exactly ~isnan(x): |x - x| = 0 is within the tolerance of a finite x, inf == inf, NaN
+        # is close to nothing)
+        same = ~np.isnan(time_s) & ~np.isnan(dram_b)
         v = np.where(same, np.inf, _primary(criterion, time_s, energy_j, dram_b) if by is None else by)
         return np.where(np.isfinite(v), np.arange(len(v)), -1)
     return _runner_up_pairs(criterion, time_s, energy_j, dram_b, start, pick, by)
@@ -1233,7 +1252,7 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     layers, shapes, lt = workload.layers, _shapes(workload), _layer_table(workload)
     nl, nk = len(layers), len(keys)
     hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
-    pattern, order, fusion, sched = (list(v) for v in zip(*[k[5:9] for k in keys]))
+    pattern, order, fusion, sched = (list(map(itemgetter(i), keys)) for i in range(5, 9))  # (~3x zip's speed)
     columns = isinstance(hws, HwList)  # (many combinations: their arrays' fields as columns; one: as objects)
     if columns:
         vr_spm_at = (hws.numbers["spm_bytes"] > 0) & (arch == "emaxvr")
@@ -1245,9 +1264,11 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     # a pooling layer after a conv is fused if it can be mapped (any pattern and loop order)
     pairs = [(i, k) for k in range(nk) if vr_spm[k] and fusion[k] for i in _fusable_layers(workload)]
     pool_maps, pool_req = {}, np.zeros(0, np.int64)  # (no pooling layer to fuse: EMAXV, no SPM, fusion off)
-    fused_arr = np.full((nl, nk), None, dtype=object)
+    fused_arr = num.objects((nl, nk), None)
     if pairs:
-        pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs], [mhws[k] for _, k in pairs],
+        pool_tab = conv_table(arch, [shapes[i + 1] for i, _ in pairs],
+                              Indexed(mhws, np.array([k for _, k in pairs], dtype=np.int64)) if columns else
+                              [mhws[k] for _, k in pairs],
                               ["auto"] * len(pairs), ["auto"] * len(pairs))
         pool_maps, pool_req = pool_tab.cols, pool_tab.req
         got = np.unique(pool_req)
@@ -1336,10 +1357,36 @@ HW_COLUMNS_FROM = 16
 
 
 def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwList | list[Hw]]:
-    """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it),
-    built field by field (``dataclasses.replace`` inspects the fields on every call), as :class:`HwList`: the
-    planning reads the chunk's arrays' fields as columns (built here once, not from each object several times)."""
-    hws, mhws, nums = [], [], []
+    """Each combination's array (:func:`_hw`) and the mapper's view of it (no SPM: mappings do not depend on it).
+    From :data:`HW_COLUMNS_FROM` combinations as :class:`HwList`: the fields as columns, converted by numpy (the same
+    numbers as :func:`_arrays_listed`), the objects built only when read (the planning reads the columns); fewer as
+    plain lists (:func:`_arrays_listed`)."""
+    if len(keys) < HW_COLUMNS_FROM:
+        return _arrays_listed(arch, keys)
+    n = len(keys)
+    col = {i: list(map(itemgetter(i), keys)) for i in (0, 1, 2, 3, 4, 13, 14)}  # (STRUCT values; ~2x zip's speed)
+    table = np.empty((len(HW_NUMBERS), n), dtype=np.int64)  # (rows contiguous: the columns)
+    table[0] = np.array(col[0]).astype(np.int64)  # rows, as int(): toward zero
+    table[1] = np.array(col[1]).astype(np.int64)  # cols
+    table[2] = np.rint(np.array(col[2], dtype=float) * 1024)  # lmm bytes, as int(round(lmm_kb * 1024)): half to even
+    table[3] = np.rint(np.array(col[3], dtype=float) * 1024)  # spm bytes
+    np.floor_divide(np.array(col[4]).astype(np.int64), 8, out=table[4])  # element bytes, int(bits) // 8
+    table[5] = np.array(col[13]).astype(np.int64)  # oc_cap
+    table[6] = np.array(col[14]).astype(bool)  # tile search, int(bool(...))
+    table.flags.writeable = False  # (its rows, the columns, read-only with it)
+    numbers = dict(zip(HW_NUMBERS, table))
+    no_spm = np.zeros(n, dtype=np.int64)
+    no_spm.flags.writeable = False
+    hws = HwList(None, numbers, arch)
+    # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
+    at = np.arange(n)
+    return hws, HwList(None, dict(numbers, spm_bytes=no_spm), arch, hws, np.where(table[3] == 0, at, -1))
+
+
+def _arrays_listed(arch: str, keys: tuple[tuple, ...]) -> tuple[list[Hw], list[Hw]]:
+    """:func:`_arrays` as plain lists of objects, built field by field (``dataclasses.replace`` inspects the fields
+    on every call): one design point's few combinations."""
+    hws, mhws = [], []
     for key in keys:  # (as _hw)
         rows, cols, lmm_kb, spm_kb, bits = key[:5]
         rows, cols, lmm, bits, cap, search = int(rows), int(cols), int(round(lmm_kb * 1024)), int(bits), int(key[13]), \
@@ -1347,17 +1394,9 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwLi
         spm = int(round(spm_kb * 1024))
         hw = new_hw(arch, rows, cols, lmm, spm, bits // 8, cap, search)
         hws.append(hw)
-        nums.append((rows, cols, lmm, spm, bits // 8, cap, search))
         # without an SPM the array is its own mapper view (an immutable value: one object, not two equal ones)
         mhws.append(hw if spm == 0 else new_hw(arch, rows, cols, lmm, 0, bits // 8, cap, search))
-    if len(keys) < HW_COLUMNS_FROM:
-        return hws, mhws
-    table = np.array(nums, dtype=np.int64).reshape(len(nums), len(HW_NUMBERS)).T.copy()  # (rows contiguous)
-    table.flags.writeable = False  # (its rows, the columns, read-only with it)
-    numbers = dict(zip(HW_NUMBERS, table))
-    no_spm = np.zeros(len(nums), dtype=np.int64)
-    no_spm.flags.writeable = False
-    return HwList(hws, numbers), HwList(mhws, dict(numbers, spm_bytes=no_spm))
+    return hws, mhws
 
 
 @dataclass(frozen=True)
@@ -1437,21 +1476,21 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     wide &= lt.whole[rl] * hw_field(hws, "elem_bytes")[rk] > spm[rk]
     views = mhws
     if wide.any():
-        need = set(rk[wide].tolist())
-        more = [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
-        if isinstance(mhws, HwList):  # (the narrower views' fields as columns too)
+        if isinstance(mhws, HwList):  # (the narrower views' fields as columns too; objects built when read)
             wants = np.zeros(nk, bool)
             wants[rk[wide]] = True
             cols = {f: np.concatenate([v, np.where(wants, 2, v) if f == "tile_search" else v])
                     for f, v in mhws.numbers.items()}
             for v in cols.values():
                 v.flags.writeable = False
-            views = HwList(list(mhws) + more, cols)
+            at = np.arange(nk)  # (view nk + k: the array itself where it needs no narrower tiles)
+            views = HwList(None, cols, mhws.arch, mhws, np.concatenate([at, np.where(wants, -1, at)]))
         else:
-            views = list(mhws) + more
+            need = set(rk[wide].tolist())
+            views = list(mhws) + [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
     # objects for the scalar one, which reads them one by one)
-    as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and all(type(x) is str for x in chain(pattern, order))
+    as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and set(map(type, chain(pattern, order))) <= {str}  # (in C)
     pats = (np.array(pattern) if as_text else np.array(pattern, dtype=object))[rk]
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
     tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
@@ -1521,13 +1560,40 @@ class _Planned:
     start: np.ndarray
     count: np.ndarray
     chainable: np.ndarray  # per plan
-    n_all: np.ndarray
-    macs_all: np.ndarray
-    dram_all: np.ndarray
-    n_chain: np.ndarray
-    macs_chain: np.ndarray
-    dram_chain: np.ndarray
+    segment: np.ndarray  # per plan its segment (plans of a segment contiguous)
+    n_seg: int
+    runs: bool  # (segments contiguous and many plans: the statistics by reduceat, else ufunc.at)
     n_comb: int
+
+    @cached_property
+    def _stats(self) -> tuple[np.ndarray, ...]:
+        """Per segment, over all its plans and over the chainable ones: the plan count, the largest MACs and the
+        least DRAM bytes. Computed when the chaining first reads them (an EMAXV chunk, with no SPM, never does)."""
+        column = self.table.column if isinstance(self.table, Concat) else self.table.plan.__getitem__
+        seg, nseg = self.segment, self.n_seg
+        stats = []
+        plan_macs, plan_dram = column("macs"), column("dram_exact")
+        for sel in (np.ones(len(seg), bool), self.chainable):
+            s, m, d = seg[sel], plan_macs[sel], plan_dram[sel]
+            n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
+            macs = np.full(nseg + 1, -np.inf)
+            dram = np.full(nseg + 1, np.inf)
+            if self.runs and len(s):  # each segment's largest MACs and least DRAM bytes over its run of plans
+                at = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+                macs[s[at]] = np.maximum(macs[s[at]], np.maximum.reduceat(m, at))
+                dram[s[at]] = np.minimum(dram[s[at]], np.minimum.reduceat(d, at))
+            else:
+                np.maximum.at(macs, s, m)
+                np.minimum.at(dram, s, d)
+            stats += [n_sel, macs[:nseg], dram[:nseg]]
+        return tuple(stats)
+
+    n_all = property(lambda self: self._stats[0])
+    macs_all = property(lambda self: self._stats[1])
+    dram_all = property(lambda self: self._stats[2])
+    n_chain = property(lambda self: self._stats[3])
+    macs_chain = property(lambda self: self._stats[4])
+    dram_chain = property(lambda self: self._stats[5])
 
     @cached_property
     def lists(self) -> tuple[list, ...]:
@@ -1637,30 +1703,21 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     column = tab.column if isinstance(tab, Concat) else tab.plan.__getitem__
     row_seg = np.append(row_seg, nseg)
     seg = row_seg[np.concatenate([rows for _, rows in tables])] if tables else np.zeros(0, np.int64)
-    count = np.bincount(seg, minlength=nseg + 1)[:nseg]
-    start = np.zeros(nseg + 1, dtype=np.int64)
-    first, at = np.unique(seg, return_index=True)
-    start[first] = at  # a segment's plans are contiguous
-    start = start[:nseg]
+    full = np.bincount(seg, minlength=nseg + 1)
+    count = full[:nseg]
+    if len(seg) and not (seg[1:] < seg[:-1]).any():  # segments in order (as the builders list them): each one's
+        start = np.where(full > 0, np.cumsum(full) - full, 0)[:nseg]  # first plan follows the plans before, no sort
+        n_first = int(np.count_nonzero(full))
+    else:
+        start = np.zeros(nseg + 1, dtype=np.int64)
+        first, at = np.unique(seg, return_index=True)
+        start[first] = at  # a segment's plans are contiguous
+        start = start[:nseg]
+        n_first = len(first)
     chainable = (column("bands") == 1) & (column("psum_home") != PSUM_HOMES.index("dram"))
-    stats = []
     # segments contiguous (and a table larger than one design point's: there ufunc.at costs less)
-    runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == len(first)
-    plan_macs, plan_dram = column("macs"), column("dram_exact")
-    for sel in (np.ones(len(seg), bool), chainable):
-        s, m, d = seg[sel], plan_macs[sel], plan_dram[sel]
-        n_sel = np.bincount(s, minlength=nseg + 1)[:nseg]
-        macs = np.full(nseg + 1, -np.inf)
-        dram = np.full(nseg + 1, np.inf)
-        if runs and len(s):  # each segment's largest MACs and least DRAM bytes over its run of plans
-            at = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
-            macs[s[at]] = np.maximum(macs[s[at]], np.maximum.reduceat(m, at))
-            dram[s[at]] = np.minimum(dram[s[at]], np.minimum.reduceat(d, at))
-        else:
-            np.maximum.at(macs, s, m)
-            np.minimum.at(dram, s, d)
-        stats += [n_sel, macs[:nseg], dram[:nseg]]
-    return _Planned(tab, start, count, chainable, *stats, n_comb=nk)
+    runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == n_first
+    return _Planned(tab, start, count, chainable, seg, nseg, runs, n_comb=nk)  # (the chaining's statistics: lazy)
 
 
 #: whether :func:`_context_plans` leaves out the EMAXVR plans no step reads (:func:`_unread_rows`, the builder's
@@ -1994,9 +2051,10 @@ def _final_plans(p: _Planned,
     start, count = p.start[seg].ravel(), p.count[seg].ravel()
     rows = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
     owner = np.repeat(np.arange(nl * nk), count)
-    sel = ~resident.ravel()[owner] | p.chainable[rows]
-    rows, owner = rows[sel], owner[sel]
-    count = np.bincount(owner, minlength=nl * nk)
+    if resident.any():  # (no layer resident, as on EMAXV: every plan of the decided contexts stays)
+        sel = ~resident.ravel()[owner] | p.chainable[rows]
+        rows, owner = rows[sel], owner[sel]
+        count = np.bincount(owner, minlength=nl * nk)
     ni, nk_ = np.nonzero((count.reshape(nl, nk) == 0) & ~fused_at)
     texts = _reason_texts(lt.conv[ni], rejections(ni, nk_))
     return Plans(p.table.take(rows), (np.cumsum(count) - count).reshape(nl, nk), count.reshape(nl, nk), fused,

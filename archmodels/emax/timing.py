@@ -700,11 +700,33 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     for j in range(b.h_on.shape[1]):
         by_kind[int(b.h_kind[j])] += np.where(b.h_on[:, j], b.h_bytes[:, j], 0.0)
     out = np.ascontiguousarray(by_kind.T)
+    blocks = _kind_blocks(b)
+    if blocks is not None:  # every plan names its kinds in an order within ``blocks`` (EMAXV's blocks)
+        total = np.zeros(n)
+        for k in blocks:  # (a strided column, as the gathered one below: numpy's loop for it keeps NaN signs alike)
+            total = total + out[:, k]
+        return out[:, :nk], total
     named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + _read_order(b)]  # [pair, j]: its j-th named kind's bytes
     total = np.zeros(n)
     for j in range(nk):
         total = total + named[:, j]
     return out[:, :nk], total
+
+
+def _kind_blocks(b: _Moves) -> list[int] | None:
+    """The kinds of a block's named columns (reads, then host reads) in column order, when each kind's columns are
+    contiguous (EMAXV: input, psum, psum, output, then the weight's host read); else None. Then every plan names
+    its kinds in this order (its first column of a kind lies in the kind's run), with the kinds it does not name
+    in between: their bytes are exactly +0.0 (sums from 0.0 of +0.0 where a column is not read), and adding +0.0
+    to a running total from 0.0 (never -0.0) gives it back bit for bit, NaN included. So the total summed kind by
+    kind in this order is :func:`_dense_reads`' total in each plan's first-named order (:meth:`_Moves.read_order`),
+    without finding each plan's order. (Two NaNs of different signs meeting keep the sign numpy's loop picks: a
+    contiguous operand's SIMD loop may pick the other one, so the caller adds strided columns, as before.)"""
+    kinds = b.rd_kind.tolist() + b.h_kind.tolist()
+    runs = [k for j, k in enumerate(kinds) if j == 0 or kinds[j - 1] != k]
+    if len(set(runs)) != len(runs) or not all(0 <= k < len(KINDS) for k in runs):
+        return None
+    return [int(k) for k in runs]
 
 
 def _read_order(b: _Moves) -> np.ndarray:
