@@ -82,7 +82,11 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
              "",
              "### Batched: one `evaluate_batch` call over random points of the model's whole declared space", "",
              "*batch*: points per call, sized by a probe so that one call takes about a second (128-4,096; quick "
-             "mode: 0.2 s, at most 1,024); calls on fresh points repeat for about a second. *feasible*: share of "
+             "mode: 0.2 s, at most 1,024). *first call*: the subprocess's first call of that size (after an 8-point "
+             "warm-up for the imports), timed alone: the heap grows to its peak and each new page is faulted in, "
+             "per-structure caches fill; a sweep worker pays it on its first chunk. *batched evals/s*: the calls "
+             "after it, on fresh points, for about a second (at most 8 calls; until 2026-11-27 the first call was "
+             "among them, and for the slowest model it was the only one). *feasible*: share of "
              "those points the model finds feasible (infeasible points are evaluated all the same). *batched / "
              "roofline*: the model's rate over the roofline's on the same batch size and layers. *batched point / "
              "Optuna trial*: the model's time per point in the batch over Optuna's own trial.", ""]
