@@ -385,12 +385,8 @@ def _stats_reference(p) -> tuple:
     return tuple(stats)
 
 
-@pytest.mark.parametrize("arch,wl,n,seed", [("emaxvr", "vgg16", 30, 1), ("emaxvr", "alexnet", 20, 2),
-                                            ("emaxvr", "vgg16", 1, 3), ("emaxv", "vgg16", 60, 4)])
-def test_chaining_statistics_when_read_equal_them_computed_at_once(arch, wl, n, seed):
-    """_Planned's statistics (counts, largest MACs, least DRAM bytes over all and chainable plans per segment),
-    computed when the chaining reads them, equal the former eager computation bit for bit; an EMAXV chunk (no SPM,
-    no chaining) never computes them, an EMAXVR one always does."""
+def _context_plans_of(arch: str, wl: str, n: int, seed: int) -> list:
+    """Every _context_plans result of one batch of ``n`` random points (``_rows``; one point: a random row)."""
     got = []
     real = em._context_plans
 
@@ -401,6 +397,16 @@ def test_chaining_statistics_when_read_equal_them_computed_at_once(arch, wl, n, 
 
     _evaluate_spied(em, "_context_plans", spy, arch, wl, _rows(arch, n, seed) if n > 1 else
                     get_model(arch).params.random_rows(1, np.random.default_rng(seed)))
+    return got
+
+
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxvr", "vgg16", 30, 1), ("emaxvr", "alexnet", 20, 2),
+                                            ("emaxvr", "vgg16", 1, 3), ("emaxv", "vgg16", 60, 4)])
+def test_chaining_statistics_when_read_equal_them_computed_at_once(arch, wl, n, seed):
+    """_Planned's statistics (counts, largest MACs, least DRAM bytes over all and chainable plans per segment),
+    computed when the chaining reads them, equal the former eager computation bit for bit; an EMAXV chunk (no SPM,
+    no chaining) never computes them, an EMAXVR one always does."""
+    got = _context_plans_of(arch, wl, n, seed)
     assert got
     for p in got:
         assert ("_stats" in vars(p)) == (arch == "emaxvr")
@@ -441,16 +447,7 @@ def test_segment_starts_without_a_sort_equal_np_unique(arch, wl, n, seed):
     """_context_plans' segment starts and ``runs`` flag from the counts when the segments come in order (EMAXV's
     builder; a sort, as before, otherwise: EMAXVR's batches) equal those of np.unique's first occurrences; both
     branches happen."""
-    got = []
-    real = em._context_plans
-
-    def spy(*args):
-        out = real(*args)
-        got.append(out)
-        return out
-
-    _evaluate_spied(em, "_context_plans", spy, arch, wl, _rows(arch, n, seed) if n > 1 else
-                    get_model(arch).params.random_rows(1, np.random.default_rng(seed)))
+    got = _context_plans_of(arch, wl, n, seed)
     in_order = []
     for p in got:
         seg, nseg = p.segment, p.n_seg
