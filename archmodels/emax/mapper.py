@@ -1123,12 +1123,28 @@ def _fit_kernel_np(pattern: str, q: _Req, ocp: np.ndarray) -> tuple[np.ndarray, 
     kernel need of every channel, whether it exceeds the LMM, the OC iterations that fit then, the channels per
     start, and their kernel need. Computed once for both modes of a pattern."""
     lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
-    ker = _lmm_need_np(pattern, False, q, q.ow, q.oc, ocp)[1]  # the kernel need does not depend on ow_seg or mode
+    ker = _kernel_need_np(pattern, q, q.oc, ocp)  # the kernel need does not depend on ow_seg or mode
     over = ker > lmm
+    if not over.any():  # no kernel exceeds the LMM (EMAXV's single loop keeps none there): each np.where below picks
+        # its second operand (int64 copies); floor(lmm / 1.0) is lmm as a float (read only where over, as the rest)
+        return ker, over, lmm.astype(np.float64).astype(np.int64), np.array(q.oc, dtype=np.int64), ker.copy()
     per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
     iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
     oc_chunk = np.where(over, iters * unit, q.oc)
-    return ker, over, iters, oc_chunk, np.where(over, _lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1], ker)
+    return ker, over, iters, oc_chunk, np.where(over, _kernel_need_np(pattern, q, oc_chunk, ocp), ker)
+
+
+def _kernel_need_np(pattern: str, q: _Req, oc_chunk: np.ndarray, ocp: np.ndarray) -> np.ndarray:
+    """``_lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1]``, the kernel PE's need alone: the same expression,
+    without the input and partial-sum terms it does not read (~9 numpy calls over the requests)."""
+    if pattern == "single":
+        return np.zeros_like(q.ow)  # (as _lmm_need_np's np.zeros_like(span): int64, one per request)
+    e = q.e
+    if pattern == "A":
+        ker = 2 * 2 * oc_chunk * e
+    else:
+        ker = 2 * 2 * _cdiv(oc_chunk, ocp) * e
+    return np.where(q.mac, ker, 0)
 
 
 class _ReqAt:
