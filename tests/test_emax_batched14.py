@@ -246,6 +246,48 @@ def test_batches_take_both_kernel_fit_branches():
     assert ("single", False) in seen and any(over for _, over in seen)
 
 
+def _fit_lmm_former(pattern, resident, q, ocp, pxp, live, shared=None):
+    """mapper._fit_lmm_np before this round."""
+    lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
+    step = np.where(pxp == 2, 2, 1)
+    ker_all, over, iters, oc_chunk, ker = shared if shared is not None else _fit_kernel_former(pattern, q, ocp)
+    per_span, per_px = (q.e, q.e) if pattern == "single" else (2 * q.e * (q.oh if resident else 1), 2 * q.e)
+    span_max = lmm // per_span
+    seg_max = np.where(q.w + 2 * q.pad <= span_max, lmm // per_px,
+                       np.minimum(lmm // per_px, (span_max - q.kw_ext) // q.stride + 1))
+    seg_max -= np.where(step == 2, seg_max % 2, 0)
+    found = live & (ker <= lmm) & ~(over & (iters < 1)) & (seg_max >= step)
+    n_seg = np.where(found, mapper._cdiv(q.ow, np.maximum(seg_max, 1)), 0)
+    ow_seg = mapper._cdiv(q.ow, np.maximum(n_seg, 1))
+    ow_seg = np.where(step == 2, ow_seg + ow_seg % 2, ow_seg)
+    need = mapper._lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0]
+    cap = np.maximum(unit, q.oc_cap // unit * unit)
+    capped = (n_seg > 0) & (q.oc_cap > 0) & (q.oc_cap < q.oc) & q.mac & (oc_chunk > cap)
+    if capped.any():
+        oc_chunk = np.where(capped, cap, oc_chunk)
+        need = np.where(capped, mapper._lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0], need)
+    code = np.where(live & over & (iters < 1), 1, np.where(live & (n_seg == 0), 2, 0))
+    why_need = np.where(code == 1, ker_all, mapper._lmm_need_np(pattern, resident, q, step, oc_chunk, ocp)[0])
+    return n_seg, ow_seg, oc_chunk, need, code, why_need
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_requests(), data=st.data())
+def test_fit_lmm_equals_the_former(case, data):
+    """_fit_lmm_np (the single loop's one quotient; no pairs step: no even-segment steps) equals the former function's
+    six arrays exactly: every pattern, resident or not, pairs steps or none, channel caps, live or not."""
+    pattern, q, ocp = case
+    n = len(ocp)
+    q.oc_cap = np.array(data.draw(st.lists(st.integers(0, 512), min_size=n, max_size=n)), dtype=np.int64)
+    pxp = np.array(data.draw(st.lists(st.integers(1, 2) if data.draw(st.booleans()) else st.just(1), min_size=n,
+                                      max_size=n)), dtype=np.int64)
+    live = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool)
+    resident = data.draw(st.booleans())
+    got = mapper._fit_lmm_np(pattern, resident, q, ocp, pxp, live)
+    want = _fit_lmm_former(pattern, resident, q, ocp, pxp, live)
+    assert len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want))
+
+
 # ---------------------------------------------------------------- whole batches
 @SLOW
 @given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
@@ -259,7 +301,8 @@ def test_a_batch_equals_it_with_the_former_code(seed, arch, wl):
     em.workload_plans.cache_clear()
     fast = m.evaluate_points(wl, rows)
     with mock.patch.object(em, "emaxv_plans", _emaxv_plans_former), \
-            mock.patch.object(mapper, "_fit_kernel_np", _fit_kernel_former):
+            mock.patch.object(mapper, "_fit_kernel_np", _fit_kernel_former), \
+            mock.patch.object(mapper, "_fit_lmm_np", _fit_lmm_former):
         em.workload_plans.cache_clear()
         slow = m.evaluate_points(wl, rows)
     em.workload_plans.cache_clear()

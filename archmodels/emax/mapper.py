@@ -1204,13 +1204,16 @@ def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.
     # the widest segment whose input span and partial sums fit (span = min(w + 2 pad, (seg - 1) stride + kw_ext))
     per_span, per_px = (q.e, q.e) if pattern == "single" else (2 * q.e * (q.oh if resident else 1), 2 * q.e)
     span_max = lmm // per_span
-    seg_max = np.where(q.w + 2 * q.pad <= span_max, lmm // per_px,
-                       np.minimum(lmm // per_px, (span_max - q.kw_ext) // q.stride + 1))
-    seg_max -= np.where(step == 2, seg_max % 2, 0)  # pairs: even segments
+    px_max = span_max if per_px is per_span else lmm // per_px  # (the single loop: the same quotient, once)
+    seg_max = np.where(q.w + 2 * q.pad <= span_max, px_max, np.minimum(px_max, (span_max - q.kw_ext) // q.stride + 1))
+    pairs = bool((step == 2).any())  # (none: the even-segment steps below subtract 0 and keep ow_seg: int64, exact)
+    if pairs:
+        seg_max -= np.where(step == 2, seg_max % 2, 0)  # pairs: even segments
     found = live & (ker <= lmm) & ~(over & (iters < 1)) & (seg_max >= step)
     n_seg = np.where(found, _cdiv(q.ow, np.maximum(seg_max, 1)), 0)
     ow_seg = _cdiv(q.ow, np.maximum(n_seg, 1))
-    ow_seg = np.where(step == 2, ow_seg + ow_seg % 2, ow_seg)
+    if pairs:
+        ow_seg = np.where(step == 2, ow_seg + ow_seg % 2, ow_seg)
     need = _lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0]
     # at most oc_cap channels per start, in whole OC iterations
     cap = np.maximum(unit, q.oc_cap // unit * unit)
