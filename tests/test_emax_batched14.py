@@ -288,6 +288,95 @@ def test_fit_lmm_equals_the_former(case, data):
     assert len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want))
 
 
+
+def _structure_former(pattern: str, q, split_ok: np.ndarray,
+                      arch: str) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """mapper._structure_np before this round (``np.maximum(avail, 0) // whole`` computed twice)."""
+    gpar, ocp, pxp, rpk = mapper._geometry_np(pattern, q)
+    c, e, w = q.cols, q.e, q.mac
+    tail = mapper._tail_rows_np(pattern, c)
+    avail = q.rows - mapper.HEADER_ROWS[pattern] - tail
+    whole = q.kh * rpk
+    fits = avail >= whole
+    max_b = ~w & (pattern == "B")
+    icpar = np.where(max_b, 1, np.minimum(q.ic, np.maximum(avail, 0) // whole))
+    if arch == "emaxv":
+        icpar = mapper._largest_divisor_np(q.ic, np.maximum(icpar, 1))
+    pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
+    split_khpar = np.maximum(avail, 0) // rpk
+    rows_code = np.where(fits, 0, np.where(~split_ok, 1, np.where(avail < 1, 2, np.where(split_khpar < 1, 3, 0))))
+    icpar = np.where(fits, icpar, 1)
+    khpar = np.where(fits, q.kh, split_khpar)
+    pxsets = np.where(fits, pxsets, 1)
+    if pattern == "B":
+        pxp = np.where(max_b, pxsets, pxp)
+    mac_rows = icpar * khpar * rpk * np.where(max_b, pxsets, 1)
+    rows_used = mapper.HEADER_ROWS[pattern] + mac_rows + tail
+    taps = icpar * khpar * q.kw
+    zero = np.zeros_like(taps)
+    if pattern == "single":
+        per_krow = np.where(q.lddhr & (q.stride == 1), (q.kw + 1) // 2, q.kw)  # ceil(kw * 0.5) or kw
+        mem_row = np.minimum(2 * c, per_krow)
+        dup = mapper._cdiv(per_krow, 2 * c)
+        macs = taps
+        alus = macs + 1 + (np.minimum(c, q.kw) - 1) + 1
+        loads = icpar * khpar * per_krow
+        load_bytes = taps * e
+        regs = np.where(w, macs + 1, 0) + 2
+        kernel_lmms = zero
+    elif pattern == "A":
+        aex = np.where(w, mapper.AEX_STREAMS["mac"], mapper.AEX_STREAMS["max"])
+        mem_row = np.where(w, 2, 1) * np.minimum(c, q.kw)
+        dup = zero + 1
+        macs = taps
+        alus = macs + mapper.LOOP_COUNTERS_VR + aex + (np.minimum(c, q.kw) - 1) + 1
+        loads = taps * np.where(w, 2, 1)
+        load_bytes = loads * e
+        regs = 2 * mapper.LOOP_COUNTERS_VR + 3 * aex
+        kernel_lmms = np.where(w, mapper._cdiv(taps, 2), 0)
+    else:  # B, pairs
+        aex = np.where(w, mapper.AEX_STREAMS["mac"], mapper.AEX_STREAMS["max"])
+        kern_instr = np.where(w, np.where(q.lddhr, mapper._cdiv(ocp, 2), ocp), 0)
+        mem_row = gpar * (1 + kern_instr)
+        dup = zero + 1
+        macs = taps * gpar * ocp * pxp
+        bottoms = gpar * ocp * pxp
+        alus = macs + mapper.LOOP_COUNTERS_VR + aex + bottoms + (ocp if pattern == "pairs" else 0)
+        loads = mac_rows * mem_row
+        load_bytes = loads * e * np.where(q.lddhr, 2, 1)
+        regs = 2 * mapper.LOOP_COUNTERS_VR + 3 * aex
+        kernel_lmms = np.where(w, mac_rows * gpar * mapper._cdiv(ocp, 2), 0)
+    code = np.where(mem_row > 2 * c, 1, np.where(rows_used > q.rows, 2, np.where(alus > q.rows * c, 3, 0)))
+    core = dict(icpar=icpar, khpar=khpar, gpar=gpar, oc_par=ocp, px_par=pxp, macs=macs, alus=alus,
+                rows_used=rows_used, mem_per_row=mem_row, loads_per_iter=loads, load_bytes_per_iter=load_bytes,
+                dup_rows=dup, regs=regs + zero, kernel_lmms=kernel_lmms)
+    why = dict(rows_code=rows_code, avail=avail, whole=whole, rpk=rpk, code=code, mem_row=mem_row,
+               rows_used=rows_used, alus=alus)
+    return (rows_code == 0) & (code == 0), core, why
+
+
+def test_structure_equals_the_former():
+    """_structure_np (the LMM-free rows' sets once) equals the former function on every request of EMAXV and EMAXVR
+    batches (small arrays with reasons, every pattern): the same arrays exactly, key by key."""
+    seen = set()
+    real = mapper._structure_np
+
+    def spy(pattern, q, split_ok, arch):
+        got, want = real(pattern, q, split_ok, arch), _structure_former(pattern, q, split_ok, arch)
+        assert _same(got[0], want[0])
+        for a, b in zip(got[1:], want[1:]):
+            assert list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+        seen.add((arch, pattern))
+        return got
+
+    for arch, wl in (("emaxv", "vgg16-conv"), ("emaxv", "alexnet"), ("emaxvr", "alexnet"), ("emaxvr", "vgg16")):
+        em.workload_plans.cache_clear()
+        with mock.patch.object(mapper, "_structure_np", spy):
+            get_model(arch).evaluate_points(wl, _rows(arch, 80, 5))
+    em.workload_plans.cache_clear()
+    assert {p for a, p in seen if a == "emaxvr"} >= {"A", "B"} and ("emaxv", "single") in seen
+
+
 # ---------------------------------------------------------------- whole batches
 @SLOW
 @given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]),
@@ -302,7 +391,8 @@ def test_a_batch_equals_it_with_the_former_code(seed, arch, wl):
     fast = m.evaluate_points(wl, rows)
     with mock.patch.object(em, "emaxv_plans", _emaxv_plans_former), \
             mock.patch.object(mapper, "_fit_kernel_np", _fit_kernel_former), \
-            mock.patch.object(mapper, "_fit_lmm_np", _fit_lmm_former):
+            mock.patch.object(mapper, "_fit_lmm_np", _fit_lmm_former), \
+            mock.patch.object(mapper, "_structure_np", _structure_former):
         em.workload_plans.cache_clear()
         slow = m.evaluate_points(wl, rows)
     em.workload_plans.cache_clear()

@@ -1045,11 +1045,13 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
     whole = q.kh * rpk
     fits = avail >= whole
     max_b = ~w & (pattern == "B")
-    icpar = np.where(max_b, 1, np.minimum(q.ic, np.maximum(avail, 0) // whole))
+    room = np.maximum(avail, 0)
+    sets = room // whole  # (int64: computed once for both uses below, the same values)
+    icpar = np.where(max_b, 1, np.minimum(q.ic, sets))
     if arch == "emaxv":
         icpar = _largest_divisor_np(q.ic, np.maximum(icpar, 1))
-    pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
-    split_khpar = np.maximum(avail, 0) // rpk
+    pxsets = np.where(max_b, np.minimum(sets, q.ow), 1)
+    split_khpar = room // rpk
     rows_code = np.where(fits, 0, np.where(~split_ok, 1, np.where(avail < 1, 2, np.where(split_khpar < 1, 3, 0))))
     icpar = np.where(fits, icpar, 1)
     khpar = np.where(fits, q.kh, split_khpar)
