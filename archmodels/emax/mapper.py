@@ -1045,11 +1045,13 @@ def _structure_np(pattern: str, q: _Req, split_ok: np.ndarray,
     whole = q.kh * rpk
     fits = avail >= whole
     max_b = ~w & (pattern == "B")
-    icpar = np.where(max_b, 1, np.minimum(q.ic, np.maximum(avail, 0) // whole))
+    room = np.maximum(avail, 0)
+    sets = room // whole  # (int64: computed once for both uses below, the same values)
+    icpar = np.where(max_b, 1, np.minimum(q.ic, sets))
     if arch == "emaxv":
         icpar = _largest_divisor_np(q.ic, np.maximum(icpar, 1))
-    pxsets = np.where(max_b, np.minimum(np.maximum(avail, 0) // whole, q.ow), 1)
-    split_khpar = np.maximum(avail, 0) // rpk
+    pxsets = np.where(max_b, np.minimum(sets, q.ow), 1)
+    split_khpar = room // rpk
     rows_code = np.where(fits, 0, np.where(~split_ok, 1, np.where(avail < 1, 2, np.where(split_khpar < 1, 3, 0))))
     icpar = np.where(fits, icpar, 1)
     khpar = np.where(fits, q.kh, split_khpar)
@@ -1123,12 +1125,28 @@ def _fit_kernel_np(pattern: str, q: _Req, ocp: np.ndarray) -> tuple[np.ndarray, 
     kernel need of every channel, whether it exceeds the LMM, the OC iterations that fit then, the channels per
     start, and their kernel need. Computed once for both modes of a pattern."""
     lmm, unit = q.lmm, (np.ones_like(ocp) if pattern == "A" else ocp)
-    ker = _lmm_need_np(pattern, False, q, q.ow, q.oc, ocp)[1]  # the kernel need does not depend on ow_seg or mode
+    ker = _kernel_need_np(pattern, q, q.oc, ocp)  # the kernel need does not depend on ow_seg or mode
     over = ker > lmm
+    if not over.any():  # no kernel exceeds the LMM (EMAXV's single loop keeps none there): each np.where below picks
+        # its second operand (int64 copies); floor(lmm / 1.0) is lmm as a float (read only where over, as the rest)
+        return ker, over, lmm.astype(np.float64).astype(np.int64), np.array(q.oc, dtype=np.int64), ker.copy()
     per_iter = ker / np.where(over, (q.oc if pattern == "A" else _cdiv(q.oc, ocp)), 1)
     iters = np.floor_divide(lmm, np.where(over, per_iter, 1.0)).astype(np.int64)
     oc_chunk = np.where(over, iters * unit, q.oc)
-    return ker, over, iters, oc_chunk, np.where(over, _lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1], ker)
+    return ker, over, iters, oc_chunk, np.where(over, _kernel_need_np(pattern, q, oc_chunk, ocp), ker)
+
+
+def _kernel_need_np(pattern: str, q: _Req, oc_chunk: np.ndarray, ocp: np.ndarray) -> np.ndarray:
+    """``_lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1]``, the kernel PE's need alone: the same expression,
+    without the input and partial-sum terms it does not read (~9 numpy calls over the requests)."""
+    if pattern == "single":
+        return np.zeros_like(q.ow)  # (as _lmm_need_np's np.zeros_like(span): int64, one per request)
+    e = q.e
+    if pattern == "A":
+        ker = 2 * 2 * oc_chunk * e
+    else:
+        ker = 2 * 2 * _cdiv(oc_chunk, ocp) * e
+    return np.where(q.mac, ker, 0)
 
 
 class _ReqAt:
@@ -1188,13 +1206,16 @@ def _fit_lmm_np(pattern: str, resident: bool, q: _Req, ocp: np.ndarray, pxp: np.
     # the widest segment whose input span and partial sums fit (span = min(w + 2 pad, (seg - 1) stride + kw_ext))
     per_span, per_px = (q.e, q.e) if pattern == "single" else (2 * q.e * (q.oh if resident else 1), 2 * q.e)
     span_max = lmm // per_span
-    seg_max = np.where(q.w + 2 * q.pad <= span_max, lmm // per_px,
-                       np.minimum(lmm // per_px, (span_max - q.kw_ext) // q.stride + 1))
-    seg_max -= np.where(step == 2, seg_max % 2, 0)  # pairs: even segments
+    px_max = span_max if per_px is per_span else lmm // per_px  # (the single loop: the same quotient, once)
+    seg_max = np.where(q.w + 2 * q.pad <= span_max, px_max, np.minimum(px_max, (span_max - q.kw_ext) // q.stride + 1))
+    pairs = bool((step == 2).any())  # (none: the even-segment steps below subtract 0 and keep ow_seg: int64, exact)
+    if pairs:
+        seg_max -= np.where(step == 2, seg_max % 2, 0)  # pairs: even segments
     found = live & (ker <= lmm) & ~(over & (iters < 1)) & (seg_max >= step)
     n_seg = np.where(found, _cdiv(q.ow, np.maximum(seg_max, 1)), 0)
     ow_seg = _cdiv(q.ow, np.maximum(n_seg, 1))
-    ow_seg = np.where(step == 2, ow_seg + ow_seg % 2, ow_seg)
+    if pairs:
+        ow_seg = np.where(step == 2, ow_seg + ow_seg % 2, ow_seg)
     need = _lmm_need_np(pattern, resident, q, ow_seg, oc_chunk, ocp)[0]
     # at most oc_cap channels per start, in whole OC iterations
     cap = np.maximum(unit, q.oc_cap // unit * unit)

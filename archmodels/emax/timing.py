@@ -355,9 +355,12 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             out["dram_c"], out["spm_c"], out["_dram_read"] = dram_x.T.reshape(-1), spm_x.T.reshape(-1), rd
         out["_dram_write"] = wr
     if report:
-        st = np.zeros((nph, n))
-        st[_PLOAD_AT] = staged
-        out["staged"] = st.T.reshape(-1)
+        if stage:
+            st = np.zeros((nph, n))
+            st[_PLOAD_AT] = staged
+            out["staged"] = st.T.reshape(-1)
+        else:  # no staging column (EMAXV): every sum is the +0.0 it starts from, as np.zeros gives it (no transposing
+            out["staged"] = np.zeros(n * nph)  # copy of a [phases, pairs] matrix of zeros)
         if always or not _same_sums(variants, out):
             out["dram_r"] = dram_x.T.reshape(-1)
             out["spm_r"] = spm_x.T.reshape(-1)

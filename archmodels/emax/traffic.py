@@ -835,35 +835,45 @@ def emaxv_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanTa
     ``spm`` (bytes), ``elem`` (bytes).
     """
     n = len(r["icpar"])
-    x = shape_columns(shapes, r["shape"])
-    g, ic, oc, kh, kw, oh, ow = (x[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow"))
+    # the shapes' own products once per shape (a few), gathered per row: int64 products are exact modulo 2**64 in
+    # any grouping, so g * passes * oc * oh * ow per row is (g * oc * oh * ow)[shape] * passes, bit for bit
+    sid = np.asarray(r["shape"], dtype=np.int64)
+    x = dict(zip(_CONV + ("mac", "vk", "rows_all", "touched"), _shape_table(tuple(shapes), len(_CONV) + 4)))
+    g, ic, oc, kh, kw, oh, ow, vk = (x[k] for k in ("groups", "ic", "oc", "kh", "kw", "oh", "ow", "vk"))
+    g_oh = g * oh
+    g_oh_oc = g_oh * oc
+    g_oc_oh_ow = g * oc * oh * ow
+    g_ic_vk = g * ic * vk
     e, c, icpar, khpar, ow_seg, dup = _ints(r, "elem", "cols", "icpar", "khpar", "ow_seg", "dup_rows")
-    passes = _cdiv(ic, icpar) * _cdiv(kh, khpar)
-    n_seg = _cdiv(ow, ow_seg)
-    vk = x["vk"]
-    col_bytes = _lookup(_cols_sum, shapes, r["shape"], ow_seg) * e
-    starts = g * passes * oh * n_seg * oc
-    iters = g * passes * oc * oh * ow
-    ops = g * oc * oh * ow * ic * kh * kw
+    ic_r, kh_r, ow_r = ic[sid], kh[sid], ow[sid]
+    passes = _cdiv(ic_r, icpar) * _cdiv(kh_r, khpar)
+    n_seg = _cdiv(ow_r, ow_seg)
+    col_bytes = _lookup(_cols_sum, shapes, sid, ow_seg) * e
+    g_oh_oc_r = g_oh_oc[sid]
+    starts = g_oh_oc_r * passes * n_seg  # g * passes * oh * n_seg * oc
+    iters = g_oc_oh_ow[sid] * passes  # g * passes * oc * oh * ow
+    ops = (g_oc_oh_ow * ic * kh * kw)[sid]
     # inputs: per (pass, output row, segment) the valid kernel rows of the pass's channels, once per load row
-    in_xfers = g * ic * vk * n_seg * dup
-    in_bursts = g * passes * oh * n_seg
-    in_bytes = g * ic * vk * col_bytes * dup
-    psum_rows = g * (passes - 1) * oc * oh * n_seg
-    out_rows = g * oc * oh * n_seg
+    g_ic_vk_r = g_ic_vk[sid]
+    in_xfers = g_ic_vk_r * n_seg * dup
+    in_bursts = g_oh[sid] * passes * n_seg  # g * passes * oh * n_seg
+    in_bytes = g_ic_vk_r * col_bytes * dup
+    psum_rows = g_oh_oc_r * (passes - 1) * n_seg  # g * (passes - 1) * oc * oh * n_seg
+    out_rows = g_oh_oc_r * n_seg  # g * oc * oh * n_seg
     with np.errstate(divide="ignore", invalid="ignore"):
-        row = ow * e / n_seg
+        row = ow_r * e / n_seg
         slots = [
             _Slot("input", False, _LOAD, True, in_bursts, in_xfers / in_bursts, in_bytes / in_xfers, c),
             _Slot("psum", False, _LOAD, True, psum_rows, 1, row, 1),
             _Slot("psum", True, _DRAIN, True, psum_rows, 1, row, 1),
             _Slot("output", True, _DRAIN, True, out_rows, 1, row, 1),
         ]
-    weights = np.where(x["mac"], (g * oc * ic * kh * kw + g * oc) * e, 0.0)
+    mac = x["mac"].astype(bool)[sid]
+    weights = np.where(mac, (g * oc * ic * kh * kw + g * oc)[sid] * e, 0.0)
     cols = _plan_cols(r, iterations=iters, loop_ends=starts, activations=starts, ops=ops, passes=passes,
-                      starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=x["mac"],
-                      compulsory=conv_compulsory_bytes(x["touched"], e, weights, g * oc * oh * ow * e),
-                      band_len=oh, n_seg=n_seg,
+                      starts=starts, bands=1, spm_read=0.0, spm_write=0.0, spm_need=0.0, mac=mac,
+                      compulsory=conv_compulsory_bytes(x["touched"][sid], e, weights, g_oc_oh_ow[sid] * e),
+                      band_len=oh[sid], n_seg=n_seg,
                       psum_home=np.where(passes > 1, _DRAM, _NONE), stage_w=False)
     return _assemble(n, np.ones(n, bool), np.arange(n), cols, _label(r, "-"), slots, [], [("weight", weights, True)],
                      r["load_bytes_per_iter"])
