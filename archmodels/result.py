@@ -549,7 +549,8 @@ def _one_point_totals(cube: np.ndarray, macs: float, vector_ops: float,
     power = e / t if t > 0 else 0.0
     tot = {
         "macs": macs, "vector_ops": vector_ops, "cycles": _float_seq(cycles), "time_s": t,
-        "dram_read_bytes": _float_seq(rd), "dram_write_bytes": _float_seq(wr), "energy_j": e, "utilization": busy / t if t > 0 else 0.0,
+        "dram_read_bytes": _float_seq(rd), "dram_write_bytes": _float_seq(wr), "energy_j": e,
+        "utilization": busy / t if t > 0 else 0.0,
         "power_w": power, "area_mm2": _one(model_totals["area_mm2"]), "macs_per_s": _div(macs, t),
         "fps": _div(1.0, t), "hw_mac_units": _one(model_totals["hw_mac_units"]), "static_power_w": static,
         "dynamic_power_w": power - static,
