@@ -364,7 +364,6 @@ def test_layers_of_arrays_filled_when_read_equal_them_filled_first(case):
 def test_results_beyond_the_pending_bound_are_written_at_once_and_equal_the_reference(bound):
     """Past PENDING_BYTES_UPTO of kept values every key is written (and the later chunks' at once): nothing kept, the
     reference's results (checked to flush: no chunk kept after the batch, every key written)."""
-    m = get_model("emaxv")
     rows = _rows("emaxv", 120, 5)
     seen = []
     real = em._Results.batches
