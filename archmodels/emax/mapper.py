@@ -1112,11 +1112,7 @@ def _lmm_need_np(pattern: str, resident: bool, q: _Req, ow_seg: np.ndarray, oc_c
         return np.maximum(span * e, ow_seg * e), np.zeros_like(span)
     inp = 2 * span * e * (q.oh if resident else 1)
     psum = 2 * ow_seg * e
-    if pattern == "A":
-        ker = 2 * 2 * oc_chunk * e
-    else:
-        ker = 2 * 2 * _cdiv(oc_chunk, ocp) * e
-    ker = np.where(q.mac, ker, 0)
+    ker = _kernel_need_np(pattern, q, oc_chunk, ocp)
     return np.maximum(np.maximum(inp, psum), ker), ker
 
 
@@ -1137,8 +1133,9 @@ def _fit_kernel_np(pattern: str, q: _Req, ocp: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _kernel_need_np(pattern: str, q: _Req, oc_chunk: np.ndarray, ocp: np.ndarray) -> np.ndarray:
-    """``_lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1]``, the kernel PE's need alone: the same expression,
-    without the input and partial-sum terms it does not read (~9 numpy calls over the requests)."""
+    """``_lmm_need_np(pattern, False, q, q.ow, oc_chunk, ocp)[1]``, the kernel PE's need alone (which
+    :func:`_lmm_need_np` takes from here), without the input and partial-sum terms (~9 numpy calls over the
+    requests)."""
     if pattern == "single":
         return np.zeros_like(q.ow)  # (as _lmm_need_np's np.zeros_like(span): int64, one per request)
     e = q.e
