@@ -269,7 +269,7 @@ def test_dense_reads_total_is_each_plans_first_named_order(b):
     assert total.tobytes() == _reads_by_order(b, pts, link)[1].tobytes()  # (exactly)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(b=_wide_blocks())
 def test_kind_blocks_only_for_contiguous_kinds(b):
     """_kind_blocks names the kinds' runs exactly when no kind's columns are split (else None: each plan's order)."""

@@ -71,7 +71,7 @@ def _per_key(nums, tag, build, memo):
 _INT = st.one_of(st.integers(-3, 3), st.integers(0, 600), st.integers(-2**62, 2**62), st.sampled_from([0, 1, 2**40]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(data=st.data(), n=st.integers(0, 120), k=st.integers(1, 7), kind=st.sampled_from(["int64", "mixed"]),
        warm=st.booleans())
 def test_texts_of_keys_equal_the_texts_key_by_key(data, n, k, kind, warm):
@@ -305,7 +305,7 @@ def test_batches_with_repeated_and_distinct_combinations_equal_each_point_alone(
     testing.assert_alone_equals_batch(m, "alexnet", twice)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data(), n=st.integers(0, 40))
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_primary_as_nested_wheres_equals_np_select(data, n):
@@ -332,7 +332,7 @@ def test_words_of_one_kind_equal_words(data, n, weight):
     assert _exact(timing._words_of(each, weight, bus, elem), timing.words(each, weight, bus, elem))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), n=st.sampled_from([1, 2, 5, 20, 64, 70]), n_pts=st.integers(1, 4), variants=st.sampled_from([(True, False), (True,),
                                                                                                   (False,)]))
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -382,7 +382,7 @@ def test_slot_moves_of_every_plan_equal_the_general_take(arch, wl):
     assert seen
 
 
-@SLOW
+@settings(SLOW, max_examples=4)  # (four evaluations an example; the suite's budget)
 @given(seed=st.integers(0, 2**31 - 1), arch=st.sampled_from(["emaxv", "emaxvr"]), mixed=st.booleans(),
        wl=st.sampled_from(["vgg16-conv", "alexnet", "resnet50"]))
 def test_results_cube_without_a_nan_fill_equals_it_filled(seed, arch, mixed, wl):

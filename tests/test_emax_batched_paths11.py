@@ -180,7 +180,7 @@ def _wide_blocks(draw):
                           mat(ns + n_st), mat(ns + n_st), rd_kind, flags(n_h), mat(n_h), h_kind)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(b=_wide_blocks(), table=st.booleans())
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_read_order_of_wide_blocks_equals_the_blocks(b, table):
