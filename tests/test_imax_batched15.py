@@ -223,6 +223,23 @@ def _stable_argsort_former(code: np.ndarray) -> np.ndarray:
     return order
 
 
+def _codes_of_names_former(ptr: np.ndarray, names: tuple[str, ...]) -> np.ndarray | None:
+    if len(set(map(id, names))) != len(names):
+        return None
+    codes, found = None, 0
+    for i, name in enumerate(names):
+        same = ptr == id(name)
+        k = int(np.count_nonzero(same))
+        if not k:
+            continue
+        found += k
+        if i:
+            codes = same * np.int64(i) if codes is None else np.add(codes, same * np.int64(i), out=codes)
+        if found == len(ptr):
+            return codes if codes is not None else np.zeros(len(ptr), np.int64)
+    return None
+
+
 # ---------------------------------------------------------------- the tests
 
 
@@ -385,3 +402,22 @@ def test_unique_index_inverse_equals_the_former(seed, n, top, negative):
     for got, want in zip(S.unique_index_inverse(code), _unique_index_inverse_former(code)):
         _same(got, want)
     _same(S._stable_argsort(code), _stable_argsort_former(code))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 300), st.sampled_from([2, 3, 4, 300]), st.booleans())
+def test_codes_of_names_equal_the_former(seed, n, k, stranger):
+    """The choice codes from the elements' pointers (one byte an element, widened at the end; more than 256 names
+    in int64): the former int64 sums, and None when an element is another object."""
+    import ctypes
+
+    rng = np.random.default_rng(seed)
+    names = tuple(f"name{i}" for i in range(k))
+    values = np.array([names[i] for i in rng.integers(0, k, n)], dtype=object)
+    if stranger and n:
+        values[rng.integers(0, n)] = "".join(["name", "x"])  # (a string object outside the names)
+    ptr = np.ctypeslib.as_array((ctypes.c_ssize_t * max(n, 1)).from_address(values.ctypes.data))[:n]
+    got, want = IM._codes_of_names(ptr, names), _codes_of_names_former(ptr, names)
+    assert (got is None) == (want is None)
+    if want is not None:
+        _same(got, want)

@@ -825,7 +825,8 @@ def _codes_of_names(ptr: np.ndarray, names: tuple[str, ...]) -> np.ndarray | Non
     (or the names are not distinct objects), for the general path."""
     if len(set(map(id, names))) != len(names):
         return None
-    codes, found = None, 0
+    small = len(names) <= 256  # the sum in one byte an element (a bool mask read as uint8), widened once at the end:
+    codes, found = None, 0  # no int64 cast and product of every mask (~17 instructions an element each)
     for i, name in enumerate(names):
         same = ptr == id(name)
         k = int(np.count_nonzero(same))
@@ -833,9 +834,10 @@ def _codes_of_names(ptr: np.ndarray, names: tuple[str, ...]) -> np.ndarray | Non
             continue
         found += k
         if i:
-            codes = same * np.int64(i) if codes is None else np.add(codes, same * np.int64(i), out=codes)
+            term = same.view(np.uint8) * np.uint8(i) if small else same * np.int64(i)
+            codes = term if codes is None else np.add(codes, term, out=codes)
         if found == len(ptr):
-            return codes if codes is not None else np.zeros(len(ptr), np.int64)
+            return codes.astype(np.int64, copy=False) if codes is not None else np.zeros(len(ptr), np.int64)
     return None
 
 
