@@ -236,7 +236,7 @@ class ImaxModel(Model):
             every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
             every[:2, n:] = 0
             first, point_cfg = S.distinct_rows(tuple(every))
-            uniq = np.ascontiguousarray(every[:, first].T)
+            uniq = _rows_at(every, first)
             at = np.concatenate((np.arange(n), need))
             out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
         else:
@@ -625,6 +625,13 @@ class _Plans:
         return at[idx], d
 
 
+def _rows_at(columns: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The rows [len(idx), columns] of the points ``idx`` of ``columns`` ([columns, points]): a column-major view of
+    the gathered columns (the values of ``np.ascontiguousarray(columns[:, idx].T)`` without the transposing copy;
+    the runs read the configurations' numbers column by column, contiguous here)."""
+    return columns.take(idx, axis=1).T
+
+
 def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> list[tuple[np.ndarray, bool, int]]:
     """(the indices among ``live`` with A sparse or not and B columns n, that sparse flag, n) for each such
     (sparse, n) in increasing order: one int64 code per live index ((sparse, n) in mixed radix: the same order;
@@ -633,7 +640,9 @@ def _groups_by_kind(live: np.ndarray, sparse: np.ndarray, n_of: np.ndarray) -> l
     if not len(live):
         return []
     sp, n = sparse[live], np.asarray(n_of, dtype=np.int64)[live] if np.ndim(n_of) else np.full(len(live), n_of)
-    lo, hi = int(n.min()), int(n.max())
+    lo, hi = int(np.minimum.reduce(n)), int(np.maximum.reduce(n))  # (the ufuncs: no Python-level .min, .max)
+    if lo == hi >= 0:  # one n (a sparse layer's batch): the dense indices, then the sparse ones (no sort)
+        return [(at, s, lo) for at, s in ((live[~sp], False), (live[sp], True)) if len(at)]
     if lo < 0:  # (B columns are positive; any other value by the tuples)
         pairs = sorted(set(zip(sp.tolist(), n.tolist())))
         return [(live[(sp == s) & (n == v)], s, v) for s, v in pairs]
@@ -706,7 +715,7 @@ def _run_part(out: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndar
     same form: the numbers over every pair sliced, those kept at ``at`` cut to the pairs in range (``at`` is
     increasing) and ``at`` made relative to ``lo``."""
     at = out["at"]
-    i, j = (0, len(at)) if lo == 0 and hi >= len(out["ok"]) else np.searchsorted(at, (lo, hi)).tolist()
+    i, j = (0, len(at)) if lo == 0 and hi >= len(out["ok"]) else at.searchsorted((lo, hi)).tolist()
     run = {k: out[k][lo:hi] for k in ("H", "ok", "reason", "time")}
     run["at"] = at[i:j] - lo if lo else at[i:j]
     run.update((k, out[k][i:j]) for k in _AT_NAMES)
@@ -816,7 +825,8 @@ def _codes_of_names(ptr: np.ndarray, names: tuple[str, ...]) -> np.ndarray | Non
     (or the names are not distinct objects), for the general path."""
     if len(set(map(id, names))) != len(names):
         return None
-    codes, found = None, 0
+    small = len(names) <= 256  # the sum in one byte an element (a bool mask read as uint8), widened once at the end:
+    codes, found = None, 0  # no int64 cast and product of every mask (~17 instructions an element each)
     for i, name in enumerate(names):
         same = ptr == id(name)
         k = int(np.count_nonzero(same))
@@ -824,9 +834,10 @@ def _codes_of_names(ptr: np.ndarray, names: tuple[str, ...]) -> np.ndarray | Non
             continue
         found += k
         if i:
-            codes = same * np.int64(i) if codes is None else np.add(codes, same * np.int64(i), out=codes)
+            term = same.view(np.uint8) * np.uint8(i) if small else same * np.int64(i)
+            codes = term if codes is None else np.add(codes, term, out=codes)
         if found == len(ptr):
-            return codes if codes is not None else np.zeros(len(ptr), np.int64)
+            return codes.astype(np.int64, copy=False) if codes is not None else np.zeros(len(ptr), np.int64)
     return None
 
 
@@ -997,7 +1008,7 @@ def _columns(feats: dict[str, np.ndarray], idx: np.ndarray, names: tuple[str, ..
     one gather per count."""
     if block is None:
         return {k: feats[k][idx] for k in names}
-    return dict(zip(S.FEATURES, np.take(block, idx, axis=1)))
+    return dict(zip(S.FEATURES, block.take(idx, axis=1)))
 
 
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
@@ -1009,21 +1020,21 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
     to receive each point's state times and time at its fastest candidate (:func:`schedule.timing` of every pair
     is element-wise: the numbers timing the chosen candidates alone gives), taken from the pairs' timing."""
     out = np.empty(len(first), dtype=np.int64)
-    ends = np.cumsum(count)
+    ends = count.cumsum()
     lo = 0
     while lo < len(first):
-        hi = max(lo + 1, int(np.searchsorted(ends, ends[lo] - count[lo] + max_pairs, side="right")))
+        hi = max(lo + 1, int(ends.searchsorted(ends[lo] - count[lo] + max_pairs, side="right")))
         c = count[lo:hi]
-        start = np.cumsum(c) - c
-        local = np.arange(c.sum()) - np.repeat(start, c)
-        pair = np.repeat(np.arange(hi - lo), c)
-        idx = np.repeat(first[lo:hi], c) + local
+        start = c.cumsum() - c
+        local = np.arange(np.add.reduce(c)) - start.repeat(c)
+        pair = np.arange(hi - lo).repeat(c)
+        idx = first[lo:hi].repeat(c) + local
         st = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), nchip[lo:hi][pair], clock_hz[lo:hi][pair],
                       bw[lo:hi][pair])
         t = st["time"]
-        best = np.repeat(np.minimum.reduceat(t, start), c)
+        best = np.minimum.reduceat(t, start).repeat(c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))
-        at = np.minimum.reduceat(np.where(hit, local, c.max()), start)
+        at = np.minimum.reduceat(np.where(hit, local, np.maximum.reduce(c)), start)
         out[lo:hi] = first[lo:hi] + at
         if states is not None:
             if lo == 0 and hi == len(first):  # one chunk (always, short of a million pairs): the gathers themselves

@@ -69,7 +69,8 @@ def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray | bool, 
     largest AGRP (dominance); without the LMM optimisation AGRP = 1 and the largest BGRP only. ``lmm_opt``:
     per configuration, or one Python bool for all (fewer numpy calls)."""
     N = cfg["N"]
-    if len(N) and int(N.min()) >= 1 and (top := int(N.max())) < _DIV_TABLE_MAX:  # rows of the table, by N
+    # rows of the table, by N (the ufuncs' reductions: no Python-level .min, .max)
+    if len(N) and int(np.minimum.reduce(N)) >= 1 and (top := int(np.maximum.reduce(N))) < _DIV_TABLE_MAX:
         quot, whole = _divisor_table(n, max(64, 1 << top.bit_length()))
         b = quot[N]
         ok = whole[N] & (b <= cfg["b_hi"][:, None])
@@ -78,11 +79,11 @@ def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray | bool, 
         b, rem = np.divmod(divs[None, :], N[:, None])  # a divisor d of n that N >= 1 divides: b = d / N >= 1
         ok = (rem == 0) & (b <= cfg["b_hi"][:, None])
     if lmm_opt is False:
-        ok &= np.cumsum(ok, axis=1) == 1
+        ok &= ok.cumsum(axis=1) == 1
     elif lmm_opt is not True:
-        ok &= lmm_opt[:, None] | (np.cumsum(ok, axis=1) == 1)
+        ok &= lmm_opt[:, None] | (ok.cumsum(axis=1) == 1)
     count = ok.sum(axis=1)
-    g = np.repeat(np.arange(len(N)), count)
+    g = np.arange(len(N)).repeat(count)
     if lmm_opt is True or lmm_opt is False:
         return count, g, a_max[g] if lmm_opt else np.ones(len(g), np.int64), b[ok]
     return count, g, np.where(lmm_opt[g], a_max[g], 1), b[ok]
@@ -257,12 +258,12 @@ class _Tiles:
         :meth:`margins_grid` searches every entry."""
         if np.ndim(gid) != 1 or not len(gid):
             return self.margins_grid(gid, H, nb)
-        pair = np.repeat(np.arange(len(gid)), nb)
-        b = np.arange(len(pair)) - np.repeat(np.cumsum(nb) - nb, nb)  # the block of each entry
+        pair = np.arange(len(gid)).repeat(nb)
+        b = np.arange(len(pair)) - (nb.cumsum() - nb).repeat(nb)  # the block of each entry
         g = gid[pair]
         q = np.minimum(b * H[pair], self.shift - 1) + g * self.shift
-        out = np.zeros((int(nb.max()), len(gid)), np.int64)
-        out[b, pair] = self.rows[g] - (np.searchsorted(self.shifted, q, side="right") - self.start[g])
+        out = np.zeros((int(np.maximum.reduce(nb)), len(gid)), np.int64)
+        out[b, pair] = self.rows[g] - (self.shifted.searchsorted(q, side="right") - self.start[g])
         return out
 
     def margins_grid(self, gid: np.ndarray, H: np.ndarray, nb: np.ndarray) -> np.ndarray:
@@ -493,11 +494,11 @@ def _sparse_pairs(layer, fmt, mapping, cfg: dict[str, np.ndarray], lmm_opt: np.n
         jds, ivs = np.broadcast_to(jds, (G,)), np.broadcast_to(ivs, (G,))
     rt, ct, H = cfg["rt"], cfg["ct"], cfg["H"]
     tiles, codes, (R, K), pos = _tilings_of(layer, set(zip(jds.tolist(), rt.tolist(), ct.tolist())))
-    which = pos[np.searchsorted(codes, (jds * R + rt) * K + ct)]  # each configuration's tiling
+    which = pos[codes.searchsorted((jds * R + rt) * K + ct)]  # each configuration's tiling
     cnt = tiles.count[which]  # tiles of each configuration (at least one)
-    first = np.cumsum(cnt) - cnt  # first pair of each configuration: pairs configuration after configuration
-    cp = np.repeat(np.arange(G), cnt)
-    tp = np.arange(int(cnt.sum())) - np.repeat(first - tiles.first[which], cnt)  # the tile of each pair
+    first = cnt.cumsum() - cnt  # first pair of each configuration: pairs configuration after configuration
+    cp = np.arange(G).repeat(cnt)
+    tp = np.arange(int(np.add.reduce(cnt))) - (first - tiles.first[which]).repeat(cnt)  # the tile of each pair
     nbp = -(-tiles.top[tp] // H[cp])  # blocks of each pair
     fallback = np.logical_or.reduceat(nbp == 0, first) | tiles.narrow[which] if G else np.zeros(0, bool)
     if fallback.any():  # the pairs of the other configurations

@@ -399,12 +399,12 @@ def pack_pairs(margins: np.ndarray, blocks: np.ndarray, budget: np.ndarray,
     blocks (most first), so that block b walks only the prefix of pairs that have it (views: no ``live`` mask),
     and without :func:`pack`'s ``b > start`` test, true at every b >= 1 (a group starts at an earlier block; at
     b = 0 nothing closes)."""
-    order = np.argsort(-blocks, kind="stable")
+    order = (-blocks).argsort(kind="stable")
     nb, bud, ag = blocks[order], budget[order], agrp[order]
-    m = np.take(margins, order, axis=1)
+    m = margins.take(order, axis=1)
     P = len(nb)
     n, big, most, start, used = np.zeros((5, P), np.int64)
-    ks = np.searchsorted(-nb, -np.arange(len(m)), side="left").tolist()  # pairs with more than b blocks
+    ks = (-nb).searchsorted(-np.arange(len(m)), side="left").tolist()  # pairs with more than b blocks
     for b, k in enumerate(ks):
         if not k:
             break
@@ -664,8 +664,8 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
     # loop each: ~0.1 us a line; an f-string per line ~0.3 us): "<head><nchip>, lmm_kb=" written once per (head,
     # nchip) pair some line uses (a table over all pairs marks them, no sort), then one addition per line
     heads = np.array(heads, dtype=object)
-    span = int(N.max()) + 1 if len(N) else 1
-    if len(N) and int(N.min()) >= 0 and len(heads) * span <= _PAIR_TABLE_MAX:
+    span = int(np.maximum.reduce(N)) + 1 if len(N) else 1
+    if len(N) and int(np.minimum.reduce(N)) >= 0 and len(heads) * span <= _PAIR_TABLE_MAX:
         pair = inv * span + N
         used = np.zeros(len(heads) * span, bool)
         used[pair] = True
@@ -722,7 +722,7 @@ def _int_texts(values: np.ndarray, suffix: str, least: int = 0) -> np.ndarray:
     """``[f"{v}{suffix}" for v in values]`` as an object array: read from a table of the texts of 0 .. top
     (:func:`_int_text_table_of`; ``least``: the size a new table takes at least) when the values are small
     non-negative integers, else written one by one."""
-    if len(values) and 0 <= int(values.min()) and (top := int(values.max())) < _INT_TEXTS_MAX:
+    if len(values) and 0 <= int(np.minimum.reduce(values)) and (top := int(np.maximum.reduce(values))) < _INT_TEXTS_MAX:
         return _int_text_table_of(top, suffix, least)[values]
     return np.array([f"{v}{suffix}" for v in values.tolist()], dtype=object)
 
@@ -791,7 +791,7 @@ def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
     inv = np.empty(n, np.intp)
-    inv[order] = np.cumsum(new) - 1
+    inv[order] = new.cumsum() - 1
     return order[new], inv
 
 
@@ -804,8 +804,8 @@ def _stable_argsort(code: np.ndarray) -> np.ndarray:
     (product, configuration) pairs: ~40k) by 16-bit digits, least significant first: numpy's stable sort of uint16
     keys is a radix sort, and a stable sort by each digit in turn is the stable sort by the whole code (the same
     permutation; ~2-5x faster than the merge sort at 40k elements, no faster at a few thousand)."""
-    if len(code) < _RADIX_MIN or code.dtype.kind not in "iu" or int(code.min()) < 0:
-        return np.argsort(code, kind="stable")
+    if len(code) < _RADIX_MIN or code.dtype.kind not in "iu" or int(np.minimum.reduce(code)) < 0:
+        return code.argsort(kind="stable")
     bits = int(code.max()).bit_length()
     order = np.argsort((code & 0xFFFF).astype(np.uint16), kind="stable")
     for shift in range(16, bits, 16):
@@ -873,14 +873,18 @@ def _mapping_numbers(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
     the same formulas)."""
     if mapping_codes is not None and len(units):
         codes = np.asarray(mapping_codes, dtype=np.int64)
-        u_lo, u_hi, c_lo, c_hi = int(units.min()), int(units.max()), int(cols.min()), int(cols.max())
-        if min(u_lo, c_lo, int(codes.min())) >= 0 and int(codes.max()) < len(C.MAPPINGS):
+        lo, hi = np.minimum.reduce, np.maximum.reduce  # (the ufuncs: no Python-level .min, .max)
+        u_lo, u_hi, c_lo, c_hi = int(lo(units)), int(hi(units)), int(lo(cols)), int(hi(cols))
+        if min(u_lo, c_lo, int(lo(codes))) >= 0 and int(hi(codes)) < len(C.MAPPINGS):
             # > the largest, powers of two, at least the declared space's (one table for every batch of it)
             u_top, c_top = max(_UNITS_TOP, 1 << u_hi.bit_length()), max(_COLS_TOP, 1 << c_hi.bit_length())
             if len(C.MAPPINGS) * u_top * c_top <= C.MAPPING_TABLE_MAX:
                 H, urb, simd = C.mapping_table(u_top, c_top)
-                at = (codes * u_top + units) * c_top + cols
-                return H[at], urb[at], simd[at]
+                # the unit-row bytes do not depend on the units, the flag on the mapping only: read from the
+                # table's units-0 plane and its first entry of each mapping (small tables, no cache misses)
+                code_cols = codes * c_top + cols
+                urb_cols, simd_code = urb.reshape(-1, u_top, c_top)[:, 0, :].ravel(), simd[::u_top * c_top]
+                return H[(codes * u_top + units) * c_top + cols], urb_cols[code_cols], simd_code[codes]
     return _mapping_numbers_by_mask(mapping, units, cols, mapping_codes)
 
 
