@@ -763,9 +763,11 @@ class _Results:
 CUBE_FILL_UPTO = 512
 
 #: the chunks' values :class:`_Results` keeps to write a key when it is first read; above it every key is written at
-#: once (a 2,048-point EMAXV VGG16-conv batch keeps ~15 MB; EMAXVR's larger networks, whose FC layers' forms read
-#: every key anyway, peaked ~100 MB higher keeping all of them)
-PENDING_BYTES_UPTO = 16 << 20
+#: once (a 2,048-point EMAXV VGG16-conv chunk keeps ~14 MB, at most 53 keys x 18 layers x 2,048 points x 8 B = 15.6 MB:
+#: a 4,096-point batch's two chunks fit, so its ~38 keys nobody reads are never written (16 MiB wrote every key of
+#: both chunks: ~7 % of the batch); EMAXVR's larger networks, whose FC layers' forms read every key anyway, peaked
+#: ~100 MB higher keeping all of them)
+PENDING_BYTES_UPTO = 32 << 20
 
 #: positions from which :func:`_scatter_index` scatters increasing positions by a mask
 SCATTER_MASK_FROM = 4096
