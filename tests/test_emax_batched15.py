@@ -6,12 +6,15 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from archmodels import get_model
 from archmodels.emax import model as em
 from workloads import load_workload
 
-from .test_emax_batched_paths5 import _rows
+from .test_emax_batched_paths5 import _dump, _rows
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -67,3 +70,114 @@ def test_a_4096_point_batch_keeps_both_chunks_and_equals_every_key_written_at_on
             assert np.array_equal(gs[k], ws[k]), k
         assert np.array_equal(gf, wf)
     assert nan_seen
+
+
+# ------------------------------------------------------------ the expansions of counts of 0 or 1 (ONE_EACH_SHORTCUTS)
+
+def _take_former(g: em._Groups, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_Groups.take`` before this round (the general gather), the oracle."""
+    if g.one:
+        return (np.repeat(g.flat[None], len(ks), axis=0).reshape(-1),
+                np.full(len(ks), len(g.flat), dtype=np.int64))
+    n = g.lens[ks]
+    ends = np.cumsum(n)
+    return g.flat[np.repeat(g.offs[ks] - (ends - n), n) + np.arange(int(ends[-1]) if len(ends) else 0)], n
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 300), seed=st.integers(0, 2**32 - 1), grouped=st.booleans())
+def test_groups_take_of_single_points_equals_the_general_gather(n, seed, grouped):
+    """A chunk of one point per combination takes ``flat[ks]`` and ones: the general gather's integers and dtypes
+    (combinations in any order, repeated, none); grouped points (some combination with 2+ points) keep it."""
+    rng = np.random.default_rng(seed)
+    groups = None
+    if grouped:
+        perm = rng.permutation(n + 5).tolist()
+        cuts = sorted(rng.choice(np.arange(1, n + 5), size=n - 1, replace=False).tolist()) if n > 1 else []
+        groups = [perm[a:b] for a, b in zip([0] + cuts, cuts + [n + 5])]
+    step = int(rng.integers(1, n + 1))
+    for g in em._Groups.chunks(groups, step, n):
+        assert g.single == (len(g.lens) > 1 and bool((g.lens == 1).all()))
+        ks = rng.integers(0, len(g.lens), size=int(rng.integers(0, 3 * len(g.lens) + 1)))
+        got, want = g.take(ks), _take_former(g, ks)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def _spied_plans(arch: str, wl: str, rows: list[dict], shortcuts: bool):
+    """The contract dictionaries of a batch with :data:`ONE_EACH_SHORTCUTS` = ``shortcuts``, and every chunk's
+    ``_mapping_rows`` (owner, src), ``_context_plans`` (start, count, the table's src) and ``_final_plans`` (start,
+    count, the table's src) integers, and whether the shortcuts ran."""
+    m = get_model(arch)
+    got: dict[str, list] = {"maps": [], "ctx": [], "final": [], "single": [], "one_each": []}
+    real_m, real_c, real_f, real_ch, real_o = em._mapping_rows, em._context_plans, em._final_plans, em._choose, \
+        em._one_each
+
+    def one_each(counts):
+        out = real_o(counts)
+        got["one_each"].append(bool(counts.max(initial=0) <= 1))
+        return out
+
+    def maps(*a, **k):
+        out = real_m(*a, **k)
+        got["maps"].append((out[1], out[2]))
+        return out
+
+    def ctx(*a, **k):
+        out = real_c(*a, **k)
+        got["ctx"].append((out.start, out.count, out.table.src if hasattr(out.table, "src") else None))
+        return out
+
+    def final(*a, **k):
+        out = real_f(*a, **k)
+        got["final"].append((out.start, out.count, out.table.src))
+        return out
+
+    def choose(p, grp, *a, **k):
+        got["single"].append(grp.single and bool(p.count.max(initial=0) <= 1))
+        return real_ch(p, grp, *a, **k)
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em, "ONE_EACH_SHORTCUTS", shortcuts), mock.patch.object(em, "_mapping_rows", maps), \
+            mock.patch.object(em, "_context_plans", ctx), mock.patch.object(em, "_final_plans", final), \
+            mock.patch.object(em, "_choose", choose), mock.patch.object(em, "_one_each", one_each):
+        r = m.evaluate_points(wl, rows)
+        d = [r.point(i) for i in range(len(rows))]
+    em.workload_plans.cache_clear()
+    return _dump(d), got
+
+
+@pytest.mark.parametrize("arch,wl,n,seed,kind", [("emaxv", "vgg16-conv", 200, 1, "random"),
+                                                  ("emaxv", "vgg16", 200, 2, "small"),
+                                                  ("emaxv", "alexnet", 100, 3, "repeat"),
+                                                  ("emaxvr", "alexnet", 40, 4, "small")])
+def test_count_shortcuts_equal_the_general_expansions(arch, wl, n, seed, kind):
+    """With the shortcuts the mapper rows' owners and sources, the plans' segment starts and counts, the final plans
+    and the contract dictionaries (NaN, reasons of layers without a plan, every metric and text) are those of the
+    general expansions (the code before this round, ``ONE_EACH_SHORTCUTS`` False), integer for integer and dtype
+    for dtype. A random EMAXV batch takes the shortcuts in every chunk; repeated points (combinations with several
+    points) and EMAXVR (several plans per pair) the general ones."""
+    # random points (one per combination; layers without a plan too), or some with small arrays and LMMs and some
+    # under criterion=dram (_rows: equal combinations among them), or every point twice (combinations of two points)
+    rows = (get_model(arch).params.random_rows(n, np.random.default_rng(seed)) if kind == "random" else
+            _rows(arch, n, seed))
+    if kind == "repeat":
+        rows = rows + [dict(r) for r in rows]
+    want_d, want = _spied_plans(arch, wl, rows, False)
+    got_d, got = _spied_plans(arch, wl, rows, True)
+    assert got_d == want_d
+    for part in ("maps", "ctx", "final"):
+        assert len(got[part]) == len(want[part])
+        for a, b in zip(got[part], want[part]):
+            for x, y in zip(a, b):
+                if y is None:
+                    assert x is None
+                    continue
+                assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), part
+    assert not any(want["single"])
+    assert all(got["single"]) == (kind == "random")
+    # the mapper rows', plans' and final plans' shortcuts: on every EMAXV chunk of conv and pooling layers (one
+    # mapping and one plan per pair whatever the points; an FC layer has two: VGG16's and AlexNet's take the general
+    # ones), not on EMAXVR's (several plans per pair)
+    assert any(got["one_each"]) == (arch == "emaxv") and all(got["one_each"]) == (wl == "vgg16-conv")
+    assert '"feasible": false' in got_d  # (infeasible points, layers without a plan: their NaN and reasons)
