@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from archmodels import get_model
+from archmodels.emax import mapper, traffic
 from archmodels.emax import model as em
 from workloads import load_workload
 
@@ -148,7 +149,7 @@ def _spied_plans(arch: str, wl: str, rows: list[dict], shortcuts: bool):
 
 
 @pytest.mark.parametrize("arch,wl,n,seed,kind", [("emaxv", "vgg16-conv", 200, 1, "random"),
-                                                  ("emaxv", "vgg16", 200, 2, "small"),
+                                                  ("emaxv", "vgg16", 120, 2, "small"),
                                                   ("emaxv", "alexnet", 100, 3, "repeat"),
                                                   ("emaxvr", "alexnet", 40, 4, "small")])
 def test_count_shortcuts_equal_the_general_expansions(arch, wl, n, seed, kind):
@@ -181,3 +182,174 @@ def test_count_shortcuts_equal_the_general_expansions(arch, wl, n, seed, kind):
     # ones), not on EMAXVR's (several plans per pair)
     assert any(got["one_each"]) == (arch == "emaxv") and all(got["one_each"]) == (wl == "vgg16-conv")
     assert '"feasible": false' in got_d  # (infeasible points, layers without a plan: their NaN and reasons)
+
+
+# ------------------------------------------------------------ conv_table's columns built when read (SlotColumns)
+
+def _slot_numbers_former(by_pattern, by_fit, at_pattern, at_fit, pload):
+    """``mapper._slot_numbers`` before this round (every column gathered and converted at once), the oracle."""
+    out = {}
+    for f in mapper._NUMBERS:
+        got = by_fit.get(f) or by_pattern.get(f)
+        if f == "pload":
+            out[f] = pload
+        elif not got:
+            out[f] = np.zeros(len(at_pattern))
+        else:
+            col = np.concatenate(got) if len(got) > 1 else got[0]
+            out[f] = col[at_fit if f in by_fit else at_pattern].astype(float)
+    return out
+
+
+def _slot_labels_former(out, labels, slot):
+    """The texts of ``conv_table``'s rows as ``conv_table`` set them before this round (its last lines), the oracle."""
+    lab = labels[slot]
+    # fixed-width text as ``astype(str)`` of the objects gives it: as wide as the longest text present
+    present = np.zeros(len(labels), bool)
+    present[slot] = True
+    for j, k in enumerate(("pattern", "outer", "mode", "name", "order_name")):
+        if k in ("pattern", "outer", "mode"):
+            texts = [x[j] for x in labels.tolist()]
+            wide = max([len(t) for t, on in zip(texts, present.tolist()) if on], default=1)
+            out[k] = np.array(texts, dtype=f"<U{wide}")[slot]
+        else:
+            out[k] = lab[:, j]
+
+
+def _former_tables():
+    return mock.patch.multiple(mapper, _slot_numbers=_slot_numbers_former, _slot_labels=_slot_labels_former)
+
+
+def _same_column(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype == object:  # (texts: equal values of one type)
+        return [(type(x), x) for x in a.tolist()] == [(type(y), y) for y in b.tolist()]
+    if a.dtype.kind == "U":
+        return np.array_equal(a, b)
+    return np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))  # (bits)
+
+
+def _conv_table_calls(arch: str, wl: str, rows: list[dict]) -> list[tuple]:
+    calls = []
+    real = em.conv_table
+
+    def spy(*a):
+        calls.append(a)
+        return real(*a)
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(em, "conv_table", spy):
+        get_model(arch).evaluate_points(wl, rows)
+    em.workload_plans.cache_clear()
+    return calls
+
+
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 150, 5), ("emaxv", "alexnet", 60, 6),
+                                            ("emaxvr", "vgg16", 24, 7), ("emaxvr", "mobilenet_v2", 12, 8)])
+def test_conv_table_columns_when_read_equal_the_former_columns(arch, wl, n, seed):
+    """Every ``conv_table`` answer of a batch (the layers' requests, the fused pooling requests; tile searches,
+    pairs, every EMAXVR slot; small arrays and LMMs) has the former table's columns: the same keys in the same order,
+    each column's dtype, shape and bits (the texts the same objects), read whole or gathered at any rows (one
+    gather, :meth:`SlotColumns.gather`), before or after the column is built (texts: equal values)."""
+    rng = np.random.default_rng(seed)
+    calls = _conv_table_calls(arch, wl, _rows(arch, n, seed))
+    assert calls and any(len(c[1]) >= mapper.TABLE_NUMPY_FROM for c in calls)
+    lazy_seen = False
+    for args in calls:
+        got = mapper.conv_table(*args)
+        with _former_tables():
+            want = mapper.conv_table(*args)
+        assert list(got.cols) == list(want.cols) and np.array_equal(got.req, want.req)
+        lazy_seen |= isinstance(got.cols, mapper.SlotColumns)
+        for k, w in want.cols.items():
+            if isinstance(got.cols, mapper.SlotColumns) and len(w):
+                at = rng.integers(0, len(w), size=int(rng.integers(0, 2 * len(w))))
+                assert _same_column(got.cols.gather(k, at), w[at]), k  # (composed: not built yet, or built)
+            assert _same_column(got.cols[k], w), k
+            if isinstance(got.cols, mapper.SlotColumns) and len(w):
+                assert _same_column(got.cols.gather(k, at), w[at]), k  # (from the built column)
+    assert lazy_seen
+
+
+_INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_slot_columns_equal_the_gathered_and_converted_columns(data):
+    """``SlotColumns``: a number column is ``base[at].astype(float)`` and its ``gather`` of any rows the same values'
+    ``[rows]`` bit for bit (int64 of any size: conversions that round), texts ``base[at]``; keys in the order set,
+    ``in`` / ``len`` without building; nothing built by ``gather`` (each (at, rows) composed once, the same answer
+    for new arrays at recycled ids)."""
+    n_base = data.draw(st.integers(1, 40))
+    base = np.array(data.draw(st.lists(_INT64, min_size=n_base, max_size=n_base)), dtype=np.int64)
+    at = np.array(data.draw(st.lists(st.integers(0, n_base - 1), max_size=60)), dtype=np.int64)
+    texts = np.array(["single", "A", "pairs[OC,OW]", "B"], dtype=object)
+    t_at = np.array(data.draw(st.lists(st.integers(0, 3), min_size=len(at), max_size=len(at))), dtype=np.int64)
+    sc = mapper.SlotColumns()
+    sc.lazy("n", base, at, True)
+    sc.put("given", np.arange(len(at), dtype=float))
+    sc.lazy("t", texts, t_at, False)
+    assert list(sc) == ["n", "given", "t"] and len(sc) == 3 and "n" in sc and "x" not in sc
+    assert not sc.built("n") and not sc.built("t") and sc.built("given")
+    want_n, want_t = base[at].astype(float), texts[t_at]
+    for _ in range(3):
+        rows = np.array(data.draw(st.lists(st.integers(0, max(len(at) - 1, 0)), max_size=50) if len(at) else
+                                  st.just([])), dtype=np.int64)
+        assert _same_column(sc.gather("n", rows), want_n[rows]) and _same_column(sc.gather("t", rows), want_t[rows])
+    assert not sc.built("n") and not sc.built("t")
+    assert _same_column(sc["n"], want_n) and _same_column(sc["t"], want_t) and sc.built("n")
+    assert _same_column(sc.gather("n", np.arange(len(at))), want_n)
+    assert _same_column(dict(sc.items())["given"], np.arange(len(at), dtype=float))
+
+
+@pytest.mark.parametrize("tail", [False, True])
+def test_rows_over_slot_columns_equal_rows_over_the_built_columns(tail):
+    """``traffic.Rows`` with a ``SlotColumns`` source gathers a column not built yet in one composed gather, and every
+    read (``[]``, ``take_rows``, ``eq``, ``eq_rows``) equals the same Rows over the built columns (a plain dict: the
+    former path); with tail rows (fused pooling passes) the former path."""
+    rng = np.random.default_rng(3)
+    calls = _conv_table_calls("emaxv", "vgg16-conv", get_model("emaxv").params.random_rows(80, rng))
+    tab = mapper.conv_table(*max(calls, key=lambda c: len(c[1])))
+    assert isinstance(tab.cols, mapper.SlotColumns)
+    m = len(tab.req)
+    idx = rng.integers(0, m, size=3 * m)
+    keys = [k for k in tab.cols if k != "pload"]
+    extra = 4
+    tail_cols = {k: (np.full(extra, "single") if k in ("pattern", "outer", "mode") else
+                     np.full(extra, "x", dtype=object) if k in ("name", "order_name") else np.arange(extra, dtype=float))
+                 for k in tab.cols}
+
+    def rows_of(cols):
+        return traffic.Rows({"shape": np.zeros(len(idx) + (extra if tail else 0), np.int64)}, [(cols, idx)],
+                            tail_cols if tail else None, extra if tail else 0)
+
+    fresh = mapper.conv_table(*max(calls, key=lambda c: len(c[1])))
+    got, want = rows_of(fresh.cols), rows_of({k: tab.cols[k] for k in tab.cols})
+    at = rng.integers(0, len(idx), size=50)
+    assert _same_column(got.take_rows("icpar", at), want.take_rows("icpar", at))
+    for k in keys:
+        assert _same_column(got[k], want[k]), k
+        assert fresh.cols.built(k) == (tail or k == "icpar"), k  # (composed: the source's column not built)
+    for k in ("pattern", "mode"):
+        assert np.array_equal(got.eq(k, "single"), want.eq(k, "single"))
+        assert np.array_equal(got.eq_rows(k, "rows", at), want.eq_rows(k, "rows", at))
+
+
+def test_batches_with_columns_when_read_equal_the_former_tables():
+    """Whole batches (EMAXV random points; EMAXVR with tile searches, fused pooling, small arrays) with the lazy
+    columns give the former tables' contract dictionaries (every EMAXVR slot and tile search: the table test above)."""
+    for arch, wl, rows in (("emaxv", "vgg16-conv", get_model("emaxv").params.random_rows(100, np.random.default_rng(9))),
+                           ("emaxvr", "alexnet", _rows("emaxvr", 30, 10))):
+        m = get_model(arch)
+        em.workload_plans.cache_clear()
+        r = m.evaluate_points(wl, rows)
+        got = _dump([r.point(i) for i in range(len(rows))])
+        em.workload_plans.cache_clear()
+        with _former_tables():
+            r = m.evaluate_points(wl, rows)
+            want = _dump([r.point(i) for i in range(len(rows))])
+        em.workload_plans.cache_clear()
+        assert got == want
