@@ -41,6 +41,7 @@ def _spied_batch(points, bound: int, fill_upto: int = em.CUBE_FILL_UPTO):
         r = m.evaluate_batch(wl, m.params.points(points))
         res = seen[0]
         written, kept, n_kept = set(res.written), res.pending_bytes, len(res.pending)
+        assert res.pending_upto == 2 * bound  # (EMAXV's scale)
         layers = r.layers
         # every key of every layer read here (under the bound the batch ran with: fill writes the kept chunks)
         values = [({k: _bits(v) for k, v in lb.metrics.items()}, {k: _bits(v) for k, v in lb.states.items()},
@@ -49,15 +50,20 @@ def _spied_batch(points, bound: int, fill_upto: int = em.CUBE_FILL_UPTO):
 
 
 def test_a_4096_point_batch_keeps_both_chunks_and_equals_every_key_written_at_once():
-    """PENDING_BYTES_UPTO = 32 MiB: a 4,096-point EMAXV VGG16-conv batch (two chunks of 2,048) keeps both chunks'
-    values and writes only the keys its own steps read; reading every key afterwards gives the values every key written
+    """EMAXV keeps 2 x PENDING_BYTES_UPTO = 32 MiB: a 4,096-point VGG16-conv batch (two chunks of 2,048) keeps both
+    chunks' values and writes only the keys its own steps read; reading every key afterwards gives the values every key written
     at once gives (the oracle: the cube filled first and every key written by each chunk, no kept values), bit for
     bit; NaN cells (layers without a plan) included."""
-    assert em.PENDING_BYTES_UPTO == 32 << 20
+    assert em.PENDING_BYTES_UPTO == 16 << 20 and em.PENDING_SCALE_OF == {"emaxv": 2}
+    seen = []
+    real = em._Results.batches
+    with mock.patch.object(em._Results, "batches", lambda self, layers: seen.append(self) or real(self, layers)):
+        get_model("emaxvr").evaluate_points("lenet", _rows("emaxvr", 8, 1))
+    assert seen and all(r.pending_upto == 16 << 20 for r in seen)  # (EMAXVR keeps the plain bound)
     rows = _rows("emaxv", 4096, 15)  # (a third with small arrays and LMMs: layers without a plan, their NaN)
     written, kept, n_kept, got = _spied_batch(rows, em.PENDING_BYTES_UPTO)
     w_written, w_kept, w_n_kept, want = _spied_batch(rows, 16 << 20, fill_upto=1 << 40)  # the oracle
-    assert n_kept == 2 and 0 < kept <= em.PENDING_BYTES_UPTO
+    assert n_kept == 2 and 16 << 20 < kept <= 32 << 20  # (more than the former bound: both chunks kept)
     assert len(written) < len(em._cube_keys())  # the keys nobody read were not written
     assert w_n_kept == 0 and not w_kept  # (the oracle kept nothing)
     assert len(got) == len(want)
@@ -318,9 +324,9 @@ def test_rows_over_slot_columns_equal_rows_over_the_built_columns(tail):
     idx = rng.integers(0, m, size=3 * m)
     keys = [k for k in tab.cols if k != "pload"]
     extra = 4
-    tail_cols = {k: (np.full(extra, "single") if k in ("pattern", "outer", "mode") else
-                     np.full(extra, "x", dtype=object) if k in ("name", "order_name") else np.arange(extra, dtype=float))
-                 for k in tab.cols}
+    texts = ("pattern", "outer", "mode")
+    tail_cols = {k: (np.full(extra, "single") if k in texts else np.full(extra, "x", dtype=object)
+                     if k in ("name", "order_name") else np.arange(extra, dtype=float)) for k in tab.cols}
 
     def rows_of(cols):
         return traffic.Rows({"shape": np.zeros(len(idx) + (extra if tail else 0), np.int64)}, [(cols, idx)],
@@ -341,8 +347,8 @@ def test_rows_over_slot_columns_equal_rows_over_the_built_columns(tail):
 def test_batches_with_columns_when_read_equal_the_former_tables():
     """Whole batches (EMAXV random points; EMAXVR with tile searches, fused pooling, small arrays) with the lazy
     columns give the former tables' contract dictionaries (every EMAXVR slot and tile search: the table test above)."""
-    for arch, wl, rows in (("emaxv", "vgg16-conv", get_model("emaxv").params.random_rows(100, np.random.default_rng(9))),
-                           ("emaxvr", "alexnet", _rows("emaxvr", 30, 10))):
+    v_rows = get_model("emaxv").params.random_rows(100, np.random.default_rng(9))
+    for arch, wl, rows in (("emaxv", "vgg16-conv", v_rows), ("emaxvr", "alexnet", _rows("emaxvr", 30, 10))):
         m = get_model(arch)
         em.workload_plans.cache_clear()
         r = m.evaluate_points(wl, rows)

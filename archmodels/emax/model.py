@@ -293,6 +293,7 @@ class _EmaxBase(Model):
         pp = _PointConsts(pts, n)
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
+        out.pending_upto *= PENDING_SCALE_OF.get(self.ARCH, 1)
         step = _chunk_step(self.ARCH, len(keys), len(workload.layers))
         for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step, n)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
@@ -609,6 +610,8 @@ class _Results:
 
     def __init__(self, nl: int, n: int):
         self.nl, self.n = nl, n
+        #: the kept values' bound (:data:`PENDING_BYTES_UPTO`; a model's batch: times its :data:`PENDING_SCALE_OF`)
+        self.pending_upto = PENDING_BYTES_UPTO
         names = _all_metric_names()  # every metric a plan gives: one allocation for all
         #: the metrics, then the states: [key, layer, point] (one scatter per chunk for every key). Not filled with
         #: NaN first (16 MB a 2,048-point VGG16 batch): every (layer, point) is run, fused or without a plan in
@@ -629,7 +632,7 @@ class _Results:
         #: pairs' cells or None, the values by key; a key without a value gets NaN)
         self.pending: list[tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray]]] = []
         self.written: set[int] = set()  # the cube rows written from every chunk so far
-        self.pending_bytes = 0  # the values :attr:`pending` holds (at most PENDING_BYTES_UPTO, then all written)
+        self.pending_bytes = 0  # the values :attr:`pending` holds (at most :attr:`pending_upto`, then all written)
         self.undone: np.ndarray | None = None  # the cells no chunk wrote (:meth:`batches`), NaN in every key
         self.labels = {k: num.objects((nl, n), None) for k in _EAGER_LABELS}  # (np.full: ~2x slower for objects)
         self.texts: dict[str, LazyTextColumns] = {}
@@ -710,7 +713,7 @@ class _Results:
             if len(self.written) < len(self.row):
                 self.pending.append(entry)
                 self.pending_bytes += sum(v.nbytes for v in entry[2].values())
-                if self.pending_bytes > PENDING_BYTES_UPTO:  # (bounded memory: chunks would keep a whole result's
+                if self.pending_bytes > self.pending_upto:  # (bounded memory: chunks would keep a whole result's
                     self.fill(self.row)  # values alive beside the cube; the keys read later written now, as before)
             self.done.reshape(-1)[to] = True
         for k, v in res.items():
@@ -779,11 +782,15 @@ class _Results:
 CUBE_FILL_UPTO = 512
 
 #: the chunks' values :class:`_Results` keeps to write a key when it is first read; above it every key is written at
-#: once (a 2,048-point EMAXV VGG16-conv chunk keeps ~14 MB, at most 53 keys x 18 layers x 2,048 points x 8 B = 15.6 MB:
-#: a 4,096-point batch's two chunks fit, so its ~38 keys nobody reads are never written (16 MiB wrote every key of
-#: both chunks: ~7 % of the batch); EMAXVR's larger networks, whose FC layers' forms read every key anyway, peaked
-#: ~100 MB higher keeping all of them)
-PENDING_BYTES_UPTO = 32 << 20
+#: once (a 2,048-point EMAXV VGG16-conv batch keeps ~15 MB; EMAXVR's larger networks, whose FC layers' forms read
+#: every key anyway, peaked ~100 MB higher keeping all of them)
+PENDING_BYTES_UPTO = 16 << 20
+#: :data:`PENDING_BYTES_UPTO` times this per architecture where it differs: a 2,048-point EMAXV VGG16-conv chunk keeps
+#: ~14 MB (at most 53 keys x 18 layers x 2,048 points x 8 B = 15.6 MB), so with 32 MiB a 4,096-point batch's two chunks
+#: are kept and its ~38 keys nobody reads never written (16 MiB wrote every key of both chunks when the second came:
+#: ~7 % of the batch; peak RSS 176 -> 174 MB). EMAXVR keeps 16 MiB: 32 MiB raised a 2,048-point ResNet-50 batch's
+#: peak RSS 775 -> 818 MB (its FC layers' forms read every key anyway)
+PENDING_SCALE_OF = {"emaxv": 2}
 
 #: positions from which :func:`_scatter_index` scatters increasing positions by a mask
 SCATTER_MASK_FROM = 4096
