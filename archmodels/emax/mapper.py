@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping as AbcMapping, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
 from operator import attrgetter, itemgetter
@@ -1516,22 +1516,102 @@ TABLE_NUMPY_FROM = 40
 _FIT_NUMBERS = ("n_seg", "ow_seg", "oc_chunk", "lmm_need")
 
 
+class SlotColumns(AbcMapping):
+    """:func:`conv_table`'s columns, each built when first read: a gathered column is ``base[at]`` (numbers converted
+    to float: ``base[at].astype(float)``, as :func:`_slot_numbers` built every one; labels as they are), the others
+    as given. :meth:`gather` gives ``self[k][rows]`` of a column not built yet in one gather (the indices composed:
+    ``base[at[rows]]``, the same values). An EMAXV chunk's builder reads 16 of its 24 columns, each at its plan rows
+    (:class:`~archmodels.emax.traffic.Rows`): the other 8 are never built, the 16 gathered once instead of twice."""
+
+    __slots__ = ("_got", "_src", "_keys", "_composed")
+
+    def __init__(self) -> None:
+        self._got: dict[str, np.ndarray] = {}
+        self._src: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}  # key -> (base, at, to float)
+        self._keys: dict[str, None] = {}  # every key, in the order set (a dict's)
+        self._composed: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def put(self, k: str, v: np.ndarray) -> None:
+        """Column ``k`` is ``v``."""
+        self._src.pop(k, None)
+        self._got[k] = v
+        self._keys[k] = None
+
+    def lazy(self, k: str, base: np.ndarray, at: np.ndarray, to_float: bool) -> None:
+        """Column ``k`` is ``base[at]`` (``.astype(float)`` if ``to_float``), built when first read."""
+        self._got.pop(k, None)
+        self._src[k] = (base, at, to_float)
+        self._keys[k] = None
+
+    def built(self, k: str) -> bool:
+        return k in self._got
+
+    def __getitem__(self, k: str) -> np.ndarray:
+        v = self._got.get(k)
+        if v is None:
+            base, at, to_float = self._src[k]
+            v = self._got[k] = base[at].astype(float) if to_float else base[at]
+        return v
+
+    def gather(self, k: str, rows: np.ndarray) -> np.ndarray:
+        """``self[k][rows]``: of a column not built, ``base[at[rows]]`` (converted as :meth:`__getitem__` does; each
+        (``at``, ``rows``) pair composed once)."""
+        if k in self._got:
+            return self._got[k][rows]
+        base, at, to_float = self._src[k]
+        key = (id(at), id(rows))
+        hit = self._composed.get(key)
+        if hit is None or hit[0] is not at or hit[1] is not rows:
+            hit = self._composed[key] = (at, rows, at[rows])
+        v = base[hit[2]]
+        return v.astype(float) if to_float else v
+
+    def __contains__(self, k: object) -> bool:
+        return k in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
 def _slot_numbers(by_pattern: dict[str, list[np.ndarray]], by_fit: dict[str, list[np.ndarray]], at_pattern: np.ndarray,
-                  at_fit: np.ndarray, pload: np.ndarray) -> dict[str, np.ndarray]:
+                  at_fit: np.ndarray, pload: np.ndarray) -> SlotColumns:
     """The :data:`_NUMBERS` columns (float) of :func:`conv_table`'s rows: a structure's field of row k from pattern
     row ``at_pattern[k]`` (flat [pattern, request]), a fit's from ``at_fit[k]`` (flat [pattern x mode, request]),
-    ``pload`` as given; a field none gives is 0."""
-    out = {}
+    each gathered when first read (:class:`SlotColumns`), ``pload`` as given; a field none gives is 0."""
+    out = SlotColumns()
     for f in _NUMBERS:
         got = by_fit.get(f) or by_pattern.get(f)
         if f == "pload":
-            out[f] = pload
+            out.put(f, pload)
         elif not got:
-            out[f] = np.zeros(len(at_pattern))
+            out.put(f, np.zeros(len(at_pattern)))
         else:
             col = np.concatenate(got) if len(got) > 1 else got[0]
-            out[f] = col[at_fit if f in by_fit else at_pattern].astype(float)
+            out.lazy(f, col, at_fit if f in by_fit else at_pattern, True)
     return out
+
+
+def _slot_labels(out: SlotColumns | dict[str, np.ndarray], labels: np.ndarray, slot: np.ndarray) -> None:
+    """The texts of :func:`conv_table`'s rows (``labels``: [slot, (pattern, outer, mode, name, order_name)] objects;
+    ``slot``: each row's) into ``out``: pattern, outer loop and mode as fixed-width text (as ``astype(str)`` of the
+    objects gives it: as wide as the longest text present), name and order name as the objects; gathered when first
+    read into a :class:`SlotColumns` (the name and order name contiguous: ``labels[slot][:, j]``'s values)."""
+    present = np.zeros(len(labels), bool)
+    present[slot] = True
+    for j, k in enumerate(("pattern", "outer", "mode", "name", "order_name")):
+        if k in ("pattern", "outer", "mode"):
+            texts = [x[j] for x in labels.tolist()]
+            wide = max([len(t) for t, on in zip(texts, present.tolist()) if on], default=1)
+            base = np.array(texts, dtype=f"<U{wide}")
+        else:
+            base = labels[:, j]
+        if isinstance(out, SlotColumns):
+            out.lazy(k, base, slot, False)
+        else:
+            out[k] = base[slot]
 
 
 def _knob(values: Sequence[str]) -> np.ndarray:
@@ -1640,17 +1720,7 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
             rank = _after_each(len(req), rows, lens)
             out = {k: np.concatenate([v, new[k] if k in new else v[at]])[rank] for k, v in out.items()}
             req, slot = np.concatenate([req, req[at]])[rank], np.concatenate([slot, slot[at]])[rank]
-    lab = labels[slot]
-    # fixed-width text as ``astype(str)`` of the objects gives it: as wide as the longest text present
-    present = np.zeros(len(slots), bool)
-    present[slot] = True
-    for j, k in enumerate(("pattern", "outer", "mode", "name", "order_name")):
-        if k in ("pattern", "outer", "mode"):
-            texts = [x[j] for x in labels.tolist()]
-            wide = max([len(t) for t, on in zip(texts, present.tolist()) if on], default=1)
-            out[k] = np.array(texts, dtype=f"<U{wide}")[slot]
-        else:
-            out[k] = lab[:, j]
+    _slot_labels(out, labels, slot)
     pairs_why = (((pat_knob == "auto") | (pat_knob == "pairs")) & ~pairs_ok) if arch == "emaxvr" else np.zeros(n, bool)
     return ConvTable(out, req, arch, shapes, hws, pairs_why, allowed, why, slot_ok, fit_code, fit_need)
 

@@ -293,6 +293,7 @@ class _EmaxBase(Model):
         pp = _PointConsts(pts, n)
         macs = np.array([float(m) for m in _layer_macs(_canonical(workload))])
         out = _Results(len(workload.layers), n)
+        out.pending_upto *= PENDING_SCALE_OF.get(self.ARCH, 1)
         step = _chunk_step(self.ARCH, len(keys), len(workload.layers))
         for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step, n)):
             plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
@@ -540,6 +541,18 @@ class _PointConsts:
                 cost.sram_energy_j(cols, self.lmm_pj[pts], self.spm_pj[pts], self.spm_kb[pts]))
 
 
+#: whether the expansions of counts (points per combination, plans per pair, mappings per request, rows per mapping)
+#: take their shortcut where every count is 0 or 1 (a random EMAXV batch: one point per combination, one plan per
+#: (layer, point)): a gather or compress for the repeats, aranges and cumulative sums (False: the general expansion
+#: everywhere, as before; the same integers either way, tests/test_emax_batched15.py)
+ONE_EACH_SHORTCUTS = True
+
+
+def _one_each(counts: np.ndarray) -> bool:
+    """Every count is 0 or 1 (counts >= 0) and :data:`ONE_EACH_SHORTCUTS` is on."""
+    return ONE_EACH_SHORTCUTS and int(counts.max(initial=0)) <= 1
+
+
 class _Groups:
     """The points of each structural combination (``idx[k]``: combination k's points) as one flat array, so the
     points of a list of combinations are gathered at once (a random batch has one point per combination: a list of
@@ -552,6 +565,8 @@ class _Groups:
     def _set(self, flat: np.ndarray, lens: np.ndarray) -> None:
         self.lens = lens
         self.one = len(lens) == 1  # one combination (a design point): its points (read only) as they are
+        #: one point per combination (a random batch's): the points of ks are ``flat[ks]``, one each
+        self.single = ONE_EACH_SHORTCUTS and len(lens) > 1 and bool((lens == 1).all())
         self.flat = flat
         self.offs = np.cumsum(lens) - lens
 
@@ -582,6 +597,8 @@ class _Groups:
         if self.one:  # every k is 0: its points once per entry of ks
             return (np.repeat(self.flat[None], len(ks), axis=0).reshape(-1),
                     np.full(len(ks), len(self.flat), dtype=np.int64))
+        if self.single:  # (each length 1, offset k: the general gather below picks flat[ks], without its repeat)
+            return self.flat[ks], np.ones(len(ks), dtype=np.int64)
         n = self.lens[ks]
         ends = np.cumsum(n)
         return self.flat[np.repeat(self.offs[ks] - (ends - n), n) + np.arange(int(ends[-1]) if len(ends) else 0)], n
@@ -593,6 +610,8 @@ class _Results:
 
     def __init__(self, nl: int, n: int):
         self.nl, self.n = nl, n
+        #: the kept values' bound (:data:`PENDING_BYTES_UPTO`; a model's batch: times its :data:`PENDING_SCALE_OF`)
+        self.pending_upto = PENDING_BYTES_UPTO
         names = _all_metric_names()  # every metric a plan gives: one allocation for all
         #: the metrics, then the states: [key, layer, point] (one scatter per chunk for every key). Not filled with
         #: NaN first (16 MB a 2,048-point VGG16 batch): every (layer, point) is run, fused or without a plan in
@@ -613,7 +632,7 @@ class _Results:
         #: pairs' cells or None, the values by key; a key without a value gets NaN)
         self.pending: list[tuple[np.ndarray, np.ndarray | None, dict[str, np.ndarray]]] = []
         self.written: set[int] = set()  # the cube rows written from every chunk so far
-        self.pending_bytes = 0  # the values :attr:`pending` holds (at most PENDING_BYTES_UPTO, then all written)
+        self.pending_bytes = 0  # the values :attr:`pending` holds (at most :attr:`pending_upto`, then all written)
         self.undone: np.ndarray | None = None  # the cells no chunk wrote (:meth:`batches`), NaN in every key
         self.labels = {k: num.objects((nl, n), None) for k in _EAGER_LABELS}  # (np.full: ~2x slower for objects)
         self.texts: dict[str, LazyTextColumns] = {}
@@ -694,7 +713,7 @@ class _Results:
             if len(self.written) < len(self.row):
                 self.pending.append(entry)
                 self.pending_bytes += sum(v.nbytes for v in entry[2].values())
-                if self.pending_bytes > PENDING_BYTES_UPTO:  # (bounded memory: chunks would keep a whole result's
+                if self.pending_bytes > self.pending_upto:  # (bounded memory: chunks would keep a whole result's
                     self.fill(self.row)  # values alive beside the cube; the keys read later written now, as before)
             self.done.reshape(-1)[to] = True
         for k, v in res.items():
@@ -766,6 +785,12 @@ CUBE_FILL_UPTO = 512
 #: once (a 2,048-point EMAXV VGG16-conv batch keeps ~15 MB; EMAXVR's larger networks, whose FC layers' forms read
 #: every key anyway, peaked ~100 MB higher keeping all of them)
 PENDING_BYTES_UPTO = 16 << 20
+#: :data:`PENDING_BYTES_UPTO` times this per architecture where it differs: a 2,048-point EMAXV VGG16-conv chunk keeps
+#: ~14 MB (at most 53 keys x 18 layers x 2,048 points x 8 B = 15.6 MB), so with 32 MiB a 4,096-point batch's two chunks
+#: are kept and its ~38 keys nobody reads never written (16 MiB wrote every key of both chunks when the second came:
+#: ~7 % of the batch; peak RSS 176 -> 174 MB). EMAXVR keeps 16 MiB: 32 MiB raised a 2,048-point ResNet-50 batch's
+#: peak RSS 775 -> 818 MB (its FC layers' forms read every key anyway)
+PENDING_SCALE_OF = {"emaxv": 2}
 
 #: positions from which :func:`_scatter_index` scatters increasing positions by a mask
 SCATTER_MASK_FROM = 4096
@@ -804,11 +829,15 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
     tab = p.table
     li, ki = np.nonzero(p.count > 0)  # layer by layer
     pts, n_pts = grp.take(ki)
-    cand = np.repeat(p.count[li, ki], n_pts)  # candidate plans of each (layer, point)
-    start = np.cumsum(cand) - cand
-    local = np.arange(cand.sum()) - np.repeat(start, cand)
-    pair_pt = np.repeat(pts, cand)
-    pair_row = np.repeat(np.repeat(p.start[li, ki], n_pts), cand) + local
+    single = grp.single and _one_each(p.count)  # one point per combination, one plan per pair (EMAXV)
+    if single:  # (the expansion below with every count 1: each pair its own candidate, its plan p.start[li, ki])
+        start, pair_pt, pair_row = np.arange(len(li)), pts, p.start[li, ki]
+    else:
+        cand = np.repeat(p.count[li, ki], n_pts)  # candidate plans of each (layer, point)
+        start = np.cumsum(cand) - cand
+        local = np.arange(cand.sum()) - np.repeat(start, cand)
+        pair_pt = np.repeat(pts, cand)
+        pair_row = np.repeat(np.repeat(p.start[li, ki], n_pts), cand) + local
     res: dict[str, np.ndarray] = {}
     labels: dict[str, np.ndarray] = {}
     plans: dict[str, np.ndarray] = {}
@@ -851,8 +880,8 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         rows = at_pick(pair_row)
         picked = None if report is None else {k: at_pick(v) if kept is None else v[at_pick(kept)]
                                               for k, v in report.items()}
-        res = _plan_metrics(tab, rows, pts, link, pp, at_pick(e_comp), at_pick(e_sram), np.repeat(macs[li], n_pts),
-                            picked)
+        res = _plan_metrics(tab, rows, pts, link, pp, at_pick(e_comp), at_pick(e_sram),
+                            macs[li] if grp.single else np.repeat(macs[li], n_pts), picked)
         ru = runner_up(crit, t, en, dr, start, pick, by)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
@@ -874,7 +903,7 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
     # (the layers present, increasing: li is layer by layer; many pairs: by bincount)
     which = (sorted(set(li.tolist())) if len(li) < 256 else
              np.flatnonzero(np.bincount(li, minlength=len(p.count))).tolist())
-    out.add(p, grp, np.repeat(li, n_pts), pts, which, res, labels, plans)
+    out.add(p, grp, li if grp.single else np.repeat(li, n_pts), pts, which, res, labels, plans)
 
 
 #: (plan, point) pairs up to which :func:`_choose` times every pair at once instead of pruning first: the pruning
@@ -1498,9 +1527,14 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
     n_u = np.bincount(tab.req, minlength=len(first))
     n_r = n_u[inv]
-    ends = np.cumsum(n_r)
-    src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
-    cols, owner = tab.cols, np.repeat(conv, n_r)
+    if _one_each(n_u):  # at most one mapping per request (EMAXV): the pairs with one, their request's row
+        has = n_r.astype(bool)
+        src, owner = (np.cumsum(n_u) - n_u)[inv][has], conv[has]
+    else:
+        ends = np.cumsum(n_r)
+        src = np.repeat((np.cumsum(n_u) - n_u)[inv] - (ends - n_r), n_r) + np.arange(int(ends[-1]) if len(ends) else 0)
+        owner = np.repeat(conv, n_r)
+    cols = tab.cols
 
     def why_listed(js: np.ndarray, coded: bool = False) -> list[tuple[bool, tuple[str, ...]]] | tuple:
         js = np.asarray(js, dtype=np.int64)
@@ -1621,11 +1655,15 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     seg0 = (run_l * nk + run_k) * len(CONTEXTS)
     # rows: each (layer, combination)'s mappings once per context, context by context
     per = n_maps * np.array(ctxs, dtype=np.int64)[run_k]
-    owner_row = np.repeat(np.arange(len(per)), per)
-    at = np.arange(len(owner_row)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
-    m_of = np.maximum(n_maps, 1)[owner_row]
-    row_map = first[owner_row] + at % m_of
-    row_seg = seg0[owner_row] + at // m_of
+    if _one_each(per):  # one mapping in one context per pair at most (EMAXV): position 0 in each
+        owner_row = np.flatnonzero(per)
+        row_map, row_seg = first[owner_row], seg0[owner_row]
+    else:
+        owner_row = np.repeat(np.arange(len(per)), per)
+        at = np.arange(len(owner_row)) - np.repeat(np.cumsum(per) - per, per)  # position within its (layer, combination)
+        m_of = np.maximum(n_maps, 1)[owner_row]
+        row_map = first[owner_row] + at % m_of
+        row_seg = seg0[owner_row] + at // m_of
     if edges is not None:
         read = ~_unread_rows(row_seg, nk, *edges)
         if not read.all():
@@ -2049,8 +2087,12 @@ def _final_plans(p: _Planned,
     ctx = 2 * resident.astype(np.int64) + keep  # the position in CONTEXTS
     seg = (np.arange(nl)[:, None] * nk + np.arange(nk)[None, :]) * len(CONTEXTS) + ctx
     start, count = p.start[seg].ravel(), p.count[seg].ravel()
-    rows = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
-    owner = np.repeat(np.arange(nl * nk), count)
+    if _one_each(count):  # one plan per (layer, combination) at most (EMAXV): its start, no repeats
+        owner = np.flatnonzero(count)
+        rows = start[owner]
+    else:
+        rows = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + np.repeat(start, count)
+        owner = np.repeat(np.arange(nl * nk), count)
     if resident.any():  # (no layer resident, as on EMAXV: every plan of the decided contexts stays)
         sel = ~resident.ravel()[owner] | p.chainable[rows]
         rows, owner = rows[sel], owner[sel]

@@ -53,7 +53,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from .mapper import ConvShape, FCShape, nonzero_2d
+from .mapper import ConvShape, FCShape, SlotColumns, nonzero_2d
 
 KINDS = ("input", "weight", "psum", "output", "spill")
 PHASES = ("load", "drain", "pload", "pdrain", "pool")
@@ -1037,9 +1037,23 @@ class Rows:
             return self.given[k]
         a = self.got.get(k)
         if a is None:
-            b, idx, _ = self._of(k)
-            a = self.got[k] = b[idx]
+            a = self._composed(k)
+            if a is None:
+                b, idx, _ = self._of(k)
+                a = b[idx]
+            self.got[k] = a
         return a
+
+    def _composed(self, k: str) -> np.ndarray | None:
+        """Column ``k`` of a :class:`~archmodels.emax.mapper.SlotColumns` source not built yet, in one gather (its
+        :meth:`~archmodels.emax.mapper.SlotColumns.gather`: the same values as ``base[k][index]``); else None.
+        Without tail rows only (the tail's rows follow the base's)."""
+        if self.tail is not None or k in self._base:
+            return None
+        for d, idx in self.sources:
+            if k in d:
+                return d.gather(k, idx) if isinstance(d, SlotColumns) and not d.built(k) else None
+        return None
 
     def take_rows(self, k: str, at: np.ndarray) -> np.ndarray:
         """``self[k][at]``, in one gather from the column's base when the column was not built."""
