@@ -60,6 +60,7 @@ class Link:
     def __init__(self, clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes,
                  cols):
         args = (clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes, cols)
+        self._gathered: tuple[np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None = None
         if all(np.shape(a) == (1,) for a in args):  # one design point: Python numbers, the same operations
             self._one(*(float(np.asarray(a, dtype=float)[0]) for a in args))
             return
@@ -72,6 +73,19 @@ class Link:
         self.lat_spm = np.ceil(np.asarray(spm_latency_ns, dtype=float) * f / 1e9 - 1e-9)
         self.elem = np.broadcast_to(np.asarray(elem_bytes, dtype=float), f.shape)
         self.cols = np.broadcast_to(np.asarray(cols, dtype=float), f.shape)
+
+    def at(self, a: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        """``a[pts]`` of a per-point array ``a`` (the link's or :class:`_PointConsts`'), gathered once per array for
+        the last ``pts`` object asked about: an EMAXV chunk's choice, timing and metrics gather the clock, bus, element
+        size, columns and DRAM energies at the same pairs' points two or three times. The answer is shared: read it,
+        never write into it."""
+        memo = self._gathered
+        if memo is None or memo[0] is not pts:
+            memo = self._gathered = (pts, {})
+        got = memo[1].get(id(a))
+        if got is None:
+            got = memo[1][id(a)] = (a, a[pts])  # (``a`` kept: its id stays its own while the memo holds it)
+        return got[1]
 
     def _one(self, clock_mhz: float, bus_bits: float, dram_gbps: float, dram_latency_ns: float, spm_gbps: float,
              spm_latency_ns: float, elem: float, cols: float) -> None:
@@ -309,7 +323,7 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
     report's ``dram_r`` and ``spm_r`` even if no plan stages a byte (:func:`_parts_flows` decides over every block)."""
     n, nph = len(pts), len(PHASES)
     ns = len(b.phase)
-    bus, elem = link.bus_bytes[pts], link.elem[pts]
+    bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
     lat_d, lat_s = link.lat_dram[pts], link.lat_spm[pts]
     choice, report = True in variants, False in variants
     work, dram_x, spm_x = np.zeros((nph, n)), np.zeros((nph, n)), np.zeros((nph, n))
@@ -596,7 +610,7 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
     # each pair's link numbers repeated over its phases (gathered once per pair, not per phase; contiguous arrays:
     # numpy's loops as before, whose maximum of 0.0 and -0.0 a broadcast operand's loop may answer otherwise)
     if n >= STATES_REPEAT_FROM:
-        bus_cols, dram_bpc, spm_bpc = (np.repeat(v[pts], nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
+        bus_cols, dram_bpc, spm_bpc = (np.repeat(link.at(v, pts), nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
     else:  # (a few pairs, one design point's: fewer numpy calls)
         ptr = np.repeat(pts, nph)
         bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
@@ -608,7 +622,7 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
         + PIPE_CYCLES_PER_ROW * col["pool_rows_used"]
     pool_compute = col["pool_iterations"] + col["pool_loop_ends"] * LOOP_END_BUBBLE_CYCLES
     fixed = {
-        "CONF": col["rows_used"] * link.cols[pts] * CONF_CYCLES_PER_PE,
+        "CONF": col["rows_used"] * link.at(link.cols, pts) * CONF_CYCLES_PER_PE,
         "LMMI": col["activations"] * START_OVERHEAD_CYCLES,
         "REGV": col["activations"] * np.ceil(col["regs"] / REGV_REGS_PER_CYCLE),
     }
@@ -695,7 +709,7 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     kind from 0.0 its read columns in order (transfers, then staging), then its host columns, a column a plan does
     not read adding +0.0; the total kind by kind in the plan's first-named order (:meth:`_Moves.read_order`)."""
     n, nk = len(pts), len(KINDS)
-    bus, elem = link.bus_bytes[pts], link.elem[pts]
+    bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
     by_kind = np.zeros((nk + 1, n))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
         for j in range(b.rd_on.shape[1]):

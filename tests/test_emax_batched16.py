@@ -1,0 +1,176 @@
+"""EMAX batched, sixteenth round (issue 15): each change compared with the code before it (kept here as the oracle,
+verbatim but for names) bit for bit."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archmodels import get_model
+from archmodels.emax import cost, timing
+from archmodels.emax import model as em
+from archmodels.emax.timing import KINDS, STATES, Link
+from archmodels.result import metric_of
+from workloads import load_workload
+
+from .test_emax_batched_paths5 import _rows
+
+
+def _bits(a) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(a, dtype=float)).view(np.int64)
+
+
+# ------------------------------------------------------------------ Link.at: per-point gathers once per pairs array
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_link_at_equals_the_gather_and_keeps_it_for_one_pairs_array(data):
+    """``link.at(a, pts)`` is ``a[pts]`` bit for bit (NaN and infinities of either sign included), for the link's
+    arrays and any other per-point array; asked again with the same ``pts`` object it gives the very array gathered;
+    a new ``pts`` object (even of equal values) is gathered anew, and two arrays at one ``pts`` keep their own."""
+    n = data.draw(st.integers(1, 40))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    link = Link(*(rng.choice([100.0, 200.0, 333.0], n) for _ in range(6)), 2.0, 8.0)
+    other = rng.standard_normal(n) * rng.choice([1.0, np.nan, np.inf, -np.inf, -0.0], n)
+    for _ in range(3):
+        pts = rng.integers(0, n, data.draw(st.integers(0, 60)))
+        arrays = (link.clock_hz, link.bus_bytes, link.elem, link.cols, link.dram_bpc, other)
+        got = [link.at(a, pts) for a in arrays]
+        for a, g in zip(arrays, got):
+            assert g.dtype == a.dtype and np.array_equal(_bits(g), _bits(a[pts]))
+            assert link.at(a, pts) is g  # (kept: gathered once)
+        fresh = pts.copy()
+        again = link.at(other, fresh)
+        assert again is not got[-1] and np.array_equal(_bits(again), _bits(other[pts]))
+        assert link.at(link.clock_hz, fresh) is not got[0]  # (the former pairs' gathers dropped)
+
+
+# ------------------------------------------------------------------ the oracle: _plan_metrics before this round
+def _plan_metrics_former(tab, rows, pts, link, pp, e_comp, e_sram, macs, st=None):
+    if st is None:
+        st = timing.pair_states(tab, rows, pts, link, for_choice=False)
+    cycles = sum(st[s] for s in STATES)
+    time_s = cycles / link.clock_hz[pts]
+    rd, dram_r = timing.pair_dram_reads(tab, rows, pts, link)
+    at = timing._Take(rows, timing._every(tab, rows))  # (EMAXV, one design point: every plan in order, no copies)
+    p = {k: at(tab.plan[k]) for k in em._REPORTED_PLAN_COLUMNS}
+    dram_w = p["dram_write"]
+    e_dram = cost.dram_energy_j(dram_r, dram_w, pp.dram_rd_pj[pts], pp.dram_wr_pj[pts])
+    pes = pp.pes[pts]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = {
+            "cycles": cycles,
+            "time_s": time_s,
+            "utilization": macs / (cycles * pes),
+            "dram_read_bytes": dram_r,
+            "dram_write_bytes": dram_w,
+            "energy_j": e_dram + e_comp + e_sram,
+            "starts": p["starts"],
+            "activations": p["activations"],
+            "bands": p["bands"],
+            "passes": p["passes"],
+            "parallelism": p["macs"],
+            "icpar": p["icpar"],
+            "alus_used": p["alus"],
+            "rows_used": p["rows_used"],
+            "ideal_time_s": p["ops"] / p["macs"] / link.clock_hz[pts],
+            "overhead_fraction": (st["LMMI"] + st["REGV"] + st["PRE_POST_EXEC"]) / cycles,
+            "load_fraction_of_exec": (st["LOAD"] + st["_pload_total"]) / st["EXEC"],
+            "mac_utilization": p["ops"] / (cycles * pes),
+            "alu_occupancy": p["alus"] / pes,
+            "pload_cycles": st["_pload_total"],
+            "pdrain_cycles": st["_pdrain_total"],
+            "spm_read_bytes": p["spm_read"],
+            "spm_write_bytes": p["spm_write"],
+            "spm_need_bytes": p["spm_need"],
+            "lmm_read_bytes": p["lmm_read"],
+            "lmm_write_bytes": p["lmm_write"],
+            "dram_access_per_op": np.where(macs != 0, (dram_r + dram_w) / (2 * macs), np.nan),
+            "dram_compulsory_bytes": p["compulsory"],
+            "dram_traffic_ratio": np.where(p["compulsory"] > 0, (dram_r + dram_w) / p["compulsory"], np.nan),
+            "dram_energy_j": e_dram,
+            "compute_energy_j": e_comp,
+            "sram_energy_j": e_sram,
+            "dram_power_w": e_dram / time_s,
+        }
+    for kind, d in em.DRAM_KIND_KEYS:
+        out[f"dram_{kind}_{d}_bytes"] = (rd if d == "read" else p["write_kind"])[:, KINDS.index(kind)]
+    for s in STATES:
+        out["state:" + s] = st[s]
+    return out
+
+
+def _former():
+    """The code before this round patched in: plain gathers for ``Link.at``, the former ``_plan_metrics``, every
+    value computed at once (``DEFER_UNREAD`` False: the runner-up ratios' former expression)."""
+    stack = ExitStack()
+    stack.enter_context(mock.patch.object(Link, "at", lambda self, a, pts: a[pts]))
+    stack.enter_context(mock.patch.object(em, "_plan_metrics", _plan_metrics_former))
+    stack.enter_context(mock.patch.object(em, "DEFER_UNREAD", False))
+    return stack
+
+
+def _everything(arch: str, wl: str, rows: list[dict]):
+    """Every layer's metrics (keys in order), states, feasibility and reasons, and the totals, as bits."""
+    m = get_model(arch)
+    em.workload_plans.cache_clear()
+    r = m.evaluate_batch(load_workload(wl), m.params.points(rows))
+    em.workload_plans.cache_clear()
+    layers = [(list(lb.metrics), {k: _bits(v) for k, v in lb.metrics.items()},
+               {k: _bits(v) for k, v in lb.states.items()}, lb.feasible.copy(), list(map(str, lb.reason)))
+              for lb in r.layers]
+    totals = {k: _bits(v) if np.asarray(v).dtype.kind in "fiub" else list(map(str, v))
+              for k, v in r.model_totals.items()}
+    return layers, totals
+
+
+def _same(got, want) -> None:
+    (gl, gt), (wl, wt) = got, want
+    assert len(gl) == len(wl) and list(gt) == list(wt)
+    for (gk, gm, gs, gf, gr), (wk, wm, ws, wf, wr) in zip(gl, wl):
+        assert gk == wk and list(gs) == list(ws)
+        for k in wm:
+            assert np.array_equal(gm[k], wm[k]), k
+        for k in ws:
+            assert np.array_equal(gs[k], ws[k]), k
+        assert np.array_equal(gf, wf) and gr == wr
+    for k in wt:
+        assert np.array_equal(np.asarray(gt[k]), np.asarray(wt[k])), k
+
+
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 4096, 3),  # two chunks, the values kept
+                                            ("emaxv", "vgg16-conv", 20, 4),  # a cube filled at once
+                                            ("emaxv", "vgg16", 300, 5),  # FC layers' forms
+                                            ("emaxv", "alexnet", 1, 6),  # one design point
+                                            ("emaxvr", "alexnet", 24, 7)])
+def test_batches_equal_the_former_metrics(arch, wl, n, seed):
+    """Whole batches (random points; a third with small arrays and LMMs: layers without a plan, NaN; criterion dram)
+    give what the former code gives, every metric, state, reason and total bit for bit and keys in order."""
+    rows = _rows(arch, n, seed)
+    got = _everything(arch, wl, rows)
+    with _former():
+        want = _everything(arch, wl, rows)
+    _same(got, want)
+
+
+def test_unread_metrics_are_computed_only_when_read():
+    """A 4,096-point EMAXV batch computes none of its deferred values by the time it returns (its own steps read other
+    keys); reading every key computes each one per chunk, and gives what they were (the test above)."""
+    calls = []
+    real = em._Deferred.__call__
+    with mock.patch.object(em._Deferred, "__call__", lambda self: calls.append(1) or real(self)):
+        m = get_model("emaxv")
+        em.workload_plans.cache_clear()
+        r = m.evaluate_batch(load_workload("vgg16-conv"), m.params.points(_rows("emaxv", 4096, 8)))
+        assert not calls
+        for lb in r.layers:
+            metric_of(lb, "utilization"), metric_of(lb, "runner_up_time_ratio")
+        assert len(calls) == 2 * 2  # (two keys of two chunks)
+        for lb in r.layers:
+            dict(lb.metrics)
+        assert len(calls) == 2 * 11  # (8 metrics and 3 runner-up ratios of two chunks, once each)
+    em.workload_plans.cache_clear()
