@@ -111,7 +111,42 @@ def _former():
     stack.enter_context(mock.patch.object(Link, "at", lambda self, a, pts: a[pts]))
     stack.enter_context(mock.patch.object(em, "_plan_metrics", _plan_metrics_former))
     stack.enter_context(mock.patch.object(em, "DEFER_UNREAD", False))
+    stack.enter_context(mock.patch.object(timing, "_column_words", _column_words_former))
     return stack
+
+
+def _column_words_former(b, j, pts, link):
+    """The words of a read column as :func:`timing._dense_flows` and :func:`timing._read_bytes` computed them."""
+    weight = 1.0 if b.rd_kind[j] == 1 else 0.0
+    return timing._words_of(b.rd_each[:, j], weight, link.bus_bytes[pts], link.elem[pts])
+
+
+def test_column_words_are_the_former_words_once_per_chunk():
+    """Over an EMAXV chunk's block (its transfer columns, write and read, of several kinds), ``_column_words`` is the
+    former ``_words_of`` of the column bit for bit, kept for one pairs array (the very array asked again), computed
+    anew for a new pairs array."""
+    m = get_model("emaxv")
+    rows = _rows("emaxv", 300, 11)
+    seen = []
+    real = timing._dense_flows
+
+    def spy(b, host, pts, link, variants, always=False):
+        seen.append((b, pts, link))
+        return real(b, host, pts, link, variants, always)
+
+    em.workload_plans.cache_clear()
+    with mock.patch.object(timing, "_dense_flows", spy):
+        m.evaluate_batch(load_workload("vgg16-conv"), m.params.points(rows))
+    em.workload_plans.cache_clear()
+    assert seen
+    for b, pts, link in seen:
+        assert b.rd_on.shape[1] >= 2 and len({int(k) for k in b.rd_kind}) >= 2
+        for j in range(b.rd_on.shape[1]):
+            got = timing._column_words(b, j, pts, link)
+            assert np.array_equal(_bits(got), _bits(_column_words_former(b, j, pts, link)))
+            assert timing._column_words(b, j, pts, link) is got
+            again = timing._column_words(b, j, pts.copy(), link)
+            assert again is not got and np.array_equal(_bits(again), _bits(got))
 
 
 def _everything(arch: str, wl: str, rows: list[dict]):

@@ -39,6 +39,7 @@ SPM bandwidth cap every phase.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class Link:
     def __init__(self, clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes,
                  cols):
         args = (clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes, cols)
-        self._gathered: tuple[np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None = None
+        self._gathered: tuple[np.ndarray, dict[Any, tuple[Any, np.ndarray]]] | None = None
         if all(np.shape(a) == (1,) for a in args):  # one design point: Python numbers, the same operations
             self._one(*(float(np.asarray(a, dtype=float)[0]) for a in args))
             return
@@ -79,13 +80,18 @@ class Link:
         the last ``pts`` object asked about: an EMAXV chunk's choice, timing and metrics gather the clock, bus, element
         size, columns and DRAM energies at the same pairs' points two or three times. The answer is shared: read it,
         never write into it."""
+        memo = self._memo(pts)
+        got = memo.get(id(a))
+        if got is None:
+            got = memo[id(a)] = (a, a[pts])  # (``a`` kept: its id stays its own while the memo holds it)
+        return got[1]
+
+    def _memo(self, pts: np.ndarray) -> dict[Any, tuple[Any, np.ndarray]]:
+        """The values kept for the pairs ``pts`` (a new, empty memo for a new ``pts`` object)."""
         memo = self._gathered
         if memo is None or memo[0] is not pts:
             memo = self._gathered = (pts, {})
-        got = memo[1].get(id(a))
-        if got is None:
-            got = memo[1][id(a)] = (a, a[pts])  # (``a`` kept: its id stays its own while the memo holds it)
-        return got[1]
+        return memo[1]
 
     def _one(self, clock_mhz: float, bus_bits: float, dram_gbps: float, dram_latency_ns: float, spm_gbps: float,
              spm_latency_ns: float, elem: float, cols: float) -> None:
@@ -111,6 +117,19 @@ def _words_of(nbytes: np.ndarray, weight: float, bus: np.ndarray, elem: np.ndarr
     """:func:`words` of transfers of one kind (``weight`` a number, 1.0 = a weight block; ``nbytes``, ``bus`` and
     ``elem`` of one shape): only the branch ``np.where`` would take for every element (the same values)."""
     return np.ceil(nbytes / bus - 1e-9) if weight > 0 else np.maximum(nbytes, nbytes + bus - elem) / bus
+
+
+def _column_words(b: _Moves, j: int, pts: np.ndarray, link: Link) -> np.ndarray:
+    """:func:`_words_of` of read column ``j`` of block ``b`` at the pairs' points ``pts`` (its transfers' bus words;
+    weight 1 for kind 1), once per (block, column) and ``pts`` object: an EMAXV chunk's choice prices the transfer
+    columns (:func:`_dense_flows`) and its report the same columns' reads (:func:`_dense_reads`). Shared: only read."""
+    memo = link._memo(pts)
+    key = ("words", id(b), j)
+    got = memo.get(key)
+    if got is None:  # (``b`` kept: its id stays its own while the memo holds it)
+        got = memo[key] = (b, _words_of(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, link.at(link.bus_bytes, pts),
+                                        link.at(link.elem, pts)))
+    return got[1]
 
 
 def _entry_words(each: np.ndarray, weight: np.ndarray, e: np.ndarray, pt: np.ndarray, link: Link) -> np.ndarray:
@@ -334,10 +353,9 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             ph = int(b.phase[j])
             on = b.xfer_on[:, j]
             read = 0.0 if b.write[j] else 1.0
-            weight = 1.0 if b.rd_kind[j] == 1 else 0.0
             count, each = b.rd_count[:, j], b.rd_each[:, j]
             dram = b.dram[:, j].astype(float)
-            w = _words_of(each, weight, bus, elem)
+            w = _column_words(b, j, pts, link)  # (_words_of(each, 1.0 if kind 1 else 0.0, bus, elem))
             cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, lat_d, lat_s) + w
             moved = count * np.where(read > 0, w * bus, each)
             rounds = b.bursts[:, j] * np.ceil(b.per_burst[:, j] / b.par[:, j] - 1e-9)
@@ -712,8 +730,9 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
     by_kind = np.zeros((nk + 1, n))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
-        for j in range(b.rd_on.shape[1]):
-            by_kind[int(b.rd_kind[j])] += np.where(b.rd_on[:, j], _read_bytes(b, j, bus, elem), 0.0)
+        for j in range(b.rd_on.shape[1]):  # (_read_bytes, the words of each column once per chunk)
+            by_kind[int(b.rd_kind[j])] += np.where(b.rd_on[:, j], b.rd_count[:, j] * _column_words(b, j, pts, link) * bus,
+                                                   0.0)
     for j in range(b.h_on.shape[1]):
         by_kind[int(b.h_kind[j])] += np.where(b.h_on[:, j], b.h_bytes[:, j], 0.0)
     out = np.ascontiguousarray(by_kind.T)
