@@ -149,6 +149,10 @@ def test_column_words_are_the_former_words_once_per_chunk():
             assert again is not got and np.array_equal(_bits(again), _bits(got))
 
 
+#: the labels compared (the plan texts are built from the chosen plans' rows, which the metrics' test compares)
+LABELS = ("runner_up_lost", "mapping", "loop_order", "fused_into")
+
+
 def _everything(arch: str, wl: str, rows: list[dict]):
     """Every layer's metrics (keys in order), states, feasibility and reasons, and the totals, as bits."""
     m = get_model(arch)
@@ -156,7 +160,8 @@ def _everything(arch: str, wl: str, rows: list[dict]):
     r = m.evaluate_batch(load_workload(wl), m.params.points(rows))
     em.workload_plans.cache_clear()
     layers = [(list(lb.metrics), {k: _bits(v) for k, v in lb.metrics.items()},
-               {k: _bits(v) for k, v in lb.states.items()}, lb.feasible.copy(), list(map(str, lb.reason)))
+               {k: _bits(v) for k, v in lb.states.items()}, lb.feasible.copy(),
+               list(map(str, lb.reason)) + [str(v) for k in LABELS for v in lb.labels[k]])
               for lb in r.layers]
     totals = {k: _bits(v) if np.asarray(v).dtype.kind in "fiub" else list(map(str, v))
               for k, v in r.model_totals.items()}

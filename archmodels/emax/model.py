@@ -893,9 +893,12 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
             else:
                 ratios = {k: np.where(has, v[ru_at] / at_pick(v), np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
         res.update(ratios)
-        rtol = _first_rtol(crit, False)
-        rtol = rtol if isinstance(crit, str) else at_pick(rtol)
-        worse, more_dram = by[ru_at] > at_pick(by) * (1 + rtol) + 1e-30, dr[ru_at] > at_pick(dr) * (1 + 1e-3)
+        if DEFER_UNREAD and not has.any():  # no runner-up anywhere (EMAXV: one candidate per pair): every verdict
+            worse = more_dram = np.zeros(len(has), bool)  # is "no other plan", whatever these two say
+        else:
+            rtol = _first_rtol(crit, False)
+            rtol = rtol if isinstance(crit, str) else at_pick(rtol)
+            worse, more_dram = by[ru_at] > at_pick(by) * (1 + rtol) + 1e-30, dr[ru_at] > at_pick(dr) * (1 + 1e-3)
         if pp.only is not None:
             verdict = verdicts(pp.only, worse, more_dram, ~has)
         else:
@@ -1121,8 +1124,9 @@ _REPORTED_PLAN_COLUMNS = ("dram_write", "starts", "activations", "bands", "passe
 
 
 #: whether :func:`_plan_metrics` and :func:`_choose` leave the metrics no later step of a batch reads (ratios,
-#: fractions, the runner-up's ratios) to be computed when their cube row is written (:class:`_Deferred`); False: every
-#: value computed at once, as before (the same values either way, tests/test_emax_batched16.py)
+#: fractions, the runner-up's ratios) to be computed when their cube row is written (:class:`_Deferred`), and
+#: :func:`_choose` skips the runner-up's comparisons where no pair has a runner-up; False: every value computed at
+#: once, as before (the same values either way, tests/test_emax_batched16.py)
 DEFER_UNREAD = True
 
 
