@@ -214,3 +214,122 @@ def test_unread_metrics_are_computed_only_when_read():
             dict(lb.metrics)
         assert len(calls) == 2 * 11  # (8 metrics and 3 runner-up ratios of two chunks, once each)
     em.workload_plans.cache_clear()
+
+
+# ------------------------------------------------------------------ _dense_flows: a column's read or write branch
+def _dense_flows_former(b, host: np.ndarray, pts: np.ndarray, link,
+                 variants: tuple[bool, ...], always: bool = False) -> dict[str, np.ndarray]:
+    """The former :func:`timing._dense_flows`."""
+    n, nph = len(pts), len(timing.PHASES)
+    ns = len(b.phase)
+    bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
+    lat_d, lat_s = link.lat_dram[pts], link.lat_spm[pts]
+    choice, report = True in variants, False in variants
+    work, dram_x, spm_x = np.zeros((nph, n)), np.zeros((nph, n)), np.zeros((nph, n))
+    longest: list = [None] * nph
+    rd, wr = 0.0 + host, np.zeros(n)  # (the host's reads first: a sum from 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not use: discarded)
+        for j in np.argsort(b.phase, kind="stable").tolist():  # phase by phase, slot order within a phase
+            ph = int(b.phase[j])
+            on = b.xfer_on[:, j]
+            read = 0.0 if b.write[j] else 1.0
+            count, each = b.rd_count[:, j], b.rd_each[:, j]
+            dram = b.dram[:, j].astype(float)
+            w = timing._column_words(b, j, pts, link)  # (timing._words_of(each, 1.0 if kind 1 else 0.0, bus, elem))
+            cost = timing.HANDSHAKE_CYCLES + read * np.where(dram > 0, lat_d, lat_s) + w
+            moved = count * np.where(read > 0, w * bus, each)
+            rounds = b.bursts[:, j] * np.ceil(b.per_burst[:, j] / b.par[:, j] - 1e-9)
+            work[ph] += np.where(on, count * cost, 0.0)
+            r = np.where(on, rounds * cost, -np.inf)
+            longest[ph] = r if longest[ph] is None else np.maximum(longest[ph], r)
+            md = moved * dram
+            dram_x[ph] += np.where(on, md, 0.0)
+            spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
+            rd = rd + np.where(on, md * read, 0.0)
+            wr = wr + np.where(on, md * (1 - read), 0.0)
+        stage = [np.where(b.rd_on[:, j], timing._read_bytes(b, j, bus, elem), 0.0)  # staging reads (on: a positive
+                 for j in range(ns, b.rd_on.shape[1])]                          # count), in order
+        staged = np.zeros(n)
+        for v in stage:
+            staged = staged + v
+    longest = np.stack([np.zeros(n) if v is None else np.maximum(0.0, v) for v in longest], axis=1).reshape(-1)
+    out = {"work": work.T.reshape(-1), "longest": longest}
+    if choice:
+        if stage:  # the staging reads after the phase's transfers (PLOAD), one by one, and after the reads
+            dc, sc = dram_x.copy(), spm_x.copy()
+            rd_c = rd
+            for v in stage:
+                dc[timing._PLOAD_AT] += v
+                sc[timing._PLOAD_AT] += v
+                rd_c = rd_c + v
+            out["dram_c"], out["spm_c"], out["_dram_read"] = dc.T.reshape(-1), sc.T.reshape(-1), rd_c
+        else:
+            out["dram_c"], out["spm_c"], out["_dram_read"] = dram_x.T.reshape(-1), spm_x.T.reshape(-1), rd
+        out["_dram_write"] = wr
+    if report:
+        if stage:
+            st = np.zeros((nph, n))
+            st[timing._PLOAD_AT] = staged
+            out["staged"] = st.T.reshape(-1)
+        else:  # no staging column (EMAXV): every sum is the +0.0 it starts from, as np.zeros gives it (no transposing
+            out["staged"] = np.zeros(n * nph)  # copy of a [phases, pairs] matrix of zeros)
+        if always or not timing._same_sums(variants, out):
+            out["dram_r"] = dram_x.T.reshape(-1)
+            out["spm_r"] = spm_x.T.reshape(-1)
+    return out
+
+
+
+_BLOCK: list = []
+
+
+def _a_block():
+    """An EMAXV VGG16-conv chunk's block as ``_dense_flows`` got it: (block, host bytes, points, link)."""
+    if not _BLOCK:
+        m = get_model("emaxv")
+        real = timing._dense_flows
+
+        def spy(b, host, pts, link, variants, always=False):
+            _BLOCK.append((b, host, pts, link))
+            return real(b, host, pts, link, variants, always)
+
+        em.workload_plans.cache_clear()
+        with mock.patch.object(timing, "_dense_flows", spy):
+            m.evaluate_batch(load_workload("vgg16-conv"), m.params.points(_rows("emaxv", 200, 12)))
+        em.workload_plans.cache_clear()
+    return _BLOCK[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), odd=st.sampled_from([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, -3.0]))
+def test_dense_flows_equal_the_former_flows(seed, odd):
+    """``_dense_flows`` (a read column without its multiplications by 1.0, one branch of ``np.where(read > 0, ...)``)
+    equals the former code bit for bit on an EMAXV chunk's block (read and write columns), at random points whose
+    link numbers (latencies, bandwidths, clocks, bus widths, element sizes) are sometimes NaN of either sign,
+    infinite, -0.0 or negative; both variants."""
+    b, host, pts0, _ = _a_block()
+    assert not b.write.all() and b.write.any()
+    rng = np.random.default_rng(seed)
+    n = 64
+    with np.errstate(all="ignore"):
+        args = [np.where(rng.random(n) < 0.15, odd, rng.choice([100.0, 150.0, 400.0], n)) for _ in range(6)]
+        args += [np.where(rng.random(n) < 0.15, odd, 2.0), 8.0]
+        link_a, link_b = Link(*args), Link(*args)  # (two links: no memo shared)
+    pts = rng.integers(0, n, len(pts0))
+    with np.errstate(all="ignore"):
+        got = timing._dense_flows(b, host, pts, link_a, (True, False))
+        want = _dense_flows_former(b, host, pts, link_b, (True, False))
+    assert list(got) == list(want)
+    for k in want:
+        assert np.array_equal(_bits(got[k]), _bits(want[k])), k
+
+
+def test_a_deferred_value_written_as_it_is_gives_its_values():
+    """Code writing a metric's value into an array as it is (``cube[j][to] = v``, as the earlier rounds' reference
+    adds do) gets the deferred values, as numpy asks them of ``__array__``, in any dtype asked."""
+    a = np.array([1.0, -0.0, np.nan, -np.inf, 3.5])
+    d = em._Deferred(lambda: a / 1.0, len(a))
+    out = np.full(7, 9.0)
+    out[[0, 2, 3, 4, 6]] = d
+    assert np.array_equal(_bits(out[[0, 2, 3, 4, 6]]), _bits(a)) and out[1] == 9.0 and d.nbytes == a.nbytes
+    assert np.array_equal(np.asarray(d, dtype=np.float32), a.astype(np.float32), equal_nan=True)

@@ -1145,6 +1145,11 @@ class _Deferred:
         with np.errstate(divide="ignore", invalid="ignore"):  # (as where they were computed before)
             return self._fn()
 
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """The values (numpy asks when the deferred value is written into an array as it is)."""
+        a = self()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
 
 def _value(v: np.ndarray | _Deferred) -> np.ndarray:
     """The values of a metric as :func:`_plan_metrics` gives it (computed now if :class:`_Deferred`)."""

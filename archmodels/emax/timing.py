@@ -356,8 +356,11 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             count, each = b.rd_count[:, j], b.rd_each[:, j]
             dram = b.dram[:, j].astype(float)
             w = _column_words(b, j, pts, link)  # (_words_of(each, 1.0 if kind 1 else 0.0, bus, elem))
-            cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, lat_d, lat_s) + w
-            moved = count * np.where(read > 0, w * bus, each)
+            # (``read`` is 1.0 or 0.0 for the whole column: x * 1.0 is x, bit for bit, NaN included, so a read
+            # column skips its multiplications by 1.0, and each column's ``np.where(read > 0, ...)`` is one branch)
+            lat = np.where(dram > 0, lat_d, lat_s)
+            cost = HANDSHAKE_CYCLES + (lat if read > 0 else read * lat) + w
+            moved = count * (w * bus if read > 0 else each)
             rounds = b.bursts[:, j] * np.ceil(b.per_burst[:, j] / b.par[:, j] - 1e-9)
             work[ph] += np.where(on, count * cost, 0.0)
             r = np.where(on, rounds * cost, -np.inf)
@@ -365,8 +368,8 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             md = moved * dram
             dram_x[ph] += np.where(on, md, 0.0)
             spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
-            rd = rd + np.where(on, md * read, 0.0)
-            wr = wr + np.where(on, md * (1 - read), 0.0)
+            rd = rd + np.where(on, md if read > 0 else md * read, 0.0)
+            wr = wr + np.where(on, md * (1 - read) if read > 0 else md, 0.0)
         stage = [np.where(b.rd_on[:, j], _read_bytes(b, j, bus, elem), 0.0)  # staging reads (on: a positive
                  for j in range(ns, b.rd_on.shape[1])]                          # count), in order
         staged = np.zeros(n)
