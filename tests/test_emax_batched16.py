@@ -50,7 +50,7 @@ def test_link_at_equals_the_gather_and_keeps_it_for_one_pairs_array(data):
 
 
 # ------------------------------------------------------------------ the oracle: _plan_metrics before this round
-def _plan_metrics_former(tab, rows, pts, link, pp, e_comp, e_sram, macs, st=None):
+def _plan_metrics_former(tab, rows, pts, link, pp, e_comp, e_sram, macs, st=None, defer=False):
     if st is None:
         st = timing.pair_states(tab, rows, pts, link, for_choice=False)
     cycles = sum(st[s] for s in STATES)
@@ -213,6 +213,13 @@ def test_unread_metrics_are_computed_only_when_read():
         for lb in r.layers:
             dict(lb.metrics)
         assert len(calls) == 2 * 11  # (8 metrics and 3 runner-up ratios of two chunks, once each)
+    made = []
+    real_init = em._Deferred.__init__
+    with mock.patch.object(em._Deferred, "__init__", lambda self, fn, n: made.append(1) or real_init(self, fn, n)):
+        m.evaluate_batch(load_workload("vgg16-conv"), m.params.points(_rows("emaxv", 20, 8)))  # (a cube filled at once)
+        assert not made
+        m.evaluate_batch(load_workload("vgg16-conv"), m.params.points(_rows("emaxv", 200, 8)))
+        assert len(made) == 11
     em.workload_plans.cache_clear()
 
 

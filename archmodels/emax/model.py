@@ -881,13 +881,15 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         rows = at_pick(pair_row)
         picked = None if report is None else {k: at_pick(v) if kept is None else v[at_pick(kept)]
                                               for k, v in report.items()}
+        # (a small batch's cube is filled at once, every key written now: nothing to defer)
+        defer = DEFER_UNREAD and not out.filled
         res = _plan_metrics(tab, rows, pts, link, pp, at_pick(e_comp), at_pick(e_sram),
-                            macs[li] if grp.single else np.repeat(macs[li], n_pts), picked)
+                            macs[li] if grp.single else np.repeat(macs[li], n_pts), picked, defer)
         ru = runner_up(crit, t, en, dr, start, pick, by)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
         with np.errstate(divide="ignore", invalid="ignore"):
-            if DEFER_UNREAD:  # (when read: the same expression; ``ru_at`` and ``has`` are new arrays, never written)
+            if defer:  # (when read: the same expression; ``ru_at`` and ``has`` are new arrays, never written)
                 ratios = {k: _Deferred(lambda v=v: np.where(has, v[ru_at] / at_pick(v), np.nan), len(ru_at))
                           for k, v in zip(RATIO_KEYS, (t, dr, en))}
             else:
@@ -1126,7 +1128,8 @@ _REPORTED_PLAN_COLUMNS = ("dram_write", "starts", "activations", "bands", "passe
 #: whether :func:`_plan_metrics` and :func:`_choose` leave the metrics no later step of a batch reads (ratios,
 #: fractions, the runner-up's ratios) to be computed when their cube row is written (:class:`_Deferred`), and
 #: :func:`_choose` skips the runner-up's comparisons where no pair has a runner-up; False: every value computed at
-#: once, as before (the same values either way, tests/test_emax_batched16.py)
+#: once, as before (the same values either way, tests/test_emax_batched16.py). A batch whose cube is filled at once
+#: (:data:`CUBE_FILL_UPTO`: one design point) defers nothing: every key is written with its chunk
 DEFER_UNREAD = True
 
 
@@ -1158,9 +1161,10 @@ def _value(v: np.ndarray | _Deferred) -> np.ndarray:
 
 def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, pp: _PointConsts,
                   e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray,
-                  st: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+                  st: dict[str, np.ndarray] | None = None, defer: bool = False) -> dict[str, np.ndarray]:
     """Every metric of plan ``rows[k]`` at point ``pts[k]`` of a layer of ``macs[k]`` MACs (states as
-    ``state:NAME``; ``st``: :func:`pair_states` of these pairs for the report, if known)."""
+    ``state:NAME``; ``st``: :func:`pair_states` of these pairs for the report, if known; ``defer``: the metrics no
+    step of a batch reads as :class:`_Deferred`, see :data:`DEFER_UNREAD`)."""
     if st is None:
         st = pair_states(tab, rows, pts, link, for_choice=False)
     cycles = sum(st[s] for s in STATES)
@@ -1171,7 +1175,7 @@ def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
     dram_w = p["dram_write"]
     e_dram = cost.dram_energy_j(dram_r, dram_w, link.at(pp.dram_rd_pj, pts), link.at(pp.dram_wr_pj, pts))
     n = len(rows)
-    if DEFER_UNREAD:  # (the values when written: the same expressions of the same arrays)
+    if defer:  # (the values when written: the same expressions of the same arrays)
         def later(fn: Callable[[], np.ndarray]) -> _Deferred | np.ndarray:
             return _Deferred(fn, n)
     else:
