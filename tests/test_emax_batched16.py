@@ -34,6 +34,12 @@ def test_link_at_equals_the_gather_and_keeps_it_for_one_pairs_array(data):
     a new ``pts`` object (even of equal values) is gathered anew, and two arrays at one ``pts`` keep their own."""
     n = data.draw(st.integers(1, 40))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    kept_from = data.draw(st.sampled_from([0, 30]))  # (pairs from which the gathers are kept)
+    with mock.patch.object(timing, "AT_KEPT_FROM", kept_from):
+        _link_at_case(data, n, rng, kept_from)
+
+
+def _link_at_case(data, n, rng, kept_from):
     link = Link(*(rng.choice([100.0, 200.0, 333.0], n) for _ in range(6)), 2.0, 8.0)
     other = rng.standard_normal(n) * rng.choice([1.0, np.nan, np.inf, -np.inf, -0.0], n)
     for _ in range(3):
@@ -42,11 +48,15 @@ def test_link_at_equals_the_gather_and_keeps_it_for_one_pairs_array(data):
         got = [link.at(a, pts) for a in arrays]
         for a, g in zip(arrays, got):
             assert g.dtype == a.dtype and np.array_equal(_bits(g), _bits(a[pts]))
-            assert link.at(a, pts) is g  # (kept: gathered once)
+            if len(pts) >= kept_from:
+                assert link.at(a, pts) is g  # (kept: gathered once)
+            else:  # (a few pairs: gathered each time)
+                assert link.at(a, pts) is not g and np.array_equal(_bits(link.at(a, pts)), _bits(g))
         fresh = pts.copy()
         again = link.at(other, fresh)
         assert again is not got[-1] and np.array_equal(_bits(again), _bits(other[pts]))
         assert link.at(link.clock_hz, fresh) is not got[0]  # (the former pairs' gathers dropped)
+        assert np.array_equal(_bits(link.at(link.clock_hz, fresh)), _bits(link.clock_hz[pts]))
 
 
 # ------------------------------------------------------------------ the oracle: _plan_metrics before this round

@@ -55,6 +55,10 @@ LOOP_END_BUBBLE_CYCLES = 2  # fitted: EMAXVR AlexNet conv+pool time (archmodels/
 STATES = ("CONF", "LMMI", "LOAD", "REGV", "EXEC", "PRE_POST_EXEC", "DRAIN", "PLOAD", "PDRAIN", "POOL")
 
 
+#: pairs from which :meth:`Link.at` keeps its gathers (an EMAXV chunk: ~33 k; one design point: tens)
+AT_KEPT_FROM = 1024
+
+
 class Link:
     """Per-point transfer parameters (arrays over the points of a batch)."""
 
@@ -79,7 +83,10 @@ class Link:
         """``a[pts]`` of a per-point array ``a`` (the link's or :class:`_PointConsts`'), gathered once per array for
         the last ``pts`` object asked about: an EMAXV chunk's choice, timing and metrics gather the clock, bus, element
         size, columns and DRAM energies at the same pairs' points two or three times. The answer is shared: read it,
-        never write into it."""
+        never write into it. Fewer than :data:`AT_KEPT_FROM` pairs (one design point's): gathered each time, as
+        before (the memo's bookkeeping costs more than the gather)."""
+        if len(pts) < AT_KEPT_FROM:
+            return a[pts]
         memo = self._memo(pts)
         got = memo.get(id(a))
         if got is None:
