@@ -705,7 +705,7 @@ class _Results:
             for k, j in self.row.items():
                 v = res.get(k)
                 if v is not None:
-                    cube[j][to] = v
+                    cube[j][to] = _value(v)
         else:
             entry = (to, flat_r, {k: v for k, v in res.items() if k in self.row})
             if self.written:
@@ -718,7 +718,7 @@ class _Results:
             self.done.reshape(-1)[to] = True
         for k, v in res.items():
             if k not in self.row:
-                (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[to] = v
+                (self.states[k[6:]] if k.startswith("state:") else self.metrics[k]).reshape(-1)[to] = _value(v)
         for k, v in labels.items():
             self.labels[k].reshape(-1)[to] = v
         if plans:
@@ -773,8 +773,8 @@ class _Results:
         for j in rows:
             if flat_r is not None:
                 cube[j][flat_r] = np.nan
-            v = res.pop(keys[j], None)  # (each chunk's value written once: dropped then)
-            cube[j][to] = np.nan if v is None else v
+            v = res.pop(keys[j], None)  # (each chunk's value written once: dropped then; computed then if deferred)
+            cube[j][to] = np.nan if v is None else _value(v)
 
 
 #: (layer, point) cells up to which :class:`_Results` fills its cube with NaN first (one design point, small
@@ -867,8 +867,9 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         else:
             st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
         cycles = sum(st[s] for s in STATES)
-        t = cycles / link.clock_hz[pair_pt]
-        en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], pp.dram_rd_pj[pair_pt], pp.dram_wr_pj[pair_pt])
+        t = cycles / link.at(link.clock_hz, pair_pt)
+        en = (cost.dram_energy_j(st["_dram_read"], st["_dram_write"], link.at(pp.dram_rd_pj, pair_pt),
+                                 link.at(pp.dram_wr_pj, pair_pt))
               + (e_comp + e_sram) + pp.static_w[pair_pt] * t)  # the whole energy: a slower plan leaks longer
         dr = st["_dram_read"] + st["_dram_write"]
         if pp.only is None:
@@ -880,17 +881,26 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         rows = at_pick(pair_row)
         picked = None if report is None else {k: at_pick(v) if kept is None else v[at_pick(kept)]
                                               for k, v in report.items()}
+        # (a small batch's cube is filled at once, every key written now: nothing to defer)
+        defer = DEFER_UNREAD and not out.filled
         res = _plan_metrics(tab, rows, pts, link, pp, at_pick(e_comp), at_pick(e_sram),
-                            macs[li] if grp.single else np.repeat(macs[li], n_pts), picked)
+                            macs[li] if grp.single else np.repeat(macs[li], n_pts), picked, defer)
         ru = runner_up(crit, t, en, dr, start, pick, by)
         has = ru >= 0
         ru_at = np.where(has, ru, pick)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = {k: np.where(has, v[ru_at] / at_pick(v), np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
+            if defer:  # (when read: the same expression; ``ru_at`` and ``has`` are new arrays, never written)
+                ratios = {k: _Deferred(lambda v=v: np.where(has, v[ru_at] / at_pick(v), np.nan), len(ru_at))
+                          for k, v in zip(RATIO_KEYS, (t, dr, en))}
+            else:
+                ratios = {k: np.where(has, v[ru_at] / at_pick(v), np.nan) for k, v in zip(RATIO_KEYS, (t, dr, en))}
         res.update(ratios)
-        rtol = _first_rtol(crit, False)
-        rtol = rtol if isinstance(crit, str) else at_pick(rtol)
-        worse, more_dram = by[ru_at] > at_pick(by) * (1 + rtol) + 1e-30, dr[ru_at] > at_pick(dr) * (1 + 1e-3)
+        if DEFER_UNREAD and not has.any():  # no runner-up anywhere (EMAXV: one candidate per pair): every verdict
+            worse = more_dram = np.zeros(len(has), bool)  # is "no other plan", whatever these two say
+        else:
+            rtol = _first_rtol(crit, False)
+            rtol = rtol if isinstance(crit, str) else at_pick(rtol)
+            worse, more_dram = by[ru_at] > at_pick(by) * (1 + rtol) + 1e-30, dr[ru_at] > at_pick(dr) * (1 + 1e-3)
         if pp.only is not None:
             verdict = verdicts(pp.only, worse, more_dram, ~has)
         else:
@@ -1115,26 +1125,69 @@ _REPORTED_PLAN_COLUMNS = ("dram_write", "starts", "activations", "bands", "passe
                           "compulsory", "write_kind")
 
 
+#: whether :func:`_plan_metrics` and :func:`_choose` leave the metrics no later step of a batch reads (ratios,
+#: fractions, the runner-up's ratios) to be computed when their cube row is written (:class:`_Deferred`), and
+#: :func:`_choose` skips the runner-up's comparisons where no pair has a runner-up; False: every value computed at
+#: once, as before (the same values either way, tests/test_emax_batched16.py). A batch whose cube is filled at once
+#: (:data:`CUBE_FILL_UPTO`: one design point) defers nothing: every key is written with its chunk
+DEFER_UNREAD = True
+
+
+class _Deferred:
+    """A metric's values computed when :class:`_Results` first writes its cube row (a key is read), not when its
+    chunk is chosen: a batch's own steps read ~15 of the ~55 keys, and each ratio or fraction nobody reads cost one
+    to four numpy passes over the chunk's ~33 k pairs. ``nbytes``: what the values take once computed (the kept-values
+    bound counts them as before)."""
+
+    __slots__ = ("_fn", "nbytes")
+
+    def __init__(self, fn: Callable[[], np.ndarray], n: int):
+        self._fn, self.nbytes = fn, 8 * n
+
+    def __call__(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):  # (as where they were computed before)
+            return self._fn()
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """The values (numpy asks when the deferred value is written into an array as it is)."""
+        a = self()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+
+def _value(v: np.ndarray | _Deferred) -> np.ndarray:
+    """The values of a metric as :func:`_plan_metrics` gives it (computed now if :class:`_Deferred`)."""
+    return v() if type(v) is _Deferred else v
+
+
 def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, pp: _PointConsts,
                   e_comp: np.ndarray, e_sram: np.ndarray, macs: np.ndarray,
-                  st: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+                  st: dict[str, np.ndarray] | None = None, defer: bool = False) -> dict[str, np.ndarray]:
     """Every metric of plan ``rows[k]`` at point ``pts[k]`` of a layer of ``macs[k]`` MACs (states as
-    ``state:NAME``; ``st``: :func:`pair_states` of these pairs for the report, if known)."""
+    ``state:NAME``; ``st``: :func:`pair_states` of these pairs for the report, if known; ``defer``: the metrics no
+    step of a batch reads as :class:`_Deferred`, see :data:`DEFER_UNREAD`)."""
     if st is None:
         st = pair_states(tab, rows, pts, link, for_choice=False)
     cycles = sum(st[s] for s in STATES)
-    time_s = cycles / link.clock_hz[pts]
+    time_s = cycles / link.at(link.clock_hz, pts)
     rd, dram_r = pair_dram_reads(tab, rows, pts, link)
     at = timing._Take(rows, timing._every(tab, rows))  # (EMAXV, one design point: every plan in order, no copies)
     p = {k: at(tab.plan[k]) for k in _REPORTED_PLAN_COLUMNS}
     dram_w = p["dram_write"]
-    e_dram = cost.dram_energy_j(dram_r, dram_w, pp.dram_rd_pj[pts], pp.dram_wr_pj[pts])
-    pes = pp.pes[pts]
+    e_dram = cost.dram_energy_j(dram_r, dram_w, link.at(pp.dram_rd_pj, pts), link.at(pp.dram_wr_pj, pts))
+    n = len(rows)
+    if defer:  # (the values when written: the same expressions of the same arrays)
+        def later(fn: Callable[[], np.ndarray]) -> _Deferred | np.ndarray:
+            return _Deferred(fn, n)
+    else:
+        def later(fn: Callable[[], np.ndarray]) -> _Deferred | np.ndarray:
+            return fn()
+    pes_of = lambda: pp.pes[pts]  # noqa: E731 (the PEs gathered where a deferred value needs them)
+    ops, alus, compulsory = p["ops"], p["alus"], p["compulsory"]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = {
             "cycles": cycles,
             "time_s": time_s,
-            "utilization": macs / (cycles * pes),
+            "utilization": later(lambda: macs / (cycles * pes_of())),
             "dram_read_bytes": dram_r,
             "dram_write_bytes": dram_w,
             "energy_j": e_dram + e_comp + e_sram,
@@ -1146,11 +1199,11 @@ def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
             "icpar": p["icpar"],
             "alus_used": p["alus"],
             "rows_used": p["rows_used"],
-            "ideal_time_s": p["ops"] / p["macs"] / link.clock_hz[pts],
-            "overhead_fraction": (st["LMMI"] + st["REGV"] + st["PRE_POST_EXEC"]) / cycles,
-            "load_fraction_of_exec": (st["LOAD"] + st["_pload_total"]) / st["EXEC"],
-            "mac_utilization": p["ops"] / (cycles * pes),
-            "alu_occupancy": p["alus"] / pes,
+            "ideal_time_s": p["ops"] / p["macs"] / link.at(link.clock_hz, pts),
+            "overhead_fraction": later(lambda: (st["LMMI"] + st["REGV"] + st["PRE_POST_EXEC"]) / cycles),
+            "load_fraction_of_exec": later(lambda: (st["LOAD"] + st["_pload_total"]) / st["EXEC"]),
+            "mac_utilization": later(lambda: ops / (cycles * pes_of())),
+            "alu_occupancy": later(lambda: alus / pes_of()),
             "pload_cycles": st["_pload_total"],
             "pdrain_cycles": st["_pdrain_total"],
             "spm_read_bytes": p["spm_read"],
@@ -1158,13 +1211,13 @@ def _plan_metrics(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
             "spm_need_bytes": p["spm_need"],
             "lmm_read_bytes": p["lmm_read"],
             "lmm_write_bytes": p["lmm_write"],
-            "dram_access_per_op": np.where(macs != 0, (dram_r + dram_w) / (2 * macs), np.nan),
-            "dram_compulsory_bytes": p["compulsory"],
-            "dram_traffic_ratio": np.where(p["compulsory"] > 0, (dram_r + dram_w) / p["compulsory"], np.nan),
+            "dram_access_per_op": later(lambda: np.where(macs != 0, (dram_r + dram_w) / (2 * macs), np.nan)),
+            "dram_compulsory_bytes": compulsory,
+            "dram_traffic_ratio": later(lambda: np.where(compulsory > 0, (dram_r + dram_w) / compulsory, np.nan)),
             "dram_energy_j": e_dram,
             "compute_energy_j": e_comp,
             "sram_energy_j": e_sram,
-            "dram_power_w": e_dram / time_s,
+            "dram_power_w": later(lambda: e_dram / time_s),
         }
     for kind, d in DRAM_KIND_KEYS:
         out[f"dram_{kind}_{d}_bytes"] = (rd if d == "read" else p["write_kind"])[:, KINDS.index(kind)]

@@ -39,6 +39,7 @@ SPM bandwidth cap every phase.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -54,12 +55,17 @@ LOOP_END_BUBBLE_CYCLES = 2  # fitted: EMAXVR AlexNet conv+pool time (archmodels/
 STATES = ("CONF", "LMMI", "LOAD", "REGV", "EXEC", "PRE_POST_EXEC", "DRAIN", "PLOAD", "PDRAIN", "POOL")
 
 
+#: pairs from which :meth:`Link.at` keeps its gathers (an EMAXV chunk: ~33 k; one design point: tens)
+AT_KEPT_FROM = 1024
+
+
 class Link:
     """Per-point transfer parameters (arrays over the points of a batch)."""
 
     def __init__(self, clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes,
                  cols):
         args = (clock_mhz, fsm_bus_bits, dram_gbps, dram_latency_ns, spm_gbps, spm_latency_ns, elem_bytes, cols)
+        self._gathered: tuple[np.ndarray, dict[Any, tuple[Any, np.ndarray]]] | None = None
         if all(np.shape(a) == (1,) for a in args):  # one design point: Python numbers, the same operations
             self._one(*(float(np.asarray(a, dtype=float)[0]) for a in args))
             return
@@ -72,6 +78,27 @@ class Link:
         self.lat_spm = np.ceil(np.asarray(spm_latency_ns, dtype=float) * f / 1e9 - 1e-9)
         self.elem = np.broadcast_to(np.asarray(elem_bytes, dtype=float), f.shape)
         self.cols = np.broadcast_to(np.asarray(cols, dtype=float), f.shape)
+
+    def at(self, a: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        """``a[pts]`` of a per-point array ``a`` (the link's or :class:`_PointConsts`'), gathered once per array for
+        the last ``pts`` object asked about: an EMAXV chunk's choice, timing and metrics gather the clock, bus, element
+        size, columns and DRAM energies at the same pairs' points two or three times. The answer is shared: read it,
+        never write into it. Fewer than :data:`AT_KEPT_FROM` pairs (one design point's): gathered each time, as
+        before (the memo's bookkeeping costs more than the gather)."""
+        if len(pts) < AT_KEPT_FROM:
+            return a[pts]
+        memo = self._memo(pts)
+        got = memo.get(id(a))
+        if got is None:
+            got = memo[id(a)] = (a, a[pts])  # (``a`` kept: its id stays its own while the memo holds it)
+        return got[1]
+
+    def _memo(self, pts: np.ndarray) -> dict[Any, tuple[Any, np.ndarray]]:
+        """The values kept for the pairs ``pts`` (a new, empty memo for a new ``pts`` object)."""
+        memo = self._gathered
+        if memo is None or memo[0] is not pts:
+            memo = self._gathered = (pts, {})
+        return memo[1]
 
     def _one(self, clock_mhz: float, bus_bits: float, dram_gbps: float, dram_latency_ns: float, spm_gbps: float,
              spm_latency_ns: float, elem: float, cols: float) -> None:
@@ -97,6 +124,19 @@ def _words_of(nbytes: np.ndarray, weight: float, bus: np.ndarray, elem: np.ndarr
     """:func:`words` of transfers of one kind (``weight`` a number, 1.0 = a weight block; ``nbytes``, ``bus`` and
     ``elem`` of one shape): only the branch ``np.where`` would take for every element (the same values)."""
     return np.ceil(nbytes / bus - 1e-9) if weight > 0 else np.maximum(nbytes, nbytes + bus - elem) / bus
+
+
+def _column_words(b: _Moves, j: int, pts: np.ndarray, link: Link) -> np.ndarray:
+    """:func:`_words_of` of read column ``j`` of block ``b`` at the pairs' points ``pts`` (its transfers' bus words;
+    weight 1 for kind 1), once per (block, column) and ``pts`` object: an EMAXV chunk's choice prices the transfer
+    columns (:func:`_dense_flows`) and its report the same columns' reads (:func:`_dense_reads`). Shared: only read."""
+    memo = link._memo(pts)
+    key = ("words", id(b), j)
+    got = memo.get(key)
+    if got is None:  # (``b`` kept: its id stays its own while the memo holds it)
+        got = memo[key] = (b, _words_of(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, link.at(link.bus_bytes, pts),
+                                        link.at(link.elem, pts)))
+    return got[1]
 
 
 def _entry_words(each: np.ndarray, weight: np.ndarray, e: np.ndarray, pt: np.ndarray, link: Link) -> np.ndarray:
@@ -309,7 +349,7 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
     report's ``dram_r`` and ``spm_r`` even if no plan stages a byte (:func:`_parts_flows` decides over every block)."""
     n, nph = len(pts), len(PHASES)
     ns = len(b.phase)
-    bus, elem = link.bus_bytes[pts], link.elem[pts]
+    bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
     lat_d, lat_s = link.lat_dram[pts], link.lat_spm[pts]
     choice, report = True in variants, False in variants
     work, dram_x, spm_x = np.zeros((nph, n)), np.zeros((nph, n)), np.zeros((nph, n))
@@ -320,12 +360,14 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             ph = int(b.phase[j])
             on = b.xfer_on[:, j]
             read = 0.0 if b.write[j] else 1.0
-            weight = 1.0 if b.rd_kind[j] == 1 else 0.0
             count, each = b.rd_count[:, j], b.rd_each[:, j]
             dram = b.dram[:, j].astype(float)
-            w = _words_of(each, weight, bus, elem)
-            cost = HANDSHAKE_CYCLES + read * np.where(dram > 0, lat_d, lat_s) + w
-            moved = count * np.where(read > 0, w * bus, each)
+            w = _column_words(b, j, pts, link)  # (_words_of(each, 1.0 if kind 1 else 0.0, bus, elem))
+            # (``read`` is 1.0 or 0.0 for the whole column: x * 1.0 is x, bit for bit, NaN included, so a read
+            # column skips its multiplications by 1.0, and each column's ``np.where(read > 0, ...)`` is one branch)
+            lat = np.where(dram > 0, lat_d, lat_s)
+            cost = HANDSHAKE_CYCLES + (lat if read > 0 else read * lat) + w
+            moved = count * (w * bus if read > 0 else each)
             rounds = b.bursts[:, j] * np.ceil(b.per_burst[:, j] / b.par[:, j] - 1e-9)
             work[ph] += np.where(on, count * cost, 0.0)
             r = np.where(on, rounds * cost, -np.inf)
@@ -333,8 +375,8 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             md = moved * dram
             dram_x[ph] += np.where(on, md, 0.0)
             spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
-            rd = rd + np.where(on, md * read, 0.0)
-            wr = wr + np.where(on, md * (1 - read), 0.0)
+            rd = rd + np.where(on, md if read > 0 else md * read, 0.0)
+            wr = wr + np.where(on, md * (1 - read) if read > 0 else md, 0.0)
         stage = [np.where(b.rd_on[:, j], _read_bytes(b, j, bus, elem), 0.0)  # staging reads (on: a positive
                  for j in range(ns, b.rd_on.shape[1])]                          # count), in order
         staged = np.zeros(n)
@@ -596,7 +638,7 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
     # each pair's link numbers repeated over its phases (gathered once per pair, not per phase; contiguous arrays:
     # numpy's loops as before, whose maximum of 0.0 and -0.0 a broadcast operand's loop may answer otherwise)
     if n >= STATES_REPEAT_FROM:
-        bus_cols, dram_bpc, spm_bpc = (np.repeat(v[pts], nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
+        bus_cols, dram_bpc, spm_bpc = (np.repeat(link.at(v, pts), nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
     else:  # (a few pairs, one design point's: fewer numpy calls)
         ptr = np.repeat(pts, nph)
         bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
@@ -608,7 +650,7 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
         + PIPE_CYCLES_PER_ROW * col["pool_rows_used"]
     pool_compute = col["pool_iterations"] + col["pool_loop_ends"] * LOOP_END_BUBBLE_CYCLES
     fixed = {
-        "CONF": col["rows_used"] * link.cols[pts] * CONF_CYCLES_PER_PE,
+        "CONF": col["rows_used"] * link.at(link.cols, pts) * CONF_CYCLES_PER_PE,
         "LMMI": col["activations"] * START_OVERHEAD_CYCLES,
         "REGV": col["activations"] * np.ceil(col["regs"] / REGV_REGS_PER_CYCLE),
     }
@@ -695,11 +737,12 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     kind from 0.0 its read columns in order (transfers, then staging), then its host columns, a column a plan does
     not read adding +0.0; the total kind by kind in the plan's first-named order (:meth:`_Moves.read_order`)."""
     n, nk = len(pts), len(KINDS)
-    bus, elem = link.bus_bytes[pts], link.elem[pts]
+    bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
     by_kind = np.zeros((nk + 1, n))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
-        for j in range(b.rd_on.shape[1]):
-            by_kind[int(b.rd_kind[j])] += np.where(b.rd_on[:, j], _read_bytes(b, j, bus, elem), 0.0)
+        for j in range(b.rd_on.shape[1]):  # (_read_bytes, the words of each column once per chunk)
+            by_kind[int(b.rd_kind[j])] += np.where(b.rd_on[:, j], b.rd_count[:, j] * _column_words(b, j, pts, link) * bus,
+                                                   0.0)
     for j in range(b.h_on.shape[1]):
         by_kind[int(b.h_kind[j])] += np.where(b.h_on[:, j], b.h_bytes[:, j], 0.0)
     out = np.ascontiguousarray(by_kind.T)
