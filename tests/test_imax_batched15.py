@@ -4,7 +4,6 @@ names and docstrings, as the oracle), bit for bit and dtype for dtype."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from archmodels import get_model

@@ -737,7 +737,7 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     kind from 0.0 its read columns in order (transfers, then staging), then its host columns, a column a plan does
     not read adding +0.0; the total kind by kind in the plan's first-named order (:meth:`_Moves.read_order`)."""
     n, nk = len(pts), len(KINDS)
-    bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
+    bus = link.at(link.bus_bytes, pts)
     by_kind = np.zeros((nk + 1, n))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
         for j in range(b.rd_on.shape[1]):  # (_read_bytes, the words of each column once per chunk)
