@@ -311,6 +311,31 @@ class _SharedRows:
             return None  # some layer has no such metric (its dict would raise KeyError)
         return self._stack(self.metrics, keys, 1 if from_zero else 0)
 
+    def planes(self, layers: Sequence, keys: Sequence[str]) -> np.ndarray | None:
+        """The metrics ``keys`` of ``layers`` as a (keys x layers x points) view, no copy, where their (rows x points)
+        arrays are consecutive planes of one C-ordered array in the order of ``keys`` (EMAX's results cube) and
+        ``layers`` are this call's in row order; else None. The view holds what :meth:`cube` would copy, in a
+        layout whose rows (keys x points for one layer) numpy adds as it adds the copy's."""
+        if self.order is not None or not self.whole(layers):
+            return None
+        if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
+            return None
+        arrays = self._arrays(self.metrics, keys)
+        if not arrays:
+            return None
+        base = arrays[0].base
+        if type(base) is not np.ndarray or base.ndim != 3 or base.shape[1:] != (self.rows, self.n) or \
+                base.dtype != np.float64 or not base.flags.c_contiguous:
+            return None
+        plane = self.rows * self.n * 8
+        at = base.ctypes.data
+        start, rest = divmod(arrays[0].ctypes.data - at, plane)
+        if rest or not all(a.base is base and a.ctypes.data == at + (start + i) * plane
+                           for i, a in enumerate(arrays)):
+            return None
+        self._ready(keys)
+        return base[start:start + len(keys)]
+
     def metric_row(self, r: int, key: str) -> np.ndarray:
         """Row ``r``'s metric ``key`` (KeyError if the row has none): the view its dict would hold, for a layer
         whose dict is not built (:func:`archmodels.result.metric_of`)."""

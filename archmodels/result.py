@@ -185,7 +185,18 @@ def row_sum(rows: np.ndarray) -> np.ndarray:
 def layer_sums(layers: list, keys: Sequence[str], n: int, from_zero: bool = False) -> dict[str, np.ndarray]:
     """``{key: seqsum of the layers' metric key}`` for several keys (``from_zero``: a zero row first, as
     ``seqsum([np.zeros(n)] + arrays)``): one stack and one ``np.add.accumulate`` for all keys when they stack
-    (:func:`_layer_cube`: the very additions of :func:`seqsum`, row after row), else seqsum per key."""
+    (:func:`_layer_cube`: the very additions of :func:`seqsum`, row after row), else seqsum per key. Where the keys'
+    arrays are consecutive planes of one array already (EMAX's results cube: :meth:`_SharedRows.planes`), the same
+    row-after-row additions run on them in place of a stacked copy (the same bits: tests/test_layer_sums_planes.py)."""
+    shared = getattr(layers[0], "_shared", None) if layers else None
+    if shared is not None and len(keys) * n >= ROW_LOOP_FROM:  # (fewer: row_sum's accumulate, on a copy below)
+        block = shared.planes(layers, keys)
+        if block is not None:  # the keys' arrays lie as the stack would: summed where they are, no copy
+            rows = block.swapaxes(0, 1)
+            total = np.zeros(rows.shape[1:]) if from_zero else rows[0].copy()  # (row_sum's first row: a copy)
+            for row in rows[0 if from_zero else 1:]:
+                total += row
+            return dict(zip(keys, total))
     cube = _layer_cube(layers, keys, n, from_zero)
     if cube is not None:
         return dict(zip(keys, _cube_sums(cube)))

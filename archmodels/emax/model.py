@@ -622,11 +622,11 @@ class _Results:
         self.cube = np.full((len(names) + len(STATES), nl, n), np.nan) if self.filled else \
             np.empty((len(names) + len(STATES), nl, n))
         self.done = np.zeros((nl, n), bool) if not self.filled else None
-        self.metrics: dict[str, np.ndarray] = dict(zip(names, self.cube))
-        self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
-        self.states = dict(zip(STATES, self.cube[len(names):]))
         #: the cube's row of each key as :func:`_plan_metrics` names it (states as ``state:NAME``)
         self.row = _cube_rows()
+        self.metrics: dict[str, np.ndarray] = {k: self.cube[self.row[k]] for k in names}  # (in the names' order)
+        self.names: list[list[str] | None] = [None] * nl  # per layer: metric keys as its first chunk set them
+        self.states = dict(zip(STATES, self.cube[len(names):]))
         #: per chunk its pairs' cube values, written into a key's row when the key is first read (:meth:`fill`; a
         #: batch's own steps read ~15 of the ~55 keys): (the pairs' cells (:func:`_scatter_index`), the infeasible
         #: pairs' cells or None, the values by key; a key without a value gets NaN)
@@ -1109,8 +1109,12 @@ def _cube_rows() -> dict[str, int]:
 
 @lru_cache(maxsize=1)
 def _cube_keys() -> tuple[str, ...]:
-    """The key of each row of :attr:`_Results.cube`: every metric, then ``state:NAME``."""
-    return _all_metric_names() + tuple("state:" + s for s in STATES)
+    """The key of each row of :attr:`_Results.cube`: the metrics :meth:`_EmaxBase.model_totals` sums over the layers
+    (:data:`_SUMMED_KEYS`, in that order: consecutive planes, which :func:`archmodels.result.layer_sums` sums where
+    they lie instead of stacking a copy of them), every other metric, then ``state:NAME``."""
+    names = _all_metric_names()
+    summed = tuple(k for k in _SUMMED_KEYS if k in names)
+    return summed + tuple(k for k in names if k not in summed) + tuple("state:" + s for s in STATES)
 
 
 @lru_cache(maxsize=1)
