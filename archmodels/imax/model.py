@@ -235,7 +235,7 @@ class ImaxModel(Model):
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
             every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
             every[:2, n:] = 0
-            first, point_cfg = S.distinct_rows(tuple(every))
+            first, point_cfg = S.distinct_rows(every)
             uniq = _rows_at(every, first)
             at = np.concatenate((np.arange(n), need))
             out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
@@ -261,7 +261,7 @@ class ImaxModel(Model):
             rows, prod, pair_cfg = uniq, np.zeros(G, np.intp), None
             m, k, n_ = keys[0][:3]
             cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), None, *rows[:, 2:6].T,
-                                   mapping_codes=rows[:, 1])
+                                   mapping_codes=rows[:, 1], caps_where_divisible=True)
         else:
             rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
             prod = np.repeat(np.arange(nk), G)
@@ -269,8 +269,8 @@ class ImaxModel(Model):
             # what depends on the configuration alone computed once per configuration, gathered per pair
             pair_cfg = np.tile(np.arange(G), nk)
             cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *uniq[:, 2:6].T, mapping_codes=uniq[:, 1],
-                                   pair_cfg=pair_cfg)
-        none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
+                                   pair_cfg=pair_cfg, caps_where_divisible=True)
+        none = S.unschedulable_divisible_caps(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:
             inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
@@ -445,7 +445,7 @@ class _Groups:
 
     def _rows(self) -> tuple[np.ndarray, np.ndarray]:
         if self._distinct is None:
-            first, inv = S.distinct_rows(tuple(self.columns))  # in the order of np.unique over the rows
+            first, inv = S.distinct_rows(self.columns)  # in the order of np.unique over the rows
             self._distinct = (np.ascontiguousarray(self.columns[:, first].T), inv)
         return self._distinct
 
