@@ -648,7 +648,8 @@ def _conf_terms(conf: np.ndarray) -> np.ndarray:
         np.where(ob, GAC, Cs) * VB, BNC * VB, (x_cgr - FKR) * VB, x_cgr * VB, LAR * VB,
         ST * W, W * C.SIMD, NB * fill,
         (2 * x_cg - FK) * desc, BN * desc, x_cg * desc, LA * desc,
-        np.where(ob, GAs * arrays + perm * TI, (NB - MB) * arrays + perm * TI) * desc, np.where(ob, zero, MB * arrays * desc),
+        np.where(ob, GAs * arrays + perm * TI, (NB - MB) * arrays + perm * TI) * desc,
+        np.where(ob, zero, MB * arrays * desc),
         SL, SL * sb, (SL + 2 * ST) * VB,
         np.where(ob, BIG, TOPg), np.where(ob, MOST, 1), units * W, o))
 
