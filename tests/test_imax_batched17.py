@@ -289,7 +289,8 @@ def _plans_same(a: dict, b: dict) -> None:
                                 "spmm:n=96,sparsity=0.999"])
 def test_conf_plans_equal_the_former_on_batches(wl, monkeypatch):
     """_conf_plans (configuration terms written once, gathered at the candidates) == the counts over candidates, on
-    the inputs of real batches (the one pass of SpMM batches with dense references, fallbacks), every count, AGRP, BGRP and block row, bit for bit."""
+    the inputs of real batches (the one pass of SpMM batches with dense references, fallbacks), every count, AGRP,
+    BGRP and block row, bit for bit."""
     seen = []
     former = P._conf_plans
 
