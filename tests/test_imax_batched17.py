@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from archmodels import get_model
 from archmodels.imax import costs as C
+from archmodels.imax import model as IM
 from archmodels.imax import plans as P
 from archmodels.imax import schedule as S
 from workloads import load_workload
@@ -324,3 +325,41 @@ def test_conf_plans_equal_the_former_on_random_numbers(seed, G, opt_kind, n):
     a_max = rng.integers(1, 40, G)
     per = {}
     _plans_same(P._conf_plans(n, cfg, opt, a_max, conf, per), _conf_plans_former(n, cfg, opt, a_max, conf, per))
+
+
+def _layer_sums_former(layers) -> tuple[np.ndarray, ...]:
+    """The former model_totals' sums and largest chain (the stack, its concatenation and row_sum)."""
+    from archmodels.result import row_sum
+    cube = np.array([[lb.metrics[k] for k in IM._TOTAL_INPUTS] for lb in layers], dtype=float)
+    time = cube[:, :1]
+    sums = row_sum(np.concatenate((cube[:, :2], time * cube[:, 2:4], cube[:, 4:5]), axis=1))
+    tot_time, dense_time, util, util_unopt, starts = sums
+    return tot_time, dense_time, util, util_unopt, starts, np.fmax.reduce(cube[:, 5], axis=0)
+
+
+def _bits_same(a, b) -> None:
+    """The same float64 bits (NaN payloads and signs included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype == np.float64 and a.shape == b.shape
+    assert np.array_equal(a.view(np.uint64), b.view(np.uint64))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 300))
+def test_one_layer_sums_equal_the_former_stack(seed, n):
+    """_one_layer_sums == the former stack's sums of one layer, bit for bit: NaNs of both signs and payloads planted in
+    every input metric (time x utilization picks the same NaN), infinities, zeros of both signs."""
+    rng = np.random.default_rng(seed)
+    pts = M.params.points(M.params.random_rows(n, rng))
+    (lb,) = M.evaluate_layers(load_workload("spmm:n=96,sparsity=0.9"), pts)
+    odd = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, np.float64(np.nan) * -1])
+    odd = np.concatenate((odd, np.frombuffer(np.array([0x7FF8000000000123, 0xFFF0000000000456], np.uint64).tobytes())))
+    for k in IM._TOTAL_INPUTS:
+        row = np.array(lb.metrics[k], dtype=float)
+        at = rng.integers(0, n, n // 3)
+        row[at] = rng.choice(odd, len(at))
+        lb.metrics[k] = row
+    got, want = IM._one_layer_sums(lb), _layer_sums_former([lb])
+    for g, w in zip(got, want):
+        _bits_same(g, w)
+    assert not any(np.shares_memory(g, lb.metrics[k]) for g, k in zip(got, IM._TOTAL_INPUTS))  # new arrays

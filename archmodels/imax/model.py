@@ -368,13 +368,17 @@ class ImaxModel(Model):
         if not layers:
             return base
 
-        # [layers, metric, points] in one stack; sums over layers one layer after the other (row_sum, every
-        # metric at once: the same additions): a point alone gives the bits it gives in a batch (a sum over
-        # axis 0 adds a (layers x 1) column pairwise from 8 layers, the rows of a batch in order)
-        cube = np.array([[lb.metrics[k] for k in _TOTAL_INPUTS] for lb in layers], dtype=float)
-        time = cube[:, :1]
-        sums = row_sum(np.concatenate((cube[:, :2], time * cube[:, 2:4], cube[:, 4:5]), axis=1))
-        tot_time, dense_time, util, util_unopt, starts = sums
+        if len(layers) == 1:  # one layer (an SpMM workload): the sums are its rows (row_sum of one row: a copy)
+            tot_time, dense_time, util, util_unopt, starts, chain = _one_layer_sums(layers[0])
+        else:
+            # [layers, metric, points] in one stack; sums over layers one layer after the other (row_sum, every
+            # metric at once: the same additions): a point alone gives the bits it gives in a batch (a sum over
+            # axis 0 adds a (layers x 1) column pairwise from 8 layers, the rows of a batch in order)
+            cube = np.array([[lb.metrics[k] for k in _TOTAL_INPUTS] for lb in layers], dtype=float)
+            time = cube[:, :1]
+            sums = row_sum(np.concatenate((cube[:, :2], time * cube[:, 2:4], cube[:, 4:5]), axis=1))
+            tot_time, dense_time, util, util_unopt, starts = sums
+            chain = None
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
                 **base,
@@ -385,12 +389,24 @@ class ImaxModel(Model):
                 "starts": starts,
             }
         # the largest chain of a layer, NaN layers skipped (all NaN: NaN); chains are >= 0
-        out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0)
+        out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0) if chain is None else chain
         return out
 
 
 #: the layer metrics model_totals reads, in the order of its stack
 _TOTAL_INPUTS = ("time_s", "dense_time_s", "lmm_utilization", "lmm_utilization_unoptimized", "starts", "mac_units")
+
+
+def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
+    """:meth:`ImaxModel.model_totals`' sums over the layers of a workload of one layer ``lb``, and its largest chain:
+    its time, dense time, busy LMM time (time x utilization, both kinds), starts and chain as new float64 arrays --
+    the values of the stack's ``row_sum`` of one layer (a copy of each row) and of ``np.fmax.reduce`` over one layer
+    (its row), without the [1, 6, points] stack, its concatenation and the copy of the block (~0.5 MB moved at 4,096
+    points). The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
+    contiguous 1-D product may pick the other NaN where a NaN meets a NaN of the opposite sign: numpy's SIMD tail)."""
+    time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
+    busy, busy_unopt = (time[None, None] * np.stack((util, util_unopt))[None])[0]
+    return time.copy(), dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
 
 
 def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
