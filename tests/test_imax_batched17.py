@@ -363,35 +363,3 @@ def test_one_layer_sums_equal_the_former_stack(seed, n):
     for g, w in zip(got, want):
         _bits_same(g, w)
     assert not any(np.shares_memory(g, lb.metrics[k]) for g, k in zip(got, IM._TOTAL_INPUTS))  # new arrays
-
-
-def _with_references_former(columns: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The former _sparse_runs' configurations of the points and their dense references (side by side)."""
-    n = columns.shape[1]
-    every = np.concatenate((columns, columns[:, need]), axis=1)
-    every[:2, n:] = 0
-    first, point_cfg = _distinct_rows_former(tuple(every))
-    return IM._rows_at(every, first), point_cfg
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10_000), st.integers(1, 500), st.sampled_from([4097, 1 << 20, 1 << 40]), st.booleans())
-def test_with_references_equals_the_former(seed, n, top, repeats):
-    """_with_references (the references' codes from their points') == the columns side by side, the distinct rows
-    (values, dtype, layout) and the inverse; repeated rows, references equal to points' own rows, codes past 2**62
-    (the former path)."""
-    rng = np.random.default_rng(seed)
-    columns = np.stack((rng.integers(0, 3, n), rng.integers(0, 3, n), rng.integers(1, 1024, n),
-                        rng.choice([1, 2, 4, 8], n), rng.integers(4, top, n), rng.integers(1, 65, n),
-                        rng.integers(0, 2, n))).astype(np.int64)
-    if repeats:
-        columns[:, rng.integers(0, n, n // 2)] = columns[:, :1]
-        columns[:2, rng.integers(0, n, n // 4)] = 0  # points with dense format: the references' rows
-    need = np.flatnonzero(rng.random(n) < 0.3)
-    if not len(need):
-        need = np.array([n - 1])
-    got = IM._with_references(columns, need, np.concatenate((np.arange(n), need)))
-    want = _with_references_former(columns, need)
-    _same(got[0], want[0])
-    _same(got[1], want[1])
-    assert got[0].strides == want[0].strides

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -234,8 +233,11 @@ class ImaxModel(Model):
         own = grp.columns[0] == 0  # format code 0: dense
         need = S.nonzero_at(~own & (key[2] % batch.nchip == 0))
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
+            every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
+            every[:2, n:] = 0
+            first, point_cfg = S.distinct_rows(every)
+            uniq = _rows_at(every, first)
             at = np.concatenate((np.arange(n), need))
-            uniq, point_cfg = _with_references(grp.columns, need, at)
             out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
         else:
             out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
@@ -637,29 +639,6 @@ class _Plans:
                                          m, k, len(at_d), sub, rows[at, 6].astype(bool))
         later += at_s[fallback].tolist()
         return at[idx], d
-
-
-def _with_references(columns: np.ndarray, need: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct rows, the row of each) of the configurations ``columns`` ([7, points], :class:`_Groups`) followed by
-    the dense references of points ``need`` (their columns, format and mapping codes 0), ``at``: the point of each
-    (``arange(points)`` then ``need``): ``schedule.distinct_rows`` of those columns side by side and their rows
-    (:func:`_rows_at`), without writing them side by side. The references' codes are their points' codes less the
-    format and mapping terms (the same mixed radices: a reference's format and mapping 0 are no column's largest), so
-    the codes, their order, first rows and inverse are distinct_rows' own; the rows are the points' columns at the
-    first rows, the references' first two zeroed."""
-    n = columns.shape[1]
-    radix = (np.maximum.reduce(columns, axis=1) + 1).tolist() if n else []
-    if len(radix) < 3 or math.prod(radix) >= 1 << 62:  # (distinct_rows would not code them: its own path)
-        every = np.concatenate((columns, columns[:, need]), axis=1)
-        every[:2, n:] = 0
-        first, inv = S.distinct_rows(every)
-        return _rows_at(every, first), inv
-    code = S._mixed_radix(list(columns), radix)
-    ref = code[need] - (columns[0, need] * radix[1] + columns[1, need]) * math.prod(radix[2:])
-    first, inv = S.unique_index_inverse(np.concatenate((code, ref)))
-    rows = columns.take(at[first], axis=1)
-    rows[:2, first >= n] = 0
-    return rows.T, inv
 
 
 def _rows_at(columns: np.ndarray, idx: np.ndarray) -> np.ndarray:
