@@ -363,3 +363,22 @@ def test_one_layer_sums_equal_the_former_stack(seed, n):
     for g, w in zip(got, want):
         _bits_same(g, w)
     assert not any(np.shares_memory(g, lb.metrics[k]) for g, k in zip(got, IM._TOTAL_INPUTS))  # new arrays
+
+
+def _broken_pattern_former(flags: list) -> np.ndarray:
+    pattern = np.asarray(flags[0]).astype(np.int64)  # bit i: constraint i broken (two calls a bit, no stack)
+    for i, flag in enumerate(flags[1:], 1):
+        if flag is not False:  # 4.4.8 (CGRP = BGRP) never
+            pattern |= np.asarray(flag).astype(np.int64) << i
+    return pattern
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 300), st.integers(0, 1 << 9))
+def test_broken_pattern_equals_the_former(seed, G, constant):
+    """The uint16 pattern of broken constraints == the former int64 one (every bit; flags False where constant)."""
+    rng = np.random.default_rng(seed)
+    flags = [False if constant >> i & 1 and i else rng.random(G) < 0.5 for i in range(len(S.CONSTRAINTS))]
+    got, want = S._broken_pattern(flags), _broken_pattern_former(flags)
+    assert got.dtype == np.uint16 and got.shape == want.shape
+    _same(got.astype(np.int64), want)

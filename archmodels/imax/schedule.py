@@ -652,10 +652,7 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
     n = np.broadcast_to(lim["n"], N.shape)
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
     flags = _reason_flags(lim, n, b_top)
-    pattern = np.asarray(flags[0]).astype(np.int64)  # bit i: constraint i broken (two calls a bit, no stack)
-    for i, flag in enumerate(flags[1:], 1):
-        if flag is not False:  # 4.4.8 (CGRP = BGRP) never
-            pattern |= np.asarray(flag).astype(np.int64) << i
+    pattern = _broken_pattern(flags)
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
     first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
     names = _PATTERN_NAMES
@@ -702,6 +699,17 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
 #: lines write them: one text per pattern, written once (not one generator per distinct pattern of each call)
 _PATTERN_NAMES = tuple(", ".join(c for i, c in enumerate(CONSTRAINTS) if code >> i & 1)
                        for code in range(1 << len(CONSTRAINTS)))
+
+
+def _broken_pattern(flags: list) -> np.ndarray:
+    """Bit i set where constraint i is broken (``flags``: :func:`_reason_flags`, ``False`` for a constraint no
+    configuration breaks), two calls a bit and no stack, in uint16 (9 constraints: a quarter of int64's bytes a pass;
+    the same integers, widened once by :func:`distinct_rows`)."""
+    pattern = np.asarray(flags[0]).astype(np.uint16)
+    for i, flag in enumerate(flags[1:], 1):
+        if flag is not False:  # 4.4.8 (CGRP = BGRP) never; 4.4.3 at AGRP = 1 without a build error neither
+            pattern |= np.asarray(flag).astype(np.uint16) << np.uint16(i)
+    return pattern
 
 
 def _reason_flags(lim: dict[str, np.ndarray], n: np.ndarray, b_top: np.ndarray) -> list:
