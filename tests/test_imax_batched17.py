@@ -382,3 +382,22 @@ def test_broken_pattern_equals_the_former(seed, G, constant):
     got, want = S._broken_pattern(flags), _broken_pattern_former(flags)
     assert got.dtype == np.uint16 and got.shape == want.shape
     _same(got.astype(np.int64), want)
+
+
+def _tilings_of_bounds_former(m, k, rows_max: np.ndarray, cols_max: np.ndarray, ok: np.ndarray):
+    return np.where(ok, -(-m // rows_max), 0), np.where(ok, -(-k // cols_max), 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 300), st.booleans(), st.booleans())
+def test_tilings_of_bounds_equal_the_former(seed, G, per_config, two_d):
+    """The tile counts times the flag == where(flag, counts, 0): values and dtype; m, k one number or one per
+    configuration, [sizes, LMMs] grids (space_tilings), the bounds of tiling_bounds (1 where not ok)."""
+    rng = np.random.default_rng(seed)
+    shape = (3, G) if two_d else (G,)
+    urb, lmm = rng.choice([2, 4, 8, 16, 24, 40], shape), rng.integers(0, 4097, shape) * 1024
+    rows_max, cols_max, ok = S.tiling_bounds(urb, lmm)
+    m, k = (rng.integers(1, 70_000, shape), rng.integers(1, 70_000, shape)) if per_config else (1024, 70_000)
+    for got, want in zip(S.tilings_of_bounds(m, k, rows_max, cols_max, ok),
+                         _tilings_of_bounds_former(m, k, rows_max, cols_max, ok)):
+        _same(got, want)

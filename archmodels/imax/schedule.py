@@ -201,8 +201,9 @@ def tiling_bounds(urb: np.ndarray, lmm: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def tilings_of_bounds(m, k, rows_max: np.ndarray, cols_max: np.ndarray,
                       ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`tilings` of an m x k product from :func:`tiling_bounds`."""
-    return np.where(ok, -(-m // rows_max), 0), np.where(ok, -(-k // cols_max), 0)
+    """:func:`tilings` of an m x k product from :func:`tiling_bounds`: the tile counts where ``ok``, else 0 (integer
+    counts times the flag: ``np.where(ok, count, 0)``'s values, without where's general loop)."""
+    return -(-m // rows_max) * ok, -(-k // cols_max) * ok
 
 
 def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
