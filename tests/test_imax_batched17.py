@@ -247,7 +247,7 @@ def test_unique_index_inverse_equals_the_former(seed, n, top, negative):
 def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     """evaluate_batch of random points of the space (infeasible ones most) with this round's paths == with the former
     ones swapped in (caps over every configuration and the remainder test, the former flags, rows, inverse, the counts
-    over candidates): every
+    over candidates, the totals' stack, the int64 pattern, where's tile counts): every
     metric, state, label, total, flag and reason."""
     w = load_workload(wl)
     rng = np.random.default_rng(17)
@@ -260,6 +260,9 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     monkeypatch.setattr(S, "distinct_rows", lambda cols: _distinct_rows_former(tuple(cols)))
     monkeypatch.setattr(S, "unique_index_inverse", _unique_index_inverse_former)
     monkeypatch.setattr(P, "_conf_plans", _conf_plans_former)
+    monkeypatch.setattr(IM, "_one_layer_sums", lambda lb: _layer_sums_former([lb]))
+    monkeypatch.setattr(S, "_broken_pattern", _broken_pattern_former)
+    monkeypatch.setattr(S, "tilings_of_bounds", _tilings_of_bounds_former)
     old = [M.evaluate_batch(w, pts) for pts in batches]
     for a, b in zip(new, old):
         _same(a.feasible, b.feasible)
