@@ -235,7 +235,7 @@ class ImaxModel(Model):
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
             every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
             every[:2, n:] = 0
-            first, point_cfg = S.distinct_rows(tuple(every))
+            first, point_cfg = S.distinct_rows(every)
             uniq = _rows_at(every, first)
             at = np.concatenate((np.arange(n), need))
             out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
@@ -261,7 +261,7 @@ class ImaxModel(Model):
             rows, prod, pair_cfg = uniq, np.zeros(G, np.intp), None
             m, k, n_ = keys[0][:3]
             cfg = S.configurations(m, k, np.broadcast_to(np.int64(n_), (G,)), None, *rows[:, 2:6].T,
-                                   mapping_codes=rows[:, 1])
+                                   mapping_codes=rows[:, 1], caps_where_divisible=True)
         else:
             rows = np.tile(uniq, (nk, 1))  # (product, configuration) pairs, product-major
             prod = np.repeat(np.arange(nk), G)
@@ -269,8 +269,8 @@ class ImaxModel(Model):
             # what depends on the configuration alone computed once per configuration, gathered per pair
             pair_cfg = np.tile(np.arange(G), nk)
             cfg = S.configurations(mkn[:, 0], mkn[:, 1], mkn[:, 2], None, *uniq[:, 2:6].T, mapping_codes=uniq[:, 1],
-                                   pair_cfg=pair_cfg)
-        none = S.unschedulable(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
+                                   pair_cfg=pair_cfg, caps_where_divisible=True)
+        none = S.unschedulable_divisible_caps(cfg)  # surely no schedule: reasons from the tile counts, no tiles built
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:
             inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
@@ -368,13 +368,17 @@ class ImaxModel(Model):
         if not layers:
             return base
 
-        # [layers, metric, points] in one stack; sums over layers one layer after the other (row_sum, every
-        # metric at once: the same additions): a point alone gives the bits it gives in a batch (a sum over
-        # axis 0 adds a (layers x 1) column pairwise from 8 layers, the rows of a batch in order)
-        cube = np.array([[lb.metrics[k] for k in _TOTAL_INPUTS] for lb in layers], dtype=float)
-        time = cube[:, :1]
-        sums = row_sum(np.concatenate((cube[:, :2], time * cube[:, 2:4], cube[:, 4:5]), axis=1))
-        tot_time, dense_time, util, util_unopt, starts = sums
+        if len(layers) == 1:  # one layer (an SpMM workload): the sums are its rows (row_sum of one row: a copy)
+            tot_time, dense_time, util, util_unopt, starts, chain = _one_layer_sums(layers[0])
+        else:
+            # [layers, metric, points] in one stack; sums over layers one layer after the other (row_sum, every
+            # metric at once: the same additions): a point alone gives the bits it gives in a batch (a sum over
+            # axis 0 adds a (layers x 1) column pairwise from 8 layers, the rows of a batch in order)
+            cube = np.array([[lb.metrics[k] for k in _TOTAL_INPUTS] for lb in layers], dtype=float)
+            time = cube[:, :1]
+            sums = row_sum(np.concatenate((cube[:, :2], time * cube[:, 2:4], cube[:, 4:5]), axis=1))
+            tot_time, dense_time, util, util_unopt, starts = sums
+            chain = None
         with np.errstate(divide="ignore", invalid="ignore"):
             out = {
                 **base,
@@ -385,12 +389,24 @@ class ImaxModel(Model):
                 "starts": starts,
             }
         # the largest chain of a layer, NaN layers skipped (all NaN: NaN); chains are >= 0
-        out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0)
+        out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0) if chain is None else chain
         return out
 
 
 #: the layer metrics model_totals reads, in the order of its stack
 _TOTAL_INPUTS = ("time_s", "dense_time_s", "lmm_utilization", "lmm_utilization_unoptimized", "starts", "mac_units")
+
+
+def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
+    """:meth:`ImaxModel.model_totals`' sums over the layers of a workload of one layer ``lb``, and its largest chain:
+    its time, dense time, busy LMM time (time x utilization, both kinds), starts and chain as new float64 arrays --
+    the values of the stack's ``row_sum`` of one layer (a copy of each row) and of ``np.fmax.reduce`` over one layer
+    (its row), without the [1, 6, points] stack, its concatenation and the copy of the block (~0.5 MB moved at 4,096
+    points). The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
+    contiguous 1-D product may pick the other NaN where a NaN meets a NaN of the opposite sign: numpy's SIMD tail)."""
+    time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
+    busy, busy_unopt = (time[None, None] * np.stack((util, util_unopt))[None])[0]
+    return time.copy(), dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
 
 
 def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
@@ -445,7 +461,7 @@ class _Groups:
 
     def _rows(self) -> tuple[np.ndarray, np.ndarray]:
         if self._distinct is None:
-            first, inv = S.distinct_rows(tuple(self.columns))  # in the order of np.unique over the rows
+            first, inv = S.distinct_rows(self.columns)  # in the order of np.unique over the rows
             self._distinct = (np.ascontiguousarray(self.columns[:, first].T), inv)
         return self._distinct
 

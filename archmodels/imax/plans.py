@@ -590,38 +590,68 @@ def _conf_plans(n: int, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.n
                 per: dict[str, np.ndarray]) -> dict:
     """The plans of configurations from their numbers ``conf`` (:data:`_CONF_ROWS`), largest AGRP ``a_max`` and
     problem numbers ``per``: the candidates (:func:`_candidates`) and each one's counts from its configuration's
-    numbers gathered in one take (integer formulas: the tile walk's counts, exact)."""
+    numbers (integer formulas: the tile walk's counts, exact). What a count takes from the configuration alone is
+    written once per configuration (:func:`_conf_terms`: ~2.5 candidates a configuration) and gathered at the
+    candidates in one take; a candidate adds its B groups GB and BGRP (the same integers: products and sums of
+    integers regrouped, far below 2**63)."""
     all_opt, no_opt = bool(opt.all()), not opt.any()
     count, g, AG, BG = _candidates(n, cfg, True if all_opt else False if no_opt else opt, a_max)
-    (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR, TOPg, BIG, MOST,
-     N, W, units, fill, arrays, perm, o, TI, sb) = np.take(conf, g, axis=1)
+    (N, X_st, X_ag, Y_ag, X_pa, A0, A1, Bm, Bs, Cl, Cd, LARv, STW, WS, NBF, LDm, BNd, DDm, LAd, D0, D1, SL, E0, E1,
+     slots, most, pes, o) = np.take(_conf_terms(conf), g, axis=1)
     o = o.astype(bool)
-    VB, desc = C.VALUE_BYTES, C.DMA_DESC_WORDS
     GB = n // (BG * N)
     multi = GB > 1
-    # C groups over the tiles (x their columns, rows): A groups x B groups (optimised), B groups (swapped A)
-    CG, CGc, CGr = np.where(o, GB * GAs, GB * TI), np.where(o, GB * GAC, GB * Cs), np.where(o, GB * GAR, GB * R)
-    starts = np.where(o, GB * GAs, GB * NB)
-    a_groups = np.where(o, GAs, GB * NB)
     f = {
-        "starts": starts, "a_groups": a_groups, "pauses": np.where(o, GB * (NB - GAs), 0),
-        "a_bytes": np.where(o, SL * sb + R * np.where(perm, C.INDEX_BYTES, 0),
-                            (GB * MS + (SL - MS)) * sb + R * C.INDEX_BYTES * perm),
-        "b_bytes": np.where(multi, CGc, BNC) * BG * VB,
-        "c_load_bytes": np.where(multi, CGr - GB * FKR, 0) * BG * VB,
-        "c_drain_bytes": np.where(multi, CGr, LAR) * BG * VB,
-        "exec_cycles": GB * (ST * -(-BG // (W * C.SIMD)) * W + NB * fill),
-        "load_desc_words": np.where(multi, 2 * CG - GB * FK, BN) * desc,
-        "drain_desc_words": np.where(multi, CG, LA) * desc,
-        "a_desc_words": (np.where(o, GAs, GB * MB + (NB - MB)) * arrays + perm * TI) * desc,
+        "starts": GB * X_st, "a_groups": X_ag + GB * Y_ag, "pauses": GB * X_pa, "a_bytes": A0 + GB * A1,
+        "b_bytes": np.where(multi, GB * Bm, Bs) * BG,
+        "c_load_bytes": np.where(multi, GB * Cl, 0) * BG,
+        "c_drain_bytes": np.where(multi, GB * Cd, LARv) * BG,
+        "exec_cycles": GB * (STW * -(-BG // WS) + NBF),
+        "load_desc_words": np.where(multi, GB * LDm, BNd),
+        "drain_desc_words": np.where(multi, GB * DDm, LAd),
+        "a_desc_words": D0 + GB * D1,
         "issued_macs": GB * SL * BG,
-        "lmm_exec_bytes": GB * (SL * (sb + BG * VB) + ST * 2 * BG * VB),
+        "lmm_exec_bytes": GB * (E0 + BG * E1),
         "b_groups": GB,
-        "a_group_slots": np.where(o, BIG, TOPg), "a_group_blocks": np.where(o, MOST, 1),
+        "a_group_slots": slots, "a_group_blocks": most,
     }
-    block = _count_block(f, len(g), units * W, o)
+    block = _count_block(f, len(g), pes, o)
     return {"count": count, "feats": dict(zip(S.FEATURES, block)), "agrp": AG, "bgrp": BG, "per": per,
             "block": block}
+
+
+def _conf_terms(conf: np.ndarray) -> np.ndarray:
+    """[28, configurations] int64: what :func:`_conf_plans`' counts read of each configuration's numbers ``conf``
+    (:data:`_CONF_ROWS`), in its order: per count, the configuration's terms of ``term0 + GB x term1`` (or of the
+    several-B-group / one-B-group cases), the values (VB value bytes, desc DMA descriptor words, IB index bytes)
+    with the optimisation ``o`` or without:
+
+    starts ``GB (o ? GAs : NB)``; A groups ``(o ? GAs : 0) + GB (o ? 0 : NB)``; pauses ``GB (o ? NB - GAs : 0)``;
+    A bytes ``A0 + GB A1``: ``o ? SL sb + R (perm ? IB : 0) : (SL - MS) sb + R IB perm`` and ``o ? 0 : MS sb``; B bytes
+    ``(multi ? GB (o ? GAC : Cs) VB : BNC VB) BGRP``; C loads ``(multi ? GB ((o ? GAR : R) - FKR) VB : 0) BGRP``; C
+    drains ``(multi ? GB (o ? GAR : R) VB : LAR VB) BGRP``; EXEC ``GB (ST W ceil(BGRP / (W SIMD)) + NB fill)``; load
+    descriptors ``multi ? GB (2 (o ? GAs : TI) - FK) desc : BN desc``; drain descriptors ``multi ? GB (o ? GAs : TI)
+    desc : LA desc``; A descriptors ``D0 + GB D1``: ``((o ? GAs : NB - MB) arrays + perm TI) desc`` and ``o ? 0 : MB
+    arrays desc``; issued MACs ``GB SL BGRP``; LMM bytes ``GB (SL sb + BGRP (SL + 2 ST) VB)``; the A group slots
+    and blocks; PEs ``units W``; ``o``."""
+    (R, Cs, NB, ST, SL, FK, FKR, BN, BNC, LA, LAR, MS, MB, GAs, GAC, GAR, TOPg, BIG, MOST,
+     N, W, units, fill, arrays, perm, o, TI, sb) = conf
+    VB, desc = C.VALUE_BYTES, C.DMA_DESC_WORDS
+    ob = o.astype(bool)
+    zero = np.zeros(len(o), np.int64)
+    x_cg = np.where(ob, GAs, TI)  # C groups over the tiles per B group (optimised: the A groups)
+    x_cgr = np.where(ob, GAR, R)
+    return np.stack((
+        N, np.where(ob, GAs, NB), np.where(ob, GAs, zero), np.where(ob, zero, NB), np.where(ob, NB - GAs, zero),
+        np.where(ob, SL * sb + R * np.where(perm, C.INDEX_BYTES, 0), (SL - MS) * sb + R * C.INDEX_BYTES * perm),
+        np.where(ob, zero, MS * sb),
+        np.where(ob, GAC, Cs) * VB, BNC * VB, (x_cgr - FKR) * VB, x_cgr * VB, LAR * VB,
+        ST * W, W * C.SIMD, NB * fill,
+        (2 * x_cg - FK) * desc, BN * desc, x_cg * desc, LA * desc,
+        np.where(ob, GAs * arrays + perm * TI, (NB - MB) * arrays + perm * TI) * desc,
+        np.where(ob, zero, MB * arrays * desc),
+        SL, SL * sb, (SL + 2 * ST) * VB,
+        np.where(ob, BIG, TOPg), np.where(ob, MOST, 1), units * W, o))
 
 
 #: the rows of :data:`schedule.FEATURES` before and after its three PIO word counts (conf, regv, range words)

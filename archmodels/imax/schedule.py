@@ -201,8 +201,9 @@ def tiling_bounds(urb: np.ndarray, lmm: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def tilings_of_bounds(m, k, rows_max: np.ndarray, cols_max: np.ndarray,
                       ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`tilings` of an m x k product from :func:`tiling_bounds`."""
-    return np.where(ok, -(-m // rows_max), 0), np.where(ok, -(-k // cols_max), 0)
+    """:func:`tilings` of an m x k product from :func:`tiling_bounds`: the tile counts where ``ok``, else 0 (integer
+    counts times the flag: ``np.where(ok, count, 0)``'s values, without where's general loop)."""
+    return -(-m // rows_max) * ok, -(-k // cols_max) * ok
 
 
 def _dense_tiles(m: int, k: int, rt: int, ct: int, H: int) -> tuple[Tile, ...]:
@@ -554,6 +555,22 @@ def bgrp_caps(tile_rows, tile_cols, n: int, nchip, lmm_bytes, cols, simd_limited
     return np.where(simd_limited, np.minimum(hi, np.asarray(cols) * 2), hi)
 
 
+def bgrp_caps_divisible(tile_rows: np.ndarray, tile_cols: np.ndarray, n, nchip: np.ndarray, lmm_bytes: np.ndarray,
+                        cols: np.ndarray, simd_limited: np.ndarray) -> np.ndarray:
+    """:func:`bgrp_caps` of the configurations whose ``nchip`` divides n (int64 arrays of one length; ``n`` one number
+    or one per configuration), 0 elsewhere. Where ``nchip`` does not divide n no BGRP satisfies 4.4.10, so
+    :func:`unschedulable` holds whatever the cap, and the cap is read nowhere else (the plans read live
+    configurations only): on random points of the space ~7 in 8 configurations (nchip 1..64, n a power of two), whose
+    four int64 floor divisions and five minima are skipped."""
+    n_ = n if np.ndim(n) == 0 else np.asarray(n)
+    at = nonzero_at(n_ % nchip == 0)
+    out = np.zeros(len(nchip), np.int64)
+    if len(at):
+        out[at] = bgrp_caps(tile_rows[at], tile_cols[at], n_ if np.ndim(n_) == 0 else n_[at], nchip[at],
+                            lmm_bytes[at], cols[at], simd_limited[at])
+    return out
+
+
 def candidates(p: Problem, lmm_opt: bool) -> tuple[np.ndarray, np.ndarray]:
     """Feasible (AGRP, BGRP) pairs (CGRP = BGRP by 4.4.8), most LMM-filling first.
 
@@ -636,16 +653,16 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
     n = np.broadcast_to(lim["n"], N.shape)
     b_top = np.where(lim["simd"], lim["W"] * 2, np.minimum(np.maximum(n, 1), 4096))  # np.clip(n, 1, 4096), cheaper
     flags = _reason_flags(lim, n, b_top)
-    pattern = np.asarray(flags[0]).astype(np.int64)  # bit i: constraint i broken (two calls a bit, no stack)
-    for i, flag in enumerate(flags[1:], 1):
-        if flag is not False:  # 4.4.8 (CGRP = BGRP) never
-            pattern |= np.asarray(flag).astype(np.int64) << i
+    pattern = _broken_pattern(flags)
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
     first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
     names = _PATTERN_NAMES
     heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
-    kb = lim["L"] // 1024
+    L = lim["L"]
+    # lmm_kb: L // 1024 as L >> 10 for int64 L (numpy's int64 shift is arithmetic: floor division by 2**10 for any
+    # sign, the same values; an int64 floor division costs ~7x a shift)
+    kb = L >> 10 if type(L) is np.ndarray and L.dtype == np.int64 else L // 1024
     if shared and config is not None and len(config):  # each configuration's tail once, by its code
         config = np.asarray(config, dtype=np.int64)
         used = np.zeros(int(config.max()) + 1, bool)
@@ -685,6 +702,17 @@ _PATTERN_NAMES = tuple(", ".join(c for i, c in enumerate(CONSTRAINTS) if code >>
                        for code in range(1 << len(CONSTRAINTS)))
 
 
+def _broken_pattern(flags: list) -> np.ndarray:
+    """Bit i set where constraint i is broken (``flags``: :func:`_reason_flags`, ``False`` for a constraint no
+    configuration breaks), two calls a bit and no stack, in uint16 (9 constraints: a quarter of int64's bytes a pass;
+    the same integers, widened once by :func:`distinct_rows`)."""
+    pattern = np.asarray(flags[0]).astype(np.uint16)
+    for i, flag in enumerate(flags[1:], 1):
+        if flag is not False:  # 4.4.8 (CGRP = BGRP) never; 4.4.3 at AGRP = 1 without a build error neither
+            pattern |= np.asarray(flag).astype(np.uint16) << np.uint16(i)
+    return pattern
+
+
 def _reason_flags(lim: dict[str, np.ndarray], n: np.ndarray, b_top: np.ndarray) -> list:
     """:func:`no_schedule_reasons`' flags, in :data:`CONSTRAINTS`' order: :func:`broken` at AGRP = 1 and BGRP =
     CGRP = ``b_top`` (4.4.2-4.4.9), then 4.4.10 for some BGRP in 1..b_top (:func:`_some_bgrp_indivisible`).
@@ -703,7 +731,7 @@ def _reason_flags(lim: dict[str, np.ndarray], n: np.ndarray, b_top: np.ndarray) 
         half = L / 2
         flags = [
             arow * e > half,  # 4.4.2 (no Margin: the rows of AGRP = 1 block)
-            arow * 2 * H > arow * (acol + pad_of(acol, H)) * 2,  # 4.4.3
+            _agrp1_too_wide(arow, acol, H),  # 4.4.3
             brow * b_top * 4 > half,  # 4.4.4
             brow * b_top * N > bcol * brow,  # 4.4.5
             crow * b_top * 4 > L,  # 4.4.6
@@ -712,6 +740,21 @@ def _reason_flags(lim: dict[str, np.ndarray], n: np.ndarray, b_top: np.ndarray) 
             lim["simd"] & (b_top > W * 2),  # 4.4.9
         ]
     return flags + [_some_bgrp_indivisible(n, lim["N"], b_top)]
+
+
+def _agrp1_too_wide(arow: np.ndarray, acol: np.ndarray, H: np.ndarray) -> np.ndarray | bool:
+    """4.4.3 at AGRP = 1 without a Margin, ``arow 2 H > arow (acol + pad) 2`` (:func:`broken`'s expression with AGRP =
+    1): False for every configuration when ``arow`` >= 0, ``acol`` >= 1 and ``H`` >= 1 (a tile of a configuration
+    without a build error), since ``acol + pad`` = H ceil(acol / H) >= H; ``arow``, ``acol`` and ``H`` below 2**20
+    keep both sides exact in int64. Then a constant (no pass: an int64 remainder and five products over the
+    configurations), else the expression itself."""
+    lo, hi = np.minimum.reduce, np.maximum.reduce  # (the ufuncs: no Python-level .min, .max)
+    if (type(arow) is np.ndarray and type(acol) is np.ndarray and type(H) is np.ndarray and arow.dtype.kind == "i"
+            and acol.dtype.kind == "i" and H.dtype.kind == "i" and arow.shape == acol.shape == H.shape
+            and arow.ndim == 1 and len(arow) and int(lo(arow)) >= 0 and int(lo(acol)) >= 1 and int(lo(H)) >= 1
+            and max(int(hi(arow)), int(hi(acol)), int(hi(H))) < 1 << 20):
+        return False
+    return arow * 2 * H > arow * (acol + pad_of(acol, H)) * 2
 
 
 #: (head, nchip) pairs are tabled when there are at most this many
@@ -763,19 +806,35 @@ def nonzero_at(mask: np.ndarray) -> np.ndarray:
     return mask.nonzero()[0] if type(mask) is np.ndarray and mask.ndim == 1 else np.flatnonzero(mask)
 
 
-def distinct_rows(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+def distinct_rows(cols: tuple[np.ndarray, ...] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first index of each distinct row, row of each element) of the rows formed by non-negative integer
     columns ``cols`` (``np.unique(..., axis=0)``'s index and inverse): one int64 code per row (mixed radix,
-    the first column most significant: the same order) when it fits, else ``np.unique`` over the rows."""
-    cols = [np.asarray(c, dtype=np.int64) for c in cols]
-    radix = [int(np.maximum.reduce(c)) + 1 if len(c) else 1 for c in cols]  # (the ufunc: no Python-level .max)
+    the first column most significant: the same order) when it fits, else ``np.unique`` over the rows.
+    ``cols`` may be a 2-D int64 array whose rows are the columns (the radices then from one reduction)."""
+    if type(cols) is np.ndarray and cols.ndim == 2 and cols.dtype == np.int64:
+        radix = (np.maximum.reduce(cols, axis=1) + 1).tolist() if cols.shape[1] else [1] * len(cols)
+        cols = list(cols)
+    else:
+        cols = [np.asarray(c, dtype=np.int64) for c in cols]
+        radix = [int(np.maximum.reduce(c)) + 1 if len(c) else 1 for c in cols]  # (the ufunc: no Python-level .max)
     if math.prod(radix) < 1 << 62:
-        code = np.zeros(len(cols[0]), np.int64)
-        for c, r in zip(cols, radix):
-            code = code * r + c
-        return unique_index_inverse(code)
+        return unique_index_inverse(_mixed_radix(cols, radix))
     _, first, inv = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
     return first, np.asarray(inv).reshape(-1)
+
+
+def _mixed_radix(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
+    """The int64 code of each row of the int64 columns ``cols`` in mixed radix ``radix`` (the first column most
+    significant; the product of the radices below 2**62): ``code = code * r + c`` column after column, the same
+    integer operations in one new array written in place (no temporary per column)."""
+    if len(cols) == 1:
+        return cols[0]
+    code = cols[0] * radix[1]
+    for c, r in zip(cols[1:-1], radix[2:]):
+        code += c
+        code *= r
+    code += cols[-1]
+    return code
 
 
 def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -791,6 +850,9 @@ def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
     inv = np.empty(n, np.intp)
+    if np.logical_and.reduce(new):  # every value distinct (random points' configurations): the runs' count is 0..n-1
+        inv[order] = np.arange(n)
+        return order, inv
     inv[order] = new.cumsum() - 1
     return order[new], inv
 
@@ -842,7 +904,7 @@ def _some_bgrp_indivisible_all(n: int, nchip: np.ndarray, b_top: np.ndarray) -> 
 
 def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
                    lmm_kb: np.ndarray, nchip: np.ndarray, mapping_codes: np.ndarray | None = None,
-                   pair_cfg: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                   pair_cfg: np.ndarray | None = None, caps_where_divisible: bool = False) -> dict[str, np.ndarray]:
     """:func:`build`'s scalar numbers for arrays of configurations (``mapping`` holds names), no tiles:
     ``error`` where build fails, :func:`broken`'s names (``jds_top`` -1) and the BGRP bound ``b_hi``.
     ``mapping_codes``: each configuration's index in ``costs.MAPPINGS`` when the caller has it (the mappings found
@@ -850,7 +912,8 @@ def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarra
     read). ``pair_cfg``: the rows are (product, configuration) pairs, ``m``, ``k``, ``n`` given per pair and
     ``mapping`` .. ``mapping_codes`` per configuration, pair i being configuration ``pair_cfg[i]``: what depends
     on the configuration alone (H, A unit-row bytes, the SIMD flag, the tiling bounds) is computed once per
-    configuration and gathered per pair."""
+    configuration and gathered per pair. ``caps_where_divisible``: ``b_hi`` only where ``nchip`` divides n, 0
+    elsewhere (:func:`bgrp_caps_divisible`: what :func:`unschedulable` and the plans read of it is the same)."""
     units, cols, nchip = (np.asarray(x, dtype=np.int64) for x in (units, cols, nchip))
     H, urb, simd = _mapping_numbers(mapping, units, cols, mapping_codes)
     lmm = np.asarray(lmm_kb, dtype=np.int64) * 1024
@@ -862,7 +925,8 @@ def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarra
     tile_rows, tile_cols = -(-m // np.maximum(rt, 1)), -(-k // np.maximum(ct, 1))
     return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
                 jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
-                b_hi=bgrp_caps(tile_rows, tile_cols, n, nchip, lmm, cols, simd))
+                b_hi=(bgrp_caps_divisible if caps_where_divisible else bgrp_caps)(tile_rows, tile_cols, n, nchip, lmm,
+                                                                                   cols, simd))
 
 
 def _mapping_numbers(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
@@ -915,6 +979,13 @@ def unschedulable(cfg: dict[str, np.ndarray]) -> np.ndarray:
     BGRP with ``n % (BGRP x nchip) == 0`` (4.4.10: none when ``nchip`` does not divide ``n``) or a BGRP
     bound below 1 (4.4.4-4.4.7, 4.4.9). The others may still have none."""
     return cfg["error"] | (cfg["n"] % cfg["N"] != 0) | (cfg["b_hi"] < 1)
+
+
+def unschedulable_divisible_caps(cfg: dict[str, np.ndarray]) -> np.ndarray:
+    """:func:`unschedulable` of configurations built with ``caps_where_divisible`` (:func:`configurations`): their
+    ``b_hi`` is 0 where ``nchip`` does not divide n, so ``b_hi < 1`` holds there and the remainder test adds
+    nothing (one int64 remainder over the configurations fewer)."""
+    return cfg["error"] | (cfg["b_hi"] < 1)
 
 
 # ---------------------------------------------------------------- features and time
