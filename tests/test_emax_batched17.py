@@ -1,0 +1,213 @@
+"""EMAX batched, seventeenth round (issue 15): each change compared with the code before it (kept here as the oracle,
+verbatim but for names) bit for bit."""
+
+from __future__ import annotations
+
+import json
+from itertools import chain
+from operator import itemgetter
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archmodels import get_model
+from archmodels.emax import model as em
+from workloads import load_workload
+
+from .test_emax_batched16 import _everything, _same
+
+
+class _Text(str):
+    """A str subclass: the former knob check (``type(v) is str``) sends such a value's chunk to objects."""
+
+
+# ------------------------------------------------------------------ the oracles: the code before this round
+def _keys_former(cols: list[np.ndarray]) -> tuple[list[tuple], list[list[int]] | None]:
+    every = list(zip(*[c.tolist() for c in cols]))
+    keys = list(dict.fromkeys(every))  # the distinct combinations, in order of first appearance
+    members = None
+    if len(keys) != len(every):
+        groups: dict[tuple, list[int]] = {}
+        for i, key in enumerate(every):
+            groups.setdefault(key, []).append(i)
+        members = list(groups.values())
+    return keys, members
+
+
+def _knobs_former(pattern: list, order: list, many: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    as_text = many and set(map(type, chain(pattern, order))) <= {str}  # (in C)
+    return ((np.array(pattern) if as_text else np.array(pattern, dtype=object)),
+            (np.array(order) if as_text else np.array(order, dtype=object)))
+
+
+def _arrays_columns_former(keys: tuple[tuple, ...]) -> list[np.ndarray]:
+    col = {i: list(map(itemgetter(i), keys)) for i in (0, 1, 2, 3, 4, 13, 14)}
+    return [np.array(col[0]).astype(np.int64), np.array(col[1]).astype(np.int64),
+            np.rint(np.array(col[2], dtype=float) * 1024), np.rint(np.array(col[3], dtype=float) * 1024),
+            np.floor_divide(np.array(col[4]).astype(np.int64), 8), np.array(col[13]).astype(np.int64),
+            np.array(col[14]).astype(bool)]
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> None:
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if a.dtype.kind == "f":
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
+    else:
+        assert a.tolist() == b.tolist() and [type(x) for x in a.tolist()] == [type(x) for x in b.tolist()]
+
+
+# ------------------------------------------------------------------ _distinct: every point its own combination
+def _reprs(keys) -> list:
+    """Tuples by their values' types and texts (NaN is not equal to itself: compared by what it shows)."""
+    return [[(type(v), repr(v)) for v in k] for k in keys]
+
+
+_FLOATS = st.sampled_from([0.25, 1.0, 1.5, 4.0, -0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e300, 5e-324])
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_distinct_is_what_dict_fromkeys_keeps(data):
+    """``_distinct(col)`` says exactly whether ``dict.fromkeys`` of the column's values keeps every one (NaN of either
+    sign unequal to everything, -0.0 equal to 0.0, ints, equal values); where it says so, the former tuples of the
+    points (any other columns, objects and texts too) are every point in order, without groups."""
+    n = data.draw(st.integers(0, 40))
+    kind = data.draw(st.sampled_from(["f", "i", "o", "b"]))
+    if kind == "f":
+        col = np.array(data.draw(st.lists(st.one_of(_FLOATS, st.floats(-1e6, 1e6)), min_size=n, max_size=n)), float)
+    elif kind == "i":
+        col = np.array(data.draw(st.lists(st.integers(-2**63, 2**63 - 1), min_size=n, max_size=n)), np.int64)
+    elif kind == "o":
+        col = np.array(data.draw(st.lists(st.floats(0, 4), min_size=n, max_size=n)) + [None], dtype=object)[:n]
+    else:
+        col = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool).reshape(n)
+    assert em._distinct(col) == (kind in "fi" and len(dict.fromkeys(col.tolist())) == len(col))
+    other = [np.array(data.draw(st.lists(st.sampled_from(["auto", "A", None, 3]), min_size=n, max_size=n)) + [None],
+                      dtype=object)[:n], np.zeros(n, np.int64)]
+    if em._distinct(col):
+        keys, members = _keys_former([col] + other)
+        assert members is None and _reprs(keys) == _reprs(list(em.KeyColumns([col] + other)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_key_columns_give_the_former_tuples_lists_and_arrays(data):
+    """:class:`KeyColumns` iterates as the former tuples (slices too); ``_key_list`` is the former list of a value,
+    and ``_arrays``' numbers from the columns (int64, int32, float, bool, objects, read-only arrays) equal those the
+    former code converted from the tuples, dtype and bits; the arrays' objects are equal."""
+    n = data.draw(st.integers(em.HW_COLUMNS_FROM, 60))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    rows_dt = data.draw(st.sampled_from([np.int64, np.int32, float, object]))
+    cols = [rng.integers(1, 64, n).astype(rows_dt), rng.choice([2, 4, 8], n).astype(data.draw(
+            st.sampled_from([np.int64, object]))), rng.uniform(0.25, 64, n), rng.choice([0.0, 16.0, 96.5], n),
+            rng.choice([8, 16, 32], n), np.array(rng.choice(["auto", "A", "single", "pairs"], n), dtype=object),
+            np.array(["auto"] * n, dtype=object), rng.integers(0, 2, n).astype(bool), np.array(["after_conv"] * n,
+            dtype=object), np.array(["auto"] * n, dtype=object), np.array(["auto"] * n, dtype=object),
+            np.array(["auto"] * n, dtype=object), rng.integers(0, 5, n), np.array(rng.integers(0, 3, n), dtype=object)
+            if data.draw(st.booleans()) else rng.integers(0, 3, n), rng.integers(0, 2, n).astype(bool)]
+    if data.draw(st.booleans()):
+        cols[2] = cols[2].astype(np.float32)
+    for c in cols:
+        c.flags.writeable = False
+    kc = em.KeyColumns(cols)
+    keys = tuple(zip(*[c.tolist() for c in cols]))
+    assert _reprs(kc) == _reprs(keys)
+    lo, hi = sorted(data.draw(st.lists(st.integers(0, n), min_size=2, max_size=2)))
+    assert _reprs(kc[lo:hi]) == _reprs(keys[lo:hi]) and len(kc[lo:hi]) == hi - lo
+    for i in range(len(cols)):
+        assert _reprs([em._key_list(kc, i)]) == _reprs([list(map(itemgetter(i), keys))])
+    for arch in ("emaxv", "emaxvr"):
+        got, want = em._arrays(arch, kc), em._arrays(arch, keys)
+        for g, w in zip(got, want):
+            assert list(g.numbers) == list(w.numbers)
+            for k in w.numbers:
+                _same_array(g.numbers[k], w.numbers[k])
+            assert list(g) == list(w)
+        for a, b in zip(_arrays_columns_former(keys), [got[0].numbers[k] for k in em.HW_NUMBERS]):
+            assert np.array_equal(a.astype(np.int64), b)
+
+
+# ------------------------------------------------------------------ _knob_texts: the knobs as fixed-width text
+_KNOBS = st.sampled_from(["auto", "A", "single", "pairs", "", "OC_OH_OW", None, 3, 2.5, _Text("A")])
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_knob_texts_are_the_former_arrays(data):
+    """The chunk's pattern and loop-order knobs equal the former arrays (fixed-width text of the longest value's
+    width where every value of both lists is a ``str``, else objects), dtype and values, from lists of texts, empty
+    texts, other objects and str subclasses; a column of one default value as ``np.full`` of it."""
+    n = data.draw(st.integers(1, 40))
+    pattern = data.draw(st.lists(_KNOBS, min_size=n, max_size=n))
+    order = data.draw(st.lists(_KNOBS, min_size=n, max_size=n))
+    const = {}
+    if data.draw(st.booleans()):  # (the loop order a default: one value everywhere)
+        v = data.draw(_KNOBS)
+        order, const = [v] * n, {6: v}
+    if data.draw(st.booleans()):
+        v = data.draw(_KNOBS)
+        pattern, const = [v] * n, {**const, 5: v}
+    cols = [np.zeros(n)] * 5 + [np.array(pattern + [None], dtype=object)[:n], np.array(order + [None], object)[:n]]
+    for kc in (None, em.KeyColumns(cols, const)):
+        got = em._knob_texts(pattern, order, kc)
+        want = _knobs_former(pattern, order)
+        if got is None:
+            assert want[0].dtype == object and want[1].dtype == object
+            continue
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape and g.tolist() == w.tolist()
+
+
+# ------------------------------------------------------------------ whole batches: columns or tuples
+def _random_rows(arch: str, n: int, seed: int, repeat: bool = False) -> list[dict]:
+    """Random points (distinct LMM sizes: every point its own combination), a third with small arrays and LMMs
+    (layers without a plan: reasons, NaN), some under criterion=dram (tile searches), every pattern knob; with
+    ``repeat``, some points twice (combinations grouped: the tuples' path)."""
+    m = get_model(arch)
+    rng = np.random.default_rng(seed)
+    rows = m.params.random_rows(n, rng)
+    for r in rows[: n // 3]:
+        r.update(rows=int(rng.choice([4, 8, 12])), lmm_kb=float(rng.uniform(0.25, 4.0)))
+    for r in rows[n // 3: n // 2]:
+        r["criterion"] = "dram"
+    if repeat:
+        rows[n // 2:] = rows[: n - n // 2]
+    return rows
+
+
+def _contracts(arch: str, wl: str, rows: list[dict], at: list[int]) -> list[str]:
+    m = get_model(arch)
+    em.workload_plans.cache_clear()
+    r = m.evaluate_batch(load_workload(wl), m.params.points(rows))
+    return [json.dumps(r.point(i), sort_keys=False, default=str) for i in at]
+
+
+@pytest.mark.parametrize("arch,wl,n,seed,repeat", [("emaxv", "vgg16-conv", 3300, 3, False),  # two chunks
+                                                   ("emaxv", "vgg16", 90, 5, False),  # FC layers
+                                                   ("emaxv", "alexnet", 40, 8, True),  # grouped: tuples
+                                                   ("emaxvr", "alexnet", 24, 7, False)])
+def test_batches_equal_with_and_without_key_columns(arch, wl, n, seed, repeat):
+    """Whole batches give with :class:`KeyColumns` what the tuples give (``KEY_COLUMNS`` False: the former path),
+    every metric, state, reason, label and total bit for bit and keys in order, and the contract dictionaries of
+    some points text for text; the columns are taken exactly where every point is its own combination."""
+    rows = _random_rows(arch, n, seed, repeat)
+    at = [0, 1, n // 3, n - 1]
+    made = []
+    real = em.KeyColumns.__init__
+
+    def spy(self, *a, **k):
+        made.append(len(a[0][0]))
+        real(self, *a, **k)
+
+    with mock.patch.object(em.KeyColumns, "__init__", spy):
+        got, got_c = _everything(arch, wl, rows), _contracts(arch, wl, rows, at)
+    assert bool(made) == (not repeat)
+    with mock.patch.object(em, "KEY_COLUMNS", False), mock.patch.object(em.KeyColumns, "__init__", spy):
+        made.clear()
+        want, want_c = _everything(arch, wl, rows), _contracts(arch, wl, rows, at)
+        assert not made
+    _same(got, want)
+    assert got_c == want_c
