@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from archmodels import get_model
 from archmodels.emax import model as em
+from archmodels.emax import traffic
 from workloads import load_workload
 
 from .test_emax_batched16 import _everything, _same
@@ -68,7 +69,7 @@ def _reprs(keys) -> list:
 _FLOATS = st.sampled_from([0.25, 1.0, 1.5, 4.0, -0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e300, 5e-324])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(data=st.data())
 def test_distinct_is_what_dict_fromkeys_keeps(data):
     """``_distinct(col)`` says exactly whether ``dict.fromkeys`` of the column's values keeps every one (NaN of either
@@ -134,7 +135,7 @@ def test_key_columns_give_the_former_tuples_lists_and_arrays(data):
 _KNOBS = st.sampled_from(["auto", "A", "single", "pairs", "", "OC_OH_OW", None, 3, 2.5, _Text("A")])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_knob_texts_are_the_former_arrays(data):
     """The chunk's pattern and loop-order knobs equal the former arrays (fixed-width text of the longest value's
@@ -185,7 +186,7 @@ def _contracts(arch: str, wl: str, rows: list[dict], at: list[int]) -> list[str]
     return [json.dumps(r.point(i), sort_keys=False, default=str) for i in at]
 
 
-@pytest.mark.parametrize("arch,wl,n,seed,repeat", [("emaxv", "vgg16-conv", 3300, 3, False),  # two chunks
+@pytest.mark.parametrize("arch,wl,n,seed,repeat", [("emaxv", "vgg16-conv", 3200, 3, False),  # two chunks
                                                    ("emaxv", "vgg16", 90, 5, False),  # FC layers
                                                    ("emaxv", "alexnet", 40, 8, True),  # grouped: tuples
                                                    ("emaxvr", "alexnet", 24, 7, False)])
@@ -211,3 +212,112 @@ def test_batches_equal_with_and_without_key_columns(arch, wl, n, seed, repeat):
         assert not made
     _same(got, want)
     assert got_c == want_c
+
+
+# ------------------------------------------------------------------ _ColumnMoves: a block's matrices column by column
+def _slot_moves(data, n: int):
+    """A random :class:`_SlotMoves`: slot columns as arrays of several dtypes (NaN, infinities, -0.0, negative
+    counts) or scalars, some slots sharing a column, staging and host columns or none."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    ns, nst, nh = data.draw(st.integers(1, 5)), data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, 2.5, -3.0, 7.0])
+
+    def column(kind: str):
+        pick = data.draw(st.sampled_from(["float", "int", "bool", "scalar"]))
+        if pick == "scalar":
+            return data.draw(st.sampled_from([0, 1, 2.5, -0.0, np.nan, True, False])) if kind != "bool" else \
+                data.draw(st.booleans())
+        if pick == "int":
+            return rng.integers(-2, 6, n)
+        if pick == "bool":
+            return rng.random(n) < 0.6
+        return rng.choice(special, n) if kind != "bool" else rng.choice(special, n)
+
+    shared = column("float")
+    cols = {k: tuple(shared if data.draw(st.booleans()) and k != "on" else column("bool" if k in ("on", "dram")
+                     else "float") for _ in range(ns)) for k in ("on", "bursts", "per_burst", "each", "dram", "par")}
+    return traffic._SlotMoves(
+        n, cols["on"], cols["bursts"], cols["per_burst"], cols["each"], cols["dram"], cols["par"],
+        rng.integers(0, 5, ns), rng.random(ns) < 0.5, rng.integers(0, 5, ns + nst),
+        tuple(column("bool") for _ in range(nst)), tuple(column("float") for _ in range(nst)),
+        tuple(column("float") for _ in range(nst)), tuple(column("bool") for _ in range(nh)),
+        tuple(column("float") for _ in range(nh)), rng.integers(0, 5, nh))
+
+
+_MATRICES = ("xfer_on", "bursts", "per_burst", "par", "dram", "rd_on", "rd_count", "rd_each", "h_on", "h_bytes")
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_column_moves_give_the_matrices_columns(data):
+    """Every column of every matrix of a :class:`_ColumnMoves`, read in any order (a column read twice: the same
+    array), equals that column of the former :meth:`_SlotMoves.take` of every plan in dtype and bits; its widths
+    are the matrices'; a matrix read whole, the sub-tables and the copies of rows are the former ones."""
+
+    n = data.draw(st.integers(1, 30))
+    slots = _slot_moves(data, n)
+    full = slots.take(np.arange(n), every=True)  # (the former matrices)
+    cm = traffic._ColumnMoves(slots)
+    order = [(k, j) for k in _MATRICES for j in range(getattr(full, k).shape[1])]
+    order = data.draw(st.permutations(order))
+    with np.errstate(invalid="ignore"):
+        for k, j in order:
+            got = cm.col(k, j)
+            want = getattr(full, k)[:, j]
+            assert got.dtype == want.dtype and got.shape == want.shape, (k, j)
+            assert np.array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8)), (k, j)
+            assert cm.col(k, j) is got
+    for k in _MATRICES:
+        assert cm.width(k) == getattr(full, k).shape[1] == full.width(k)
+    assert "_full" not in cm.__dict__  # (no matrix built by the columns)
+    for k in _MATRICES:
+        assert np.array_equal(_u8(getattr(cm, k)), _u8(getattr(full, k)))
+    rows = np.arange(n)[::-1].copy()
+    for a, b in ((cm.take(rows), full.take(rows)), (cm, full)):
+        for k in _MATRICES:
+            assert np.array_equal(_u8(getattr(a, k)), _u8(getattr(b, k)))
+    r1, c1 = cm.read()
+    r2, c2 = full.read()
+    assert np.array_equal(r1, r2) and all(np.array_equal(_u8(c1[k]), _u8(c2[k])) for k in c2)
+
+
+def _u8(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 1500, 11), ("emaxv", "vgg16", 1100, 12),
+                                            ("emaxvr", "alexnet", 24, 13)])
+def test_batches_equal_with_and_without_column_moves(arch, wl, n, seed):
+    """Whole batches read a chunk's block column by column (:class:`_ColumnMoves`) as from the former matrices
+    (``COLUMN_MOVES_FROM`` huge: ``take`` of every plan), every metric, state, reason, label and total bit for bit;
+    an EMAXV chunk builds no matrix whole."""
+
+    rows = _random_rows(arch, n, seed)
+    built = []
+    real = traffic._SlotMoves.take
+
+    def spy(self, r, every=False):
+        built.append(len(r))
+        return real(self, r, every)
+
+    with mock.patch.object(traffic._SlotMoves, "take", spy):
+        got = _everything(arch, wl, rows)
+    if arch == "emaxv" and wl == "vgg16-conv":
+        assert not built
+    with mock.patch.object(traffic, "COLUMN_MOVES_FROM", 1 << 60):
+        want = _everything(arch, wl, rows)
+    _same(got, want)
+
+
+def test_column_moves_count_nans_as_the_block_product():
+    """Bursts and per-burst counts NaN of opposite signs in every cell: each count column keeps the NaN the block's
+    product (the former matrices') gives, which a product column by column may not (numpy's SIMD body and scalar
+    tail pick different operands)."""
+    n, ns = 37, 4
+    a, b = np.full(n, np.nan), np.full(n, -np.nan)
+    slots = traffic._SlotMoves(n, (True,) * ns, (a, b, a, b), (b, a, b, a), (1.0,) * ns, (True,) * ns, (1.0,) * ns,
+                               np.arange(ns), np.zeros(ns, bool), np.zeros(ns, np.int64), (), (), (), (), (),
+                               np.zeros(0, np.int64))
+    full, cm = slots.take(np.arange(n), every=True), traffic._ColumnMoves(slots)
+    for j in range(ns):
+        assert np.array_equal(_u8(cm.col("rd_count", j)), _u8(full.rd_count[:, j]))

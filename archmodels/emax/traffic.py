@@ -85,6 +85,15 @@ class _Moves:
     h_bytes: np.ndarray
     h_kind: np.ndarray  # per host
 
+    def col(self, name: str, j: int) -> np.ndarray:
+        """Column ``j`` of matrix ``name`` (``getattr(self, name)[:, j]``; :class:`_ColumnMoves`: without the
+        matrix)."""
+        return getattr(self, name)[:, j]
+
+    def width(self, name: str) -> int:
+        """The columns of matrix ``name``."""
+        return getattr(self, name).shape[1]
+
     def take(self, rows: np.ndarray) -> _Moves:
         """The plans ``rows``, in that order."""
         return _Moves(self.xfer_on[rows], self.phase, self.write, self.bursts[rows], self.per_burst[rows],
@@ -560,6 +569,10 @@ class _SlotMoves:
 
     @cached_property
     def _all(self) -> _Moves:
+        """:meth:`take` of every plan: from :data:`COLUMN_MOVES_FROM` plans as :class:`_ColumnMoves` (the matrices'
+        columns one by one when read, the matrices whole only when read whole)."""
+        if self.n >= COLUMN_MOVES_FROM:
+            return _ColumnMoves(self)
         return self.take(np.arange(self.n), every=True)
 
     def xfer(self):
@@ -579,6 +592,100 @@ class _SlotMoves:
 
     def entries(self):
         return self._all.entries()
+
+
+#: plans from which a :class:`_SlotMoves` block taken whole is a :class:`_ColumnMoves` (below, one design point's few
+#: plans: the matrices at once, as before)
+COLUMN_MOVES_FROM = 1024
+
+
+def _column(v, dtype, n: int) -> np.ndarray:
+    """Slot column ``v`` (an array over the n plans, or a scalar) as a matrix column of ``dtype`` holds it
+    (``out[:, j] = v``): an array of that dtype and shape as it is (read only), else converted or broadcast into a
+    new one."""
+    if isinstance(v, np.ndarray) and v.shape == (n,):
+        return np.asarray(v, dtype=dtype)
+    out = np.empty(n, dtype=dtype)
+    out[:] = v
+    return out
+
+
+class _ColumnMoves(_Moves):
+    """:meth:`_SlotMoves.take` of every plan (:attr:`_SlotMoves._all`) read column by column (:meth:`col`): each
+    matrix column as ``take`` writes it, from the slot columns (an array of the matrix's dtype: itself, no copy;
+    ``rd_count``, ``rd_on`` and ``xfer_on`` of a transfer column by the same elementwise operations on the same
+    columns; the counts from the bursts' and per-burst matrices, :meth:`_counts`), once per column. An EMAXV chunk's choice reads its ~30 columns one by one
+    (:func:`~archmodels.emax.timing._dense_flows`, ``_dense_reads``): ``take`` copied every slot column into the
+    matrices first. A matrix read whole (any other use) builds every matrix as ``take`` does, once."""
+
+    def __init__(self, slots: _SlotMoves):
+        for k in ("phase", "write", "rd_kind", "h_kind"):
+            object.__setattr__(self, k, getattr(slots, k))
+        object.__setattr__(self, "_slots", slots)
+        object.__setattr__(self, "_cols", {})
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_slots", "_cols", "_full", "_count"):
+            raise AttributeError(name)
+        full = self.__dict__.get("_full")
+        if full is None:  # (a matrix read whole: every matrix, as take builds them)
+            s = self._slots
+            full = s.take(np.arange(s.n), every=True)
+            object.__setattr__(self, "_full", full)
+        return getattr(full, name)
+
+    def _counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The bursts, per-burst and count matrices of the transfer columns, as ``take`` builds them: the count is
+        one product of the two [plans, slots] matrices (numpy's loop over a block and over a column may pick
+        different NaNs where two of opposite signs meet: the block's product, as before)."""
+        got = self.__dict__.get("_count")
+        if got is None:
+            s = self._slots
+            bursts, per_burst = (np.empty((s.n, len(s.phase)), order="F") for _ in range(2))
+            _fill_columns(bursts, s.bursts, None, {})
+            _fill_columns(per_burst, s.per_burst, None, {})
+            got = (bursts, per_burst, np.multiply(bursts, per_burst, out=np.empty_like(bursts, order="F")))
+            object.__setattr__(self, "_count", got)
+        return got
+
+    def width(self, name: str) -> int:
+        s = self._slots
+        ns = len(s.phase)
+        if name in ("rd_on", "rd_count", "rd_each"):
+            return ns + len(s.s_on)
+        if name in ("h_on", "h_bytes"):
+            return len(s.h_on)
+        return ns
+
+    def col(self, name: str, j: int) -> np.ndarray:
+        got = self._cols.get((name, j))
+        if got is not None:
+            return got
+        s = self._slots
+        n, ns = s.n, len(s.phase)
+        if name == "xfer_on":  # on & (count > 0)
+            v = self.col("on", j) & (self.col("rd_count", j) > 0)
+        elif name in ("on", "dram"):
+            v = _column(getattr(s, name)[j], bool, n)
+        elif name == "par":
+            v = _column(s.par[j], float, n)
+        elif name in ("bursts", "per_burst"):
+            v = self._counts()[name == "per_burst"][:, j]
+        elif name == "rd_count":  # transfers: bursts x per_burst; then the staging counts
+            v = self._counts()[2][:, j] if j < ns else _column(s.s_count[j - ns], float, n)
+        elif name == "rd_each":
+            v = _column(s.each[j], float, n) if j < ns else _column(s.s_each[j - ns], float, n)
+        elif name == "rd_on":  # transfers: on & dram & ~write, and a positive count; then the staging's
+            v = (np.logical_and(self.col("on", j) & self.col("dram", j) & ~s.write[j], self.col("rd_count", j) > 0)
+                 if j < ns else _column(s.s_on[j - ns], bool, n))
+        elif name == "h_on":
+            v = _column(s.h_on[j], bool, n)
+        elif name == "h_bytes":
+            v = _column(s.h_bytes[j], float, n)
+        else:
+            return getattr(self, name)[:, j]
+        self._cols[(name, j)] = v
+        return v
 
 
 #: plans from which :func:`_assemble` sums slot by slot as columns (below: over [plans, slots] matrices, fewer numpy
