@@ -186,7 +186,7 @@ def _contracts(arch: str, wl: str, rows: list[dict], at: list[int]) -> list[str]
     return [json.dumps(r.point(i), sort_keys=False, default=str) for i in at]
 
 
-@pytest.mark.parametrize("arch,wl,n,seed,repeat", [("emaxv", "vgg16-conv", 3200, 3, False),  # two chunks
+@pytest.mark.parametrize("arch,wl,n,seed,repeat", [("emaxv", "vgg16-conv", 300, 3, False),  # two chunks (CHUNK_OF below)
                                                    ("emaxv", "vgg16", 90, 5, False),  # FC layers
                                                    ("emaxv", "alexnet", 40, 8, True),  # grouped: tuples
                                                    ("emaxvr", "alexnet", 24, 7, False)])
@@ -203,10 +203,11 @@ def test_batches_equal_with_and_without_key_columns(arch, wl, n, seed, repeat):
         made.append(len(a[0][0]))
         real(self, *a, **k)
 
-    with mock.patch.object(em.KeyColumns, "__init__", spy):
+    chunks = mock.patch.dict(em.CHUNK_OF, {"emaxv": 13 * 150})  # (VGG16-conv: 300 points in two chunks)
+    with chunks, mock.patch.object(em.KeyColumns, "__init__", spy):
         got, got_c = _everything(arch, wl, rows), _contracts(arch, wl, rows, at)
     assert bool(made) == (not repeat)
-    with mock.patch.object(em, "KEY_COLUMNS", False), mock.patch.object(em.KeyColumns, "__init__", spy):
+    with chunks, mock.patch.object(em, "KEY_COLUMNS", False), mock.patch.object(em.KeyColumns, "__init__", spy):
         made.clear()
         want, want_c = _everything(arch, wl, rows), _contracts(arch, wl, rows, at)
         assert not made
@@ -285,7 +286,7 @@ def _u8(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(np.uint8)
 
 
-@pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 1500, 11), ("emaxv", "vgg16", 1100, 12),
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 150, 11), ("emaxv", "vgg16", 150, 12),
                                             ("emaxvr", "alexnet", 24, 13)])
 def test_batches_equal_with_and_without_column_moves(arch, wl, n, seed):
     """Whole batches read a chunk's block column by column (:class:`_ColumnMoves`) as from the former matrices
@@ -321,3 +322,114 @@ def test_column_moves_count_nans_as_the_block_product():
     full, cm = slots.take(np.arange(n), every=True), traffic._ColumnMoves(slots)
     for j in range(ns):
         assert np.array_equal(_u8(cm.col("rd_count", j)), _u8(full.rd_count[:, j]))
+
+
+# ------------------------------------------------------------------ SlotColumns: parts concatenated when first read
+def _slot_numbers_former(by_pattern, by_fit, at_pattern, at_fit, pload):
+    from archmodels.emax import mapper
+
+    out = mapper.SlotColumns()
+    for f in mapper._NUMBERS:
+        got = by_fit.get(f) or by_pattern.get(f)
+        if f == "pload":
+            out.put(f, pload)
+        elif not got:
+            out.put(f, np.zeros(len(at_pattern)))
+        else:
+            col = np.concatenate(got) if len(got) > 1 else got[0]
+            out.lazy(f, col, at_fit if f in by_fit else at_pattern, True)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_slot_columns_of_parts_equal_the_concatenated_base(data):
+    """A column whose base is given as parts (the same part twice too) reads, whole or gathered at rows before and
+    after it is built, as the former concatenated base: ``base[at].astype(float)`` (int64 up to +-2**63: the
+    conversion rounds) or the objects; a column never read is never concatenated."""
+    from archmodels.emax import mapper
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    m = data.draw(st.integers(1, 12))
+    parts = [rng.integers(-2**63, 2**63 - 1, m, dtype=np.int64) for _ in range(data.draw(st.integers(1, 3)))]
+    if data.draw(st.booleans()):
+        parts.append(parts[0])  # (an input mode no slot runs: the other's numbers again)
+    base = np.concatenate(parts)
+    at = rng.integers(0, len(base), data.draw(st.integers(0, 40)))
+    rows = rng.integers(0, len(at), data.draw(st.integers(0, 30))) if len(at) else np.zeros(0, np.int64)
+    to_float = data.draw(st.booleans())
+    got, want = mapper.SlotColumns(), mapper.SlotColumns()
+    got.lazy("x", list(parts), at, to_float)
+    got.lazy("unread", list(parts), at, to_float)
+    want.lazy("x", base, at, to_float)
+    first = data.draw(st.sampled_from(["gather", "whole"]))
+    for how in (first, "gather", "whole"):
+        g, w = (got.gather("x", rows), want.gather("x", rows)) if how == "gather" else (got["x"], want["x"])
+        assert g.dtype == w.dtype and np.array_equal(_u8(g), _u8(w))
+    assert isinstance(got._src["unread"][0], list)
+
+
+@pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 150, 21), ("emaxvr", "alexnet", 40, 22)])
+def test_batches_equal_with_the_former_slot_numbers(arch, wl, n, seed):
+    """Whole batches (the mapper's columns from parts) equal those of the former ``_slot_numbers`` (every base
+    concatenated at once), every metric, state, reason, label and total bit for bit."""
+    from archmodels.emax import mapper
+
+    rows = _random_rows(arch, n, seed)
+    got = _everything(arch, wl, rows)
+    with mock.patch.object(mapper, "_slot_numbers", _slot_numbers_former):
+        want = _everything(arch, wl, rows)
+    _same(got, want)
+
+
+# ------------------------------------------------------------------ LazyTextColumns.put with a mask
+def _put_former(self, which, col_of, at, tab, rows, flat=None):
+    part = np.array([len(t) for t in self.tables])
+    for i in which:
+        self.tables[i].append(tab)
+    self._changed(which)
+    if flat is None:
+        flat = col_of * self.n + at
+    fixed, part_of, row = (a.reshape(-1) for a in (self.fixed, self.part, self.row))  # (views: C-contiguous)
+    has = rows >= 0
+    if has.all():  # (the chosen plans: every point has one)
+        part_of[flat] = part[col_of]
+        row[flat] = rows
+        return
+    none = flat[~has]
+    fixed[none] = "-"
+    part_of[none] = -1
+    part_of[flat[has]] = part[col_of[has]]
+    row[flat[has]] = rows[has]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_put_with_a_mask_equals_the_former_put(data):
+    """Chunks of pairs put one after another (columns holding different numbers of tables, rows all chosen, none
+    or some, points in order or not, so the mask is or is not used) leave the texts' arrays and tables the former
+    ``put`` leaves."""
+    from archmodels.emax.explain import LazyTextColumns
+
+    nl, n = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 12))
+    got, want = LazyTextColumns(nl, n, str), LazyTextColumns(nl, n, str)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    for _ in range(data.draw(st.integers(1, 4))):
+        cells = np.flatnonzero((rng.random(nl * n) < 0.7) & np.repeat(rng.random(nl) < 0.6, n))  # (some layers)
+        if data.draw(st.booleans()):
+            rng.shuffle(cells)
+        layer_of, at = cells // n, cells % n
+        which = sorted(set(layer_of.tolist()))
+        rows = {"all": rng.integers(0, 9, len(cells)), "none": np.full(len(cells), -1),
+                "some": rng.integers(-1, 9, len(cells))}[data.draw(st.sampled_from(["all", "none", "some"]))]
+        flat = layer_of * n + at
+        to = flat
+        if data.draw(st.booleans()):
+            with mock.patch.object(em, "SCATTER_MASK_FROM", 0):  # (a mask where the positions increase)
+                to = em._scatter_index(flat, nl * n)
+        tab = object()
+        got.put(which, layer_of, at, tab, rows, flat, to)
+        _put_former(want, which, layer_of, at, tab, rows, flat)
+        assert got.fixed.tolist() == want.fixed.tolist()
+        assert np.array_equal(got.part, want.part) and np.array_equal(got.row, want.row)
+        assert [[id(t) for t in ts] for ts in got.tables] == [[id(t) for t in ts] for ts in want.tables]

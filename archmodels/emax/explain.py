@@ -345,11 +345,14 @@ class LazyTextColumns:
                     col._all = None
 
     def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray,
-            flat: np.ndarray | None = None) -> None:
+            flat: np.ndarray | None = None, to: np.ndarray | None = None) -> None:
         """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);
         ``which``: the columns of ``col_of``, each then holding ``tab`` (as :meth:`LazyText.put` for each
         column, then ``column[at] = "-"`` where a row is -1). ``flat``: ``col_of * n + at`` if known (the arrays are
-        filled by flat position: one index, not two)."""
+        filled by flat position: one index, not two); ``to``: an index writing the positions ``flat`` in their order
+        (``a[to] = values`` as ``a[flat] = values``: a boolean mask of increasing positions), used where every row or
+        none is -1 (a chunk's chosen plans; EMAXV's runner-ups, none), with one part number when the columns
+        ``which`` share it (a fill, not a gather per point)."""
         part = np.array([len(t) for t in self.tables])
         for i in which:
             self.tables[i].append(tab)
@@ -358,9 +361,15 @@ class LazyTextColumns:
             flat = col_of * self.n + at
         fixed, part_of, row = (a.reshape(-1) for a in (self.fixed, self.part, self.row))  # (views: C-contiguous)
         has = rows >= 0
+        idx = flat if to is None else to
         if has.all():  # (the chosen plans: every point has one)
-            part_of[flat] = part[col_of]
-            row[flat] = rows
+            pw = part[list(which)]
+            part_of[idx] = pw[0] if len(pw) and (pw == pw[0]).all() else part[col_of]
+            row[idx] = rows
+            return
+        if to is not None and not has.any():  # (no point has one: "-" everywhere)
+            fixed[to] = "-"
+            part_of[to] = -1
             return
         none = flat[~has]
         fixed[none] = "-"

@@ -733,7 +733,7 @@ class _Results:
             tab = p.table
             texts_tab = PlanTable(tab.plan, tab.label, tab.src, ())
             for k, rows in plans.items():
-                self.texts[k].put(which, layer_of, at, texts_tab, rows, flat)
+                self.texts[k].put(which, layer_of, at, texts_tab, rows, flat, to)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the

@@ -261,7 +261,9 @@ class PlanTable:
             to = new[at]
             keep = np.flatnonzero(to >= 0)
             keep = keep[np.argsort(to[keep], kind="stable")]
-            moves.append((block.take(keep), to[keep]))
+            # (a block's every plan in order: as the table's own whole take gives it, :attr:`_SlotMoves._all`)
+            whole = isinstance(block, _SlotMoves) and len(keep) == block.n and bool((keep == np.arange(block.n)).all())
+            moves.append((block._all if whole else block.take(keep), to[keep]))
         return tuple(moves)
 
     def _every(self) -> PlanTable:
