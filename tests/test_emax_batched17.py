@@ -111,15 +111,23 @@ def test_key_columns_give_the_former_tuples_lists_and_arrays(data):
             if data.draw(st.booleans()) else rng.integers(0, 3, n), rng.integers(0, 2, n).astype(bool)]
     if data.draw(st.booleans()):
         cols[2] = cols[2].astype(np.float32)
+    const = {}
+    v13 = data.draw(st.sampled_from([None, 0, 3, 2.0]))
+    if v13 is not None:  # (a parameter the model does not have: one default value, as evaluate_layers fills it)
+        cols[13], const = np.array([v13] * n + [None], dtype=object)[:n], {13: v13}
     for c in cols:
         c.flags.writeable = False
-    kc = em.KeyColumns(cols)
+    kc = em.KeyColumns(cols, const)
     keys = tuple(zip(*[c.tolist() for c in cols]))
     assert _reprs(kc) == _reprs(keys)
     lo, hi = sorted(data.draw(st.lists(st.integers(0, n), min_size=2, max_size=2)))
     assert _reprs(kc[lo:hi]) == _reprs(keys[lo:hi]) and len(kc[lo:hi]) == hi - lo
     for i in range(len(cols)):
         assert _reprs([em._key_list(kc, i)]) == _reprs([list(map(itemgetter(i), keys))])
+        for dtype in ((None, float) if i in (2, 3) else (None,)):
+            got_a, want_a = em._key_array(kc, i, dtype), np.array(list(map(itemgetter(i), keys)), dtype=dtype)
+            assert np.array_equal(got_a.astype(want_a.dtype), want_a) and (got_a.dtype == want_a.dtype or
+                                                                          i not in const and cols[i].dtype != object)
     for arch in ("emaxv", "emaxvr"):
         got, want = em._arrays(arch, kc), em._arrays(arch, keys)
         for g, w in zip(got, want):
@@ -140,26 +148,23 @@ _KNOBS = st.sampled_from(["auto", "A", "single", "pairs", "", "OC_OH_OW", None, 
 def test_knob_texts_are_the_former_arrays(data):
     """The chunk's pattern and loop-order knobs equal the former arrays (fixed-width text of the longest value's
     width where every value of both lists is a ``str``, else objects), dtype and values, from lists of texts, empty
-    texts, other objects and str subclasses; a column of one default value as ``np.full`` of it."""
+    texts, other objects and str subclasses (equal to a text: still objects); lists of one value (a default)."""
     n = data.draw(st.integers(1, 40))
     pattern = data.draw(st.lists(_KNOBS, min_size=n, max_size=n))
     order = data.draw(st.lists(_KNOBS, min_size=n, max_size=n))
-    const = {}
     if data.draw(st.booleans()):  # (the loop order a default: one value everywhere)
-        v = data.draw(_KNOBS)
-        order, const = [v] * n, {6: v}
+        order = [data.draw(_KNOBS)] * n
+        if data.draw(st.booleans()):
+            order[data.draw(st.integers(0, n - 1))] = _Text(order[0]) if isinstance(order[0], str) else order[0]
     if data.draw(st.booleans()):
-        v = data.draw(_KNOBS)
-        pattern, const = [v] * n, {**const, 5: v}
-    cols = [np.zeros(n)] * 5 + [np.array(pattern + [None], dtype=object)[:n], np.array(order + [None], object)[:n]]
-    for kc in (None, em.KeyColumns(cols, const)):
-        got = em._knob_texts(pattern, order, kc)
-        want = _knobs_former(pattern, order)
-        if got is None:
-            assert want[0].dtype == object and want[1].dtype == object
-            continue
-        for g, w in zip(got, want):
-            assert g.dtype == w.dtype and g.shape == w.shape and g.tolist() == w.tolist()
+        pattern = [data.draw(_KNOBS)] * n
+    got = em._knob_texts(pattern, order)
+    want = _knobs_former(pattern, order)
+    if got is None:
+        assert want[0].dtype == object and want[1].dtype == object
+        return
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape and g.tolist() == w.tolist()
 
 
 # ------------------------------------------------------------------ whole batches: columns or tuples
@@ -215,7 +220,7 @@ def test_batches_equal_with_and_without_key_columns(arch, wl, n, seed, repeat):
     assert got_c == want_c
 
 
-# ------------------------------------------------------------------ _ColumnMoves: a block's matrices column by column
+# ------------------------------------------------------------------ _column_moves: a block's matrices column by column
 def _slot_moves(data, n: int):
     """A random :class:`_SlotMoves`: slot columns as arrays of several dtypes (NaN, infinities, -0.0, negative
     counts) or scalars, some slots sharing a column, staging and host columns or none."""
@@ -251,14 +256,15 @@ _MATRICES = ("xfer_on", "bursts", "per_burst", "par", "dram", "rd_on", "rd_count
 @settings(max_examples=80, deadline=None)
 @given(data=st.data())
 def test_column_moves_give_the_matrices_columns(data):
-    """Every column of every matrix of a :class:`_ColumnMoves`, read in any order (a column read twice: the same
+    """Every column of every matrix of a block of ``_column_moves`` (a plain ``_Moves``), read in any order (a column read twice: the same
     array), equals that column of the former :meth:`_SlotMoves.take` of every plan in dtype and bits; its widths
     are the matrices'; a matrix read whole, the sub-tables and the copies of rows are the former ones."""
 
     n = data.draw(st.integers(1, 30))
     slots = _slot_moves(data, n)
     full = slots.take(np.arange(n), every=True)  # (the former matrices)
-    cm = traffic._ColumnMoves(slots)
+    cm = traffic._column_moves(slots)
+    assert type(cm) is traffic._Moves
     order = [(k, j) for k in _MATRICES for j in range(getattr(full, k).shape[1])]
     order = data.draw(st.permutations(order))
     with np.errstate(invalid="ignore"):
@@ -270,7 +276,7 @@ def test_column_moves_give_the_matrices_columns(data):
             assert cm.col(k, j) is got
     for k in _MATRICES:
         assert cm.width(k) == getattr(full, k).shape[1] == full.width(k)
-    assert "_full" not in cm.__dict__  # (no matrix built by the columns)
+    assert cm.__dict__["_lazy"]._full is None and not set(_MATRICES) & set(cm.__dict__)  # (no matrix built)
     for k in _MATRICES:
         assert np.array_equal(_u8(getattr(cm, k)), _u8(getattr(full, k)))
     rows = np.arange(n)[::-1].copy()
@@ -289,7 +295,7 @@ def _u8(a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("arch,wl,n,seed", [("emaxv", "vgg16-conv", 150, 11), ("emaxv", "vgg16", 150, 12),
                                             ("emaxvr", "alexnet", 24, 13)])
 def test_batches_equal_with_and_without_column_moves(arch, wl, n, seed):
-    """Whole batches read a chunk's block column by column (:class:`_ColumnMoves`) as from the former matrices
+    """Whole batches read a chunk's block column by column (``_column_moves``) as from the former matrices
     (``COLUMN_MOVES_FROM`` huge: ``take`` of every plan), every metric, state, reason, label and total bit for bit;
     an EMAXV chunk builds no matrix whole."""
 
@@ -319,7 +325,7 @@ def test_column_moves_count_nans_as_the_block_product():
     slots = traffic._SlotMoves(n, (True,) * ns, (a, b, a, b), (b, a, b, a), (1.0,) * ns, (True,) * ns, (1.0,) * ns,
                                np.arange(ns), np.zeros(ns, bool), np.zeros(ns, np.int64), (), (), (), (), (),
                                np.zeros(0, np.int64))
-    full, cm = slots.take(np.arange(n), every=True), traffic._ColumnMoves(slots)
+    full, cm = slots.take(np.arange(n), every=True), traffic._column_moves(slots)
     for j in range(ns):
         assert np.array_equal(_u8(cm.col("rd_count", j)), _u8(full.rd_count[:, j]))
 
@@ -428,7 +434,8 @@ def test_put_with_a_mask_equals_the_former_put(data):
             with mock.patch.object(em, "SCATTER_MASK_FROM", 0):  # (a mask where the positions increase)
                 to = em._scatter_index(flat, nl * n)
         tab = object()
-        got.put(which, layer_of, at, tab, rows, flat, to)
+        got.use_index(flat, to)
+        got.put(which, layer_of, at, tab, rows, flat)
         _put_former(want, which, layer_of, at, tab, rows, flat)
         assert got.fixed.tolist() == want.fixed.tolist()
         assert np.array_equal(got.part, want.part) and np.array_equal(got.row, want.row)

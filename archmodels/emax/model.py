@@ -733,7 +733,8 @@ class _Results:
             tab = p.table
             texts_tab = PlanTable(tab.plan, tab.label, tab.src, ())
             for k, rows in plans.items():
-                self.texts[k].put(which, layer_of, at, texts_tab, rows, flat, to)
+                self.texts[k].use_index(flat, to)
+                self.texts[k].put(which, layer_of, at, texts_tab, rows, flat)
 
     def batches(self, layers) -> list[LayerBatch]:
         """Every layer's results: row ``i`` of every array for layer ``i`` (:func:`layer_batches`: views, the
@@ -1362,9 +1363,14 @@ def _key_list(keys: tuple[tuple, ...] | KeyColumns, i: int) -> list:
 
 def _key_array(keys: tuple[tuple, ...] | KeyColumns, i: int, dtype=None) -> np.ndarray:
     """``np.array(_key_list(keys, i), dtype=dtype)``: a :class:`KeyColumns` numeric column as it is (``asarray``;
-    the same values as numpy converting its ``tolist``; read only, by ``astype`` and arithmetic)."""
-    if isinstance(keys, KeyColumns) and keys.cols[i].dtype.kind in "biuf":
-        return np.asarray(keys.cols[i], dtype=dtype)
+    the same values as numpy converting its ``tolist``; read only, by ``astype`` and arithmetic), a column of one
+    default value as ``np.full`` of it in the dtype numpy gives the value (EMAXV's ``oc_tile``)."""
+    if isinstance(keys, KeyColumns):
+        if i in keys.const:
+            v = keys.const[i]
+            return np.full(len(keys), v, dtype=np.array([v], dtype=dtype).dtype)
+        if keys.cols[i].dtype.kind in "biuf":
+            return np.asarray(keys.cols[i], dtype=dtype)
     return np.array(_key_list(keys, i), dtype=dtype)
 
 
@@ -1429,8 +1435,7 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     # (only the EMAXVR builder reads the schedule pins: an EMAXV chunk lists none)
     pins = [dict(zip(PIN_KEYS, k[9:13])) for k in keys] if arch != "emaxv" else []
     li, ki = np.nonzero(lt.has_shape[:, None] & ~fused_at)  # the (layer, combination) pairs run, layer by layer
-    maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order,
-                                          keys if isinstance(keys, KeyColumns) else None)
+    maps, owner, src, why = _mapping_rows(arch, shapes, lt, li, ki, hws, mhws, pattern, order)
     edges = None
     if arch == "emaxvr" and any(vr_spm) and SKIP_UNREAD_PLANS:  # each combination's first and last layer run, which the chaining (greedy)
         # never makes resident and never keeps (the dynamic programming reads every context: see _unread_rows)
@@ -1600,26 +1605,19 @@ def _first_of(key: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     return first[present], rank[key]
 
 
-def _knob_texts(pattern: list, order: list, kc: KeyColumns | None) -> tuple[np.ndarray, np.ndarray] | None:
+def _knob_texts(pattern: list, order: list) -> tuple[np.ndarray, np.ndarray] | None:
     """The pattern and loop-order knobs of a chunk's combinations as fixed-width text, ``np.array(pattern)`` and
     ``np.array(order)``, when every value of both is a ``str`` (the numpy mapper compares them in C); else None
     (objects). Each built from its distinct values (a chunk's few) and every value's position among them: the same
-    dtype (the longest value's width) and texts, without numpy's per-element conversion; a column :class:`KeyColumns`
-    knows to hold one default value everywhere (EMAXV's loop order) as ``np.full`` of it."""
-    if kc is None:
-        if not set(map(type, chain(pattern, order))) <= {str}:
-            return None
-        return np.array(pattern), np.array(order)
+    dtype (the longest value's width) and texts, without numpy's per-element conversion; a list of one value
+    (EMAXV's loop order, a default) as ``np.full`` of it."""
     out = []
-    for values, i in ((pattern, 5), (order, 6)):
-        if i in kc.const:
-            v = kc.const[i]
-            if type(v) is not str:
-                return None
-            out.append(np.full(len(values), v, dtype=np.array([v]).dtype))
-            continue
+    for values in (pattern, order):
         if not set(map(type, values)) <= {str}:
             return None
+        if values and values.count(values[0]) == len(values):  # (one value: list.count compares in C)
+            out.append(np.full(len(values), values[0], dtype=np.array(values[:1]).dtype))
+            continue
         distinct = dict.fromkeys(values)
         at = {v: j for j, v in enumerate(distinct)}
         out.append(np.array(list(distinct))[np.fromiter(map(at.__getitem__, values), np.int64, len(values))])
@@ -1627,16 +1625,15 @@ def _knob_texts(pattern: list, order: list, kc: KeyColumns | None) -> tuple[np.n
 
 
 def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.ndarray, hws: list[Hw], mhws: list[Hw],
-                  pattern: list[str], order: list[str], kc: KeyColumns | None = None
-                  ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, Callable[[np.ndarray], list[tuple]]]:
+                  pattern: list[str], order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                                               Callable[[np.ndarray], list[tuple]]]:
     """The candidate mappings of every (layer ``li[j]``, combination ``ki[j]``) pair: columns (as
     :func:`~archmodels.emax.mapper.mapping_columns` gives them), the pair j of each mapping (in pair order) and the
     row of the columns it reads (pairs asking the mapper the same share rows), and for pairs j whether the mapper
     found a mapping and the reasons of the ones it rejected. Conv and pooling layers through the mapper over all of
     them at once (:func:`~archmodels.emax.mapper.conv_table`, the requests' shapes, arrays and knobs gathered by
     position, :func:`_spm_tiles` as arrays), once per distinct (layer shape, combination): equal layers (VGG16's
-    C6-C7, C9-C10, C11-C13) share the request; FC layers through :func:`~archmodels.emax.mapper.fc_table`. ``kc``:
-    the combinations as :class:`KeyColumns` (which knob columns hold one default value everywhere), if so given."""
+    C6-C7, C9-C10, C11-C13) share the request; FC layers through :func:`~archmodels.emax.mapper.fc_table`."""
     nk = len(hws)
     conv = np.flatnonzero(lt.conv[li])
     fc = np.flatnonzero(lt.fc[li])
@@ -1667,7 +1664,7 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             views = list(mhws) + [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
     # objects for the scalar one, which reads them one by one)
-    texts = _knob_texts(pattern, order, kc) if len(rk) >= _mapper.TABLE_NUMPY_FROM else None  # (compared in C)
+    texts = _knob_texts(pattern, order) if len(rk) >= _mapper.TABLE_NUMPY_FROM else None  # (compared in C)
     pat_knob, ord_knob = texts if texts is not None else (np.array(pattern, dtype=object), np.array(order, dtype=object))
     pats = pat_knob[rk]
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs

@@ -86,13 +86,31 @@ class _Moves:
     h_kind: np.ndarray  # per host
 
     def col(self, name: str, j: int) -> np.ndarray:
-        """Column ``j`` of matrix ``name`` (``getattr(self, name)[:, j]``; :class:`_ColumnMoves`: without the
-        matrix)."""
+        """Column ``j`` of matrix ``name`` (``getattr(self, name)[:, j]``; a block of :func:`_column_moves`: without
+        building the matrix)."""
+        lazy = self.__dict__.get("_lazy")
+        if lazy is not None and name not in self.__dict__:
+            return lazy.col(name, j)
         return getattr(self, name)[:, j]
 
     def width(self, name: str) -> int:
         """The columns of matrix ``name``."""
+        lazy = self.__dict__.get("_lazy")
+        if lazy is not None and name not in self.__dict__:
+            return lazy.width(name)
         return getattr(self, name).shape[1]
+
+    def __getattr__(self, name: str):
+        # (only for a field not set: a block of :func:`_column_moves` read whole builds every matrix, once, as
+        # :meth:`_SlotMoves.take` of every plan does)
+        lazy = self.__dict__.get("_lazy")
+        if lazy is None or name not in _Moves.__dataclass_fields__:
+            raise AttributeError(name)
+        full = lazy.full()
+        for f in _Moves.__dataclass_fields__:
+            if f not in self.__dict__:
+                object.__setattr__(self, f, getattr(full, f))
+        return self.__dict__[name]
 
     def take(self, rows: np.ndarray) -> _Moves:
         """The plans ``rows``, in that order."""
@@ -571,10 +589,10 @@ class _SlotMoves:
 
     @cached_property
     def _all(self) -> _Moves:
-        """:meth:`take` of every plan: from :data:`COLUMN_MOVES_FROM` plans as :class:`_ColumnMoves` (the matrices'
+        """:meth:`take` of every plan: from :data:`COLUMN_MOVES_FROM` plans as :func:`_column_moves` (the matrices'
         columns one by one when read, the matrices whole only when read whole)."""
         if self.n >= COLUMN_MOVES_FROM:
-            return _ColumnMoves(self)
+            return _column_moves(self)
         return self.take(np.arange(self.n), every=True)
 
     def xfer(self):
@@ -596,7 +614,7 @@ class _SlotMoves:
         return self._all.entries()
 
 
-#: plans from which a :class:`_SlotMoves` block taken whole is a :class:`_ColumnMoves` (below, one design point's few
+#: plans from which a :class:`_SlotMoves` block taken whole is read column by column, :func:`_column_moves` (below, one design point's few
 #: plans: the matrices at once, as before)
 COLUMN_MOVES_FROM = 1024
 
@@ -612,46 +630,49 @@ def _column(v, dtype, n: int) -> np.ndarray:
     return out
 
 
-class _ColumnMoves(_Moves):
-    """:meth:`_SlotMoves.take` of every plan (:attr:`_SlotMoves._all`) read column by column (:meth:`col`): each
-    matrix column as ``take`` writes it, from the slot columns (an array of the matrix's dtype: itself, no copy;
-    ``rd_count``, ``rd_on`` and ``xfer_on`` of a transfer column by the same elementwise operations on the same
-    columns; the counts from the bursts' and per-burst matrices, :meth:`_counts`), once per column. An EMAXV chunk's choice reads its ~30 columns one by one
-    (:func:`~archmodels.emax.timing._dense_flows`, ``_dense_reads``): ``take`` copied every slot column into the
-    matrices first. A matrix read whole (any other use) builds every matrix as ``take`` does, once."""
+def _column_moves(slots: _SlotMoves) -> _Moves:
+    """:meth:`_SlotMoves.take` of every plan read column by column: a :class:`_Moves` whose matrices are not set,
+    its :meth:`~_Moves.col` answered by :class:`_LazyColumns` (a matrix read whole builds them all, once)."""
+    m = _Moves.__new__(_Moves)
+    for k in ("phase", "write", "rd_kind", "h_kind"):
+        object.__setattr__(m, k, getattr(slots, k))
+    object.__setattr__(m, "_lazy", _LazyColumns(slots))
+    return m
+
+
+class _LazyColumns:
+    """The matrices of :meth:`_SlotMoves.take` of every plan column by column (:meth:`col`): each matrix column as
+    ``take`` writes it, from the slot columns (an array of the matrix's dtype: itself, no copy; ``rd_on`` and
+    ``xfer_on`` of a transfer column by the same elementwise operations on the same columns; the counts from the
+    bursts' and per-burst matrices, :meth:`_counts`), once per column. An EMAXV chunk's choice reads its ~30 columns
+    one by one (:func:`~archmodels.emax.timing._dense_flows`, ``_dense_reads``): ``take`` copied every slot column
+    into the matrices first."""
+
+    __slots__ = ("slots", "cols", "count", "_full")
 
     def __init__(self, slots: _SlotMoves):
-        for k in ("phase", "write", "rd_kind", "h_kind"):
-            object.__setattr__(self, k, getattr(slots, k))
-        object.__setattr__(self, "_slots", slots)
-        object.__setattr__(self, "_cols", {})
+        self.slots, self.cols, self.count, self._full = slots, {}, None, None
 
-    def __getattr__(self, name: str):
-        if name.startswith("__") or name in ("_slots", "_cols", "_full", "_count"):
-            raise AttributeError(name)
-        full = self.__dict__.get("_full")
-        if full is None:  # (a matrix read whole: every matrix, as take builds them)
-            s = self._slots
-            full = s.take(np.arange(s.n), every=True)
-            object.__setattr__(self, "_full", full)
-        return getattr(full, name)
+    def full(self) -> _Moves:
+        """Every matrix, as ``take`` of every plan builds them."""
+        if self._full is None:
+            self._full = self.slots.take(np.arange(self.slots.n), every=True)
+        return self._full
 
     def _counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The bursts, per-burst and count matrices of the transfer columns, as ``take`` builds them: the count is
         one product of the two [plans, slots] matrices (numpy's loop over a block and over a column may pick
         different NaNs where two of opposite signs meet: the block's product, as before)."""
-        got = self.__dict__.get("_count")
-        if got is None:
-            s = self._slots
+        if self.count is None:
+            s = self.slots
             bursts, per_burst = (np.empty((s.n, len(s.phase)), order="F") for _ in range(2))
             _fill_columns(bursts, s.bursts, None, {})
             _fill_columns(per_burst, s.per_burst, None, {})
-            got = (bursts, per_burst, np.multiply(bursts, per_burst, out=np.empty_like(bursts, order="F")))
-            object.__setattr__(self, "_count", got)
-        return got
+            self.count = (bursts, per_burst, np.multiply(bursts, per_burst, out=np.empty_like(bursts, order="F")))
+        return self.count
 
     def width(self, name: str) -> int:
-        s = self._slots
+        s = self.slots
         ns = len(s.phase)
         if name in ("rd_on", "rd_count", "rd_each"):
             return ns + len(s.s_on)
@@ -660,10 +681,10 @@ class _ColumnMoves(_Moves):
         return ns
 
     def col(self, name: str, j: int) -> np.ndarray:
-        got = self._cols.get((name, j))
+        got = self.cols.get((name, j))
         if got is not None:
             return got
-        s = self._slots
+        s = self.slots
         n, ns = s.n, len(s.phase)
         if name == "xfer_on":  # on & (count > 0)
             v = self.col("on", j) & (self.col("rd_count", j) > 0)
@@ -685,8 +706,8 @@ class _ColumnMoves(_Moves):
         elif name == "h_bytes":
             v = _column(s.h_bytes[j], float, n)
         else:
-            return getattr(self, name)[:, j]
-        self._cols[(name, j)] = v
+            raise KeyError(name)
+        self.cols[(name, j)] = v
         return v
 
 
