@@ -440,30 +440,3 @@ def test_put_with_a_mask_equals_the_former_put(data):
         assert got.fixed.tolist() == want.fixed.tolist()
         assert np.array_equal(got.part, want.part) and np.array_equal(got.row, want.row)
         assert [[id(t) for t in ts] for ts in got.tables] == [[id(t) for t in ts] for ts in want.tables]
-
-
-# ------------------------------------------------------------------ verdicts_coded: no runner-up anywhere
-def _verdicts_coded_former(names, code, worse, more_dram, none):
-    from archmodels.emax.explain import _phrases, _verdict_at
-
-    table = np.array([_phrases(str(c)) for c in names], dtype=object).reshape(len(names), 4)
-    return table[code, _verdict_at(worse, more_dram, none)]
-
-
-@settings(max_examples=60, deadline=None)
-@given(data=st.data())
-def test_verdicts_coded_equal_the_former_table(data):
-    """The verdicts of pairs under any criteria equal the former [criterion, phrase] table's, text for text, object
-    arrays of the pairs' length: no pair with a runner-up (every verdict the first phrase), some, or none at all."""
-    from archmodels.emax.explain import verdicts_coded
-
-    names = data.draw(st.lists(st.sampled_from(em.CRITERIA), min_size=1, max_size=5, unique=True))
-    n = data.draw(st.integers(0, 30))
-    code = np.array(data.draw(st.lists(st.integers(0, len(names) - 1), min_size=n, max_size=n)), np.int64)
-    worse, more_dram = (np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool).reshape(n)
-                        for _ in range(2))
-    none = (np.ones(n, bool) if data.draw(st.booleans()) else
-            np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool).reshape(n))
-    got, want = verdicts_coded(names, code, worse, more_dram, none), _verdicts_coded_former(names, code, worse,
-                                                                                          more_dram, none)
-    assert got.dtype == want.dtype == object and got.shape == want.shape and got.tolist() == want.tolist()

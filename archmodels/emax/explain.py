@@ -115,10 +115,7 @@ def verdicts_coded(names: Sequence[str], code: np.ndarray, worse: np.ndarray, mo
                    none: np.ndarray) -> np.ndarray:
     """:func:`verdicts` of pairs under criteria ``names[code]`` (``code`` per pair): each criterion's four phrases
     written once, each pair's taken from that [criterion, phrase] table (no text built per pair: a batch of random
-    points has every criterion, and building its phrases per pair cost ~10 % of an EMAXV batch); no pair with a
-    runner-up: the first phrase (the same text under every criterion) filled in at once."""
-    if len(none) and none.all():  # (no pair has a runner-up, EMAXV's one candidate: the first phrase, every
-        return objects(len(none), _phrases("")[0])  # criterion's same text, one fill)
+    points has every criterion, and building its phrases per pair cost ~10 % of an EMAXV batch)."""
     table = np.array([_phrases(str(c)) for c in names], dtype=object).reshape(len(names), 4)
     return table[code, _verdict_at(worse, more_dram, none)]
 
