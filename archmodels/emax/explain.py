@@ -368,16 +368,19 @@ class LazyTextColumns:
         fixed, part_of, row = (a.reshape(-1) for a in (self.fixed, self.part, self.row))  # (views: C-contiguous)
         has = rows >= 0
         kept, self._index = self._index, None  # (once: the chunk's arrays not kept alive with the texts)
-        to = kept[1] if kept is not None and kept[0] is flat else None
-        idx = flat if to is None else to
-        if has.all():  # (the chosen plans: every point has one)
+        to = kept[1] if kept is not None and kept[0] is flat and kept[1] is not flat else None  # (a mask)
+        if to is not None and has.all():  # (the chosen plans: every point has one)
             pw = part[list(which)]
-            part_of[idx] = pw[0] if len(pw) and (pw == pw[0]).all() else part[col_of]
-            row[idx] = rows
+            part_of[to] = pw[0] if len(pw) and (pw == pw[0]).all() else part[col_of]
+            row[to] = rows
             return
         if to is not None and not has.any():  # (no point has one: "-" everywhere)
             fixed[to] = "-"
             part_of[to] = -1
+            return
+        if has.all():  # (the chosen plans: every point has one)
+            part_of[flat] = part[col_of]
+            row[flat] = rows
             return
         none = flat[~has]
         fixed[none] = "-"

@@ -478,6 +478,9 @@ def _few(tab: PlanTable, rows: np.ndarray) -> bool:
     """Whether the pairs ``rows`` of ``tab`` have few transfer cells and every block is a :class:`_Moves`."""
     if not len(rows) or not all(isinstance(b, _Moves) for b, _ in tab.moves):
         return False
+    if len(tab.moves) == 1:  # (one block, as a rule: no generator)
+        b = tab.moves[0][0]
+        return len(rows) * (b.width("rd_on") + b.width("h_on")) <= FEW_CELLS
     return len(rows) * max(b.width("rd_on") + b.width("h_on") for b, _ in tab.moves) <= FEW_CELLS
 
 

@@ -88,17 +88,13 @@ class _Moves:
     def col(self, name: str, j: int) -> np.ndarray:
         """Column ``j`` of matrix ``name`` (``getattr(self, name)[:, j]``; a block of :func:`_column_moves`: without
         building the matrix)."""
-        lazy = self.__dict__.get("_lazy")
-        if lazy is not None and name not in self.__dict__:
-            return lazy.col(name, j)
-        return getattr(self, name)[:, j]
+        m = self.__dict__.get(name)
+        return m[:, j] if m is not None else self.__dict__["_lazy"].col(name, j)
 
     def width(self, name: str) -> int:
         """The columns of matrix ``name``."""
-        lazy = self.__dict__.get("_lazy")
-        if lazy is not None and name not in self.__dict__:
-            return lazy.width(name)
-        return getattr(self, name).shape[1]
+        m = self.__dict__.get(name)
+        return m.shape[1] if m is not None else self.__dict__["_lazy"].width(name)
 
     def __getattr__(self, name: str):
         # (only for a field not set: a block of :func:`_column_moves` read whole builds every matrix, once, as
