@@ -310,6 +310,7 @@ class LazyTextColumns:
         # strong ones both ways would be reference cycles, and a batch's plan tables would stay alive until a
         # full garbage collection (a loop of EMAXVR batches peaked at ~2x the memory of one)
         self._columns: list[weakref.ref[_ColumnText] | None] = [None] * count
+        self._index: tuple[np.ndarray, np.ndarray] | None = None  # (flat, an index writing it: use_index)
 
     def __getitem__(self, i: int) -> LazyText:
         ref = self._columns[i]
@@ -344,12 +345,20 @@ class LazyTextColumns:
                 if col is not None:
                     col._all = None
 
+    def use_index(self, flat: np.ndarray, to: np.ndarray) -> None:
+        """``to`` writes the positions ``flat`` in their order (``a[to] = values`` as ``a[flat] = values``: a
+        boolean mask of increasing positions): :meth:`put` given this ``flat`` object (the next chunk's, as a rule)
+        writes by it."""
+        self._index = (flat, to)
+
     def put(self, which: Sequence[int], col_of: np.ndarray, at: np.ndarray, tab: PlanTable, rows: np.ndarray,
             flat: np.ndarray | None = None) -> None:
         """Point ``at[j]`` of column ``col_of[j]`` reads plan ``rows[j]`` of ``tab`` (-1: none, shown as ``-``);
         ``which``: the columns of ``col_of``, each then holding ``tab`` (as :meth:`LazyText.put` for each
         column, then ``column[at] = "-"`` where a row is -1). ``flat``: ``col_of * n + at`` if known (the arrays are
-        filled by flat position: one index, not two)."""
+        filled by flat position: one index, not two; where :meth:`use_index` gave an index for this ``flat``, by it
+        where every row or none is -1: a chunk's chosen plans, EMAXV's runner-ups (none)), with one part number when
+        the columns ``which`` share it (a fill, not a gather per point)."""
         part = np.array([len(t) for t in self.tables])
         for i in which:
             self.tables[i].append(tab)
@@ -358,6 +367,17 @@ class LazyTextColumns:
             flat = col_of * self.n + at
         fixed, part_of, row = (a.reshape(-1) for a in (self.fixed, self.part, self.row))  # (views: C-contiguous)
         has = rows >= 0
+        kept, self._index = self._index, None  # (once: the chunk's arrays not kept alive with the texts)
+        to = kept[1] if kept is not None and kept[0] is flat and kept[1] is not flat else None  # (a mask)
+        if to is not None and has.all():  # (the chosen plans: every point has one)
+            pw = part[list(which)]
+            part_of[to] = pw[0] if len(pw) and (pw == pw[0]).all() else part[col_of]
+            row[to] = rows
+            return
+        if to is not None and not has.any():  # (no point has one: "-" everywhere)
+            fixed[to] = "-"
+            part_of[to] = -1
+            return
         if has.all():  # (the chosen plans: every point has one)
             part_of[flat] = part[col_of]
             row[flat] = rows

@@ -1518,8 +1518,8 @@ _FIT_NUMBERS = ("n_seg", "ow_seg", "oc_chunk", "lmm_need")
 
 class SlotColumns(AbcMapping):
     """:func:`conv_table`'s columns, each built when first read: a gathered column is ``base[at]`` (numbers converted
-    to float: ``base[at].astype(float)``, as :func:`_slot_numbers` built every one; labels as they are), the others
-    as given. :meth:`gather` gives ``self[k][rows]`` of a column not built yet in one gather (the indices composed:
+    to float: ``base[at].astype(float)``, as :func:`_slot_numbers` built every one; labels as they are; a base given
+    as parts is their concatenation, made when the column is first read), the others as given. :meth:`gather` gives ``self[k][rows]`` of a column not built yet in one gather (the indices composed:
     ``base[at[rows]]``, the same values). An EMAXV chunk's builder reads 16 of its 24 columns, each at its plan rows
     (:class:`~archmodels.emax.traffic.Rows`): the other 8 are never built, the 16 gathered once instead of twice."""
 
@@ -1527,7 +1527,7 @@ class SlotColumns(AbcMapping):
 
     def __init__(self) -> None:
         self._got: dict[str, np.ndarray] = {}
-        self._src: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}  # key -> (base, at, to float)
+        self._src: dict[str, tuple[np.ndarray | list, np.ndarray, bool]] = {}  # key -> (base or parts, at, to float)
         self._keys: dict[str, None] = {}  # every key, in the order set (a dict's)
         self._composed: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
@@ -1537,11 +1537,20 @@ class SlotColumns(AbcMapping):
         self._got[k] = v
         self._keys[k] = None
 
-    def lazy(self, k: str, base: np.ndarray, at: np.ndarray, to_float: bool) -> None:
-        """Column ``k`` is ``base[at]`` (``.astype(float)`` if ``to_float``), built when first read."""
+    def lazy(self, k: str, base: np.ndarray | list[np.ndarray], at: np.ndarray, to_float: bool) -> None:
+        """Column ``k`` is ``base[at]`` (``.astype(float)`` if ``to_float``), built when first read; ``base`` a list:
+        ``np.concatenate(base)``, made then (an EMAXV chunk never reads 5 of its 22 number columns, whose patterns'
+        and fits' parts were concatenated for nothing: ~3 MB a chunk)."""
         self._got.pop(k, None)
         self._src[k] = (base, at, to_float)
         self._keys[k] = None
+
+    def _source(self, k: str) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Column ``k``'s (base, at, to float), its parts concatenated (once)."""
+        base, at, to_float = src = self._src[k]
+        if isinstance(base, list):
+            src = self._src[k] = (np.concatenate(base), at, to_float)
+        return src
 
     def built(self, k: str) -> bool:
         return k in self._got
@@ -1549,7 +1558,7 @@ class SlotColumns(AbcMapping):
     def __getitem__(self, k: str) -> np.ndarray:
         v = self._got.get(k)
         if v is None:
-            base, at, to_float = self._src[k]
+            base, at, to_float = self._source(k)
             v = self._got[k] = base[at].astype(float) if to_float else base[at]
         return v
 
@@ -1558,7 +1567,7 @@ class SlotColumns(AbcMapping):
         (``at``, ``rows``) pair composed once)."""
         if k in self._got:
             return self._got[k][rows]
-        base, at, to_float = self._src[k]
+        base, at, to_float = self._source(k)
         key = (id(at), id(rows))
         hit = self._composed.get(key)
         if hit is None or hit[0] is not at or hit[1] is not rows:
@@ -1589,8 +1598,7 @@ def _slot_numbers(by_pattern: dict[str, list[np.ndarray]], by_fit: dict[str, lis
         elif not got:
             out.put(f, np.zeros(len(at_pattern)))
         else:
-            col = np.concatenate(got) if len(got) > 1 else got[0]
-            out.lazy(f, col, at_fit if f in by_fit else at_pattern, True)
+            out.lazy(f, list(got) if len(got) > 1 else got[0], at_fit if f in by_fit else at_pattern, True)
     return out
 
 

@@ -279,14 +279,19 @@ class _EmaxBase(Model):
         # the tile search (a few points: np.isin's == per element, without its ~15 us of setup)
         cols.append(np.array([c in TILE_SEARCH_CRITERIA for c in crit.tolist()], dtype=bool).reshape(crit.shape)
                     if crit.size <= 64 else np.isin(crit, TILE_SEARCH_CRITERIA))
-        every = list(zip(*[c.tolist() for c in cols]))
-        keys = list(dict.fromkeys(every))  # the distinct combinations, in order of first appearance
         members: list[list[int]] | None = None  # each combination's points (None: point i is combination i)
-        if len(keys) != n:  # (each point its own combination, random points: no grouping loop, no lists)
-            groups: dict[tuple, list[int]] = {}
-            for i, key in enumerate(every):
-                groups.setdefault(key, []).append(i)
-            members = list(groups.values())
+        keys: list[tuple] | KeyColumns
+        if KEY_COLUMNS and n > PLANS_CACHE_KEYS and _distinct(cols[_DISTINCT_BY]):
+            # (every point its own combination: the columns themselves, no tuples)
+            keys = KeyColumns(cols, {i: _STRUCT_DEFAULTS[k] for i, k in enumerate(STRUCT[:-1]) if k not in pts})
+        else:
+            every = list(zip(*[c.tolist() for c in cols]))
+            keys = list(dict.fromkeys(every))  # the distinct combinations, in order of first appearance
+            if len(keys) != n:  # (each point its own combination, random points: no grouping loop, no lists)
+                groups: dict[tuple, list[int]] = {}
+                for i, key in enumerate(every):
+                    groups.setdefault(key, []).append(i)
+                members = list(groups.values())
         link = Link(pts["clock_mhz"], pts["fsm_bus_bits"], pts["dram_gbps"], pts["dram_latency_ns"],
                     pts.get("spm_gbps", np.full(n, 15.36)), pts.get("spm_latency_ns", np.full(n, 1000 / 240)),
                     pts["dtype_bits"] // 8, pts["cols"])
@@ -296,7 +301,8 @@ class _EmaxBase(Model):
         out.pending_upto *= PENDING_SCALE_OF.get(self.ARCH, 1)
         step = _chunk_step(self.ARCH, len(keys), len(workload.layers))
         for lo, grp in zip(range(0, len(keys), step), _Groups.chunks(members, step, n)):
-            plans = workload_plans(self.ARCH, workload, tuple(keys[lo:lo + step]))
+            plans = workload_plans(self.ARCH, workload, keys[lo:lo + step] if isinstance(keys, KeyColumns) else
+                                   tuple(keys[lo:lo + step]))
             _choose(plans, grp, link, pp, macs, out)
         return out.batches(workload.layers)
 
@@ -727,6 +733,7 @@ class _Results:
             tab = p.table
             texts_tab = PlanTable(tab.plan, tab.label, tab.src, ())
             for k, rows in plans.items():
+                self.texts[k].use_index(flat, to)
                 self.texts[k].put(which, layer_of, at, texts_tab, rows, flat)
 
     def batches(self, layers) -> list[LayerBatch]:
@@ -1307,15 +1314,80 @@ class _Same:
         return isinstance(other, _Same) and other.obj is self.obj
 
 
-def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...]) -> Plans:
+#: whether a batch whose points are every one its own structural combination (:func:`_distinct`) passes the
+#: combinations to the planning as the points' columns (:class:`KeyColumns`) instead of tuples (False: tuples, as
+#: before; the same plans, tests/test_emax_batched17.py)
+KEY_COLUMNS = True
+#: the column of :data:`STRUCT` whose values, all distinct, prove every point its own combination (the LMM size: a
+#: continuous parameter, distinct in a random batch)
+_DISTINCT_BY = STRUCT.index("lmm_kb")
+
+
+def _distinct(col: np.ndarray) -> bool:
+    """No two values of numeric column ``col`` compare equal (sorted, no two neighbours equal: -0.0 and 0.0 are
+    equal, NaN equals nothing, as Python's ``==`` has it), so no two points' :data:`STRUCT` tuples are equal either
+    (``dict.fromkeys`` of them keeps every one, in point order); False for other columns."""
+    if not isinstance(col, np.ndarray) or col.ndim != 1 or col.dtype.kind not in "fiu":
+        return False
+    s = np.sort(col)
+    return bool((s[1:] != s[:-1]).all())
+
+
+class KeyColumns:
+    """Structural combinations as the columns of their :data:`STRUCT` values (``cols[i]``: the i-th value of every
+    combination, in order), for a batch whose every point is its own combination: combination j is the tuple of
+    element j of every column as ``tolist`` gives it (what :meth:`_EmaxBase.evaluate_layers` builds with ``zip``
+    and ``dict.fromkeys`` otherwise), built only when asked for (iteration: the caches' keys, EMAXVR's pins);
+    the planning reads the columns themselves (:func:`_arrays`, :func:`_key_list`, :func:`_knob_texts`).
+    ``const``: the columns of a default value (a parameter the model does not have) by position, and that value."""
+
+    __slots__ = ("cols", "const")
+
+    def __init__(self, cols: list[np.ndarray], const: dict[int, Any] | None = None):
+        self.cols, self.const = cols, const if const is not None else {}
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def __getitem__(self, k: slice) -> KeyColumns:
+        if not isinstance(k, slice):
+            raise TypeError("KeyColumns: slices only")
+        return KeyColumns([c[k] for c in self.cols], self.const)
+
+    def __iter__(self):
+        return zip(*[c.tolist() for c in self.cols])
+
+
+def _key_list(keys: tuple[tuple, ...] | KeyColumns, i: int) -> list:
+    """The i-th :data:`STRUCT` value of every combination ``keys``, as a list."""
+    if isinstance(keys, KeyColumns):
+        return keys.cols[i].tolist()
+    return list(map(itemgetter(i), keys))  # (~3x zip's speed)
+
+
+def _key_array(keys: tuple[tuple, ...] | KeyColumns, i: int, dtype=None) -> np.ndarray:
+    """``np.array(_key_list(keys, i), dtype=dtype)``: a :class:`KeyColumns` numeric column as it is (``asarray``;
+    the same values as numpy converting its ``tolist``; read only, by ``astype`` and arithmetic), a column of one
+    default value as ``np.full`` of it in the dtype numpy gives the value (EMAXV's ``oc_tile``)."""
+    if isinstance(keys, KeyColumns):
+        if i in keys.const:
+            v = keys.const[i]
+            return np.full(len(keys), v, dtype=np.array([v], dtype=dtype).dtype)
+        if keys.cols[i].dtype.kind in "biuf":
+            return np.asarray(keys.cols[i], dtype=dtype)
+    return np.array(_key_list(keys, i), dtype=dtype)
+
+
+def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...] | KeyColumns) -> Plans:
     """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values), remembered
     (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys, for up to
     :data:`PLANS_CACHE_KEYS` combinations; one combination alone (a study's design point) in a cache of its own,
     :data:`ONE_STRUCTURE_PLANS` deep."""
-    if len(keys) == 1:
-        return _one_structure_plans(arch, _Same(_canonical(workload)), keys)
     if len(keys) > PLANS_CACHE_KEYS:
         return _workload_plans.__wrapped__(arch, _Same(_canonical(workload)), keys)
+    keys = tuple(keys)  # (the caches' keys: tuples, also of a few combinations given as KeyColumns)
+    if len(keys) == 1:
+        return _one_structure_plans(arch, _Same(_canonical(workload)), keys)
     return _workload_plans(arch, _Same(_canonical(workload)), keys)
 
 
@@ -1338,7 +1410,7 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     layers, shapes, lt = workload.layers, _shapes(workload), _layer_table(workload)
     nl, nk = len(layers), len(keys)
     hws, mhws = _arrays(arch, keys)  # mhws: the mapper's view: mappings do not depend on the SPM
-    pattern, order, fusion, sched = (list(map(itemgetter(i), keys)) for i in range(5, 9))  # (~3x zip's speed)
+    pattern, order, fusion, sched = (_key_list(keys, i) for i in range(5, 9))
     columns = isinstance(hws, HwList)  # (many combinations: their arrays' fields as columns; one: as objects)
     if columns:
         vr_spm_at = (hws.numbers["spm_bytes"] > 0) & (arch == "emaxvr")
@@ -1450,15 +1522,16 @@ def _arrays(arch: str, keys: tuple[tuple, ...]) -> tuple[HwList | list[Hw], HwLi
     if len(keys) < HW_COLUMNS_FROM:
         return _arrays_listed(arch, keys)
     n = len(keys)
-    col = {i: list(map(itemgetter(i), keys)) for i in (0, 1, 2, 3, 4, 13, 14)}  # (STRUCT values; ~2x zip's speed)
+    # (STRUCT values as np.array of their list gives them: KeyColumns' numeric columns as they are)
+    col = {i: _key_array(keys, i, float if i in (2, 3) else None) for i in (0, 1, 2, 3, 4, 13, 14)}
     table = np.empty((len(HW_NUMBERS), n), dtype=np.int64)  # (rows contiguous: the columns)
-    table[0] = np.array(col[0]).astype(np.int64)  # rows, as int(): toward zero
-    table[1] = np.array(col[1]).astype(np.int64)  # cols
-    table[2] = np.rint(np.array(col[2], dtype=float) * 1024)  # lmm bytes, as int(round(lmm_kb * 1024)): half to even
-    table[3] = np.rint(np.array(col[3], dtype=float) * 1024)  # spm bytes
-    np.floor_divide(np.array(col[4]).astype(np.int64), 8, out=table[4])  # element bytes, int(bits) // 8
-    table[5] = np.array(col[13]).astype(np.int64)  # oc_cap
-    table[6] = np.array(col[14]).astype(bool)  # tile search, int(bool(...))
+    table[0] = col[0].astype(np.int64)  # rows, as int(): toward zero
+    table[1] = col[1].astype(np.int64)  # cols
+    table[2] = np.rint(col[2] * 1024)  # lmm bytes, as int(round(lmm_kb * 1024)): half to even
+    table[3] = np.rint(col[3] * 1024)  # spm bytes
+    np.floor_divide(col[4].astype(np.int64), 8, out=table[4])  # element bytes, int(bits) // 8
+    table[5] = col[13].astype(np.int64)  # oc_cap
+    table[6] = col[14].astype(bool)  # tile search, int(bool(...))
     table.flags.writeable = False  # (its rows, the columns, read-only with it)
     numbers = dict(zip(HW_NUMBERS, table))
     no_spm = np.zeros(n, dtype=np.int64)
@@ -1536,6 +1609,25 @@ def _first_of(key: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     return first[present], rank[key]
 
 
+def _knob_texts(pattern: list, order: list) -> tuple[np.ndarray, np.ndarray] | None:
+    """The pattern and loop-order knobs of a chunk's combinations as fixed-width text, ``np.array(pattern)`` and
+    ``np.array(order)``, when every value of both is a ``str`` (the numpy mapper compares them in C); else None
+    (objects). Each built from its distinct values (a chunk's few) and every value's position among them: the same
+    dtype (the longest value's width) and texts, without numpy's per-element conversion; a list of one value
+    (EMAXV's loop order, a default) as ``np.full`` of it."""
+    out = []
+    for values in (pattern, order):
+        if not set(map(type, values)) <= {str}:
+            return None
+        if values and values.count(values[0]) == len(values):  # (one value: list.count compares in C)
+            out.append(np.full(len(values), values[0], dtype=np.array(values[:1]).dtype))
+            continue
+        distinct = dict.fromkeys(values)
+        at = {v: j for j, v in enumerate(distinct)}
+        out.append(np.array(list(distinct))[np.fromiter(map(at.__getitem__, values), np.int64, len(values))])
+    return out[0], out[1]
+
+
 def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.ndarray, hws: list[Hw], mhws: list[Hw],
                   pattern: list[str], order: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
                                                                Callable[[np.ndarray], list[tuple]]]:
@@ -1576,11 +1668,11 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             views = list(mhws) + [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
     # objects for the scalar one, which reads them one by one)
-    as_text = len(rk) >= _mapper.TABLE_NUMPY_FROM and set(map(type, chain(pattern, order))) <= {str}  # (in C)
-    pats = (np.array(pattern) if as_text else np.array(pattern, dtype=object))[rk]
+    texts = _knob_texts(pattern, order) if len(rk) >= _mapper.TABLE_NUMPY_FROM else None  # (compared in C)
+    pat_knob, ord_knob = texts if texts is not None else (np.array(pattern, dtype=object), np.array(order, dtype=object))
+    pats = pat_knob[rk]
     pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
-    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats,
-                     (np.array(order) if as_text else np.array(order, dtype=object))[rk])
+    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats, ord_knob[rk])
     # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
     n_u = np.bincount(tab.req, minlength=len(first))
     n_r = n_u[inv]

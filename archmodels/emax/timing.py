@@ -134,7 +134,7 @@ def _column_words(b: _Moves, j: int, pts: np.ndarray, link: Link) -> np.ndarray:
     key = ("words", id(b), j)
     got = memo.get(key)
     if got is None:  # (``b`` kept: its id stays its own while the memo holds it)
-        got = memo[key] = (b, _words_of(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, link.at(link.bus_bytes, pts),
+        got = memo[key] = (b, _words_of(b.col("rd_each", j), 1.0 if b.rd_kind[j] == 1 else 0.0, link.at(link.bus_bytes, pts),
                                         link.at(link.elem, pts)))
     return got[1]
 
@@ -253,7 +253,7 @@ def _dense(tab: PlanTable, rows: np.ndarray) -> _Moves | None:
     if len(tab.moves) != 1:
         return None
     block, at = tab.moves[0]
-    if (not isinstance(block, _Moves) or block.rd_on.shape[1] + block.h_on.shape[1] > DENSE_COLUMNS_UPTO
+    if (not isinstance(block, _Moves) or block.width("rd_on") + block.width("h_on") > DENSE_COLUMNS_UPTO
             or len(at) != len(tab) or not _every(tab, rows) or not (at == np.arange(len(at))).all()):
         return None
     return block
@@ -358,17 +358,17 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not use: discarded)
         for j in np.argsort(b.phase, kind="stable").tolist():  # phase by phase, slot order within a phase
             ph = int(b.phase[j])
-            on = b.xfer_on[:, j]
+            on = b.col("xfer_on", j)
             read = 0.0 if b.write[j] else 1.0
-            count, each = b.rd_count[:, j], b.rd_each[:, j]
-            dram = b.dram[:, j].astype(float)
+            count, each = b.col("rd_count", j), b.col("rd_each", j)
+            dram = b.col("dram", j).astype(float)
             w = _column_words(b, j, pts, link)  # (_words_of(each, 1.0 if kind 1 else 0.0, bus, elem))
             # (``read`` is 1.0 or 0.0 for the whole column: x * 1.0 is x, bit for bit, NaN included, so a read
             # column skips its multiplications by 1.0, and each column's ``np.where(read > 0, ...)`` is one branch)
             lat = np.where(dram > 0, lat_d, lat_s)
             cost = HANDSHAKE_CYCLES + (lat if read > 0 else read * lat) + w
             moved = count * (w * bus if read > 0 else each)
-            rounds = b.bursts[:, j] * np.ceil(b.per_burst[:, j] / b.par[:, j] - 1e-9)
+            rounds = b.col("bursts", j) * np.ceil(b.col("per_burst", j) / b.col("par", j) - 1e-9)
             work[ph] += np.where(on, count * cost, 0.0)
             r = np.where(on, rounds * cost, -np.inf)
             longest[ph] = r if longest[ph] is None else np.maximum(longest[ph], r)
@@ -377,8 +377,8 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
             rd = rd + np.where(on, md if read > 0 else md * read, 0.0)
             wr = wr + np.where(on, md * (1 - read) if read > 0 else md, 0.0)
-        stage = [np.where(b.rd_on[:, j], _read_bytes(b, j, bus, elem), 0.0)  # staging reads (on: a positive
-                 for j in range(ns, b.rd_on.shape[1])]                          # count), in order
+        stage = [np.where(b.col("rd_on", j), _read_bytes(b, j, bus, elem), 0.0)  # staging reads (on: a positive
+                 for j in range(ns, b.width("rd_on"))]                              # count), in order
         staged = np.zeros(n)
         for v in stage:
             staged = staged + v
@@ -415,7 +415,7 @@ _PLOAD_AT = PHASES.index("pload")
 def _read_bytes(b: _Moves, j: int, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
     """Bytes each plan of block ``b`` reads by read column ``j`` (count x bus words x bus), as the sub-tables
     price a read entry (``PlanTable.read``: ``words(each, weight, ...)``, weight 1 for kind 1)."""
-    return b.rd_count[:, j] * _words_of(b.rd_each[:, j], 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
+    return b.col("rd_count", j) * _words_of(b.col("rd_each", j), 1.0 if b.rd_kind[j] == 1 else 0.0, bus, elem) * bus
 
 
 def _entry_flows(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link,
@@ -478,7 +478,10 @@ def _few(tab: PlanTable, rows: np.ndarray) -> bool:
     """Whether the pairs ``rows`` of ``tab`` have few transfer cells and every block is a :class:`_Moves`."""
     if not len(rows) or not all(isinstance(b, _Moves) for b, _ in tab.moves):
         return False
-    return len(rows) * max(b.rd_on.shape[1] + b.h_on.shape[1] for b, _ in tab.moves) <= FEW_CELLS
+    if len(tab.moves) == 1:  # (one block, as a rule: no generator)
+        b = tab.moves[0][0]
+        return len(rows) * (b.width("rd_on") + b.width("h_on")) <= FEW_CELLS
+    return len(rows) * max(b.width("rd_on") + b.width("h_on") for b, _ in tab.moves) <= FEW_CELLS
 
 
 def _ceil(x: float) -> float:
@@ -740,11 +743,11 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     bus = link.at(link.bus_bytes, pts)
     by_kind = np.zeros((nk + 1, n))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
-        for j in range(b.rd_on.shape[1]):  # (_read_bytes, the words of each column once per chunk)
-            by_kind[int(b.rd_kind[j])] += np.where(b.rd_on[:, j], b.rd_count[:, j] * _column_words(b, j, pts, link) * bus,
-                                                   0.0)
-    for j in range(b.h_on.shape[1]):
-        by_kind[int(b.h_kind[j])] += np.where(b.h_on[:, j], b.h_bytes[:, j], 0.0)
+        for j in range(b.width("rd_on")):  # (_read_bytes, the words of each column once per chunk)
+            by_kind[int(b.rd_kind[j])] += np.where(b.col("rd_on", j),
+                                                   b.col("rd_count", j) * _column_words(b, j, pts, link) * bus, 0.0)
+    for j in range(b.width("h_on")):
+        by_kind[int(b.h_kind[j])] += np.where(b.col("h_on", j), b.col("h_bytes", j), 0.0)
     out = np.ascontiguousarray(by_kind.T)
     blocks = _kind_blocks(b)
     if blocks is not None:  # every plan names its kinds in an order within ``blocks`` (EMAXV's blocks)

@@ -85,6 +85,29 @@ class _Moves:
     h_bytes: np.ndarray
     h_kind: np.ndarray  # per host
 
+    def col(self, name: str, j: int) -> np.ndarray:
+        """Column ``j`` of matrix ``name`` (``getattr(self, name)[:, j]``; a block of :func:`_column_moves`: without
+        building the matrix)."""
+        m = self.__dict__.get(name)
+        return m[:, j] if m is not None else self.__dict__["_lazy"].col(name, j)
+
+    def width(self, name: str) -> int:
+        """The columns of matrix ``name``."""
+        m = self.__dict__.get(name)
+        return m.shape[1] if m is not None else self.__dict__["_lazy"].width(name)
+
+    def __getattr__(self, name: str):
+        # (only for a field not set: a block of :func:`_column_moves` read whole builds every matrix, once, as
+        # :meth:`_SlotMoves.take` of every plan does)
+        lazy = self.__dict__.get("_lazy")
+        if lazy is None or name not in _Moves.__dataclass_fields__:
+            raise AttributeError(name)
+        full = lazy.full()
+        for f in _Moves.__dataclass_fields__:
+            if f not in self.__dict__:
+                object.__setattr__(self, f, getattr(full, f))
+        return self.__dict__[name]
+
     def take(self, rows: np.ndarray) -> _Moves:
         """The plans ``rows``, in that order."""
         return _Moves(self.xfer_on[rows], self.phase, self.write, self.bursts[rows], self.per_burst[rows],
@@ -252,7 +275,9 @@ class PlanTable:
             to = new[at]
             keep = np.flatnonzero(to >= 0)
             keep = keep[np.argsort(to[keep], kind="stable")]
-            moves.append((block.take(keep), to[keep]))
+            # (a block's every plan in order: as the table's own whole take gives it, :attr:`_SlotMoves._all`)
+            whole = isinstance(block, _SlotMoves) and len(keep) == block.n and bool((keep == np.arange(block.n)).all())
+            moves.append((block._all if whole else block.take(keep), to[keep]))
         return tuple(moves)
 
     def _every(self) -> PlanTable:
@@ -560,6 +585,10 @@ class _SlotMoves:
 
     @cached_property
     def _all(self) -> _Moves:
+        """:meth:`take` of every plan: from :data:`COLUMN_MOVES_FROM` plans as :func:`_column_moves` (the matrices'
+        columns one by one when read, the matrices whole only when read whole)."""
+        if self.n >= COLUMN_MOVES_FROM:
+            return _column_moves(self)
         return self.take(np.arange(self.n), every=True)
 
     def xfer(self):
@@ -579,6 +608,103 @@ class _SlotMoves:
 
     def entries(self):
         return self._all.entries()
+
+
+#: plans from which a :class:`_SlotMoves` block taken whole is read column by column, :func:`_column_moves` (below, one design point's few
+#: plans: the matrices at once, as before)
+COLUMN_MOVES_FROM = 1024
+
+
+def _column(v, dtype, n: int) -> np.ndarray:
+    """Slot column ``v`` (an array over the n plans, or a scalar) as a matrix column of ``dtype`` holds it
+    (``out[:, j] = v``): an array of that dtype and shape as it is (read only), else converted or broadcast into a
+    new one."""
+    if isinstance(v, np.ndarray) and v.shape == (n,):
+        return np.asarray(v, dtype=dtype)
+    out = np.empty(n, dtype=dtype)
+    out[:] = v
+    return out
+
+
+def _column_moves(slots: _SlotMoves) -> _Moves:
+    """:meth:`_SlotMoves.take` of every plan read column by column: a :class:`_Moves` whose matrices are not set,
+    its :meth:`~_Moves.col` answered by :class:`_LazyColumns` (a matrix read whole builds them all, once)."""
+    m = _Moves.__new__(_Moves)
+    for k in ("phase", "write", "rd_kind", "h_kind"):
+        object.__setattr__(m, k, getattr(slots, k))
+    object.__setattr__(m, "_lazy", _LazyColumns(slots))
+    return m
+
+
+class _LazyColumns:
+    """The matrices of :meth:`_SlotMoves.take` of every plan column by column (:meth:`col`): each matrix column as
+    ``take`` writes it, from the slot columns (an array of the matrix's dtype: itself, no copy; ``rd_on`` and
+    ``xfer_on`` of a transfer column by the same elementwise operations on the same columns; the counts from the
+    bursts' and per-burst matrices, :meth:`_counts`), once per column. An EMAXV chunk's choice reads its ~30 columns
+    one by one (:func:`~archmodels.emax.timing._dense_flows`, ``_dense_reads``): ``take`` copied every slot column
+    into the matrices first."""
+
+    __slots__ = ("slots", "cols", "count", "_full")
+
+    def __init__(self, slots: _SlotMoves):
+        self.slots, self.cols, self.count, self._full = slots, {}, None, None
+
+    def full(self) -> _Moves:
+        """Every matrix, as ``take`` of every plan builds them."""
+        if self._full is None:
+            self._full = self.slots.take(np.arange(self.slots.n), every=True)
+        return self._full
+
+    def _counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The bursts, per-burst and count matrices of the transfer columns, as ``take`` builds them: the count is
+        one product of the two [plans, slots] matrices (numpy's loop over a block and over a column may pick
+        different NaNs where two of opposite signs meet: the block's product, as before)."""
+        if self.count is None:
+            s = self.slots
+            bursts, per_burst = (np.empty((s.n, len(s.phase)), order="F") for _ in range(2))
+            _fill_columns(bursts, s.bursts, None, {})
+            _fill_columns(per_burst, s.per_burst, None, {})
+            self.count = (bursts, per_burst, np.multiply(bursts, per_burst, out=np.empty_like(bursts, order="F")))
+        return self.count
+
+    def width(self, name: str) -> int:
+        s = self.slots
+        ns = len(s.phase)
+        if name in ("rd_on", "rd_count", "rd_each"):
+            return ns + len(s.s_on)
+        if name in ("h_on", "h_bytes"):
+            return len(s.h_on)
+        return ns
+
+    def col(self, name: str, j: int) -> np.ndarray:
+        got = self.cols.get((name, j))
+        if got is not None:
+            return got
+        s = self.slots
+        n, ns = s.n, len(s.phase)
+        if name == "xfer_on":  # on & (count > 0)
+            v = self.col("on", j) & (self.col("rd_count", j) > 0)
+        elif name in ("on", "dram"):
+            v = _column(getattr(s, name)[j], bool, n)
+        elif name == "par":
+            v = _column(s.par[j], float, n)
+        elif name in ("bursts", "per_burst"):
+            v = self._counts()[name == "per_burst"][:, j]
+        elif name == "rd_count":  # transfers: bursts x per_burst; then the staging counts
+            v = self._counts()[2][:, j] if j < ns else _column(s.s_count[j - ns], float, n)
+        elif name == "rd_each":
+            v = _column(s.each[j], float, n) if j < ns else _column(s.s_each[j - ns], float, n)
+        elif name == "rd_on":  # transfers: on & dram & ~write, and a positive count; then the staging's
+            v = (np.logical_and(self.col("on", j) & self.col("dram", j) & ~s.write[j], self.col("rd_count", j) > 0)
+                 if j < ns else _column(s.s_on[j - ns], bool, n))
+        elif name == "h_on":
+            v = _column(s.h_on[j], bool, n)
+        elif name == "h_bytes":
+            v = _column(s.h_bytes[j], float, n)
+        else:
+            raise KeyError(name)
+        self.cols[(name, j)] = v
+        return v
 
 
 #: plans from which :func:`_assemble` sums slot by slot as columns (below: over [plans, slots] matrices, fewer numpy
