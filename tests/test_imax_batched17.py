@@ -14,16 +14,10 @@ from archmodels.imax import costs as C
 from archmodels.imax import model as IM
 from archmodels.imax import plans as P
 from archmodels.imax import schedule as S
+from tests.test_imax_batched15 import _same
 from workloads import load_workload
 
 M = get_model("imax")
-
-
-def _same(a, b) -> None:
-    """Equal arrays (NaN where NaN), the same dtype and shape."""
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
 
 
 # ---------------------------------------------------------------- the former code (oracles)
