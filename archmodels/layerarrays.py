@@ -246,6 +246,10 @@ class _SharedRows:
         own = self.row_keys[r]
         return [*own, *(k for k in self.added if k not in own)] if self.added else own
 
+    def _every_row_has(self, keys: Sequence[str]) -> bool:
+        """Whether every row has each metric of ``keys`` (its own key, or one :meth:`add_metrics` gave every row)."""
+        return self.row_keys is None or all(k in self._common_keys or k in self.added for k in keys)
+
     @cached_property
     def _common_keys(self) -> set[str]:
         """The metric keys every row has."""
@@ -307,7 +311,7 @@ class _SharedRows:
         :meth:`whole` is False or a key is not a float array of that shape."""
         if not self.whole(layers):
             return None
-        if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
+        if not self._every_row_has(keys):
             return None  # some layer has no such metric (its dict would raise KeyError)
         return self._stack(self.metrics, keys, 1 if from_zero else 0)
 
@@ -318,7 +322,7 @@ class _SharedRows:
         layout whose rows (keys x points for one layer) numpy adds as it adds the copy's."""
         if self.order is not None or not self.whole(layers):
             return None
-        if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
+        if not self._every_row_has(keys):
             return None
         arrays = self._arrays(self.metrics, keys)
         if not arrays:
@@ -354,7 +358,7 @@ class _SharedRows:
         """Whether every row has the metrics ``keys`` as rows of float (rows x ``n``) arrays (so :meth:`gather`
         gives the values the layers' dicts would hold, for layers whose dicts are not built)."""
         shape = (self.rows, n)
-        if self.row_keys is not None and not all(k in self._common_keys or k in self.added for k in keys):
+        if not self._every_row_has(keys):
             return False
         arrays = [self.metrics.get(k) for k in keys]
         return all(type(a) is np.ndarray and a.shape == shape and a.dtype == np.float64 for a in arrays)
