@@ -173,7 +173,8 @@ class _Intersection(IntersectionSearchSpace):
     it ignores (FAIL; PRUNED unless ``include_pruned``), and deep-copies the space. The storage's trials of the
     states it reads, in the same order, give its ``_calculate`` the same walk (a journal answers them from its
     filed trials, :class:`dse.replay.IndexedReplay`); the space is deep-copied when it changes, not at each ask.
-    Same answers as Optuna's (tests/test_intersection.py); a 4,000-design NSGA-II study 0.84x CPU (docs/profile/study_loop.md)."""
+    Same answers as Optuna's (tests/test_intersection.py); a 4,000-design NSGA-II study took 0.84x the CPU
+    (docs/profile/study_loop.md, third round)."""
 
     def calculate(self, study: optuna.Study, use_cache: bool = False) -> dict:
         if use_cache:  # (the trial's cached list of every trial: Optuna's path)
