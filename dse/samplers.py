@@ -20,13 +20,16 @@ keeps Optuna's own default, TPE.
 from __future__ import annotations
 
 import copy
+import operator
 import os
 import weakref
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import optuna
 from optuna.search_space import IntersectionSearchSpace
+from optuna.samplers._tpe import sampler as _tpe
 from optuna.search_space.intersection import _calculate as _intersection_of
 from optuna.trial import FrozenTrial, TrialState
 
@@ -64,7 +67,7 @@ def make_sampler(study: Study, worker: int = 0) -> optuna.samplers.BaseSampler:
     name = study.sampler
     try:
         if name == "tpe":
-            return optuna.samplers.TPESampler(seed=seed, **opts)
+            return TPESampler(seed=seed, **opts)
         if name == "nsga2":
             return NSGAIISampler(seed=seed, **opts)
         if name == "nsga3":
@@ -210,6 +213,70 @@ class NSGAIISampler(_Generations, _Intersected, optuna.samplers.NSGAIISampler):
 
 class NSGAIIISampler(_Generations, _Intersected, optuna.samplers.NSGAIIISampler):
     """Optuna's NSGA-III without its per-ask walks over every trial (:class:`_Generations`, :class:`_Intersection`)."""
+
+
+class TPESampler(optuna.samplers.TPESampler):
+    """Optuna's TPE, with the split of the trials into "below" and "above" remembered across its parameters.
+
+    On a multi-objective study TPE samples each parameter on its own (Optuna 5's default there), and for each one
+    Optuna's ``_sample`` lists the study's trials and splits them by values and constraints (``_split_trials``: a
+    Python walk over every trial, its constraints read from its attributes, a non-domination sort): a trial's six
+    parameters meant six splits of the same trials. The split depends on the finished trials only (RUNNING ones,
+    the constant liar's, all go "above"), so it is remembered with the finished trials it was made from (the very
+    objects: a storage replaces a trial's object when the trial changes) and reused while they are the same; the
+    RUNNING trials are added as Optuna adds them. ``_sample`` is Optuna 5.0's but for that split, and
+    ``_get_internal_repr`` reads each trial's parameters as Optuna's does without asking, per trial, whether the
+    sampler is multivariate. Same proposals as Optuna's (tests/test_samplers.py compares whole studies);
+    docs/profile/study_loop.md, fourth round."""
+
+    def _sample(self, study: optuna.Study, trial: FrozenTrial, search_space: dict) -> dict[str, Any]:
+        if self._constant_liar:
+            states = [TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING]
+        else:
+            states = [TrialState.COMPLETE, TrialState.PRUNED]
+        trials = study._get_trials(deepcopy=False, states=states, use_cache=not self._constant_liar)
+        if self._constant_liar:  # For constant_liar, filter out the current trial.
+            trials = [t for t in trials if trial.number != t.number]
+        if self._gamma is None:
+            self._gamma = _tpe.default_gamma if len(study.directions) <= 1 else _tpe.default_gamma_multiobjective
+        n = sum(t.state != TrialState.RUNNING for t in trials)  # Ignore running trials.
+        below_trials, above_trials = self._split(study, trials, self._gamma(n))
+        mpe_below = self._build_parzen_estimator(study, search_space, below_trials, handle_below=True)
+        mpe_above = self._build_parzen_estimator(study, search_space, above_trials, handle_below=False)
+        samples_below = mpe_below.sample(self._rng.rng, self._n_ei_candidates)
+        acq_func_vals = self._compute_acquisition_func(samples_below, mpe_below, mpe_above)
+        ret = optuna.samplers.TPESampler._compare(samples_below, acq_func_vals)
+        for param_name, dist in search_space.items():
+            ret[param_name] = dist.to_external_repr(ret[param_name])
+        return ret
+
+    def _split(self, study: optuna.Study, trials: list[FrozenTrial],
+               n_below: int) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
+        """Optuna's ``_split_trials(study, trials, n_below)``: the finished trials' split, remembered; the RUNNING
+        trials added "above" in trial-number order as Optuna's sort puts them."""
+        running = [t for t in trials if t.state == TrialState.RUNNING]
+        finished = [t for t in trials if t.state != TrialState.RUNNING] if running else trials
+        memo = self.__dict__.get("_split_memo")
+        if (memo is not None and memo[0] is study._storage and memo[1] == (study._study_id, n_below)
+                and len(memo[2]) == len(finished) and all(map(operator.is_, memo[2], finished))):
+            below, above = memo[3]
+        else:
+            below, above = _tpe._split_trials(study, finished, n_below)
+            self._split_memo = (study._storage, (study._study_id, n_below), finished, (below, above))
+        if running:
+            return list(below), sorted(above + running, key=lambda t: t.number)
+        return list(below), list(above)
+
+    def _get_internal_repr(self, trials: list[FrozenTrial], search_space: dict, study: optuna.Study) -> dict:
+        multivariate = self._is_multivariate(study)
+        values: dict[str, list[float]] = {param_name: [] for param_name in search_space}
+        items, names = list(search_space.items()), search_space.keys()
+        for trial in trials:
+            params = trial.params if not multivariate or trial.state.is_finished() else self._get_params(trial, study)
+            if names <= params.keys():
+                for param_name, distribution in items:
+                    values[param_name].append(distribution.to_internal_repr(params[param_name]))
+        return {k: np.asarray(v) for k, v in values.items()}
 
 
 # the attribute names Optuna's own classes store (a subclass gets its own name's; stored studies keep theirs)

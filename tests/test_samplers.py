@@ -5,20 +5,26 @@ the asks."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import optuna
 import pytest
 from optuna.storages.journal import JournalFileBackend, JournalStorage
 
-from dse.samplers import NSGAIIISampler, NSGAIISampler
+from dse import storage
+from dse.samplers import NSGAIIISampler, NSGAIISampler, TPESampler
 
 PAIRS = [(NSGAIISampler, optuna.samplers.NSGAIISampler), (NSGAIIISampler, optuna.samplers.NSGAIIISampler)]
 
 
-def _answer(study: optuna.Study, trials: list[optuna.Trial]) -> None:
+def _suggest(trials: list[optuna.Trial]) -> None:
     for t in trials:
-        x, y, c = t.suggest_int("x", 0, 15), t.suggest_float("y", 0.0, 1.0), t.suggest_categorical("c", ["a", "b"])
+        _, y, _ = t.suggest_int("x", 0, 15), t.suggest_float("y", 0.0, 1.0), t.suggest_categorical("c", ["a", "b"])
         t.storage.set_trial_system_attr(t._trial_id, "constraints", (y - 0.9,))
+
+
+def _answer(study: optuna.Study, trials: list[optuna.Trial]) -> None:
+    _suggest(trials)
     for t in reversed(trials):  # told out of ask order, as parallel workers do
         x, y, c = t.params["x"], t.params["y"], t.params["c"]
         study.tell(t, (x * 0.1 + y + (c == "b"), (15 - x) * y))
@@ -52,14 +58,17 @@ def test_same_trials_as_optuna(ours, theirs, batch):
     assert max(gens) >= 12  # many generations, so the tally and the parents were exercised
 
 
-def _two_workers(cls: type, path: str) -> list[tuple]:
+def _plain_journal(path: str) -> JournalStorage:
+    return JournalStorage(JournalFileBackend(path))
+
+
+def _two_workers(cls: type, path: str, journal=_plain_journal, **opts) -> list[tuple]:
     """Two studies on one journal, each with its own sampler (two processes), alternating batches of asks and
     tells: each sees trials the other completed, out of order."""
-    storage = JournalStorage(JournalFileBackend(path))
-    one = optuna.create_study(study_name="s", storage=storage, directions=["minimize", "minimize"],
-                              sampler=cls(seed=1, population_size=8))
-    two = optuna.load_study(study_name="s", storage=JournalStorage(JournalFileBackend(path)),
-                            sampler=cls(seed=2, population_size=8))
+    one = optuna.create_study(study_name="s", storage=journal(path), directions=["minimize", "minimize"],
+                              sampler=cls(seed=1, **(opts or {"population_size": 8})))
+    two = optuna.load_study(study_name="s", storage=journal(path),
+                            sampler=cls(seed=2, **(opts or {"population_size": 8})))
     pending = []
     for step in range(40):
         study = (one, two)[step % 2]
@@ -81,3 +90,40 @@ def test_stores_optunas_attribute_names(ours, theirs):
     # a subclass would store its own class name's keys; a study started by Optuna's sampler continues with ours
     assert ours._get_generation_key() == theirs._get_generation_key()
     assert ours._get_parent_cache_key_prefix() == theirs._get_parent_cache_key_prefix()
+
+
+def _tpe_alone(cls: type, n: int, batch: int, directions: list[str]) -> list[tuple]:
+    study = optuna.create_study(directions=directions, sampler=cls(seed=5, n_startup_trials=8))
+    while len(study.trials) < n:
+        trials = [study.ask() for _ in range(batch)]
+        _answer(study, trials) if len(directions) == 2 else _answer_one(study, trials)
+    return _trials(study)
+
+
+def _answer_one(study: optuna.Study, trials: list[optuna.Trial]) -> None:
+    _suggest(trials)
+    for i, t in enumerate(reversed(trials)):
+        if i % 5 == 4:
+            study.tell(t, state=optuna.trial.TrialState.PRUNED)
+        else:
+            study.tell(t, t.params["x"] * 0.1 + t.params["y"] + (t.params["c"] == "b"))
+
+
+@pytest.mark.parametrize("directions", [["minimize"], ["minimize", "minimize"]], ids=["one", "two"])
+@pytest.mark.parametrize("batch", [1, 7])
+def test_tpe_same_trials_as_optuna(directions, batch):
+    """dse's TPE splits the trials once per list of trials: the very proposals of Optuna's, with infeasible and
+    pruned trials, one trial an ask or a batch of asks before the suggestions."""
+    n = 80 if batch == 1 else 120
+    assert _tpe_alone(optuna.samplers.TPESampler, n, batch, directions) == _tpe_alone(TPESampler, n, batch, directions)
+
+
+def _dse_journal(path: str) -> JournalStorage:
+    """The journal as a dse process opens it (its own storage, filed trials: dse.replay.IndexedReplay)."""
+    storage._OPEN_JOURNALS.clear()
+    return storage._journal(Path(path))
+
+
+def test_tpe_same_trials_as_optuna_with_another_worker(tmp_path):
+    assert _two_workers(optuna.samplers.TPESampler, str(tmp_path / "a.journal"), _dse_journal, n_startup_trials=8) \
+        == _two_workers(TPESampler, str(tmp_path / "b.journal"), _dse_journal, n_startup_trials=8)
