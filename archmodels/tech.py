@@ -386,6 +386,12 @@ def _bisect_parts(parts: list[tuple[int, np.ndarray]]) -> list[np.ndarray]:
     return [ratios[a:b] for a, b in zip(ends, ends[1:])]
 
 
+#: 2 and :data:`ALPHA` as 0-d float64 arrays, the operands :func:`_bisect_loop` passes its ufuncs (the same values
+#: the Python numbers become: the same bits, without converting them at each of the loop's calls)
+_TWO, _ALPHA = np.array(2.0), np.array(ALPHA)
+for _c in (_TWO, _ALPHA):
+    _c.flags.writeable = False
+
 #: :func:`_bisect_loop` updates its bounds in place for at most this many clocks (a random batch's ~90 above nominal)
 _IN_PLACE_MAX = 512
 
@@ -405,10 +411,11 @@ def _bisect_loop(lo: np.ndarray, hi: np.ndarray, vt: np.ndarray, target: np.ndar
     lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)  # (own copies: updated in place)
     mid, t, slow = np.empty(lo.shape), np.empty(lo.shape), np.empty(lo.shape, dtype=bool)
     add, divide, subtract, power, less, copyto = np.add, np.divide, np.subtract, np.power, np.less, np.copyto
-    for _ in range(steps):
-        divide(add(lo, hi, out=mid), 2, out=mid)  # mid = (lo + hi) / 2
-        divide(power(subtract(mid, vt, out=t), ALPHA, out=t), mid, out=t)  # _speed(mid)
-        less(t, target, out=slow)
+    two, alpha = _TWO, _ALPHA  # (0-d float64 arrays: no conversion of a Python number at every call)
+    for _ in range(steps):  # (outputs passed by position: no keyword parsing)
+        divide(add(lo, hi, mid), two, mid)  # mid = (lo + hi) / 2
+        divide(power(subtract(mid, vt, t), alpha, t), mid, t)  # _speed(mid)
+        less(t, target, slow)
         copyto(lo, mid, where=slow)  # lo = where(slow, mid, lo)
         copyto(mid, hi, where=slow)  # where(slow, hi, mid): the new hi, in mid's buffer
         hi, mid = mid, hi  # (the old hi's buffer takes the next step's mid)
@@ -663,10 +670,18 @@ def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:
     if c.feasible.all():
         return c.feasible.copy(), reason  # a writable array, as before the memo
     bad = np.flatnonzero(~c.feasible)  # (a few points: their nodes only, not a mask per node over all)
-    nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape).reshape(-1)[bad]
+    if type(node_nm) is np.ndarray and node_nm.shape == c.feasible.shape:  # (a batch's nodes: no broadcast)
+        nodes = node_nm.reshape(-1)[bad]
+    else:
+        nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape).reshape(-1)[bad]
     flat = reason.reshape(-1)
-    for nd in sorted(set(nodes.tolist())):
+    # every node is a declared one (clock_costs checked them): the declared nodes in increasing order, those some
+    # infeasible point is at -- the nodes sorted(set(nodes)) names, without a set of every infeasible point's node
+    for nd in _NODES_UP:
         sel = bad[nodes == nd]
-        nd = int(nd) if nd in NODES_NM else nd  # (as node_masks names the declared nodes)
-        flat[sel] = f"clock above the {nd} nm maximum of {fmax_mhz(nd):.0f} MHz (V_max {VDD_MAX[nd]} V)"
+        if len(sel):
+            flat[sel] = f"clock above the {nd} nm maximum of {fmax_mhz(nd):.0f} MHz (V_max {VDD_MAX[nd]} V)"
     return c.feasible.copy(), reason
+
+
+_NODES_UP = tuple(sorted(NODES_NM))  # (clock_check's order)
