@@ -74,6 +74,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -471,11 +472,14 @@ def _vdd_ratios(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]], f_nom
             continue
         if need.size <= _VDD_MEMO_KEYS:  # at most _VDD_MEMO_KEYS distinct: looked up (and kept) one by one
             clocks = flat[need].tolist()
-            got = [_VDD_MEMO.get((nd, k)) for k in clocks]
+            got = list(map(_VDD_MEMO.get, zip(repeat(nd), clocks)))  # the (nd, clock) keys, made in C
             if None not in got:
                 v[need] = got
                 continue
-            miss = list(dict.fromkeys(k for k, g in zip(clocks, got) if g is None))
+            if got.count(None) == len(got):  # none remembered (random clocks): no test per clock
+                miss = list(dict.fromkeys(clocks))
+            else:
+                miss = list(dict.fromkeys(k for k, g in zip(clocks, got) if g is None))
             pending.append((nd, need, np.array(miss), (clocks, got)))
             continue
         keys, inv = np.unique(flat[need], return_inverse=True)
@@ -495,8 +499,11 @@ def _vdd_ratios(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]], f_nom
             if isinstance(how, np.ndarray):  # (the inverse of all distinct clocks)
                 v[need] = ratios[how]
             elif isinstance(how[0], list):  # (clocks, memo answers or None)
-                new = dict(zip(keys.tolist(), ratios.tolist()))
-                v[need] = [new[k] if g is None else g for k, g in zip(*how)]
+                if len(keys) == len(how[0]):  # every clock new and distinct: the ratios are in the clocks' order
+                    v[need] = ratios
+                else:
+                    new = dict(zip(keys.tolist(), ratios.tolist()))
+                    v[need] = [new[k] if g is None else g for k, g in zip(*how)]
             else:  # (memo answers of the distinct clocks, which are new, inverse)
                 got, miss, inv = how
                 got[miss] = ratios
@@ -553,7 +560,7 @@ def _remember_vdd(node_nm: int, clocks: list[float], ratios: np.ndarray) -> None
     """Store bisected V / V_nom of ``clocks`` in :data:`_VDD_MEMO` (cleared first when it would overflow)."""
     if len(_VDD_MEMO) + len(clocks) > _VDD_MEMO_MAX:
         _VDD_MEMO.clear()
-    _VDD_MEMO.update(zip(((node_nm, k) for k in clocks), ratios.tolist()))
+    _VDD_MEMO.update(zip(zip(repeat(node_nm), clocks), ratios.tolist()))  # keys (node_nm, clock), made in C
 
 
 def dynamic_energy_scale(clock_mhz, node_nm: int):

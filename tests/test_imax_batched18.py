@@ -1,7 +1,8 @@
 """IMAX batched paths of issue 15's sixteenth round: each equals the code it replaced (kept below verbatim, but for
 names and docstrings, as the oracle), bit for bit and dtype for dtype: a layer's flags and reasons taken from its
 run (:func:`archmodels.imax.model._run_layer_batch`), the clock bisection's loop with 0-d operands and outputs by
-position (:func:`archmodels.tech._bisect_loop`) and ``tech.clock_check``'s reasons by declared node."""
+position (:func:`archmodels.tech._bisect_loop`), ``tech.clock_check``'s reasons by declared node and
+``tech._vdd_ratios``' memo lookups and writes of new clocks (and ``_remember_vdd``'s keys)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,70 @@ def _clock_check_former(clock_mhz, node_nm):
     return c.feasible.copy(), reason
 
 
+def _vdd_ratios_former(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]], f_nom=None) -> np.ndarray:
+    flat = f.reshape(-1)
+    if masks[0][1] is None:
+        nd = masks[0][0]
+        f_nom, f_top = tech.F_NOM_MHZ[nd], tech.fmax_mhz(nd) * (1 + 1e-9)
+    else:
+        if f_nom is None:
+            f_nom = tech.node_constants(tech.F_NOM_MHZ, masks, flat.shape)
+        f_nom = np.reshape(f_nom, -1)
+        f_top = tech.node_constants({nd: tech.fmax_mhz(nd) * (1 + 1e-9) for nd, _ in masks}, masks, flat.shape)
+    ok = flat <= f_top  # NaN clocks stay NaN
+    v = np.where(ok, 1.0, np.nan)
+    above = np.flatnonzero((flat > f_nom) & ok)  # positions in ``flat`` of the clocks to look up or bisect
+    if not above.size:
+        return v.reshape(f.shape)
+    pending = []  # (node, positions in ``flat``, the clocks to bisect (distinct), how to write their ratios)
+    for nd, mask in masks:
+        need = above if mask is None else above[mask.reshape(-1)[above]]
+        if not need.size:
+            continue
+        if need.size <= tech._VDD_MEMO_KEYS:  # at most tech._VDD_MEMO_KEYS distinct: looked up (and kept) one by one
+            clocks = flat[need].tolist()
+            got = [tech._VDD_MEMO.get((nd, k)) for k in clocks]
+            if None not in got:
+                v[need] = got
+                continue
+            miss = list(dict.fromkeys(k for k, g in zip(clocks, got) if g is None))
+            pending.append((nd, need, np.array(miss), (clocks, got)))
+            continue
+        keys, inv = np.unique(flat[need], return_inverse=True)
+        inv = inv.reshape(-1)
+        if len(keys) > tech._VDD_MEMO_KEYS:  # many distinct clocks (random points): none remembered, nor worth it
+            pending.append((nd, need, keys, inv))
+            continue
+        got = np.array([tech._VDD_MEMO.get((nd, k), np.nan) for k in keys.tolist()])
+        miss = np.isnan(got)
+        if miss.any():
+            pending.append((nd, need, keys[miss], (got, miss, inv)))
+        else:
+            v[need] = got[inv]
+    if pending:  # every node's clocks not remembered: one bisection
+        results = tech._bisect_parts([(nd, keys) for nd, _, keys, _ in pending])
+        for (nd, need, keys, how), ratios in zip(pending, results):
+            if isinstance(how, np.ndarray):  # (the inverse of all distinct clocks)
+                v[need] = ratios[how]
+            elif isinstance(how[0], list):  # (clocks, memo answers or None)
+                new = dict(zip(keys.tolist(), ratios.tolist()))
+                v[need] = [new[k] if g is None else g for k, g in zip(*how)]
+            else:  # (memo answers of the distinct clocks, which are new, inverse)
+                got, miss, inv = how
+                got[miss] = ratios
+                v[need] = got[inv]
+        for (nd, _, keys, how), ratios in zip(pending, results):  # (after reading: remembering may clear the memo)
+            if not isinstance(how, np.ndarray):
+                _remember_vdd_former(nd, keys.tolist(), ratios)
+    return v.reshape(f.shape)
+
+
+def _remember_vdd_former(node_nm: int, clocks: list[float], ratios: np.ndarray) -> None:
+    if len(tech._VDD_MEMO) + len(clocks) > tech._VDD_MEMO_MAX:
+        tech._VDD_MEMO.clear()
+    tech._VDD_MEMO.update(zip(((node_nm, k) for k in clocks), ratios.tolist()))
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=float).view(np.int64)
 
@@ -101,7 +166,8 @@ def _two_same_products() -> Workload:
 @pytest.mark.parametrize("wl", ["spmm:n=1024,sparsity=0.95", "spmm:n=512,sparsity=0.9", "twice"])
 def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     """evaluate_batch of random points of the space (infeasible ones most) with this round's paths == with the former
-    ones swapped in (the layer marked infeasible on a fresh LayerBatch, the bisection loop, clock_check): every
+    ones swapped in (the layer marked infeasible on a fresh LayerBatch, the bisection loop, clock_check, the supply
+    ratios and their memo; every clock new to the memo in both runs): the memo's entries afterwards, every
     metric, state, label, total, flag and reason; the runs' reasons are "" wherever the run has a schedule; layers
     sharing a dense run do not share their flag or reason arrays."""
     w = _two_same_products() if wl == "twice" else load_workload(wl)
@@ -116,6 +182,8 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
         return former(layer, ok, reason, own)
 
     monkeypatch.setattr(IM, "_run_layer_batch", checked)
+    monkeypatch.setattr(tech, "_VDD_MEMO", {})  # (every clock new in both runs: the bisection and the memo's stores)
+    tech._CLOCK_MEMO.clear()
     new = [M.evaluate_batch(w, pts) for pts in batches]
     assert len(seen) >= 2 * len(w.layers) and sum(seen) > 0
     for res in new:
@@ -127,8 +195,12 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     monkeypatch.setattr(IM, "_run_layer_batch", _layer_batch_former)
     monkeypatch.setattr(tech, "_bisect_loop", _bisect_loop_former)
     monkeypatch.setattr(tech, "clock_check", _clock_check_former)
+    monkeypatch.setattr(tech, "_vdd_ratios", _vdd_ratios_former)
+    memo_new = list(tech._VDD_MEMO.items())
+    tech._VDD_MEMO.clear()
     tech._CLOCK_MEMO.clear()
     old = [M.evaluate_batch(w, pts) for pts in batches]
+    assert memo_new == list(tech._VDD_MEMO.items()) and memo_new
     for a, b in zip(new, old):
         _same(a.feasible, b.feasible)
         _same(a.reason, b.reason)
@@ -198,3 +270,48 @@ def test_clock_check_equals_the_former(seed, n, shape):
     _same(ok, ok0)
     assert why.shape == why0.shape and why.dtype == why0.dtype and why.tolist() == why0.tolist()
     assert ok.flags.writeable and why.flags.writeable
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 140), st.integers(1, 4), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0), st.booleans(),
+       st.booleans())
+def test_vdd_ratios_and_memo_equal_the_former(per_node, repeats, seed, known, one_node, near_full):
+    """_vdd_ratios (all-miss lookups without a test per clock, the ratios written in order when every clock is new
+    and distinct, the memo's keys made in C) == the former: the ratios bit for bit, and the memo afterwards the same
+    entries in the same order -- clocks of a node few or many, repeated, part of them remembered beforehand, below
+    nominal, above the top and NaN, one node or two, and a memo that remembering clears."""
+    rng = np.random.default_rng(seed)
+    nodes_used = tech.NODES_NM[:1] if one_node else tech.NODES_NM
+    fs, ns = [], []
+    for node in nodes_used:
+        top = tech.fmax_mhz(node)
+        distinct = rng.uniform(tech.F_NOM_MHZ[node], top, max(1, per_node // repeats))
+        f = rng.choice(distinct, per_node)
+        fs.append(np.concatenate([f, [100.0, tech.F_NOM_MHZ[node], 5000.0, np.nan]]))
+        ns.append(np.full(len(fs[-1]), node))
+    order = rng.permutation(sum(map(len, fs)))
+    f, nodes = np.concatenate(fs)[order], np.concatenate(ns)[order]
+    masks = tech.node_masks(nodes)
+    masks = masks if len(masks) > 1 else [(masks[0][0], None)]
+    saved = dict(tech._VDD_MEMO)
+    try:
+        tech._VDD_MEMO.clear()
+        for node, fn in zip(nodes_used, fs):  # part of the clocks remembered beforehand, with answers a bisection
+            pre = np.unique(fn[(fn > tech.F_NOM_MHZ[node]) & (fn <= tech.fmax_mhz(node))])  # would not give (the
+            pre = pre[: int(len(pre) * known)]  # memo's answers must be read, not computed again)
+            if len(pre):
+                tech._remember_vdd(node, pre.tolist(), tech._bisect_vdd_ratio(pre, node) * (1 + 2.0**-40))
+        if near_full:
+            tech._VDD_MEMO.update({(-1, float(i)): 0.0 for i in range(tech._VDD_MEMO_MAX - len(tech._VDD_MEMO) - 20)})
+        before = dict(tech._VDD_MEMO)
+        got = tech._vdd_ratios(f, masks)
+        after = list(tech._VDD_MEMO.items())
+        tech._VDD_MEMO.clear()
+        tech._VDD_MEMO.update(before)
+        want = _vdd_ratios_former(f, masks)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(_bits(got), _bits(want))
+        assert after == list(tech._VDD_MEMO.items())
+    finally:
+        tech._VDD_MEMO.clear()
+        tech._VDD_MEMO.update(saved)
