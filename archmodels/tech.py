@@ -74,6 +74,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -386,6 +387,12 @@ def _bisect_parts(parts: list[tuple[int, np.ndarray]]) -> list[np.ndarray]:
     return [ratios[a:b] for a, b in zip(ends, ends[1:])]
 
 
+#: 2 and :data:`ALPHA` as 0-d float64 arrays, the operands :func:`_bisect_loop` passes its ufuncs (the same values
+#: the Python numbers become: the same bits, without converting them at each of the loop's calls)
+_TWO, _ALPHA = np.array(2.0), np.array(ALPHA)
+for _c in (_TWO, _ALPHA):
+    _c.flags.writeable = False
+
 #: :func:`_bisect_loop` updates its bounds in place for at most this many clocks (a random batch's ~90 above nominal)
 _IN_PLACE_MAX = 512
 
@@ -405,10 +412,11 @@ def _bisect_loop(lo: np.ndarray, hi: np.ndarray, vt: np.ndarray, target: np.ndar
     lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)  # (own copies: updated in place)
     mid, t, slow = np.empty(lo.shape), np.empty(lo.shape), np.empty(lo.shape, dtype=bool)
     add, divide, subtract, power, less, copyto = np.add, np.divide, np.subtract, np.power, np.less, np.copyto
-    for _ in range(steps):
-        divide(add(lo, hi, out=mid), 2, out=mid)  # mid = (lo + hi) / 2
-        divide(power(subtract(mid, vt, out=t), ALPHA, out=t), mid, out=t)  # _speed(mid)
-        less(t, target, out=slow)
+    two, alpha = _TWO, _ALPHA  # (0-d float64 arrays: no conversion of a Python number at every call)
+    for _ in range(steps):  # (outputs passed by position: no keyword parsing)
+        divide(add(lo, hi, mid), two, mid)  # mid = (lo + hi) / 2
+        divide(power(subtract(mid, vt, t), alpha, t), mid, t)  # _speed(mid)
+        less(t, target, slow)
         copyto(lo, mid, where=slow)  # lo = where(slow, mid, lo)
         copyto(mid, hi, where=slow)  # where(slow, hi, mid): the new hi, in mid's buffer
         hi, mid = mid, hi  # (the old hi's buffer takes the next step's mid)
@@ -464,11 +472,14 @@ def _vdd_ratios(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]], f_nom
             continue
         if need.size <= _VDD_MEMO_KEYS:  # at most _VDD_MEMO_KEYS distinct: looked up (and kept) one by one
             clocks = flat[need].tolist()
-            got = [_VDD_MEMO.get((nd, k)) for k in clocks]
+            got = list(map(_VDD_MEMO.get, zip(repeat(nd), clocks)))  # the (nd, clock) keys, made in C
             if None not in got:
                 v[need] = got
                 continue
-            miss = list(dict.fromkeys(k for k, g in zip(clocks, got) if g is None))
+            if got.count(None) == len(got):  # none remembered (random clocks): no test per clock
+                miss = list(dict.fromkeys(clocks))
+            else:
+                miss = list(dict.fromkeys(k for k, g in zip(clocks, got) if g is None))
             pending.append((nd, need, np.array(miss), (clocks, got)))
             continue
         keys, inv = np.unique(flat[need], return_inverse=True)
@@ -488,8 +499,11 @@ def _vdd_ratios(f: np.ndarray, masks: list[tuple[int, np.ndarray | None]], f_nom
             if isinstance(how, np.ndarray):  # (the inverse of all distinct clocks)
                 v[need] = ratios[how]
             elif isinstance(how[0], list):  # (clocks, memo answers or None)
-                new = dict(zip(keys.tolist(), ratios.tolist()))
-                v[need] = [new[k] if g is None else g for k, g in zip(*how)]
+                if len(keys) == len(how[0]):  # every clock new and distinct: the ratios are in the clocks' order
+                    v[need] = ratios
+                else:
+                    new = dict(zip(keys.tolist(), ratios.tolist()))
+                    v[need] = [new[k] if g is None else g for k, g in zip(*how)]
             else:  # (memo answers of the distinct clocks, which are new, inverse)
                 got, miss, inv = how
                 got[miss] = ratios
@@ -546,7 +560,7 @@ def _remember_vdd(node_nm: int, clocks: list[float], ratios: np.ndarray) -> None
     """Store bisected V / V_nom of ``clocks`` in :data:`_VDD_MEMO` (cleared first when it would overflow)."""
     if len(_VDD_MEMO) + len(clocks) > _VDD_MEMO_MAX:
         _VDD_MEMO.clear()
-    _VDD_MEMO.update(zip(((node_nm, k) for k in clocks), ratios.tolist()))
+    _VDD_MEMO.update(zip(zip(repeat(node_nm), clocks), ratios.tolist()))  # keys (node_nm, clock), made in C
 
 
 def dynamic_energy_scale(clock_mhz, node_nm: int):
@@ -663,10 +677,18 @@ def clock_check(clock_mhz, node_nm) -> tuple[np.ndarray, np.ndarray]:
     if c.feasible.all():
         return c.feasible.copy(), reason  # a writable array, as before the memo
     bad = np.flatnonzero(~c.feasible)  # (a few points: their nodes only, not a mask per node over all)
-    nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape).reshape(-1)[bad]
+    if type(node_nm) is np.ndarray and node_nm.shape == c.feasible.shape:  # (a batch's nodes: no broadcast)
+        nodes = node_nm.reshape(-1)[bad]
+    else:
+        nodes = np.broadcast_to(np.asarray(node_nm), c.feasible.shape).reshape(-1)[bad]
     flat = reason.reshape(-1)
-    for nd in sorted(set(nodes.tolist())):
+    # every node is a declared one (clock_costs checked them): the declared nodes in increasing order, those some
+    # infeasible point is at -- the nodes sorted(set(nodes)) names, without a set of every infeasible point's node
+    for nd in _NODES_UP:
         sel = bad[nodes == nd]
-        nd = int(nd) if nd in NODES_NM else nd  # (as node_masks names the declared nodes)
-        flat[sel] = f"clock above the {nd} nm maximum of {fmax_mhz(nd):.0f} MHz (V_max {VDD_MAX[nd]} V)"
+        if len(sel):
+            flat[sel] = f"clock above the {nd} nm maximum of {fmax_mhz(nd):.0f} MHz (V_max {VDD_MAX[nd]} V)"
     return c.feasible.copy(), reason
+
+
+_NODES_UP = tuple(sorted(NODES_NM))  # (clock_check's order)

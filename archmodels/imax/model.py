@@ -182,7 +182,6 @@ class ImaxModel(Model):
         return [self._layer(layer, batch, runs) for layer in workload.layers]
 
     def _layer(self, layer: Layer, batch: _Batch, runs: dict[tuple, dict]) -> LayerBatch:
-        lb = LayerBatch(layer, batch.n)
         sparse = isinstance(layer, SpMM)
         if sparse:
             key, reps = (layer.m, layer.k, layer.n, layer), 1
@@ -194,15 +193,17 @@ class ImaxModel(Model):
         else:
             prods = _matmuls(layer)
             if not prods:  # pooling: not a matrix product
+                lb = LayerBatch(layer, batch.n)
                 _fill_nan(lb)
                 return lb
             key, reps = (prods[0].m, prods[0].k, prods[0].n, None), len(prods)
             r = runs[key]
             dense_time = r["time"] * reps
         if batch.n == 1:  # one point: its line (no broadcast), the run's shared flag negated without a numpy call
+            lb = LayerBatch(layer, batch.n)
             lb.infeasible(_YES if r["ok"] is _NO else _NO if r["ok"] is _YES else ~r["ok"], r["reason"][0])
-        else:
-            lb.infeasible(~r["ok"], r["reason"])
+        else:  # a sparse layer's run is its own; a dense product's may serve several layers
+            lb = _run_layer_batch(layer, r["ok"], r["reason"], own=sparse)
         self._fill(lb, layer, r, reps, dense_time, batch)
         grp = batch.groups(sparse)
         lb.labels["format"] = grp.fmt
@@ -724,6 +725,15 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
 
 #: the numbers of a batched run (:meth:`ImaxModel._runs_on`) kept only at the points with a schedule (its ``at``)
 _AT_NAMES = tuple(k for k in _RUN_NAMES if k not in ("time", "H"))
+
+
+def _run_layer_batch(layer: Layer, ok: np.ndarray, reason: np.ndarray, own: bool) -> LayerBatch:
+    """``LayerBatch(layer, len(ok))`` after ``.infeasible(~ok, reason)`` for a batched run's ``ok`` (bool) and
+    ``reason`` (objects), which is "" wherever ``ok`` (:meth:`ImaxModel._runs_on` writes reasons only for pairs
+    without a schedule): a copy of ``ok`` as the flags and ``reason`` as the reasons (copied unless ``own``: the
+    run is this layer's alone and nothing reads its reasons after), the same arrays without a fill of "" and the
+    infeasible points' reasons gathered and scattered once more."""
+    return LayerBatch(layer, len(ok), feasible=ok.copy(), reason=reason if own else reason.copy())
 
 
 def _run_part(out: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
