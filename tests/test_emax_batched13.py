@@ -24,7 +24,7 @@ from archmodels.emax.mapper import HwList, Indexed
 from .test_emax_batched_paths4 import structure_keys
 from .test_emax_batched_paths5 import _dump, _rows
 from .test_emax_batched_paths9 import _bits_equal, _blocks
-from .test_emax_batched_paths11 import _chosen_tables, _evaluate_spied, _wide_blocks
+from .test_emax_batched_paths11 import _chosen_tables, _evaluate_spied
 
 SLOW = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -269,8 +269,22 @@ def test_dense_reads_total_is_each_plans_first_named_order(b):
     assert total.tobytes() == _reads_by_order(b, pts, link)[1].tobytes()  # (exactly)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(b=_wide_blocks())
+@st.composite
+def _wide_kinds(draw):
+    """The blocks of ``test_emax_batched_paths11._wide_blocks`` (the same sizes and kinds, drawn alike) with zeros for the flags and
+    bytes, which :func:`timing._kind_blocks` does not read: drawing up to 30 x 40 values one by one was 8 s of the
+    suite for a property of the kinds alone."""
+    n = draw(st.integers(1, 30))
+    ns, n_st, n_h = draw(st.integers(1, 24)), draw(st.integers(0, 8)), draw(st.integers(0, 8))
+    rd_kind = np.array(draw(st.lists(st.integers(0, 4), min_size=ns + n_st, max_size=ns + n_st)), dtype=np.int64)
+    h_kind = np.array(draw(st.lists(st.integers(0, 4), min_size=n_h, max_size=n_h)), dtype=np.int64)
+    on, x = (lambda cols: np.zeros((n, cols), bool)), (lambda cols: np.zeros((n, cols)))
+    return traffic._Moves(on(ns), np.zeros(ns, np.int64), np.zeros(ns, bool), x(ns), x(ns), x(ns), on(ns),
+                          on(ns + n_st), x(ns + n_st), x(ns + n_st), rd_kind, on(n_h), x(n_h), h_kind)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(b=_wide_kinds())
 def test_kind_blocks_only_for_contiguous_kinds(b):
     """_kind_blocks names the kinds' runs exactly when no kind's columns are split (else None: each plan's order)."""
     kinds = b.rd_kind.tolist() + b.h_kind.tolist()
