@@ -259,19 +259,26 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     monkeypatch.setattr(S, "tilings_of_bounds", _tilings_of_bounds_former)
     old = [M.evaluate_batch(w, pts) for pts in batches]
     for a, b in zip(new, old):
-        _same(a.feasible, b.feasible)
-        _same(a.reason, b.reason)
-        for la, lb_ in zip(a.layers, b.layers):
-            assert list(la.metrics) == list(lb_.metrics)
-            for key in la.metrics:
-                _same(la.metrics[key], lb_.metrics[key])
-            for key in la.states:
-                _same(la.states[key], lb_.states[key])
-            for key in la.labels:
-                _same(np.asarray(la.labels[key], dtype=object), np.asarray(lb_.labels[key], dtype=object))
-            _same(np.asarray(la.reason, dtype=object), np.asarray(lb_.reason, dtype=object))
-        for key in a.totals:
-            _same(a.totals[key], b.totals[key])
+        _same_batch_results(a, b)
+
+
+def _same_batch_results(a, b) -> None:
+    """Two BatchResults equal bit for bit: flags, reasons, every layer's flags, metrics (in key order), states,
+    labels and reasons, and the totals (also used by tests/test_imax_batched18.py)."""
+    _same(a.feasible, b.feasible)
+    _same(a.reason, b.reason)
+    for la, lb_ in zip(a.layers, b.layers):
+        _same(la.feasible, lb_.feasible)
+        assert list(la.metrics) == list(lb_.metrics)
+        for key in la.metrics:
+            _same(la.metrics[key], lb_.metrics[key])
+        for key in la.states:
+            _same(la.states[key], lb_.states[key])
+        for key in la.labels:
+            _same(np.asarray(la.labels[key], dtype=object), np.asarray(lb_.labels[key], dtype=object))
+        _same(np.asarray(la.reason, dtype=object), np.asarray(lb_.reason, dtype=object))
+    for key in a.totals:
+        _same(a.totals[key], b.totals[key])
 
 
 def _plans_same(a: dict, b: dict) -> None:

@@ -14,6 +14,7 @@ from archmodels import get_model, num, tech
 from archmodels.imax import model as IM
 from archmodels.result import LayerBatch
 from tests.test_imax_batched15 import _same
+from tests.test_imax_batched17 import _same_batch_results
 from workloads import load_workload
 from workloads.layers import MatMul, Workload
 
@@ -202,20 +203,7 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     old = [M.evaluate_batch(w, pts) for pts in batches]
     assert memo_new == list(tech._VDD_MEMO.items()) and memo_new
     for a, b in zip(new, old):
-        _same(a.feasible, b.feasible)
-        _same(a.reason, b.reason)
-        for la, lb_ in zip(a.layers, b.layers):
-            _same(la.feasible, lb_.feasible)
-            assert list(la.metrics) == list(lb_.metrics)
-            for key in la.metrics:
-                _same(la.metrics[key], lb_.metrics[key])
-            for key in la.states:
-                _same(la.states[key], lb_.states[key])
-            for key in la.labels:
-                _same(np.asarray(la.labels[key], dtype=object), np.asarray(lb_.labels[key], dtype=object))
-            _same(np.asarray(la.reason, dtype=object), np.asarray(lb_.reason, dtype=object))
-        for key in a.totals:
-            _same(a.totals[key], b.totals[key])
+        _same_batch_results(a, b)
 
 
 # ---------------------------------------------------------------- the clock path
