@@ -256,13 +256,14 @@ class TPESampler(optuna.samplers.TPESampler):
         trials added "above" in trial-number order as Optuna's sort puts them."""
         running = [t for t in trials if t.state == TrialState.RUNNING]
         finished = [t for t in trials if t.state != TrialState.RUNNING] if running else trials
-        memo = self.__dict__.get("_split_memo")
-        if (memo is not None and memo[0] is study._storage and memo[1] == (study._study_id, n_below)
-                and len(memo[2]) == len(finished) and all(map(operator.is_, memo[2], finished))):
-            below, above = memo[3]
+        splits = _per_study(self, "_splits", study)  # study id -> (n_below, finished trials, their split)
+        last = splits.get(study._study_id)
+        if (last is not None and last[0] == n_below and len(last[1]) == len(finished)
+                and all(map(operator.is_, last[1], finished))):
+            below, above = last[2]
         else:
             below, above = _tpe._split_trials(study, finished, n_below)
-            self._split_memo = (study._storage, (study._study_id, n_below), finished, (below, above))
+            splits[study._study_id] = (n_below, finished, (below, above))
         if running:
             return list(below), sorted(above + running, key=lambda t: t.number)
         return list(below), list(above)
