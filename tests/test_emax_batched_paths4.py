@@ -244,10 +244,11 @@ def test_only_small_chunks_are_remembered():
 
 
 def test_a_study_revisiting_a_structure_reuses_its_plans():
-    """One design point at a time (a study's trials): a structure met ONE_STRUCTURE_PLANS - 1 points ago is still
-    remembered -- a hit, and the same numbers as planning it cold at another clock."""
+    """One design point at a time (a study's trials): a structure met 255 points ago (twice the former bound of 128
+    entries; now a budget of bytes) is still remembered -- a hit, and the same numbers as planning it cold at another
+    clock."""
     m = get_model("emaxv")
-    rows = m.params.random_rows(em.ONE_STRUCTURE_PLANS, np.random.default_rng(9))
+    rows = m.params.random_rows(256, np.random.default_rng(9))
     em.workload_plans.cache_clear()
     for r in rows:
         m.evaluate_points("alexnet-conv", [r])
@@ -255,6 +256,7 @@ def test_a_study_revisiting_a_structure_reuses_its_plans():
     later = dict(rows[0], clock_mhz=rows[0]["clock_mhz"] * 0.5)
     warm = m.evaluate_points("alexnet-conv", [later])
     assert em.workload_plans.cache_info().hits == hits + 1
+    assert 0 < em._one_structure_plans.nbytes <= em.ONE_STRUCTURE_PLANS_BYTES
     em.workload_plans.cache_clear()
     cold = m.evaluate_points("alexnet-conv", [later])
     assert repr(warm.point(0)) == repr(cold.point(0))

@@ -52,7 +52,7 @@ from .timing import STATES, Link, pair_dram_reads, pair_states, pair_states_both
 from .traffic import (KINDS, PIN_PREFIX, PINS, PSUM_HOMES, Concat, PlanTable, Rows, concat, emaxv_plans,
                       emaxvr_plans, fc_plans)
 from ..layerarrays import PointsMemo, layer_batches
-from ..memo import IdentityMemo, by_identity
+from ..memo import IdentityMemo, SizedLRU, by_identity
 from ..params import Param, Points, batch_size
 from ..result import LayerBatch, Metric, layer_sums, row_sum, seqsum
 
@@ -1382,7 +1382,7 @@ def workload_plans(arch: str, workload: Workload, keys: tuple[tuple, ...] | KeyC
     """Plans of every layer for each structural combination ``keys`` (tuples of :data:`STRUCT` values), remembered
     (:func:`_workload_plans`) by the workload (its first equal object, :data:`_canonical`) and the keys, for up to
     :data:`PLANS_CACHE_KEYS` combinations; one combination alone (a study's design point) in a cache of its own,
-    :data:`ONE_STRUCTURE_PLANS` deep."""
+    :data:`ONE_STRUCTURE_PLANS_BYTES` deep."""
     if len(keys) > PLANS_CACHE_KEYS:
         return _workload_plans.__wrapped__(arch, _Same(_canonical(workload)), keys)
     keys = tuple(keys)  # (the caches' keys: tuples, also of a few combinations given as KeyColumns)
@@ -1480,12 +1480,15 @@ def _workload_plans(arch: str, same: _Same, keys: tuple[tuple, ...]) -> Plans:
     return _final_plans(planned, rejections, lt, fused, fused_at, resident, keep)
 
 
-#: one structural combination's plans are remembered apart, deeper: a study over a few discrete sizes revisits
-#: its structures (``studies/emaxvr_dse_vgg16.yaml`` has 1,536: in 500 trials of one point each, seed 0, 128 entries
-#: served 281 of TPE's evaluations and 141 of NSGA-II's, against 141 and 43 with the small cache alone). An entry holds
-#: one structure's plans of the whole workload: ~0.1 MB on VGG16, ~0.36 MB on ResNet-50 (EMAXVR, measured)
-ONE_STRUCTURE_PLANS = 128
-_one_structure_plans = lru_cache(maxsize=ONE_STRUCTURE_PLANS)(_workload_plans.__wrapped__)
+#: one structural combination's plans are remembered apart, deeper, bounded by the bytes they keep alive
+#: (:class:`~archmodels.memo.SizedLRU`, sizes by :func:`~archmodels.memo.nbytes_of` when stored): a study over a
+#: few discrete sizes revisits its structures (``studies/emaxvr_dse_vgg16.yaml`` has 1,536; 2,000 NSGA-II trials
+#: of one point each, seed 0, visit 667 of them; the former bound, 128 entries, re-planned 1,353 of the 2,000).
+#: Counted when stored (measured, random points): ~0.06 MB a structure on EMAXVR VGG16, ~0.13 MB on ResNet-50 and
+#: MobileNet-v2, ~0.01 MB on EMAXV VGG16-conv; the sub-tables the choice builds on first read add ~60 %. So 64 MB
+#: hold ~1,000 VGG16 structures and keep ~100 MB alive (docs/profile/emax.md, "A study's structures")
+ONE_STRUCTURE_PLANS_BYTES = 64 * 2**20
+_one_structure_plans = SizedLRU(_workload_plans.__wrapped__, ONE_STRUCTURE_PLANS_BYTES)
 
 
 def _plans_cache_clear() -> None:
@@ -1494,9 +1497,9 @@ def _plans_cache_clear() -> None:
 
 
 def _plans_cache_info():
-    """Both caches' counts added (hits, misses, maxsize, currsize)."""
+    """Both caches' counts added (hits, misses, currsize; maxsize: the chunk cache's entries)."""
     a, b = _workload_plans.cache_info(), _one_structure_plans.cache_info()
-    return type(a)(a.hits + b.hits, a.misses + b.misses, a.maxsize + b.maxsize, a.currsize + b.currsize)
+    return type(a)(a.hits + b.hits, a.misses + b.misses, a.maxsize, a.currsize + b.currsize)
 
 
 workload_plans.cache_clear = _plans_cache_clear  # type: ignore[attr-defined]
