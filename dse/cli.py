@@ -186,11 +186,12 @@ def _storage_text(st) -> str:
     return storage.describe(st.storage, st.out_dir)
 
 
-def _write_study_outputs(st, completed: int, elapsed: float, report: bool = False) -> int:
+def _write_study_outputs(st, completed: int, elapsed: float | None, report: bool = False) -> int:
     from . import outputs, report as report_mod, results
 
     table, paths = outputs.write_study_outputs(st)
-    print(f"{completed} completed trials in {elapsed:.1f} s")
+    if elapsed is not None:  # dse run; dse plot ran nothing
+        print(f"{completed} completed trials in {elapsed:.1f} s")
     print(results.summary(table))
     print(f"results: {paths['trials']}, {paths['pareto']}, {paths['plot']}")
     if report:
@@ -255,7 +256,7 @@ def cmd_plot(args) -> int:
         from . import config
 
         st = config.load(target)
-        return _write_study_outputs(st, len(_completed(st)), 0.0)
+        return _write_study_outputs(st, 0, None)
     if not (target / "study.json").exists():
         raise UserError(f"plot: {target} has no study.json; give a results folder written by dse run or dse sweep")
     meta = results.read_meta(target)
@@ -268,15 +269,7 @@ def cmd_plot(args) -> int:
     from . import config
 
     st = config.load_folder(target, meta, "plot")
-    return _write_study_outputs(st, len(_completed(st)), 0.0)
-
-
-def _completed(st) -> list:
-    from optuna.trial import TrialState
-
-    from . import study as study_mod
-
-    return study_mod.open_study(st, load_only=True).get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    return _write_study_outputs(st, 0, None)
 
 
 def _plot_breakdown(args) -> int:

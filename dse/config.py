@@ -273,7 +273,7 @@ def load(path: str | Path, overrides: dict[str, Any] | None = None) -> Study:
     try:
         sf = StudyFile.model_validate(raw)
     except ValidationError as exc:
-        raise UserError(where + pydantic_message(exc)) from None
+        raise UserError(where + pydantic_message(exc, StudyFile.model_fields)) from None
     return _resolve(sf, path)
 
 
@@ -423,7 +423,7 @@ def _dim(param: Param, spec: Any, where: str) -> Dim:
     if isinstance(spec, dict):
         cls = ChoiceSpec if "choices" in spec else RangeSpec
         keys = "choices" if cls is ChoiceSpec else "low, high, step, log, points"
-        spec = _validated(cls, spec, where[:-2] + f" (keys: {keys}): ")
+        spec = _validated(cls, spec, where[:-2] + f" (keys: {keys}): ", name_keys=False)
     if isinstance(spec, ChoiceSpec) or isinstance(spec, list):
         raw = spec.choices if isinstance(spec, ChoiceSpec) else spec
         if not raw:
@@ -484,11 +484,11 @@ def check_metric(metric: str, model: Model, workloads: list[Workload], where: st
     raise UserError(f"{where}unknown metric '{metric}'; allowed: {', '.join(opts)}")
 
 
-def _validated(cls, data: Any, where: str):
+def _validated(cls, data: Any, where: str, name_keys: bool = True):
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
-        raise UserError(f"{where}{pydantic_message(exc)}") from None
+        raise UserError(f"{where}{pydantic_message(exc, cls.model_fields if name_keys else None)}") from None
 
 
 def _sampler(spec: Any, where: str) -> tuple[str | None, int | None, dict[str, Any]]:

@@ -31,7 +31,7 @@ from workloads.errors import UserError
 
 from . import plots, results
 from .config import Dim, Study
-from .units import fmt, label as unit_label, plain_name, scale_for, short_name
+from .units import distinct_digits, fmt, label as unit_label, plain_name, scale_for, short_name
 from .worker import REPEAT_ATTR
 
 #: contract totals shown for every Pareto point (docs/contract.md), besides the objectives
@@ -66,6 +66,7 @@ class Column:
     key: str
     header: str
     scale: Any = None
+    digits: int = 4
 
 
 @dataclass
@@ -193,7 +194,10 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
         sampler += ", options " + ", ".join(f"{k}={v}" for k, v in st.sampler_options.items())
     facts.append(("sampler", sampler))
     budget = []
-    if st.n_trials:
+    designs = _designs(src)
+    if st.n_trials and designs > st.n_trials:  # continued with dse run --n-trials N
+        budget.append(f"{st.n_trials:,} trials in the study file, continued to {designs:,} with --n-trials")
+    elif st.n_trials:
         budget.append(f"{st.n_trials:,} trials")
     if st.timeout:
         budget.append(f"{st.timeout:g} s per run")
@@ -227,7 +231,17 @@ def _commands(src: Source) -> list[str]:
     if src.kind == "sweep":
         extra = f" --sample {src.meta['sample']} --seed {src.meta.get('seed', 0)}" if src.meta.get("sample") else ""
         return [f"dse sweep {path}{extra}", f"dse report {out}"]
-    return [f"dse run {path}    # resumes to the budget; --n-trials N extends it", f"dse report {out}"]
+    designs = _designs(src)
+    more = f" --n-trials {designs}" if src.study.n_trials and designs > src.study.n_trials else ""
+    return [f"dse run {path}{more}    # resumes to the budget; --n-trials N extends it", f"dse report {out}"]
+
+
+def _designs(src: Source) -> int:
+    """The study's distinct designs: COMPLETE trials that are not repeats (what the budget counts)."""
+    from optuna.trial import TrialState
+
+    trials = src.ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    return sum(REPEAT_ATTR not in t.user_attrs for t in trials)
 
 
 def _columns(src: Source, rows: list[dict[str, Any]]) -> list[Column]:
@@ -239,7 +253,8 @@ def _columns(src: Source, rows: list[dict[str, Any]]) -> list[Column]:
         out = []
         for m in metrics:
             s = scale_for(m, [r.get(m) for r in rows])
-            out.append(Column(m, unit_label(m, s) + star, s))
+            digits = distinct_digits(s(r[m]) for r in rows if isinstance(r.get(m), (int, float))) if star else 4
+            out.append(Column(m, unit_label(m, s) + star, s, digits))
         return out
 
     cols += metric_cols(objectives, " ★")
@@ -254,7 +269,7 @@ def _columns(src: Source, rows: list[dict[str, Any]]) -> list[Column]:
 def _cell(row: dict[str, Any], col: Column) -> str:
     v = row.get(col.key)
     if col.scale is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-        return fmt(col.scale(float(v)))
+        return fmt(col.scale(float(v)), col.digits)
     return fmt(v)
 
 

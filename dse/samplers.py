@@ -90,8 +90,26 @@ def make_sampler(study: Study, worker: int = 0) -> optuna.samplers.BaseSampler:
             opts.setdefault("deterministic_objective", True)
             return optuna.samplers.GPSampler(seed=seed, **opts)
     except TypeError as exc:
+        known = _option_names(name)
+        unknown = [k for k in opts if known is not None and k not in known]
+        if unknown:
+            raise UserError(f"{study.path}: sampler.options: unknown option {', '.join(map(repr, unknown))} for "
+                            f"{name}; allowed: {', '.join(known) or 'none'}") from None
         raise UserError(f"{study.path}: sampler.options: {exc}") from None
     raise UserError(f"{study.path}: sampler: unknown '{name}'")
+
+
+def _option_names(name: str) -> list[str] | None:
+    """The keyword arguments of the Optuna sampler behind ``name`` (``seed`` has its own key)."""
+    import inspect
+
+    cls = {"tpe": optuna.samplers.TPESampler, "nsga2": optuna.samplers.NSGAIISampler,
+           "nsga3": optuna.samplers.NSGAIIISampler, "random": optuna.samplers.RandomSampler,
+           "grid": optuna.samplers.RandomSampler, "gp": optuna.samplers.GPSampler}.get(name)
+    if cls is None:
+        return None
+    params = inspect.signature(cls.__init__).parameters.values()
+    return [p.name for p in params if p.name not in ("self", "seed") and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 class _Generations:

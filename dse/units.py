@@ -93,3 +93,17 @@ def fmt(value, digits: int = 4) -> str:
     if not math.isfinite(value):
         return str(value)
     return f"{value:.{digits}g}"
+
+
+def distinct_digits(values: Iterable[float | None], digits: int = 4, most: int = 9) -> int:
+    """Significant digits (at least ``digits``) that show distinct ``values`` as distinct numbers.
+
+    A Pareto table at 4 digits can print two front points with the same time
+    and different areas (128 µs and 128 µs), which reads as one dominating the
+    other; the objective columns get the digits that tell them apart.
+    """
+    vals = {float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+    for d in range(digits, most + 1):
+        if len({f"{v:.{d}g}" for v in vals}) == len(vals):
+            return d
+    return most

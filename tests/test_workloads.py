@@ -123,7 +123,7 @@ def test_matrix_market_gzip_explicit_zeros_and_complex(tmp_path):
 @pytest.mark.parametrize("spec,msg", [
     ("spmm:n=64,sparsity=1.5", "sparsity"),
     ("spmm:n=64,density=0.5", "unknown key 'density'"),
-    ("matmul:n=abc", "not a int"),
+    ("matmul:n=abc", "not an int"),
     ("nosuchnet", "unknown workload"),
     ("missing.yaml", "not found"),
 ])

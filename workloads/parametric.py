@@ -45,7 +45,8 @@ def _num(args: dict[str, str], key: str, cast, spec: str, default=None):
     try:
         return cast(args[key])
     except ValueError:
-        raise UserError(f"workload '{spec}': {key}={args[key]!r} is not a {cast.__name__}") from None
+        what = "an int" if cast is int else "a number"
+        raise UserError(f"workload '{spec}': {key}={args[key]!r} is not {what}") from None
 
 
 def parse(spec: str) -> Workload:

@@ -119,7 +119,7 @@ def load(path: str | Path) -> Workload:
     try:
         spec = WorkloadFile.model_validate(raw)
     except ValidationError as exc:
-        raise UserError(f"{path}: {pydantic_message(exc)}") from None
+        raise UserError(f"{path}: {pydantic_message(exc, WorkloadFile.model_fields)}") from None
     layers: list[Layer] = []
     shape: tuple[int, int, int] | None = spec.input  # (channels, h, w) flowing through
     for i, ls in enumerate(spec.layers):
