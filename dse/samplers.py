@@ -28,8 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import optuna
+from optuna._hypervolume import hssp as _hssp
 from optuna.search_space import IntersectionSearchSpace
 from optuna.samplers._tpe import sampler as _tpe
+from optuna.study._multi_objective import _fast_non_domination_rank
+from optuna.study._study_direction import StudyDirection
 from optuna.search_space.intersection import _calculate as _intersection_of
 from optuna.trial import FrozenTrial, TrialState
 
@@ -248,17 +251,10 @@ class TPESampler(optuna.samplers.TPESampler):
     docs/profile/study_loop.md, fourth round."""
 
     def _sample(self, study: optuna.Study, trial: FrozenTrial, search_space: dict) -> dict[str, Any]:
-        if self._constant_liar:
-            states = [TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING]
-        else:
-            states = [TrialState.COMPLETE, TrialState.PRUNED]
-        trials = study._get_trials(deepcopy=False, states=states, use_cache=not self._constant_liar)
-        if self._constant_liar:  # For constant_liar, filter out the current trial.
-            trials = [t for t in trials if trial.number != t.number]
+        finished, running = self._listed(study, trial)
         if self._gamma is None:
             self._gamma = _tpe.default_gamma if len(study.directions) <= 1 else _tpe.default_gamma_multiobjective
-        n = sum(t.state != TrialState.RUNNING for t in trials)  # Ignore running trials.
-        below_trials, above_trials = self._split(study, trials, self._gamma(n))
+        below_trials, above_trials = self._split(study, finished, running, self._gamma(len(finished)))
         mpe_below = self._build_parzen_estimator(study, search_space, below_trials, handle_below=True)
         mpe_above = self._build_parzen_estimator(study, search_space, above_trials, handle_below=False)
         samples_below = mpe_below.sample(self._rng.rng, self._n_ei_candidates)
@@ -268,25 +264,56 @@ class TPESampler(optuna.samplers.TPESampler):
             ret[param_name] = dist.to_external_repr(ret[param_name])
         return ret
 
-    def _split(self, study: optuna.Study, trials: list[FrozenTrial],
-               n_below: int) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
-        """Optuna's ``_split_trials(study, trials, n_below)``: the finished trials' split, remembered; the RUNNING
-        trials added "above" in trial-number order as Optuna's sort puts them."""
+    def _listed(self, study: optuna.Study, trial: FrozenTrial) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
+        """The trials Optuna's ``_sample`` reads (COMPLETE and PRUNED; with the constant liar also the RUNNING ones
+        but ``trial``), in trial-number order, as (finished, RUNNING); remembered while the storage hands the same
+        trial objects for the same ``trial`` (its parameters are asked one after the other; a storage replaces a
+        trial's object when the trial changes), instead of three walks over every trial per parameter."""
+        if self._constant_liar:
+            trials = study._get_trials(deepcopy=False, states=_LIAR_STATES, use_cache=False)
+        else:
+            trials = study._get_trials(deepcopy=False, states=_FINISHED_STATES, use_cache=True)
+        memo = _per_study(self, "_lists", study)
+        last = memo.get(study._study_id)
+        if (last is not None and last[0] == trial.number and len(last[1]) == len(trials)
+                and all(map(operator.is_, last[1], trials))):
+            return last[2]
         running = [t for t in trials if t.state == TrialState.RUNNING]
-        finished = [t for t in trials if t.state != TrialState.RUNNING] if running else trials
+        if running:
+            finished = [t for t in trials if t.state != TrialState.RUNNING]
+            running = [t for t in running if t.number != trial.number]
+        else:
+            finished = trials
+        memo[study._study_id] = (trial.number, trials, (finished, running))
+        return finished, running
+
+    def _split(self, study: optuna.Study, finished: list[FrozenTrial], running: list[FrozenTrial],
+               n_below: int) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
+        """Optuna's ``_split_trials(study, finished + running, n_below)``: the finished trials' split, remembered; the
+        RUNNING trials added "above" in trial-number order as Optuna's sort puts them. Both lists are
+        :class:`_Numbered` (their trials' numbers, for :meth:`_get_internal_repr`)."""
         splits = _per_study(self, "_splits", study)  # study id -> (n_below, finished trials, their split)
         last = splits.get(study._study_id)
         if (last is not None and last[0] == n_below and len(last[1]) == len(finished)
                 and all(map(operator.is_, last[1], finished))):
             below, above = last[2]
         else:
-            below, above = _tpe._split_trials(study, finished, n_below)
+            below, above = (_Numbered.of(part) for part in
+                            _split_trials(study, finished, n_below, _per_study(self, "_split_memo", study)))
             splits[study._study_id] = (n_below, finished, (below, above))
-        if running:
-            return list(below), sorted(above + running, key=lambda t: t.number)
-        return list(below), list(above)
+        return below.copy(), above.merged(running) if running else above.copy()
 
     def _get_internal_repr(self, trials: list[FrozenTrial], search_space: dict, study: optuna.Study) -> dict:
+        """Optuna's: each parameter's internal values over ``trials`` that have every parameter of the space, in
+        order. For a :class:`_Numbered` list the finished trials' values are gathered from per-study columns (a
+        finished trial's parameters never change), each trial's value computed once by Optuna's
+        ``to_internal_repr``; only RUNNING trials are read one by one. Anything unusual (a value Optuna's
+        conversion rejects) takes Optuna's own path, which raises as Optuna does."""
+        if isinstance(trials, _Numbered) and search_space:
+            columns = _per_study(self, "_reprs", study).setdefault(study._study_id, {})
+            got = trials.gather(columns, search_space, lambda t: self._get_params(t, study))
+            if got is not None:
+                return got
         multivariate = self._is_multivariate(study)
         values: dict[str, list[float]] = {param_name: [] for param_name in search_space}
         items, names = list(search_space.items()), search_space.keys()
@@ -296,6 +323,114 @@ class TPESampler(optuna.samplers.TPESampler):
                 for param_name, distribution in items:
                     values[param_name].append(distribution.to_internal_repr(params[param_name]))
         return {k: np.asarray(v) for k, v in values.items()}
+
+
+#: the trial states TPE's ``_sample`` reads, with and without the constant liar
+_LIAR_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+_FINISHED_STATES = (TrialState.COMPLETE, TrialState.PRUNED)
+
+
+class _Numbered(list):
+    """A list of trials in trial-number order with their numbers (``nums``) and which are RUNNING (``running``)."""
+
+    nums: np.ndarray
+    running: np.ndarray
+
+    @classmethod
+    def of(cls, trials: list[FrozenTrial]) -> _Numbered:
+        """Finished trials (in number order)."""
+        out = cls(trials)
+        out.nums = np.fromiter((t.number for t in trials), np.int64, len(trials))
+        out.running = np.zeros(len(trials), bool)
+        return out
+
+    def copy(self) -> _Numbered:
+        out = _Numbered(self)
+        out.nums, out.running = self.nums, self.running
+        return out
+
+    def merged(self, running: list[FrozenTrial]) -> _Numbered:
+        """These finished trials and ``running`` (in number order), in number order."""
+        both = list(self) + running
+        nums = np.concatenate([self.nums, np.fromiter((t.number for t in running), np.int64, len(running))])
+        order = np.argsort(nums, kind="stable")
+        out = _Numbered(map(both.__getitem__, order.tolist()))
+        out.nums, out.running = nums[order], order >= len(self)
+        return out
+
+    def gather(self, columns: dict, search_space: dict, params_of) -> dict[str, np.ndarray] | None:
+        """:meth:`TPESampler._get_internal_repr` of these trials from ``columns`` ((name, distribution) -> a
+        :class:`_ReprColumn`), the RUNNING trials' parameters from ``params_of``; None where Optuna's own path
+        must answer."""
+        fin = ~self.running
+        nums = self.nums[fin]
+        cols = []
+        for name, dist in search_space.items():
+            col = columns.get((name, dist))
+            if col is None:
+                col = columns[(name, dist)] = _ReprColumn(name, dist)
+            col.fill(self, nums, fin)
+            cols.append(col)
+        keep = np.ones(len(nums), bool)
+        for col in cols:
+            keep &= col.has[nums]
+        if any(col.bad[nums[keep]].any() for col in cols):
+            return None
+        run_at = np.flatnonzero(self.running)
+        run_vals: dict[str, list] = {name: [] for name in search_space}
+        run_keep = []
+        names = search_space.keys()
+        for i in run_at.tolist():
+            params = params_of(self[i])
+            ok = names <= params.keys()
+            run_keep.append(ok)
+            if ok:
+                for (name, dist) in search_space.items():
+                    run_vals[name].append(dist.to_internal_repr(params[name]))
+        out = {}
+        for col in cols:
+            vals = col.vals[nums[keep]]
+            if len(run_at):
+                pos = np.concatenate([np.flatnonzero(fin)[keep], run_at[np.array(run_keep, bool)]])
+                vals = np.concatenate([vals, np.asarray(run_vals[col.name], dtype=float)])[np.argsort(pos)]
+            if len(vals) and isinstance(col.dist, optuna.distributions.CategoricalDistribution):
+                vals = vals.astype(np.int64)  # (Optuna's list of indices as an array)
+            out[col.name] = vals
+        return out
+
+
+class _ReprColumn:
+    """One parameter's internal values (by ``dist``) of a study's finished trials, indexed by trial number:
+    ``has`` (the trial has the parameter), ``vals``, ``bad`` (Optuna's conversion raised), ``filled``."""
+
+    def __init__(self, name: str, dist: optuna.distributions.BaseDistribution) -> None:
+        self.name, self.dist = name, dist
+        self.filled = self.has = self.bad = np.zeros(0, bool)
+        self.vals = np.zeros(0)
+
+    def fill(self, trials: _Numbered, nums: np.ndarray, fin: np.ndarray) -> None:
+        """Convert the finished ``trials`` (at ``fin``, numbered ``nums``) not converted before."""
+        if len(nums) == 0:
+            return
+        top = int(nums.max()) + 1
+        if top > len(self.filled):
+            size = max(top, 2 * len(self.filled))
+            self.filled, self.has, self.bad = (np.concatenate([a, np.zeros(size - len(a), bool)])
+                                                for a in (self.filled, self.has, self.bad))
+            self.vals = np.concatenate([self.vals, np.zeros(size - len(self.vals))])
+        new = ~self.filled[nums]
+        if not new.any():
+            return
+        at = np.flatnonzero(fin)[new]
+        for i, num in zip(at.tolist(), nums[new].tolist()):
+            params = trials[i].params
+            self.filled[num] = True
+            if self.name in params:
+                self.has[num] = True
+                try:
+                    self.vals[num] = self.dist.to_internal_repr(params[self.name])
+                except ValueError:
+                    self.bad[num] = True
 
 
 # the attribute names Optuna's own classes store (a subclass gets its own name's; stored studies keep theirs)
@@ -315,3 +450,145 @@ def suggest(trial: optuna.Trial, dims: tuple[Dim, ...]) -> dict[str, Any]:
         elif d.kind == "choice":
             out[d.name] = trial.suggest_categorical(d.name, list(d.choices))
     return out
+
+
+def _split_trials(study: optuna.Study, trials: list[FrozenTrial], n_below: int,
+                  memo: dict) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
+    """Optuna 5.0's ``_tpe._split_trials`` (no RUNNING trial among ``trials``), its multi-objective tie-break by
+    :class:`_GreedyHSSP` instead of ``_solve_hssp``: the same split. ``memo``: the sampler's per-study memo (by
+    study id: the tie-break's runs; each finished trial's kind -- infeasible, complete, pruned -- by its number: a
+    finished trial never changes, and Optuna reads every trial's constraints at every split)."""
+    sid = study._study_id
+    kinds = memo.setdefault((sid, "kinds"), {})
+    complete, pruned, infeasible = [], [], []
+    lists = (infeasible, complete, pruned)
+    for trial in trials:
+        kind = kinds.get(trial.number)
+        if kind is None:
+            if _tpe._get_infeasible_trial_score(trial) > 0:
+                kind = 0
+            elif trial.state == TrialState.COMPLETE:
+                kind = 1
+            elif trial.state == TrialState.PRUNED:
+                kind = 2
+            else:
+                raise AssertionError(trial.state)
+            kinds[trial.number] = kind
+        lists[kind].append(trial)
+    n = min(n_below, len(complete))
+    if len(study.directions) <= 1:
+        below_complete, above_complete = _tpe._split_complete_trials_single_objective(complete, study, n)
+    else:
+        solver = memo.get((sid, "hssp"))
+        if solver is None:
+            solver = memo[(sid, "hssp")] = _GreedyHSSP()
+        below_complete, above_complete = _split_complete_multi(complete, study, n, solver)
+    n_below = max(0, n_below - len(below_complete))
+    below_pruned, above_pruned = _tpe._split_pruned_trials(pruned, study, n_below)
+    n_below = max(0, n_below - len(below_pruned))
+    below_infeasible, above_infeasible = _tpe._split_infeasible_trials(infeasible, n_below)
+    below = below_complete + below_pruned + below_infeasible
+    above = above_complete + above_pruned + above_infeasible
+    below.sort(key=lambda t: t.number)
+    above.sort(key=lambda t: t.number)
+    return below, above
+
+
+def _split_complete_multi(trials: list[FrozenTrial], study: optuna.Study, n_below: int,
+                          solver: _GreedyHSSP) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
+    """Optuna 5.0's ``_split_complete_trials_multi_objective`` with the tie-break solved by ``solver``."""
+    if n_below == 0:
+        return [], list(trials)
+    if n_below == len(trials):
+        return list(trials), []
+    lvals = np.array([trial.values for trial in trials])
+    lvals *= [-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in study.directions]
+    ranks_of = _fast_non_domination_rank(lvals, n_below=n_below)
+    ranks, rank_counts = np.unique(ranks_of, return_counts=True)
+    last_rank = int(np.max(ranks[np.cumsum(rank_counts) <= n_below], initial=-1))
+    indices = np.arange(len(trials))
+    indices_below = indices[ranks_of <= last_rank]
+    if indices_below.size < n_below:  # tie-break: hypervolume subset selection in the next rank
+        tie = ranks_of == last_rank + 1
+        tie_lvals = lvals[tie]
+        chosen = solver(tie_lvals, indices[tie], n_below - indices_below.size, _tpe._get_reference_point(tie_lvals))
+        indices_below = np.append(indices_below, chosen)
+    below_set = set(indices_below.tolist())
+    return ([trials[i] for i in range(len(trials)) if i in below_set],
+            [trials[i] for i in range(len(trials)) if i not in below_set])
+
+
+class _GreedyHSSP:
+    """Optuna 5.0's greedy hypervolume subset selection (``optuna._hypervolume.hssp._solve_hssp``), its steps kept.
+
+    Multi-objective TPE splits the trials at every ask, with a tie-break that picks, one point after the other, the
+    points adding most hypervolume among the next rank's (``subset_size`` of them: 10 % of the trials less the
+    better ranks'). Nothing in the greedy choice depends on ``subset_size`` but where it stops, so the choice for
+    ``s`` points is the first ``s`` of the choice for more. A study's next ask very often meets the same distinct
+    points and reference point with another ``subset_size``: a repeated design (docs/studies.md) adds a duplicate,
+    ten more trials add one to ``subset_size``. The state of the last few greedy runs is kept, keyed by the exact
+    bits of the distinct points and the reference point, and a call takes the first ``s`` choices, running more
+    steps only when it needs them -- the same operations on the same arrays as Optuna's (its own
+    ``_lazy_contribs_update`` and hypervolume), one step after the other. Two objectives and the other early
+    answers are Optuna's own."""
+
+    KEEP = 4  # greedy runs kept (distinct point sets)
+
+    def __init__(self) -> None:
+        self.runs: dict[tuple, _Greedy] = {}
+
+    def __call__(self, lvals: np.ndarray, indices: np.ndarray, subset_size: int,
+                 reference_point: np.ndarray) -> np.ndarray:
+        if subset_size == indices.size:
+            return indices
+        uniq, first = np.unique(lvals, return_index=True, axis=0)
+        if first.size < subset_size:  # (Optuna's: the distinct points, then duplicates in order)
+            chosen = np.zeros(indices.size, dtype=bool)
+            chosen[first] = True
+            chosen[np.arange(indices.size)[~chosen][: subset_size - first.size]] = True
+            return indices[chosen]
+        if not np.isfinite(reference_point).all():
+            return indices[first[:subset_size]]
+        if first.size == subset_size:
+            return indices[first]
+        if uniq.shape[-1] == 2:
+            return indices[_hssp._solve_hssp_2d(uniq, first, subset_size, reference_point)]
+        key = (uniq.shape, uniq.tobytes(), reference_point.tobytes())
+        run = self.runs.pop(key, None)
+        if run is None:
+            run = _Greedy(uniq, reference_point)
+            if len(self.runs) >= self.KEEP:
+                del self.runs[next(iter(self.runs))]
+        self.runs[key] = run  # (most recent last)
+        return indices[first[run.first(subset_size)]]
+
+
+class _Greedy:
+    """One greedy run of ``_solve_hssp_on_unique_loss_vals`` on distinct points ``uniq`` (3 or more objectives),
+    stepped as far as asked; the lazy contribution update after a choice is made when the next choice needs it
+    (Optuna's loop skips it after the last one)."""
+
+    def __init__(self, uniq: np.ndarray, reference_point: np.ndarray) -> None:
+        n, m = uniq.shape
+        self.ref, self.lvals = reference_point, uniq
+        self.contribs = np.prod(reference_point - uniq, axis=-1)
+        self.indices = np.arange(n)
+        self.selected: list[int] = []
+        self.vecs = np.empty((n + 1, m))  # the chosen points, then the update's scratch row
+        self.hv: Any = 0
+
+    def first(self, s: int) -> np.ndarray:
+        """The positions in ``uniq`` of the first ``s`` points chosen (``s`` < the number of points)."""
+        while len(self.selected) < s:
+            k = len(self.selected)
+            if k:
+                self.contribs = _hssp._lazy_contribs_update(self.contribs, self.lvals, self.vecs[: k + 1], self.ref,
+                                                            self.hv)
+            at = int(np.argmax(self.contribs))
+            self.hv += self.contribs[at]
+            self.selected.append(int(self.indices[at]))
+            self.vecs[k] = self.lvals[at].copy()
+            keep = np.ones(self.contribs.size, dtype=bool)
+            keep[at] = False
+            self.contribs, self.indices, self.lvals = self.contribs[keep], self.indices[keep], self.lvals[keep]
+        return np.array(self.selected[:s], dtype=int)
