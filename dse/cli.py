@@ -351,6 +351,13 @@ def cmd_models(args) -> int:
     names = m.metric_names()
     print("total metrics: " + ", ".join(names["total"]))
     print("layer metrics: " + ", ".join(names["layer"]))
+    # what the model's own keys mean (a key can look like a contract one: atomswitch's total.feasible is an area fit)
+    for kind, decl in (("total", m.TOTAL_METRICS), ("layer", m.LAYER_METRICS)):
+        if decl:
+            print(f"model-specific {kind} metrics (the others: docs/contract.md):")
+            for x in decl:
+                unit = f" [{x.unit}]" if x.unit else ""
+                print(f"    {x.name:<24}{unit} {x.doc}")
     return 0
 
 
