@@ -46,3 +46,27 @@ def test_check_model_fails_a_per_time_total_made_up_for_a_null_time():
 
 def _raise(check: str, message: str, *_) -> None:
     raise AssertionError(f"[{check}] {message}")
+
+
+# ---- 2. multicore's breakdown names what bounds a layer ----
+def test_a_dram_bound_multicore_layer_reads_as_dram_wait_not_compute():
+    from dse.plots import layer_breakdown
+
+    # one core, FC3's 12.5 MB of weights > the 2 MB weight buffer: streamed from DRAM every inference
+    r = dse.evaluate("multicore", "fc3", placement="B", cores=1)
+    layer = r["layers"][0]
+    st = layer["states"]
+    assert layer["cycles"] == 310277.0  # the time is the model's as before: only its labels changed
+    assert sum(st.values()) == pytest.approx(layer["cycles"], rel=1e-12)
+    assert st["COMPUTE"] == layer["nfu_steps_per_core"] == 25600  # the NFU's own steps, not the whole phase
+    assert st["DRAM_WAIT"] == 310277.0 - 25600 - st["FILL"] and st["SHM_WAIT"] == st["NOC_WAIT"] == 0.0
+    by_state = {k: v[0] for k, v in layer_breakdown(r)["time_by_state"].items()}
+    assert max(by_state, key=by_state.get) == "DRAM_WAIT"  # the chart's tallest part of the bar
+
+
+def test_multicore_states_charge_the_wait_to_one_bounding_resource():
+    for sets in ({"placement": "T1"}, {"placement": "TR2"}, {"mem_ports": 1, "noc_gbps": 100000.0}):
+        for layer in dse.evaluate("multicore", "alexnet", **sets)["layers"]:
+            st = layer["states"]
+            waits = [k for k in ("SHM_WAIT", "NOC_WAIT", "DRAM_WAIT") if st[k] != 0.0]
+            assert len(waits) <= 1 and sum(st.values()) == pytest.approx(layer["cycles"], rel=1e-12)
