@@ -70,3 +70,32 @@ def test_multicore_states_charge_the_wait_to_one_bounding_resource():
             st = layer["states"]
             waits = [k for k in ("SHM_WAIT", "NOC_WAIT", "DRAM_WAIT") if st[k] != 0.0]
             assert len(waits) <= 1 and sum(st.values()) == pytest.approx(layer["cycles"], rel=1e-12)
+
+
+# ---- 3. the convergence plot and its text count designs evaluated, the budget's unit ----
+def test_convergence_counts_designs_not_optuna_trial_numbers(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dse import plots, report, results
+
+    # 40 designs asked among 100 trials (the 60 others were repeats answered from earlier trials, not rows)
+    rng = np.random.default_rng(0)
+    rows = [{"number": int(n), "feasible": True, "total.time_s": float(a), "total.area_mm2": float(b)}
+            for n, a, b in zip(sorted(rng.choice(100, 40, replace=False)), rng.random(40), rng.random(40))]
+    table = results.Table(rows, ["total.time_s", "total.area_mm2"], ["minimize", "minimize"])
+    drawn = {}
+    real = plots.convergence_plot
+
+    def spy(*args, **kw):
+        drawn.update(real(*args, **kw))
+        return drawn
+
+    monkeypatch.setattr(plots, "convergence_plot", spy)
+    _, note = report._convergence(SimpleNamespace(kind="study", table=table), tmp_path)
+    assert drawn["x"][-1] == 40 and max(drawn["x"]) == 40  # was the last trial number (up to 99)
+    assert "after 40 designs evaluated" in note and "by trial" not in note
+    reached = int(note.split("was reached after ")[1].split(" designs")[0])
+    assert reached <= 40 and reached in drawn["x"]
+    assert plots.DESIGNS_AXIS == "designs evaluated (trials that are not repeats)"
