@@ -338,10 +338,10 @@ def cmd_models(args) -> int:
             except UserError as exc:  # a broken plugin does not hide the other models
                 print(f"{name:<12} cannot be loaded: {exc}")
                 continue
-            print(f"{name:<12} {m.title}  (spec: {m.spec})")
+            print(f"{name:<12} {m.title}  ({m.described_in(short=True)})")
         return 0
     m = get_model(args.arch)
-    print(f"{m.name}: {m.title} (spec: {m.spec})")
+    print(f"{m.name}: {m.title} ({m.described_in()})")
     if m.AREA_ANCHOR:
         print(f"area anchor: {m.AREA_ANCHOR}")
     print("parameters (knobs marked *):")

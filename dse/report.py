@@ -169,7 +169,7 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
     st, table = src.study, src.table
     feas = table.feasible()
     facts = [
-        ("model", f"{st.arch} — {st.model.title} (spec {st.model.spec})"),
+        ("model", f"{st.arch} — {st.model.title} ({st.model.described_in()})"),
         ("workloads", ", ".join(st.workloads) + (f" (combined: {st.combine})" if len(st.workloads) > 1 else "")),
         ("objectives", ", ".join(f"{o.direction} {plain_name(o.metric)}" for o in st.objectives)),
         ("constraints", ", ".join(plots.Bound(c.metric, c.op, c.bound).text for c in st.constraints) or "none"),

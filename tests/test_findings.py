@@ -99,3 +99,19 @@ def test_convergence_counts_designs_not_optuna_trial_numbers(tmp_path, monkeypat
     reached = int(note.split("was reached after ")[1].split(" designs")[0])
     assert reached <= 40 and reached in drawn["x"]
     assert plots.DESIGNS_AXIS == "designs evaluated (trials that are not repeats)"
+
+
+# ---- 4. the repository's model documentation, not a spec file outside it ----
+def test_models_name_the_repositorys_documentation(run_cli):
+    from pathlib import Path
+
+    from archmodels import get_model
+
+    root = Path(__file__).resolve().parents[1]
+    code, out, _ = run_cli("models")
+    assert code == 0 and "(spec:" not in out
+    for name in ("emaxv", "emaxvr", "imax", "rena", "atomswitch", "multicore"):
+        page = get_model(name).DOC_PAGE
+        assert (root / page).is_file() and f"({page})" in out
+    _, one, _ = run_cli("models", "atomswitch")
+    assert one.splitlines()[0].endswith("(docs/models/atomswitch.md; spec atom_switch.md, outside the repository)")

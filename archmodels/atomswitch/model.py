@@ -59,6 +59,7 @@ class AtomSwitchModel(Model):
     name = "atomswitch"
     title = "Atom-switch reconfigurable array (streaming conv + pool circuits)"
     spec = "atom_switch.md"
+    DOC_PAGE = "docs/models/atomswitch.md"
     SUPPORTS = ("conv", "pool", "fc", "vector")
     #: a spatial design: each layer is its own circuit and the network's area is planned over all of
     #: them, so a product's form (conv or FC circuit) is not a per-layer speed choice; matrix products

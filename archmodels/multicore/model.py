@@ -571,6 +571,7 @@ class MulticoreModel(Model):
     name = "multicore"
     title = "Multi-core shared-memory NN accelerator (task placement)"
     spec = "multicore.md"
+    DOC_PAGE = "docs/models/multicore.md"
     #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
     #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
     GEMM_FORMS_CONTEXT = False
