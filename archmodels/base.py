@@ -39,7 +39,9 @@ class Model(ABC):
 
     name: ClassVar[str]
     title: ClassVar[str]
-    spec: ClassVar[str]  # the spec file under ../shared/spec it follows
+    spec: ClassVar[str]  # the spec file under ../shared/spec it follows (outside this repository)
+    #: the repository's page that documents the model (distilled from ``spec``); "" for a model without one
+    DOC_PAGE: ClassVar[str] = ""
     PARAMS: ClassVar[Sequence[Param]]
     LAYER_METRICS: ClassVar[Sequence[Metric]] = ()
     TOTAL_METRICS: ClassVar[Sequence[Metric]] = ()
@@ -65,6 +67,15 @@ class Model(ABC):
 
     def __init__(self) -> None:
         self.params = ParamSet(self.PARAMS, self.name)
+
+    @classmethod
+    def described_in(cls, short: bool = False) -> str:
+        """Where a reader finds the model described, for human-readable text (``dse models``, reports): the
+        repository's page first, since the spec files of the built-in models are not in the repository;
+        ``short``: the page alone (one line per model)."""
+        if cls.DOC_PAGE:
+            return cls.DOC_PAGE if short else f"{cls.DOC_PAGE}; spec {cls.spec}, outside the repository"
+        return f"spec: {cls.spec}"
 
     def __reduce_ex__(self, protocol):
         """Pickle as the registry reference, so a worker process re-imports the model (from its file)."""

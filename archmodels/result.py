@@ -453,9 +453,10 @@ class BatchResult:
         tot["energy_j"] = tot["energy_j"] + self.model_totals.get("extra_energy_j", 0.0)
         static = _per_point(self.model_totals.get("static_power_w", 0.0), n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            tot["utilization"] = np.where(tot["time_s"] > 0, busy / tot["time_s"], 0.0)
+            # 0 for a zero time, NaN (null) for a time the design cannot produce (NaN: an infeasible layer)
+            tot["utilization"] = np.where(tot["time_s"] == 0, 0.0, busy / tot["time_s"])
             tot["dram_bytes"] = tot["dram_read_bytes"] + tot["dram_write_bytes"]
-            tot["power_w"] = np.where(tot["time_s"] > 0, tot["energy_j"] / tot["time_s"], 0.0)
+            tot["power_w"] = np.where(tot["time_s"] == 0, 0.0, tot["energy_j"] / tot["time_s"])
             tot["area_mm2"] = _per_point(self.model_totals["area_mm2"], n)
             tot["macs_per_s"] = tot["macs"] / tot["time_s"]
             tot["fps"] = 1.0 / tot["time_s"]
@@ -557,11 +558,11 @@ def _one_point_totals(cube: np.ndarray, macs: float, vector_ops: float,
     busy = _float_seq(map(operator.mul, time_s, util))
     e = _float_seq(energy) + _one(model_totals.get("extra_energy_j", 0.0))
     static = _one(model_totals.get("static_power_w", 0.0))
-    power = e / t if t > 0 else 0.0
+    power = 0.0 if t == 0 else e / t  # NaN time (an infeasible layer): NaN, as the array path
     tot = {
         "macs": macs, "vector_ops": vector_ops, "cycles": _float_seq(cycles), "time_s": t,
         "dram_read_bytes": _float_seq(rd), "dram_write_bytes": _float_seq(wr), "energy_j": e,
-        "utilization": busy / t if t > 0 else 0.0,
+        "utilization": 0.0 if t == 0 else busy / t,
         "power_w": power, "area_mm2": _one(model_totals["area_mm2"]), "macs_per_s": _div(macs, t),
         "fps": _div(1.0, t), "hw_mac_units": _one(model_totals["hw_mac_units"]), "static_power_w": static,
         "dynamic_power_w": power - static,

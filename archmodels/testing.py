@@ -34,7 +34,8 @@ Checks (``CHECKS``; a failure names one of them):
 * ``units_and_ranges``: time_s, cycles, DRAM bytes, energy, power >= 0 and
   utilization in [0, 1] wherever given; for feasible points time_s > 0 and
   finite, area_mm2 > 0 (unless null, see above); dram_bytes = read + write; macs = sum of layer MACs;
-  macs_per_s, fps, power_w consistent with time_s.
+  macs_per_s, fps, power_w consistent with time_s; where time_s is null, the
+  totals divided by it (``PER_TIME``) are null too.
 * ``picklable``: the model survives a pickle round trip with equal results
   (``dse sweep`` and ``n_jobs`` ship it to worker processes).
 * ``coverage``: at least one feasible point was checked (else the range
@@ -70,6 +71,8 @@ LAYER_KEYS = ("name", "kind", "macs", *(m.name for m in LAYER_METRICS), "fused_i
               "infeasible_reason")
 TOTAL_KEYS = tuple(m.name for m in TOTAL_METRICS)
 NON_NEGATIVE = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "dram_bytes", "energy_j", "power_w")
+#: totals divided by time_s: null when time_s is (docs/contract.md: values a design cannot produce are null)
+PER_TIME = ("utilization", "power_w", "dynamic_power_w", "macs_per_s", "fps")
 REL_TOL = 1e-9  # for identities recomputed here (macs_per_s = macs / time_s, ...)
 UTIL_SLACK = 1e-9  # utilization may exceed 1 by rounding only
 #: contract totals a feasible design may leave null because they do not apply to it:
@@ -344,6 +347,10 @@ def _check_ranges(p: dict[str, Any], row: dict[str, Any], wl: str, fail: _Fail) 
     t = p["total"]
     if t["macs"] != sum(layer["macs"] for layer in p["layers"]):
         fail(c, f"total macs={t['macs']} != the sum of layer MACs", wl, row)
+    if t["time_s"] is None:  # a time the design cannot produce: nothing divided by it can be produced either
+        made_up = [k for k in PER_TIME if t[k] is not None]
+        if made_up:
+            fail(c, f"total time_s is null but {', '.join(f'{k}={t[k]}' for k in made_up)} are not", wl, row)
     if not p["feasible"]:
         return
     time_s = t["time_s"]

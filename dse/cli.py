@@ -338,10 +338,10 @@ def cmd_models(args) -> int:
             except UserError as exc:  # a broken plugin does not hide the other models
                 print(f"{name:<12} cannot be loaded: {exc}")
                 continue
-            print(f"{name:<12} {m.title}  (spec: {m.spec})")
+            print(f"{name:<12} {m.title}  ({m.described_in(short=True)})")
         return 0
     m = get_model(args.arch)
-    print(f"{m.name}: {m.title} (spec: {m.spec})")
+    print(f"{m.name}: {m.title} ({m.described_in()})")
     if m.AREA_ANCHOR:
         print(f"area anchor: {m.AREA_ANCHOR}")
     print("parameters (knobs marked *):")
@@ -351,6 +351,13 @@ def cmd_models(args) -> int:
     names = m.metric_names()
     print("total metrics: " + ", ".join(names["total"]))
     print("layer metrics: " + ", ".join(names["layer"]))
+    # what the model's own keys mean (a key can look like a contract one: atomswitch's total.feasible is an area fit)
+    for kind, decl in (("total", m.TOTAL_METRICS), ("layer", m.LAYER_METRICS)):
+        if decl:
+            print(f"model-specific {kind} metrics (the others: docs/contract.md):")
+            for x in decl:
+                unit = f" [{x.unit}]" if x.unit else ""
+                print(f"    {x.name:<24}{unit} {x.doc}")
     return 0
 
 

@@ -57,6 +57,7 @@ class Entry:
     trials: int = 0
     node: str = ""
     note: str = ""
+    doc: str = ""  # where the model is documented (Model.described_in)
 
 
 def parse_budget(text: str | None) -> float:
@@ -138,7 +139,7 @@ def _entry(arch: str, workload: str, study_file: str, budget_mm2: float, tech_nm
     from . import config, study as study_mod
 
     model = get_model(arch)
-    e = Entry(arch, model.title, study_file=study_file)
+    e = Entry(arch, model.title, study_file=study_file, doc=model.described_in(short=True))
     pub = model.evaluate(workload)
     e.published = {**pub["total"], "feasible": pub["feasible"], "reason": pub["infeasible_reason"],
                    "params": {}}
@@ -307,7 +308,7 @@ def page(entries: list[Entry], skipped: dict[str, str], workload: str, budget_mm
         "compare.html.j2", workload=workload, budget=f"{budget_mm2:g}", tech=tech_nm, trials=trials,
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         headers=[h for _, h, _ in cols], rows=rows, figures=figures, skipped=skipped,
-        studies=[(e.arch, e.study_file, e.trials, e.node, e.title) for e in entries],
+        studies=[(e.arch, e.study_file, e.trials, e.node, e.title, e.doc) for e in entries],
         command=f"dse compare {workload} --budget 'area_mm2<={budget_mm2:g}' --tech {tech_nm} --trials {trials}"
                 f" --out {out}",
     )

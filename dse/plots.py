@@ -10,7 +10,7 @@ units (:mod:`dse.units`) and log scales where values span decades.
 * ``breakdown_plot``: per-layer bars of a contract result: time by state
   (the EMAXVR thesis's Figure 17 style), DRAM traffic by data kind, energy
   by component and utilization.
-* ``convergence_plot``: best value or hypervolume over trials, and the front
+* ``convergence_plot``: best value or hypervolume over the designs evaluated, and the front
   at 25/50/100 % of the trials.
 * ``importance_plot``: parameter importances per objective.
 """
@@ -301,11 +301,18 @@ def breakdown_plot(path: Path, result: dict[str, Any], title: str | None = None)
     _save(fig, path)
 
 
-def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasible: np.ndarray,
-                     objectives: Sequence[str], directions: Sequence[str]) -> dict[str, Any]:
-    """Best value (1 objective) or hypervolume (2+) over trials, and the front at 25/50/100 %.
+#: the convergence plot's x axis: the budget's unit (docs/studies.md, "Repeated designs"), not Optuna's trial
+#: numbers, which also count the repeats answered from earlier trials
+DESIGNS_AXIS = "designs evaluated (trials that are not repeats)"
 
-    ``numbers``, ``values`` and ``feasible`` are in trial order. The
+
+def convergence_plot(path: Path, values: np.ndarray, feasible: np.ndarray,
+                     objectives: Sequence[str], directions: Sequence[str]) -> dict[str, Any]:
+    """Best value (1 objective) or hypervolume (2+) over the designs evaluated, and the front at 25/50/100 %.
+
+    ``values`` and ``feasible`` have one row per design, in the order the
+    search evaluated them (a study's trials without repeats); the x axis
+    counts them (1 .. n), the unit of the study's budget. The
     hypervolume is taken on objectives normalised to [0, 1] over every
     feasible point (log10 first where they span decades), all minimised,
     with reference point 1.1 per axis, and shown as the share of the box
@@ -314,7 +321,8 @@ def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasib
     """
     from .results import pareto_mask
 
-    n = len(numbers)
+    n = len(values)
+    designs = np.arange(1, n + 1)  # the x axis: designs evaluated so far
     ok = feasible & np.isfinite(values).all(axis=1)
     m = values.shape[1]
     fig, axes = plt.subplots(1, 2 if m >= 2 else 1, figsize=(12 if m >= 2 else 6.5, 4.4), squeeze=False)
@@ -326,11 +334,11 @@ def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasib
         best = np.minimum.accumulate(v) * sign
         s = scale_for(objectives[0], values[ok, 0])
         good = np.isfinite(best)
-        ax.plot(numbers[good], best[good] / s.factor, color=OKABE_ITO[0], drawstyle="steps-post")
+        ax.plot(designs[good], best[good] / s.factor, color=OKABE_ITO[0], drawstyle="steps-post")
         ax.set_ylabel("best " + unit_label(objectives[0], s))
         if _logscale(best[good]):
             ax.set_yscale("log")
-        out = {"x": numbers[good].tolist(), "y": best[good].tolist(), "kind": "best"}
+        out = {"x": designs[good].tolist(), "y": best[good].tolist(), "kind": "best"}
     else:
         norm = normalised(values, ok, directions)
         from optuna._hypervolume import compute_hypervolume  # no public function in Optuna 5 (notes)
@@ -344,7 +352,7 @@ def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasib
             pts = pts[(pts <= ref).all(axis=1)]
             box = float(np.prod(ref))
             hv.append(float(compute_hypervolume(pts, ref, assume_pareto=False)) / box if len(pts) else 0.0)
-        xs = numbers[steps - 1] if n else steps
+        xs = designs[steps - 1] if n else steps
         ax.plot(xs, hv, color=OKABE_ITO[0], marker=".", ms=3)
         ax.set_ylabel("hypervolume [share of the reference box]")
         ax.set_ylim(0, 1)
@@ -357,7 +365,7 @@ def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasib
             pts = values[:k][mask][:, :2]
             pts = pts[np.argsort(pts[:, 0])]
             ax2.step(pts[:, 0] / scales[0].factor, pts[:, 1] / scales[1].factor, where="post", color=c,
-                     marker="o", ms=3.5, label=f"front after {k} trials ({int(frac * 100)} %)")
+                     marker="o", ms=3.5, label=f"front after {k} designs ({int(frac * 100)} %)")
         if _logscale(values[ok, 0]):
             ax2.set_xscale("log")
         if _logscale(values[ok, 1]):
@@ -367,9 +375,9 @@ def convergence_plot(path: Path, numbers: np.ndarray, values: np.ndarray, feasib
         ax2.set_title("Pareto front as the search went on" + (" (first two objectives)" if m > 2 else ""), fontsize=9)
         ax2.legend(fontsize=8)
         ax2.grid(True, alpha=0.3)
-    ax.set_xlabel("trial number")
-    ax.set_title("best feasible value over trials" if m == 1 else "hypervolume of the feasible front over trials",
-                 fontsize=9)
+    ax.set_xlabel(DESIGNS_AXIS)
+    ax.set_title("best feasible value over the designs evaluated" if m == 1
+                 else "hypervolume of the feasible front over the designs evaluated", fontsize=9)
     ax.grid(True, alpha=0.3)
     _save(fig, path)
     return out

@@ -169,7 +169,7 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
     st, table = src.study, src.table
     feas = table.feasible()
     facts = [
-        ("model", f"{st.arch} — {st.model.title} (spec {st.model.spec})"),
+        ("model", f"{st.arch} — {st.model.title} ({st.model.described_in()})"),
         ("workloads", ", ".join(st.workloads) + (f" (combined: {st.combine})" if len(st.workloads) > 1 else "")),
         ("objectives", ", ".join(f"{o.direction} {plain_name(o.metric)}" for o in st.objectives)),
         ("constraints", ", ".join(plots.Bound(c.metric, c.op, c.bound).text for c in st.constraints) or "none"),
@@ -350,18 +350,21 @@ def _convergence(src: Source, tmp: Path) -> tuple[Figure | None, str]:
         return None, "no completed trials yet"
     t = results.Table(rows, src.table.objectives, src.table.directions)
     png = tmp / "convergence.png"
-    curve = plots.convergence_plot(png, np.array([r["number"] for r in rows]), t.values(), t.feasible(),
-                                   t.objectives, t.directions)
+    # rows: one per design (repeats are not rows), in trial order: the plot counts them, as the budget does
+    curve = plots.convergence_plot(png, t.values(), t.feasible(), t.objectives, t.directions)
     if curve["kind"] == "hypervolume":
         ys = curve["y"]
         final = ys[-1] if ys else 0.0
         half = next((x for x, y in zip(curve["x"], ys) if y >= 0.95 * final), None) if final > 0 else None
-        note = (f"Hypervolume of the feasible front after {len(rows)} completed trials: {final:.3f} "
+        note = (f"Hypervolume of the feasible front after {len(rows):,} designs evaluated: {final:.3f} "
                 f"(share of the box up to the reference point 1.1 per axis that the front dominates; objectives "
                 f"normalised to [0, 1] over all feasible points, log10 where they span decades)."
-                + (f" 95 % of it was reached by trial {half}." if half is not None else ""))
+                + (f" 95 % of it was reached after {half:,} designs." if half is not None else "")
+                + " The x axis counts designs evaluated, as the budget does: repeated designs answered from earlier "
+                  "trials are not counted (Optuna's trial numbers are).")
     else:
-        note = "Best feasible value over trials."
+        note = ("Best feasible value over the designs evaluated (repeated designs answered from earlier trials are "
+                "not counted, as in the budget).")
     return Figure("convergence", embed_png(png)), note
 
 

@@ -12,6 +12,7 @@ positionally. The round-11 forms are kept below as the oracles, verbatim.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from archmodels import get_model, tech
@@ -153,6 +154,23 @@ def _old_config(pts):
 
 
 # ---- helpers ----
+_NM = len(MC._METRICS)
+
+
+def _as_round11(values: tuple) -> tuple[list, object]:
+    """(the values the round-11 form also gives, the compute-phase cycles) of :func:`MC.layer_costs`' values: the
+    metrics and MERGE as they were; the compute phase, one COMPUTE state then, split into the states that add up
+    to it since 2026-11-27 (the breakdown names what bounds it; tests/test_findings.py)."""
+    states = dict(zip(MC._STATES, values[_NM:]))
+    compute = sum(states[s] for s in MC._STATES if s != "MERGE")
+    return [*values[:_NM], states["MERGE"]], compute
+
+
+def _round11_split(values: tuple) -> tuple[list, object]:
+    """The oracle's values as :func:`_as_round11` splits the new ones: (metrics and MERGE, COMPUTE)."""
+    return [*values[:_NM], values[-1]], values[-2]
+
+
 def _bits(x) -> bytes:
     """The float64 bits a value ends as in a layer's metric arrays (ints, bools and floats alike)."""
     return np.float64(x).tobytes()
@@ -245,7 +263,9 @@ def test_layer_costs_equal_the_round11_form_bit_for_bit(seed, wl):
             point_counts = counts(row[1], k)
             assert point_counts == counts(shape, k) == old_counts(k)  # float shape: the same values
             got = MC.layer_costs(point_counts, row[2], k)
-            assert [_bits(v) for v in got[0]] == [_bits(v) for v in want[0]], (layer.name, r)
+            (same, compute), (same_want, compute_want) = _as_round11(got[0]), _round11_split(want[0])
+            assert [_bits(v) for v in same] == [_bits(v) for v in same_want], (layer.name, r)
+            assert compute == pytest.approx(compute_want, rel=1e-12, abs=0.0), (layer.name, r)
             assert got[1] is want[1] and _bits(got[2]) == _bits(want[2])
     # arrays: the table's columns over all points
     pts = M.params.points(rows)
@@ -261,9 +281,11 @@ def test_layer_costs_equal_the_round11_form_bit_for_bit(seed, wl):
     want = _old_layer_costs(c, sz["input_elems"], sz["output_elems"], sz["macs"], sz["pool_ops"], sz["rows"],
                             sz["in_rows"], sz["halo"], k)
     shape = (t.rows, len(rows))
-    for a, b in zip([*got[0], got[1], got[2]], [*want[0], want[1], want[2]], strict=True):
+    (same, compute), (same_want, compute_want) = _as_round11(got[0]), _round11_split(want[0])
+    for a, b in zip([*same, got[1], got[2]], [*same_want, want[1], want[2]], strict=True):
         a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    np.testing.assert_allclose(np.broadcast_to(compute, shape), np.broadcast_to(compute_want, shape), rtol=1e-12)
 
 
 def test_table_products_equal_the_layers():

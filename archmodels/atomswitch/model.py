@@ -59,6 +59,7 @@ class AtomSwitchModel(Model):
     name = "atomswitch"
     title = "Atom-switch reconfigurable array (streaming conv + pool circuits)"
     spec = "atom_switch.md"
+    DOC_PAGE = "docs/models/atomswitch.md"
     SUPPORTS = ("conv", "pool", "fc", "vector")
     #: a spatial design: each layer is its own circuit and the network's area is planned over all of
     #: them, so a product's form (conv or FC circuit) is not a per-layer speed choice; matrix products
@@ -111,7 +112,9 @@ class AtomSwitchModel(Model):
     )
     TOTAL_METRICS = (
         Metric("min_chip_area_mm2", "mm2", "chip area the whole network needs (sum of layer areas)", combine="max"),
-        Metric("feasible", "1", "1 when min_chip_area_mm2 <= chip_area_mm2, else 0", integer=True, combine="min"),
+        Metric("feasible", "1", "area fit, not the point's feasibility: 1 when min_chip_area_mm2 <= "
+               "chip_area_mm2, else 0; a layer the array does not run (matmul, sparse) adds no area and makes the "
+               "point's top-level feasible false whatever this says", integer=True, combine="min"),
         Metric("tiles_in_area", "", "tiles that fit chip_area_mm2: chip area / tile area (spec §4)", integer=True, combine="max"),
         Metric("tiles", "", "tiles the network uses", integer=True, combine="max"),
         Metric("multipliers", "", "multipliers of the network", integer=True, combine="max"),

@@ -231,6 +231,7 @@ class Plans:
 
 class _EmaxBase(Model):
     spec = "emax.md"
+    DOC_PAGE = "docs/models/emax.md"
     AREA_ANCHOR = ("none published for EMAX (spec emax.md §6): PE logic from the IMAX 28 nm die's fitted PE overhead "
                    "(tech.PE_LOGIC_OVERHEAD), SRAM from bit-cell area")
     SUPPORTS = ("conv", "pool", "fc", "matmul", "vector")

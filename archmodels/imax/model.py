@@ -114,6 +114,7 @@ class ImaxModel(Model):
     name = "imax"
     title = "IMAX linear-array CGRA: dense/sparse matrix products, LMM scheduling, multi-chip"
     spec = "imax.md"
+    DOC_PAGE = "docs/models/imax.md"
     #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
     #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
     GEMM_FORMS_CONTEXT = False

@@ -52,6 +52,10 @@ A phase takes ``max(port, nfu, network, dram) + fill`` cycles, where
 * ``fill`` = network + memory latency + NFU pipeline depth (3 stages:
   multiply, adder tree, activation, as in DianNao).
 
+States (the breakdown): the compute phase as ``COMPUTE`` (the NFU steps),
+then the cycles beyond them under the term that bounds it (``SHM_WAIT``,
+``NOC_WAIT`` or ``DRAM_WAIT``), ``FILL``; the merge phase as ``MERGE``.
+
 With FC1's figures this gives T1 == TR1 < TR2 < T2 < B: the network carries
 every core's chunks, so TR2's 34 partial-sum writes cost more than the
 input reuse saves, as the paper explains.
@@ -482,13 +486,18 @@ _METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_by
             "shm_reads_per_core", "shm_writes_per_core", "shm_merge_reads_per_core", "nfu_steps_per_core",
             "shm_read_bytes", "shm_write_bytes", "active_cores")
 
-#: what :func:`layer_costs` gives of a layer: its metrics, then its COMPUTE and MERGE cycles (states)
-_VALUES = (*_METRICS, "COMPUTE", "MERGE")
+#: a layer's states: the compute phase split by what bounds it, then the merge phase. COMPUTE: the busiest core's
+#: NFU steps; SHM_WAIT / NOC_WAIT / DRAM_WAIT: the cycles beyond them while the SHM ports, the network or DRAM
+#: bound the phase (only the bounding one is non-zero); FILL: the phase's latencies and NFU pipeline; MERGE: the
+#: T2/TR2 merge phase after the barrier (0 without one)
+_STATES = ("COMPUTE", "SHM_WAIT", "NOC_WAIT", "DRAM_WAIT", "FILL", "MERGE")
+#: what :func:`layer_costs` gives of a layer: its metrics, then its states (cycles)
+_VALUES = (*_METRICS, *_STATES)
 
 
 # ---- time, traffic, energy (the cycle model of the module doc; spec §5) ----
 def layer_costs(c: tuple, sizes: tuple, k: Config):
-    """(values in :data:`_VALUES` order: metrics, COMPUTE and MERGE cycles; feasible; SHM need [KB]) of layers
+    """(values in :data:`_VALUES` order: metrics, then the :data:`_STATES` cycles; feasible; SHM need [KB]) of layers
     with chunk counts ``c`` (:data:`COUNTS`) and :data:`SIZES` ``sizes``: Python numbers (one layer of one
     point) or arrays over (layers x points)."""
     (reads, writes, nfu, merge_reads, merge_writes, merge_psum_reads, merge_nfu, active, in_chunk_reads,
@@ -508,12 +517,19 @@ def layer_costs(c: tuple, sizes: tuple, k: Config):
     tiles, fm_rd, fm_wr, tile_ok = _FITS if (need_kb <= k.shm_kb) is True else shm_tiling_of(  # (no call: it fits)
         input_elems, output_elems, rows, in_rows, halo, need_kb, k.shm_kb, vbytes)
     dram_rd = weight_elems * vbytes * spill + fm_rd  # x * False: 0.0 (x >= 0), x * True: x, as np.where
-    compute = max_of(
-        (reads + writes) / k.ports,
-        nfu,
-        active * (core_rd_b + core_wr_b) / k.noc_bpc,
-        (dram_rd + fm_wr) / k.dram_bpc,
-    ) + k.fill
+    port_c = (reads + writes) / k.ports
+    noc_c = active * (core_rd_b + core_wr_b) / k.noc_bpc
+    dram_c = (dram_rd + fm_wr) / k.dram_bpc
+    bound = max_of(port_c, nfu, noc_c, dram_c)
+    compute = bound + k.fill
+    # the breakdown: the NFU's steps, then the cycles beyond them charged to the resource that bounds the phase
+    # (the largest; ties to the SHM ports, then the network), so that a DRAM-bound layer does not read as compute
+    wait = bound - nfu
+    shm_bound = (port_c >= noc_c) & (port_c >= dram_c)
+    noc_bound = (noc_c > port_c) & (noc_c >= dram_c)
+    shm_wait = where(shm_bound, wait, 0.0)
+    noc_wait = where(noc_bound, wait, 0.0)
+    dram_wait = wait - shm_wait - noc_wait  # exactly one of the three holds the wait (the others are 0.0)
     has_merge = merge_reads > 0
     if has_merge is False:  # a layer of one point without merge (no call)
         merge = 0.0
@@ -543,7 +559,7 @@ def layer_costs(c: tuple, sizes: tuple, k: Config):
                 + (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12)  # tech.dram_energy_j
     values = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
               reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active,
-              compute, merge)
+              nfu * 1.0, shm_wait, noc_wait, dram_wait, k.fill, merge)
     return values, tile_ok, need_kb
 
 
@@ -555,6 +571,7 @@ class MulticoreModel(Model):
     name = "multicore"
     title = "Multi-core shared-memory NN accelerator (task placement)"
     spec = "multicore.md"
+    DOC_PAGE = "docs/models/multicore.md"
     #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
     #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
     GEMM_FORMS_CONTEXT = False
@@ -692,7 +709,7 @@ class MulticoreModel(Model):
                     for r in t.point_at[j]:
                         ok[r, 0], reason[r, 0] = False, why
         return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
-                             {"COMPUTE": block[-2], "MERGE": block[-1]},
+                             dict(zip(_STATES, block[len(_METRICS):])),
                              {"placement": num.objects((rows, 1), pts["placement"].item(0))}, ok, reason)
 
     def _costs(self, t: LayerTable, pts: Points):
@@ -706,10 +723,10 @@ class MulticoreModel(Model):
             parts.append((len(t.pool[0]), _pool_counts(t.pool, k)))
         c = tuple(stack_rows([p[j] for _, p in parts], [rows for rows, _ in parts], n) for j in range(len(COUNTS)))
         values, tile_ok, need_kb = layer_costs(c, tuple(t.sizes[name] for name in SIZES), k)
-        *metrics, compute, merge = values
+        metrics, states = values[:len(_METRICS)], values[len(_METRICS):]
         shape = metrics[0].shape
         return ({name: full(v, shape) for name, v in zip(_METRICS, metrics)},
-                {"COMPUTE": full(compute, shape), "MERGE": full(merge, shape)},
+                {name: full(v, shape) for name, v in zip(_STATES, states)},
                 np.broadcast_to(tile_ok, shape).copy(), np.broadcast_to(need_kb, shape))
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict:

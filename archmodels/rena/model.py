@@ -199,6 +199,7 @@ class RenaModel(Model):
     name = "rena"
     title = "ReNA PB-array CNN accelerator (ASIC and FPGA port)"
     spec = "rena.md"
+    DOC_PAGE = "docs/models/rena.md"
     #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
     #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
     GEMM_FORMS_CONTEXT = False
