@@ -275,8 +275,7 @@ class TPESampler(optuna.samplers.TPESampler):
             trials = study._get_trials(deepcopy=False, states=_FINISHED_STATES, use_cache=True)
         memo = _per_study(self, "_lists", study)
         last = memo.get(study._study_id)
-        if (last is not None and last[0] == trial.number and len(last[1]) == len(trials)
-                and all(map(operator.is_, last[1], trials))):
+        if last is not None and last[0] == trial.number and _same_but(last[1], trials, trial.number):
             return last[2]
         running = [t for t in trials if t.state == TrialState.RUNNING]
         if running:
@@ -286,6 +285,25 @@ class TPESampler(optuna.samplers.TPESampler):
             finished = trials
         memo[study._study_id] = (trial.number, trials, (finished, running))
         return finished, running
+
+    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: optuna.distributions.BaseDistribution) -> Any:
+        """Optuna's, its count of finished trials (random sampling below ``n_startup_trials``) made once per list
+        of trials Optuna caches for an ask, not once per parameter."""
+        if self._warn_independent_sampling and self._is_multivariate(study):
+            return super().sample_independent(study, trial, param_name, param_distribution)
+        if self._n_finished(study) < self._n_startup_trials:
+            return self._random_sampler.sample_independent(study, trial, param_name, param_distribution)
+        return self._sample(study, trial, {param_name: param_distribution})[param_name]
+
+    def _n_finished(self, study: optuna.Study) -> int:
+        """``len(study._get_trials(deepcopy=False, states=(COMPLETE, PRUNED), use_cache=True))``, by the identity
+        of the cached list of every trial it filters (the list is kept with the count, so its id stays its own)."""
+        every = study._get_trials(deepcopy=False, use_cache=True)
+        counted = self.__dict__.get("_counted")
+        if counted is None or counted[0] is not every:
+            counted = self._counted = (every, sum(t.state in _FINISHED_STATES for t in every))
+        return counted[1]
 
     def _split(self, study: optuna.Study, finished: list[FrozenTrial], running: list[FrozenTrial],
                n_below: int) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
@@ -323,6 +341,18 @@ class TPESampler(optuna.samplers.TPESampler):
                 for param_name, distribution in items:
                     values[param_name].append(distribution.to_internal_repr(params[param_name]))
         return {k: np.asarray(v) for k, v in values.items()}
+
+
+def _same_but(before: list[FrozenTrial], now: list[FrozenTrial], number: int) -> bool:
+    """Whether ``now`` holds the objects of ``before`` in order, but for the trial numbered ``number`` (the trial
+    being asked: its object is replaced as each of its parameters is stored, and the lists leave it out)."""
+    if len(before) != len(now):
+        return False
+    same = list(map(operator.is_, before, now))
+    if all(same):
+        return True
+    i = same.index(False)
+    return now[i].number == number and before[i].number == number and all(same[i + 1:])
 
 
 #: the trial states TPE's ``_sample`` reads, with and without the constant liar
