@@ -9,7 +9,8 @@ units (:mod:`dse.units`) and log scales where values span decades.
 * ``parallel_plot``: parallel coordinates of the objectives (3 or more).
 * ``breakdown_plot``: per-layer bars of a contract result: time by state
   (the EMAXVR thesis's Figure 17 style), DRAM traffic by data kind, energy
-  by component and utilization.
+  by component and utilization; a vector layer's time and DRAM bytes (no states, no traffic kinds) are
+  a grey "vector unit: <unit>" part, so each bar adds up to the layer's total.
 * ``convergence_plot``: best value or hypervolume over the designs evaluated, and the front
   at 25/50/100 % of the trials.
 * ``importance_plot``: parameter importances per objective.
@@ -219,8 +220,34 @@ def parallel_plot(path: Path, table: Table, front: np.ndarray, title: str | None
     _save(fig, path)
 
 
+#: per-layer ``dram_*_bytes`` keys that are not a kind of traffic: the totals, and EMAX's
+#: ``dram_compulsory_bytes`` (a lower bound on the layer's traffic, not a part of it)
+NOT_DRAM_KINDS = ("dram_read_bytes", "dram_write_bytes", "dram_bytes", "dram_compulsory_bytes")
+#: the breakdown series of vector layers (no states, no traffic kinds), drawn grey and cross-hatched
+VECTOR_UNIT = "vector unit: "
+
+
+def _left_out(layers: list[dict[str, Any]], series: dict[str, np.ndarray], whole: np.ndarray,
+              fallback: str = "unattributed") -> dict[str, np.ndarray]:
+    """What ``series`` leave out of each layer's ``whole``, named by the unit that ran the layer.
+
+    A layer costed on a model's vector unit (``vector_unit`` label: softmax, LayerNorm, elementwise ops,
+    docs/vector.md) has all-zero states and no traffic kinds, so the stacked bars would drop its time and
+    DRAM bytes; they go to "vector unit: <unit>" instead (``fallback`` when the layer names no unit)."""
+    rest = whole - sum(series.values(), np.zeros_like(whole))
+    out: dict[str, np.ndarray] = {}
+    for i, l in enumerate(layers):
+        if rest[i] > 1e-9 * abs(whole[i]):
+            key = f"{VECTOR_UNIT}{l['vector_unit']}" if l.get("vector_unit") else fallback
+            out.setdefault(key, np.zeros_like(whole))[i] = rest[i]
+    return out
+
+
 def layer_breakdown(result: dict[str, Any]) -> dict[str, Any]:
-    """Per-layer series of a contract result: time by state, DRAM by kind, energy by component."""
+    """Per-layer series of a contract result: time by state, DRAM by kind, energy by component.
+
+    Each layer's series add up to its ``time_s``, ``dram_bytes`` and ``energy_j``: what its states or
+    kinds do not cover (vector layers) is a series of its own (:func:`_left_out`)."""
     layers = [l for l in result["layers"] if not l.get("fused_into")]
     states: list[str] = []
     for l in layers:
@@ -231,14 +258,14 @@ def layer_breakdown(result: dict[str, Any]) -> dict[str, Any]:
     for s in states:
         cyc = np.array([(l.get("states") or {}).get(s) or 0.0 for l in layers])
         time_by_state[s] = np.divide(cyc, tot, out=np.zeros_like(cyc), where=tot > 0) * t
-    if not states:
-        time_by_state["total"] = t
-    skip = ("dram_read_bytes", "dram_write_bytes", "dram_bytes")
-    kinds = sorted({k for l in layers for k in l if k.startswith("dram_") and k.endswith("_bytes") and k not in skip})
+    time_by_state.update(_left_out(layers, time_by_state, t, "unattributed" if states else "total"))
+    kinds = sorted({k for l in layers for k in l if k.startswith("dram_") and k.endswith("_bytes")
+                    and k not in NOT_DRAM_KINDS})
     dram = {k.removeprefix("dram_").removesuffix("_bytes"): np.array([l.get(k) or 0.0 for l in layers]) for k in kinds}
     if not dram:
         dram = {"read": np.array([l.get("dram_read_bytes") or 0.0 for l in layers]),
                 "write": np.array([l.get("dram_write_bytes") or 0.0 for l in layers])}
+    dram.update(_left_out(layers, dram, np.array([l.get("dram_bytes") or 0.0 for l in layers])))
     comps = sorted({k for l in layers for k in l if k.endswith("_energy_j") and k != "energy_j"})
     energy = {k.removesuffix("_energy_j"): np.array([l.get(k) or 0.0 for l in layers]) for k in comps}
     if energy:
@@ -262,9 +289,12 @@ def _stacked(ax, names: list[str], series: dict[str, np.ndarray], metric: str, t
     bottom = np.zeros(len(names))
     x = np.arange(len(names))
     for i, ((k, v), c) in enumerate(zip(series.items(), colours(len(series)))):
-        # past the palette's 8 colours, hatching keeps the series apart
-        ax.bar(x, v / s.factor, bottom=bottom, label=k, color=c, width=0.8,
-               hatch="//" if i >= len(OKABE_ITO) else None, edgecolor="white" if i >= len(OKABE_ITO) else None)
+        # past the palette's 8 colours, hatching keeps the series apart; time or bytes outside the states or
+        # kinds (a vector layer's, _left_out) grey and cross-hatched: not one of the model's states
+        outside = k.startswith(VECTOR_UNIT) or k == "unattributed"
+        hatch = "xx" if outside else "//" if i >= len(OKABE_ITO) else None
+        ax.bar(x, v / s.factor, bottom=bottom, label=k, color=GREY if outside else c, width=0.8,
+               hatch=hatch, edgecolor="white" if hatch else None)
         bottom += v / s.factor
     if bottom.any():
         ax.set_ylim(bottom=0)
