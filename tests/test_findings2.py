@@ -58,3 +58,23 @@ def test_the_vector_part_is_drawn_grey_and_hatched(monkeypatch):
     assert sum(p.get_height() for p in vec.patches) > 0
     plots.plt.close(drawn["fig"])
 
+
+# ---- 2. the quickstart's cliff: FC2's weights fit the 512 KB Weight Buffers from 7 cores ----
+def test_quickstart_cliff_at_seven_cores_is_explained():
+    study = config.load(ROOT / "studies" / "quickstart.yaml")
+    assert study.fixed["weight_buffer_kb"] == 512
+    weights = 1280 * 1280 * 2  # 16-bit
+    assert 6 * 512 * 1024 < weights <= 7 * 512 * 1024
+    for placement in ("B", "T1", "TR1", "T2", "TR2"):
+        for cores in (1, 6, 7, 12):
+            t = dse.evaluate("multicore", "fc2", **{**study.fixed, "cores": cores, "placement": placement,
+                                                     "ni": 8, "no": 8, "clock_mhz": 600})["total"]
+            if cores < 7 or placement == "B":  # weights streamed from DRAM every inference: 3.28 MB at 25.6 GB/s
+                assert t["dram_bytes"] == weights and t["time_s"] == pytest.approx(weights / 25.6e9, rel=0.015)
+            else:
+                assert t["dram_bytes"] == 0 and t["time_s"] < 15e-6
+    head = (ROOT / "studies" / "quickstart.yaml").read_text().split("\nname:")[0]
+    readme = (ROOT / "README.md").read_text()
+    for text in (head, readme):
+        assert "cliff at 7 cores" in text and "128" in text
+    assert readme.index("cliff at 7 cores") < readme.index("## A five-minute tour")  # next to `make demo`
