@@ -246,7 +246,7 @@ def _figures(entries: list[Entry], budget_mm2: float, tmp: Path) -> list[tuple[s
     bars = tmp / "bars.png"
     plots._save(fig, bars)
 
-    fig, ax = plt.subplots(figsize=(9, 6))
+    fig, ax = plt.subplots(figsize=(11, 6))
     allx = []
     for e in entries:
         c = colour[e.arch]
@@ -273,7 +273,7 @@ def _figures(entries: list[Entry], budget_mm2: float, tmp: Path) -> list[tuple[s
     ax.set_title("time vs area: every model's Pareto front (lines), explored designs (dots), published points (★)",
                  fontsize=9)
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7, ncol=2, loc="best")
+    plots.legend_outside(ax)
     pareto = tmp / "pareto.png"
     plots._save(fig, pareto)
     return [("Time, energy, DRAM traffic, area, utilization and power", embed_png(bars)),

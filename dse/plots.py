@@ -1,7 +1,8 @@
 """Plots of study and sweep results (matplotlib, no display needed).
 
 Every figure uses the Okabe-Ito colour-blind-safe palette, axes in human
-units (:mod:`dse.units`) and log scales where values span decades.
+units (:mod:`dse.units`) and log scales where values span decades. Keys
+sit right of their axes (:func:`legend_outside`): they cover no data.
 
 * ``pareto_plot``: 2 objectives -> all points, infeasible ones as grey
   crosses, the front highlighted, constraint bounds drawn as dashed lines;
@@ -64,6 +65,24 @@ def _logscale(v: np.ndarray) -> bool:
     return len(v) > 1 and v.max() / v.min() > 30
 
 
+#: most rows a legend outside the axes takes before it adds a column (:func:`legend_outside`)
+LEGEND_ROWS = 12
+
+
+def legend_outside(ax, fontsize: float = 7, reverse: bool = False, **kw):
+    """``ax``'s legend right of its axes, outside the data area, so it covers no bar, point or line.
+
+    One column up to :data:`LEGEND_ROWS` entries, then as many as it takes; ``reverse`` lists the entries
+    last first (stacked bars: the top part first, as on the page). :func:`_save`'s ``tight_layout`` counts
+    the legend and shrinks the axes to make room for it (``tests/test_legends.py``)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    ncol = -(-len(handles) // LEGEND_ROWS)
+    return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                     fontsize=fontsize, ncol=ncol, reverse=reverse, **kw)
+
+
 def _save(fig, path: Path, dpi: int = 110) -> None:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +104,7 @@ def pareto_plot(path: Path, table: Table, front: np.ndarray, title: str | None =
     head = f"{title}\n{counts}" if title else counts
     labels = [unit_label(o, s) for o, s in zip(table.objectives, scales)]
     if m == 1:
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        fig, ax = plt.subplots(figsize=(8, 4.2))
         ax.hist(shown[feas, 0], bins=40, color=FEASIBLE, alpha=0.75, label="feasible")
         if infeas.any():
             ax.hist(shown[infeas, 0], bins=40, color=GREY, alpha=0.6, label="infeasible")
@@ -94,16 +113,16 @@ def pareto_plot(path: Path, table: Table, front: np.ndarray, title: str | None =
         _draw_bounds(ax, bounds, table.objectives, scales, axis_of={0: "x"})
         ax.set_xlabel(labels[0])
         ax.set_ylabel("trials")
-        ax.legend(fontsize=8)
+        legend_outside(ax, fontsize=8)
     elif m == 2:
-        fig, ax = plt.subplots(figsize=(7, 5.2))
+        fig, ax = plt.subplots(figsize=(8.6, 5.2))
         _scatter(ax, shown[:, 0], shown[:, 1], feas, infeas, front, table.directions)
         _draw_bounds(ax, bounds, table.objectives, scales, axis_of={0: "x", 1: "y"})
         ax.set_xlabel(labels[0])
         ax.set_ylabel(labels[1])
-        ax.legend(loc="best" if len(vals) < 2000 else "upper right", fontsize=8)  # "best" is slow on many points
+        legend_outside(ax, fontsize=8)
     else:
-        fig, axes = plt.subplots(m, m, figsize=(2.9 * m, 2.9 * m))
+        fig, axes = plt.subplots(m, m, figsize=(2.9 * m + 1.8, 2.9 * m))  # + the key right of the panels
         for i in range(m):
             for j in range(m):
                 ax = axes[i, j]
@@ -122,8 +141,10 @@ def pareto_plot(path: Path, table: Table, front: np.ndarray, title: str | None =
                 if j == 0:
                     ax.set_ylabel(labels[i], fontsize=8)
                 ax.tick_params(labelsize=7)
+        # the key of every off-diagonal panel, right of the top-right one (outside every panel)
         handles, names = axes[0, 1].get_legend_handles_labels()
-        fig.legend(handles, names, loc="upper right", fontsize=8)
+        axes[0, m - 1].legend(handles, names, loc="upper left", bbox_to_anchor=(1.04, 1.0), borderaxespad=0.0,
+                              fontsize=8)
     fig.suptitle(head, fontsize=10)
     _save(fig, path)
 
@@ -304,15 +325,15 @@ def _stacked(ax, names: list[str], series: dict[str, np.ndarray], metric: str, t
     ax.set_ylabel(unit_label(metric, s))
     ax.set_title(title, fontsize=9)
     ax.set_xticks(x, names, rotation=60, ha="right", fontsize=7)
-    if len(series) > 1 or (allv > 0).any():
-        ax.legend(fontsize=7, ncol=2)
+    if (allv > 0).any():  # (no key for an empty panel: "none")
+        legend_outside(ax, reverse=True)  # top of the stack first
 
 
 def breakdown_plot(path: Path, result: dict[str, Any], title: str | None = None) -> None:
     """Four per-layer panels: time by state, DRAM traffic by kind, energy by component, utilization."""
     b = layer_breakdown(result)
     names = b["names"]
-    fig, axes = plt.subplots(2, 2, figsize=(11, 6.8))
+    fig, axes = plt.subplots(2, 2, figsize=(14, 7.2))
     _stacked(axes[0, 0], names, b["time_by_state"], "time_s", "time by state")
     _stacked(axes[0, 1], names, b["dram_by_kind"], "dram_bytes", "DRAM traffic by data kind")
     _stacked(axes[1, 0], names, b["energy_by_component"], "energy_j", "energy by component")
@@ -355,7 +376,7 @@ def convergence_plot(path: Path, values: np.ndarray, feasible: np.ndarray,
     designs = np.arange(1, n + 1)  # the x axis: designs evaluated so far
     ok = feasible & np.isfinite(values).all(axis=1)
     m = values.shape[1]
-    fig, axes = plt.subplots(1, 2 if m >= 2 else 1, figsize=(12 if m >= 2 else 6.5, 4.4), squeeze=False)
+    fig, axes = plt.subplots(1, 2 if m >= 2 else 1, figsize=(14 if m >= 2 else 6.5, 4.4), squeeze=False)
     ax = axes[0, 0]
     out: dict[str, Any] = {"x": [], "y": []}
     if m == 1:
@@ -403,7 +424,7 @@ def convergence_plot(path: Path, values: np.ndarray, feasible: np.ndarray,
         ax2.set_xlabel(unit_label(objectives[0], scales[0]))
         ax2.set_ylabel(unit_label(objectives[1], scales[1]))
         ax2.set_title("Pareto front as the search went on" + (" (first two objectives)" if m > 2 else ""), fontsize=9)
-        ax2.legend(fontsize=8)
+        legend_outside(ax2, fontsize=8)
         ax2.grid(True, alpha=0.3)
     ax.set_xlabel(DESIGNS_AXIS)
     ax.set_title("best feasible value over the designs evaluated" if m == 1
@@ -436,7 +457,7 @@ def importance_plot(path: Path, importances: dict[str, dict[str, float]]) -> Non
     for imp in importances.values():
         params += [p for p in imp if p not in params]
     objs = list(importances)
-    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * max(1, len(params)) * max(1, len(objs)) ** 0.5 + 0.8))
+    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.45 * max(1, len(params)) * max(1, len(objs)) ** 0.5 + 0.8))
     y = np.arange(len(params))
     h = 0.8 / max(1, len(objs))
     for k, (o, c) in enumerate(zip(objs, colours(len(objs)))):
@@ -446,7 +467,7 @@ def importance_plot(path: Path, importances: dict[str, dict[str, float]]) -> Non
     ax.invert_yaxis()
     ax.set_xlabel("importance (PED-ANOVA, normalised to sum to 1 per objective)")
     ax.set_xlim(0, 1)
-    ax.legend(fontsize=8, title="objective")
+    legend_outside(ax, fontsize=8, title="objective")
     ax.grid(True, axis="x", alpha=0.3)
     _save(fig, path)
 
