@@ -209,7 +209,9 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
     n_repeat = sum(t.state == TrialState.COMPLETE and REPEAT_ATTR in t.user_attrs for t in trials)
     n_complete = by_state[TrialState.COMPLETE] - n_repeat  # distinct designs (the budget counts these)
     n_infeas = int((~feas).sum())
-    facts.append(("trials", f"{n_complete:,} complete ({n_complete - n_infeas:,} feasible, {n_infeas:,} infeasible), "
+    # the budget counts designs; trial numbers (the Pareto table's) count every Optuna trial, repeats included
+    facts.append(("trials", f"{n_complete:,} designs evaluated ({n_complete - n_infeas:,} feasible, {n_infeas:,} "
+                  f"infeasible) in {len(trials):,} Optuna trials (the trial numbers count them all): "
                   f"{n_repeat:,} repeated designs answered from earlier trials, "
                   f"{by_state[TrialState.FAIL]:,} failed, {by_state[TrialState.PRUNED]:,} pruned, "
                   f"{by_state[TrialState.RUNNING]:,} running"))
@@ -419,7 +421,7 @@ def importances(src: Source) -> tuple[dict[str, dict[str, float]], str]:
         except (RuntimeError, ValueError) as exc:
             return {}, f"Optuna could not rank the parameters: {exc}"
         out[o] = {k: float(v) for k, v in imp.items()}
-    return out, ("PED-ANOVA (Optuna's `PedAnovaImportanceEvaluator`) on the feasible points" + note +
+    return out, ("PED-ANOVA (Optuna's PedAnovaImportanceEvaluator) on the feasible points" + note +
                  ": how much each parameter's distribution differs between the best 10 % of the points and "
                  "all of them, normalised to sum to 1 per objective.")
 

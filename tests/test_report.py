@@ -127,7 +127,7 @@ def test_report_counts_match_storage(two_obj):
     ost = study_mod.open_study(st, load_only=True)
     rows = study_mod.trial_rows(ost, [o.metric for o in st.objectives])
     infeasible = sum(not r["feasible"] for r in rows)
-    assert re.search(rf"{len(rows)} complete \({len(rows) - infeasible} feasible, {infeasible} infeasible\)",
+    assert re.search(rf"{len(rows)} designs evaluated \({len(rows) - infeasible} feasible, {infeasible} infeasible\)",
                      html.read_text())
 
 

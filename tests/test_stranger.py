@@ -87,3 +87,6 @@ def test_plot_and_report_after_a_study_was_continued(tmp_path, run_cli):
     facts = dict(report._run_facts(src)[0])
     assert facts["budget"].startswith("6 trials in the study file, continued to 8")
     assert report._commands(src)[0].startswith(f"dse run {path} --n-trials 8 ")
+    # the trials fact says what the budget counts (designs) and what the trial numbers count (every Optuna trial)
+    n_trials = len(src.ost.get_trials(deepcopy=False))
+    assert facts["trials"].startswith("8 designs evaluated (") and f"in {n_trials} Optuna trials" in facts["trials"]
