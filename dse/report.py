@@ -152,7 +152,7 @@ def load_source(out_dir: Path, table: results.Table | None = None) -> Source:
 
 def _dim_text(d: Dim) -> str:
     if d.kind == "fixed":
-        return f"fixed {d.value}"
+        return f"fixed {param_text(d.value)}"
     if d.kind == "choice":
         return "one of " + ", ".join(str(c) for c in d.choices)
     rng = f"{d.kind} {fmt(d.low)} .. {fmt(d.high)}"
@@ -523,7 +523,16 @@ def render(template: str, **context: Any) -> str:
 
     env = Environment(loader=PackageLoader("dse", "templates"), autoescape=select_autoescape(["html", "j2"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = param_text
     return env.get_template(template).render(**context)
+
+
+def param_text(value: Any) -> str:
+    """A parameter value as a user writes it: whole floats without ``.0`` (``clock_mhz=1000``), other floats
+    exactly (the shortest text that reads back as the same float: a design point must be reproducible)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 __all__ = ["build", "write", "render", "load_source", "choose_points", "importances", "Figure"]

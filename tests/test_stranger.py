@@ -90,3 +90,9 @@ def test_plot_and_report_after_a_study_was_continued(tmp_path, run_cli):
     # the trials fact says what the budget counts (designs) and what the trial numbers count (every Optuna trial)
     n_trials = len(src.ost.get_trials(deepcopy=False))
     assert facts["trials"].startswith("8 designs evaluated (") and f"in {n_trials} Optuna trials" in facts["trials"]
+
+
+def test_parameters_read_as_written():
+    """Breakdown headings and the search space: clock_mhz=1000, fixed 512, not 1000.0 / 512.0; other floats exact."""
+    assert [report.param_text(v) for v in (1000.0, 512.0, 0.5, 0.1 + 0.2, 7, "TR2")] == \
+        ["1000", "512", "0.5", "0.30000000000000004", "7", "TR2"]
