@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .units import label as unit_label, scale_for  # noqa: E402
+from .units import label as unit_label, plain_name, scale_for  # noqa: E402
 
 if TYPE_CHECKING:
     from .results import Table
@@ -462,7 +462,7 @@ def importance_plot(path: Path, importances: dict[str, dict[str, float]]) -> Non
     h = 0.8 / max(1, len(objs))
     for k, (o, c) in enumerate(zip(objs, colours(len(objs)))):
         ax.barh(y + k * h, [importances[o].get(p, 0.0) for p in params], height=h, color=c,
-                label=unit_label(o, scale_for(o)).split(" [")[0])
+                label=plain_name(o))
     ax.set_yticks(y + h * (len(objs) - 1) / 2, params, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("importance (PED-ANOVA, normalised to sum to 1 per objective)")

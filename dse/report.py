@@ -31,7 +31,7 @@ from workloads.errors import UserError
 
 from . import plots, results
 from .config import Dim, Study
-from .units import distinct_digits, fmt, label as unit_label, plain_name, scale_for, short_name
+from .units import distinct_digits, fmt, label as unit_label, plain_name, scale_for
 from .worker import REPEAT_ATTR
 
 #: contract totals shown for every Pareto point (docs/contract.md), besides the objectives
@@ -495,7 +495,7 @@ def write(src: Source, points: Sequence[int] | None = None, output: Path | None 
             convergence_note=conv_note,
             importances=imp_fig,
             importance_table=imp_table,
-            importance_objectives=[short_name(o) for o in imps],
+            importance_objectives=[plain_name(o) for o in imps],  # (as the chart names them)
             importance_note=imp_note,
             dashboard=_dashboard(src),
             warnings=warnings,

@@ -130,6 +130,8 @@ def test_report_counts_match_storage(two_obj):
     assert re.search(rf"{len(rows)} designs evaluated \({len(rows) - infeasible} feasible, {infeasible} infeasible\)",
                      html.read_text())
     assert "<code>" in html.read_text() and not re.search(r"<code>\w+=-?\d+\.0</code>", html.read_text())  # 1000, not 1000.0
+    # the importances table names the objectives as its chart does
+    assert "<th>time</th><th>area</th>" in html.read_text() and "<th>time_s</th>" not in html.read_text()
 
 
 def test_three_objectives_get_scatter_matrix_and_parallel_coordinates(tmp_path):
