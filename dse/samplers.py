@@ -248,7 +248,12 @@ class TPESampler(optuna.samplers.TPESampler):
     RUNNING trials are added as Optuna adds them. ``_sample`` is Optuna 5.0's but for that split, and
     ``_get_internal_repr`` reads each trial's parameters as Optuna's does without asking, per trial, whether the
     sampler is multivariate. Same proposals as Optuna's (tests/test_samplers.py compares whole studies);
-    docs/profile/study_loop.md, fourth round."""
+    docs/profile/study_loop.md, fourth round.
+
+    For long studies (docs/profile/study_loop.md, fifth round): the multi-objective tie-break keeps its greedy
+    steps across asks (:class:`_GreedyHSSP`), finished trials' internal values come from per-study columns
+    (:class:`_Numbered`, :class:`_ReprColumn`) and their kinds are remembered (:func:`_split_trials`), and the
+    trial lists are made once per ask (:meth:`_listed`, :meth:`sample_independent`); tests/test_tpe_hssp.py."""
 
     def _sample(self, study: optuna.Study, trial: FrozenTrial, search_space: dict) -> dict[str, Any]:
         finished, running = self._listed(study, trial)
@@ -435,7 +440,7 @@ class _ReprColumn:
 
     def __init__(self, name: str, dist: optuna.distributions.BaseDistribution) -> None:
         self.name, self.dist = name, dist
-        self.filled = self.has = self.bad = np.zeros(0, bool)
+        self.filled, self.has, self.bad = (np.zeros(0, bool) for _ in range(3))
         self.vals = np.zeros(0)
 
     def fill(self, trials: _Numbered, nums: np.ndarray, fin: np.ndarray) -> None:
