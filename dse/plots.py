@@ -314,8 +314,10 @@ def _stacked(ax, names: list[str], series: dict[str, np.ndarray], metric: str, t
         # kinds (a vector layer's, _left_out) grey and cross-hatched: not one of the model's states
         outside = k.startswith(VECTOR_UNIT) or k == "unattributed"
         hatch = "xx" if outside else "//" if i >= len(OKABE_ITO) else None
-        ax.bar(x, v / s.factor, bottom=bottom, label=k, color=GREY if outside else c, width=0.8,
-               hatch=hatch, edgecolor="white" if hatch else None)
+        # a series that is zero on every layer keeps its colour (the same state, the same colour on every point's
+        # chart) but stays out of the key (an "_" label), which lists what the bars show
+        ax.bar(x, v / s.factor, bottom=bottom, label=k if np.any(v) else f"_{k}", color=GREY if outside else c,
+               width=0.8, hatch=hatch, edgecolor="white" if hatch else None)
         bottom += v / s.factor
     if bottom.any():
         ax.set_ylim(bottom=0)

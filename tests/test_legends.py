@@ -122,3 +122,17 @@ def test_compare_time_vs_area_key_covers_no_point(drawn, tmp_path):
     compare._figures(entries, 30.0, tmp_path)
     bars, pareto = drawn
     assert assert_keys_clear(pareto) == 1
+
+
+def test_the_key_lists_only_what_the_bars_show():
+    """A state that is zero on every layer (multicore's DRAM_WAIT on an on-chip design) is not in the key; the
+    others keep their colours."""
+    fig, ax = plots.plt.subplots()
+    try:
+        series = {"COMPUTE": np.array([3.0, 1.0]), "DRAM_WAIT": np.zeros(2), "MERGE": np.array([0.0, 2.0])}
+        plots._stacked(ax, ["a", "b"], series, "time_s", "time by state")
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["MERGE", "COMPUTE"]  # top of the stack first
+        colours = [p.patches[0].get_facecolor() for p in ax.containers]
+        assert len(set(colours)) == 3  # (the zero series drawn in its own colour: the palette's order is kept)
+    finally:
+        plots.plt.close(fig)
