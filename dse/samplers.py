@@ -317,8 +317,8 @@ class TPESampler(optuna.samplers.TPESampler):
         :class:`_Numbered` (their trials' numbers, for :meth:`_get_internal_repr`)."""
         splits = _per_study(self, "_splits", study)  # study id -> (n_below, finished trials, their split)
         last = splits.get(study._study_id)
-        if (last is not None and last[0] == n_below and len(last[1]) == len(finished)
-                and all(map(operator.is_, last[1], finished))):
+        if last is not None and last[0] == n_below and (last[1] is finished or (  # (_listed's list again)
+                len(last[1]) == len(finished) and all(map(operator.is_, last[1], finished)))):
             below, above = last[2]
         else:
             below, above = (_Numbered.of(part) for part in
