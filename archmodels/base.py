@@ -42,6 +42,9 @@ class Model(ABC):
     spec: ClassVar[str]  # the spec file under ../shared/spec it follows (outside this repository)
     #: the repository's page that documents the model (distilled from ``spec``); "" for a model without one
     DOC_PAGE: ClassVar[str] = ""
+    #: what each of the model's layer ``states`` means, one line each, in the model's order (``dse models ARCH``
+    #: and the report's breakdown print it; ``check_model`` fails on a state the model emits without a line here)
+    STATE_DOCS: ClassVar[dict[str, str]] = {}
     PARAMS: ClassVar[Sequence[Param]]
     LAYER_METRICS: ClassVar[Sequence[Metric]] = ()
     TOTAL_METRICS: ClassVar[Sequence[Metric]] = ()

@@ -297,6 +297,9 @@ def _check_point(model: Model, p: dict[str, Any], row: dict[str, Any], wl: str, 
         missing = declared_layer - set(layer)
         if missing:
             fail("declared_metrics", f"layer {lname} lacks the declared layer metrics {sorted(missing)}", wl, row)
+        undocumented = [s for s in layer["states"] if s not in model.STATE_DOCS] if model.STATE_DOCS else []
+        if undocumented:
+            fail("declared_metrics", f"layer {lname}: states {undocumented} have no line in STATE_DOCS", wl, row)
     total = p["total"]
     for key in TOTAL_KEYS:
         if key not in total:

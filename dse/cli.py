@@ -358,6 +358,10 @@ def cmd_models(args) -> int:
             for x in decl:
                 unit = f" [{x.unit}]" if x.unit else ""
                 print(f"    {x.name:<24}{unit} {x.doc}")
+    if m.STATE_DOCS:
+        print("layer states (cycles; the breakdown's time by state):")
+        for state, doc in m.STATE_DOCS.items():
+            print(f"    {state:<24} {doc}")
     return 0
 
 

@@ -323,11 +323,11 @@ def _stacked(ax, names: list[str], series: dict[str, np.ndarray], metric: str, t
         ax.set_ylim(bottom=0)
     else:
         ax.set_ylim(0, 1)
-        ax.text(0.5, 0.5, "none", ha="center", transform=ax.transAxes, color=GREY)
+        ax.text(0.5, 0.5, "0 on every layer", ha="center", transform=ax.transAxes, color=GREY)
     ax.set_ylabel(unit_label(metric, s))
     ax.set_title(title, fontsize=9)
     ax.set_xticks(x, names, rotation=60, ha="right", fontsize=7)
-    if (allv > 0).any():  # (no key for an empty panel: "none")
+    if (allv > 0).any():  # (no key for an empty panel: "0 on every layer")
         legend_outside(ax, reverse=True)  # top of the stack first
 
 

@@ -59,6 +59,8 @@ class Chosen:
     params: dict[str, Any]
     figure: Figure | None = None
     note: str = ""
+    #: the model's states its figure shows (non-zero on some layer), in the model's order
+    states: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -91,6 +93,8 @@ class Page:
     importance_note: str
     dashboard: str
     warnings: list[str] = field(default_factory=list)
+    #: (state, meaning) of every state a breakdown shows, in the model's order (:attr:`Model.STATE_DOCS`)
+    state_docs: list[tuple[str, str]] = field(default_factory=list)
 
 
 def embed_png(path: Path) -> str:
@@ -340,6 +344,8 @@ def _chosen(src: Source, rows: list[dict[str, Any]], numbers: Sequence[int] | No
         plots.breakdown_plot(png, res, title=f"{src.study.arch} on {res['workload']}, {why}")
         note = "" if len(src.study.workloads) == 1 else f"first workload of {len(src.study.workloads)} shown"
         ch.figure = Figure(why, embed_png(png), note)
+        shown = {s for layer in res["layers"] for s, v in (layer.get("states") or {}).items() if v}
+        ch.states = [s for s in model.STATE_DOCS if s in shown]
         out.append(ch)
     return out
 
@@ -498,6 +504,7 @@ def write(src: Source, points: Sequence[int] | None = None, output: Path | None 
             importance_objectives=[plain_name(o) for o in imps],  # (as the chart names them)
             importance_note=imp_note,
             dashboard=_dashboard(src),
+            state_docs=[(s, d) for s, d in st.model.STATE_DOCS.items() if any(s in c.states for c in chosen)],
             warnings=warnings,
         )
     out = Path(output) if output else src.out_dir / "report.html"

@@ -60,6 +60,12 @@ class AtomSwitchModel(Model):
     title = "Atom-switch reconfigurable array (streaming conv + pool circuits)"
     spec = "atom_switch.md"
     DOC_PAGE = "docs/models/atomswitch.md"
+    STATE_DOCS = {  # docs/models/atomswitch.md, "Cycles"
+        "STREAM": "pixels streamed through the circuit, passes x ceil(pixels / pixels per clock)",
+        "LOAD": "coefficient reloads of a folded convolution before every pass",
+        "DRAM_STALL": "clocks a pass waits because DRAM cannot deliver its bytes in the stream time",
+        "FILL": "pipeline stages after the last pixel",
+    }
     SUPPORTS = ("conv", "pool", "fc", "vector")
     #: a spatial design: each layer is its own circuit and the network's area is planned over all of
     #: them, so a product's form (conv or FC circuit) is not a per-layer speed choice; matrix products

@@ -232,6 +232,18 @@ class Plans:
 class _EmaxBase(Model):
     spec = "emax.md"
     DOC_PAGE = "docs/models/emax.md"
+    STATE_DOCS = {  # docs/models/emax.md, "Time"
+        "CONF": "configuring the PE array, once per layer (1 cycle per PE used; assumption)",
+        "LMMI": "fixed overhead of every start (activation) of the array (fitted: EMAXV AlexNet C1)",
+        "LOAD": "transfers into the LMMs before EXEC (EMAXV: every start; EMAXVR: the first data)",
+        "REGV": "setting loop counters and constants (EMAXV: the weights too) at 1 register per cycle",
+        "EXEC": "the array's iterations, with a bubble at every innermost-loop end",
+        "PRE_POST_EXEC": "pipeline fill and drain of every start, 2 cycles per PE row used",
+        "DRAIN": "results out of the LMMs after EXEC (EMAXV: every start; EMAXVR: the last)",
+        "PLOAD": "EMAXVR: loads that overlap EXEC, only the part EXEC could not hide",
+        "PDRAIN": "EMAXVR: drains that overlap EXEC, only the part EXEC could not hide",
+        "POOL": "the pooling pass fused after the convolution",
+    }
     AREA_ANCHOR = ("none published for EMAX (spec emax.md §6): PE logic from the IMAX 28 nm die's fitted PE overhead "
                    "(tech.PE_LOGIC_OVERHEAD), SRAM from bit-cell area")
     SUPPORTS = ("conv", "pool", "fc", "matmul", "vector")

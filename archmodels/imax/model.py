@@ -115,6 +115,15 @@ class ImaxModel(Model):
     title = "IMAX linear-array CGRA: dense/sparse matrix products, LMM scheduling, multi-chip"
     spec = "imax.md"
     DOC_PAGE = "docs/models/imax.md"
+    STATE_DOCS = {  # docs/models/imax.md, "Time: states per start"; they run one after another
+        "DRAIN": "results (C groups) read back over the link when the C range changes",
+        "CONF": "the mapping's PIO configuration words, once per product",
+        "REGV": "register PIO words (loop and group bases) at the starts that change them",
+        "RANGE": "every logical PE's LMM range (start + length) written by PIO, every start",
+        "LOAD": "A entries, B slabs and C partial sums sent over the link into the LMMs",
+        "EXEC": "the chain's iterations, with a pipeline fill at every start and pause",
+        "WAIT": "link contention between chips (0 with one chip)",
+    }
     #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
     #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
     GEMM_FORMS_CONTEXT = False

@@ -572,6 +572,14 @@ class MulticoreModel(Model):
     title = "Multi-core shared-memory NN accelerator (task placement)"
     spec = "multicore.md"
     DOC_PAGE = "docs/models/multicore.md"
+    STATE_DOCS = {  # docs/models/multicore.md: the compute phase split by what bounds it, then the merge
+        "COMPUTE": "NFU steps of the busiest core",
+        "SHM_WAIT": "cycles beyond the NFU steps while the shared memory's ports bound the phase",
+        "NOC_WAIT": "cycles beyond the NFU steps while the core <-> shared memory network bounds the phase",
+        "DRAM_WAIT": "cycles beyond the NFU steps while DRAM (weights that do not fit, feature-map tiles) bounds the phase",
+        "FILL": "network and memory latency plus the NFU pipeline of the compute phase",
+        "MERGE": "T2/TR2: gathering and adding the cores' partial sums after the barrier (0 otherwise)",
+    }
     #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
     #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
     GEMM_FORMS_CONTEXT = False

@@ -200,6 +200,11 @@ class RenaModel(Model):
     title = "ReNA PB-array CNN accelerator (ASIC and FPGA port)"
     spec = "rena.md"
     DOC_PAGE = "docs/models/rena.md"
+    STATE_DOCS = {  # docs/models/rena.md, "States per layer"
+        "MAC": "shift-and-MAC steps of the array",
+        "TRANSFER": "loads, unloads, weight delivery and control not hidden behind MAC steps",
+        "DRAM_WAIT": "cycles beyond the array's own spent waiting for DRAM bursts",
+    }
     #: a layer's cost does not depend on its neighbours (no fusion, no on-chip chaining): the other GEMM forms
     #: of a product are costed on the swapped layers alone (base.Model._evaluate_gemms)
     GEMM_FORMS_CONTEXT = False
