@@ -79,7 +79,7 @@ def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_
     vector layers cost ~20 calls, not ~20 per layer), each layer a row (:func:`~archmodels.layerarrays.layer_batches`).
 
     A layer's metrics: the model-specific ones (``model_metrics``) zero, except ``dram_energy_j`` /
-    ``compute_energy_j`` where a model declares them, then the contract ones; then every metric, state and label
+    ``compute_energy_j`` / ``sram_energy_j`` (the on-chip moves) where a model declares them, then the contract ones; then every metric, state and label
     key of ``extra`` (:func:`keys_of` the workload's other layers) it lacks, zero (labels None), so model totals
     can sum them. ``unit`` None: the model has no vector unit; layer i is infeasible at every point with reason
     ``why[i]``."""
@@ -112,6 +112,8 @@ def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_
         metrics["compute_energy_j"] = compute_pj * 1e-12
     if "dram_energy_j" in names:
         metrics["dram_energy_j"] = dram_pj * 1e-12
+    if "sram_energy_j" in names:  # the moves that stay on chip (until 2026-11-27: 0, the energy in "other")
+        metrics["sram_energy_j"] = np.where(onchip, moved * unit.onchip_pj_per_byte, 0.0) * 1e-12
     metric_keys, state_keys, label_keys = extra
     for key in metric_keys:
         metrics.setdefault(key, zeros)

@@ -154,14 +154,18 @@ def _old_config(pts):
 
 
 # ---- helpers ----
-_NM = len(MC._METRICS)
+#: the energy parts (compute, SRAM, DRAM) added after the round-11 metrics on 2026-11-27 (tests/test_energy_parts.py
+#: checks them); the metrics the round-11 form gives are the others
+_PARTS = ("compute_energy_j", "sram_energy_j", "dram_energy_j")
+_NM = len(MC._METRICS) - len(_PARTS)
+assert MC._METRICS[_NM:] == _PARTS
 
 
 def _as_round11(values: tuple) -> tuple[list, object]:
     """(the values the round-11 form also gives, the compute-phase cycles) of :func:`MC.layer_costs`' values: the
     metrics and MERGE as they were; the compute phase, one COMPUTE state then, split into the states that add up
     to it since 2026-11-27 (the breakdown names what bounds it; tests/test_findings.py)."""
-    states = dict(zip(MC._STATES, values[_NM:]))
+    states = dict(zip(MC._STATES, values[_NM + len(_PARTS):]))
     compute = sum(states[s] for s in MC._STATES if s != "MERGE")
     return [*values[:_NM], states["MERGE"]], compute
 

@@ -122,6 +122,8 @@ def _cost_one_layer(layer, unit, n, model_metrics=()):
         lb.set(compute_energy_j=compute_pj * 1e-12)
     if "dram_energy_j" in names:
         lb.set(dram_energy_j=dram_pj * 1e-12)
+    if "sram_energy_j" in names:  # (added 2026-11-27: the on-chip moves; tests/test_energy_parts.py)
+        lb.set(sram_energy_j=np.where(onchip, moved * unit.onchip_pj_per_byte, 0.0) * 1e-12)
     lb.labels["vector_unit"] = np.full(n, unit.label, dtype=object)
     return lb
 

@@ -81,21 +81,28 @@ def point_sram_pj(bank_words: list, nbytes: float) -> list[float]:
 
 
 def stage_energy_j(mac_ops, add_ops, compare_ops, sram_words, sram_pj, dram_read_bytes, dram_write_bytes,
-                   r: EnergyRates):
-    """Energy of a stage [J] from its activity: Python floats (one stage of one point) or arrays over
-    (stages x points). ``sram_words`` / ``sram_pj``: the stage's SRAM accesses, slot by slot (words and
-    :func:`sram_pj_per_byte`), summed in that order."""
+                   r: EnergyRates) -> tuple:
+    """(energy, compute, SRAM, DRAM energy) of a stage [J] from its activity: Python floats (one stage of one
+    point) or arrays over (stages x points). ``sram_words`` / ``sram_pj``: the stage's SRAM accesses, slot by
+    slot (words and :func:`sram_pj_per_byte`), summed in that order. The energy sums compute, then each SRAM
+    slot, then DRAM; the parts are the same terms summed apart (they add up to it to rounding)."""
     e = mac_ops * r.mac_pj
     e = e + (add_ops + compare_ops) * r.add_pj
+    compute_pj = e
+    sram = 0.0
     for words, pj in zip(sram_words, sram_pj):
-        e = e + words * r.nbytes * pj
-    return e * 1e-12 + (dram_read_bytes * r.read_pj + dram_write_bytes * r.write_pj) * 1e-12
+        term = words * r.nbytes * pj
+        e = e + term
+        sram = sram + term
+    dram_j = (dram_read_bytes * r.read_pj + dram_write_bytes * r.write_pj) * 1e-12
+    return e * 1e-12 + dram_j, compute_pj * 1e-12, sram * 1e-12, dram_j
 
 
 def stages_energy_j(mac_ops: np.ndarray, add_ops: np.ndarray, compare_ops: np.ndarray, sram_words: np.ndarray,
                     sram_bank_words: np.ndarray, dram_read_bytes: np.ndarray, dram_write_bytes: np.ndarray,
-                    value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> np.ndarray:
-    """Energy of each stage per design point [J], arrays over (stages x points).
+                    value_bits: np.ndarray, dram: np.ndarray, node_nm: int = DEVICE_NODE_NM) -> tuple:
+    """(energy, compute, SRAM, DRAM energy) of each stage per design point [J] (:func:`stage_energy_j`), arrays
+    over (stages x points).
 
     ``sram_words`` / ``sram_bank_words``: per SRAM slot, (stages x points) accesses of so many words to banks of
     so many words, summed slot by slot in each stage's own order (a stage with fewer accesses adds exact zeros

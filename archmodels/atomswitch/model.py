@@ -115,6 +115,9 @@ class AtomSwitchModel(Model):
         Metric("comparators", "", "pooling and ReLU comparators; not charged in area", integer=True),
         Metric("circuits", "", "physical circuits: conv (oc, ic) circuits, pool channels, FC neuron MACs", integer=True),
         Metric("passes", "", "passes the layer is folded over (1 = unfolded)", integer=True),
+        Metric("compute_energy_j", "J", "MACs, adds and comparisons (technology table at the device node)"),
+        Metric("sram_energy_j", "J", "accesses to the stage memories (conv output buffers, pool line memories, FC weights and outputs, folded coefficients)"),
+        Metric("dram_energy_j", "J", "DRAM reads and writes (technology-table row `dram`)"),
     )
     TOTAL_METRICS = (
         Metric("min_chip_area_mm2", "mm2", "chip area the whole network needs (sum of layer areas)", combine="max"),
@@ -167,12 +170,15 @@ class AtomSwitchModel(Model):
                                         pts["overhead_frac"])
         in_plan = multipliers if plan_rows is None else multipliers[plan_rows]
         total = np.add.accumulate(in_plan, axis=0)[-1]  # layer by layer (an unsupported layer has none)
-        energy = stages_energy_j(f["mac_ops"], f["add_ops"], f["compare_ops"], f["sram_words"], f["sram_bank_words"],
-                                 f["dram_read_bytes"], f["dram_write_bytes"], pts["value_bits"], pts["dram"])
+        energy, compute_j, sram_j, dram_j = stages_energy_j(
+            f["mac_ops"], f["add_ops"], f["compare_ops"], f["sram_words"], f["sram_bank_words"],
+            f["dram_read_bytes"], f["dram_write_bytes"], pts["value_bits"], pts["dram"])
         return dict(zip(_METRICS, (
             cycles, cycles / c.clock_hz, utilization(macs, cycles, total), f["dram_read_bytes"],
             f["dram_write_bytes"], energy, multipliers, multipliers.copy(), f["memory_words"], f["delay_words"], area,
-            f["adders"], f["comparators"], f["circuits"], f["passes"])))
+            f["adders"], f["comparators"], f["circuits"], f["passes"],
+            *(x if np.shape(x) == cycles.shape else np.full(cycles.shape, x)  # (no SRAM slot at all: 0.0)
+              for x in (compute_j, sram_j, dram_j)))))
 
     @staticmethod
     def _point_metrics(costs: list[StageCost], pts: Points, c: Ctx,
@@ -194,11 +200,12 @@ class AtomSwitchModel(Model):
             delay, rd, wr = float(k.delay_words), float(k.dram_read_bytes), float(k.dram_write_bytes)
             area = area_mm2(mult, words, delay, tile_um2, word_um2, overhead)
             slots = len(k.sram)  # the padded slots of the stacked path add exact zeros
-            energy = stage_energy_j(float(k.mac_ops), float(k.add_ops), float(k.compare_ops),
-                                    [float(a.words) for a in k.sram], sram_pj[at:at + slots], rd, wr, rates)
+            energy, compute_j, sram_j, dram_j = stage_energy_j(
+                float(k.mac_ops), float(k.add_ops), float(k.compare_ops), [float(a.words) for a in k.sram],
+                sram_pj[at:at + slots], rd, wr, rates)
             at += slots
             rows.append((cycles, cycles / c.clock_hz, utilization(m, cycles, total), rd, wr, energy, mult, mult,
-                         words, delay, area, k.adders, k.comparators, k.circuits, k.passes))
+                         words, delay, area, k.adders, k.comparators, k.circuits, k.passes, compute_j, sram_j, dram_j))
             sizes.append((area, mult, words, delay))
         block = np.array(rows, dtype=float).reshape(len(rows), len(_METRICS), 1)
         return [dict(zip(_METRICS, b)) for b in block], sizes
@@ -234,7 +241,8 @@ class AtomSwitchModel(Model):
         nan, zero = np.full(n, np.nan), np.zeros(n)
         lb.set(cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan, energy_j=nan,
                multipliers=zero, tiles=zero, memory_words=zero, delay_words=zero, area_mm2=zero,
-               adders=zero, comparators=zero, circuits=zero, passes=zero)
+               adders=zero, comparators=zero, circuits=zero, passes=zero, compute_energy_j=nan, sram_energy_j=nan,
+               dram_energy_j=nan)
         return lb
 
     @staticmethod
@@ -343,7 +351,8 @@ def _point_sizes(layers: list[LayerBatch]) -> tuple[float, float, float, float] 
 
 #: the layer metrics of a stage, in the order its LayerBatch holds them
 _METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "multipliers",
-            "tiles", "memory_words", "delay_words", "area_mm2", "adders", "comparators", "circuits", "passes")
+            "tiles", "memory_words", "delay_words", "area_mm2", "adders", "comparators", "circuits", "passes",
+            "compute_energy_j", "sram_energy_j", "dram_energy_j")
 
 
 def area_mm2(multipliers, memory_words, delay_words, tile_um2, word_um2, overhead_frac):

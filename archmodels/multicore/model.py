@@ -484,7 +484,7 @@ COUNTS = ("reads", "writes", "nfu", "merge_reads", "merge_writes", "merge_psum_r
 #: the model's layer metrics as :func:`layer_costs` gives them, in the order a LayerBatch holds them
 _METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "shm_tiles",
             "shm_reads_per_core", "shm_writes_per_core", "shm_merge_reads_per_core", "nfu_steps_per_core",
-            "shm_read_bytes", "shm_write_bytes", "active_cores")
+            "shm_read_bytes", "shm_write_bytes", "active_cores", "compute_energy_j", "sram_energy_j", "dram_energy_j")
 
 #: a layer's states: the compute phase split by what bounds it, then the merge phase. COMPUTE: the busiest core's
 #: NFU steps; SHM_WAIT / NOC_WAIT / DRAM_WAIT: the cycles beyond them while the SHM ports, the network or DRAM
@@ -551,14 +551,21 @@ def layer_costs(c: tuple, sizes: tuple, k: Config):
     e = macs * k.mac_pj
     e = e + merge_nfu * active * no * k.add_pj
     e = e + pool_ops * k.add_pj  # zero for layers other than pooling
-    e = e + steps_in * vbytes * k.ib_pj
-    e = e + steps_in * no * vbytes * k.wb_pj * (weight_elems > 0)
-    e = e + steps * no * vbytes * k.ob_pj
-    e = e + (shm_rd + shm_wr) * k.shm_pj
-    energy_j = (e * k.vscale * 1e-12
-                + (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12)  # tech.dram_energy_j
+    compute_pj = e  # the arithmetic; then the buffers' and the shared memory's accesses (the same sum, in order)
+    ib = steps_in * vbytes * k.ib_pj
+    wb = steps_in * no * vbytes * k.wb_pj * (weight_elems > 0)
+    ob = steps * no * vbytes * k.ob_pj
+    shm = (shm_rd + shm_wr) * k.shm_pj
+    e = e + ib
+    e = e + wb
+    e = e + ob
+    e = e + shm
+    to_j = k.vscale * 1e-12
+    dram_j = (dram_rd * k.dram_read_pj + fm_wr * k.dram_write_pj) * 1e-12  # tech.dram_energy_j
+    energy_j = e * k.vscale * 1e-12 + dram_j
     values = (cycles, cycles / k.clock_hz, macs / (cycles * k.mac_units), dram_rd, fm_wr, energy_j, tiles,
               reads + merge_reads, writes + merge_writes, merge_psum_reads, nfu + merge_nfu, shm_rd, shm_wr, active,
+              compute_pj * to_j, (ib + wb + ob + shm) * to_j, dram_j,
               nfu * 1.0, shm_wait, noc_wait, dram_wait, k.fill, merge)
     return values, tile_ok, need_kb
 
@@ -655,6 +662,9 @@ class MulticoreModel(Model):
         Metric("active_cores", "", "cores with work", integer=True),
         Metric("shm_tiles", "", "tiles the layer is split into so its feature maps fit the SHM (1: it fits)",
                integer=True),
+        Metric("compute_energy_j", "J", "MACs, merge and pooling adds (at the clock's supply)"),
+        Metric("sram_energy_j", "J", "Input/Weight/Output Buffer accesses and shared-memory bytes (at the clock's supply)"),
+        Metric("dram_energy_j", "J", "DRAM reads and writes (technology-table row `dram`)"),
     )
     TOTAL_METRICS = (
         Metric("shm_reads_per_core", "chunks", "sum over layers", integer=True),

@@ -253,6 +253,9 @@ class RenaModel(Model):
         Metric("compute_cycles", "cycles", "array and lanes alone (DRAM infinitely fast)"),
         Metric("dram_cycles", "cycles", "bursts of the busiest DRAM channel"),
         Metric("passes", "", "conv: load/MAC/unload passes; fc: ring steps", integer=True),
+        Metric("compute_energy_j", "J", "MACs and pooling comparisons (x the FPGA/ASIC ratio on the FPGA, at the clock's supply)"),
+        Metric("sram_energy_j", "J", "bytes written into and read out of the buffers (same scaling)"),
+        Metric("dram_energy_j", "J", "DRAM reads and writes (technology-table row `dram`)"),
     )
     TOTAL_METRICS = (
         Metric("dsp", "blocks", "FPGA DSP blocks (target fpga)", integer=True, combine="max"),
@@ -321,7 +324,8 @@ class RenaModel(Model):
                 nan = _nan(n)
                 out[i] = LayerBatch(layer, n).set(
                     cycles=nan, time_s=nan, utilization=nan, dram_read_bytes=nan, dram_write_bytes=nan,
-                    energy_j=nan, compute_cycles=nan, dram_cycles=nan, passes=nan)
+                    energy_j=nan, compute_cycles=nan, dram_cycles=nan, passes=nan, compute_energy_j=nan,
+                    sram_energy_j=nan, dram_energy_j=nan)
         return out
 
     def _costs(self, t: LayerTable, pts: Points):
@@ -471,7 +475,7 @@ class RenaModel(Model):
 
 #: the layer metrics and states of :func:`layer_costs`, in its order (then the bound flag)
 _METRICS = ("cycles", "time_s", "utilization", "dram_read_bytes", "dram_write_bytes", "energy_j", "compute_cycles",
-            "dram_cycles", "passes")
+            "dram_cycles", "passes", "compute_energy_j", "sram_energy_j", "dram_energy_j")
 _STATES = ("MAC", "TRANSFER", "DRAM_WAIT")
 _VALUES = (*_METRICS, *_STATES, "dram_bound")
 #: the FPGA resources (:meth:`RenaModel.resources`) and the layer metrics the totals sum
@@ -533,13 +537,18 @@ def layer_costs(f: Flow, macs, pool_ops, c: Costing) -> tuple:
     read = x_read + w1 + w2
     write = x_write
     r = c.energy
-    chip = macs * r.mac_pj
-    chip = chip + 2.0 * (read + write) * r.sram_pj
-    chip = chip + pool_ops * r.add_pj  # zero for layers other than pooling
+    mac_pj = macs * r.mac_pj
+    sram_pj = 2.0 * (read + write) * r.sram_pj
+    pool_pj = pool_ops * r.add_pj  # zero for layers other than pooling
+    chip = mac_pj + sram_pj
+    chip = chip + pool_pj
     chip = chip * r.chip_scale
-    energy = chip * r.vscale * 1e-12 + (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
+    dram_j = (read * r.dram_read_pj + write * r.dram_write_pj) * 1e-12
+    energy = chip * r.vscale * 1e-12 + dram_j
+    to_j = r.chip_scale * r.vscale * 1e-12  # the components: the same terms, apart
     return (cycles, cycles / c.clock_hz, macs / (cycles * c.pbs * c.mults), read, write, energy, compute, dram,
-            f.passes, mac, compute - mac, cycles - compute, dram > compute)
+            f.passes, (mac_pj + pool_pj) * to_j, sram_pj * to_j, dram_j, mac, compute - mac, cycles - compute,
+            dram > compute)
 
 
 def device_limits(dev: FpgaDevice, dsp, bram_mb, logic, channels) -> tuple[tuple[Any, str], ...]:
