@@ -1,6 +1,6 @@
 """Energy by component on every model that computes it from parts (2026-11-27).
 
-ReNA, atomswitch and multicore summed MAC, buffer/SRAM and DRAM energies into ``energy_j`` and reported only the sum,
+ReNA, atomswitch, multicore and IMAX summed MAC, buffer/SRAM and DRAM energies into ``energy_j`` and reported only the sum,
 so the breakdown's "energy by component" panel read ~98 % "other" for them. Their layers now carry the parts as
 ``compute_energy_j``, ``sram_energy_j`` and ``dram_energy_j`` (EMAX's names): the same terms the energy sums, summed
 apart. ``energy_j`` itself is unchanged (tests/test_golden.py)."""
@@ -19,7 +19,8 @@ from workloads import load_workload
 PARTS = ("compute_energy_j", "sram_energy_j", "dram_energy_j")
 MODELS = {"rena": ("vgg16", "lenet", "bert_encoder:seq=16,hidden=64,heads=2,ffn=128"),
           "atomswitch": ("lenet", "alexnet"),
-          "multicore": ("vgg16", "fc2", "resnet50", "bert_encoder:seq=16,hidden=64,heads=2,ffn=128")}
+          "multicore": ("vgg16", "fc2", "resnet50", "bert_encoder:seq=16,hidden=64,heads=2,ffn=128"),
+          "imax": ("spmm:n=256,sparsity=0.9", "matmul:n=128", "lenet", "spmv:n=512,sparsity=0.95")}
 
 
 def _check_layers(result: dict) -> int:
@@ -75,6 +76,7 @@ def test_rena_parts_follow_the_target():
 
 
 @pytest.mark.parametrize("arch, workload", [("rena", "vgg16"), ("atomswitch", "lenet"), ("multicore", "vgg16"),
+                                            ("imax", "spmm:n=256,sparsity=0.9"), ("imax", "lenet"),
                                             ("multicore", "bert_encoder:seq=16,hidden=64,heads=2,ffn=128")])
 def test_the_breakdown_has_no_other_energy(arch, workload):
     """The report's energy panel: compute, SRAM, DRAM and static, nothing left to "other" (was ~98 %)."""

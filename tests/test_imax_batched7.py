@@ -41,11 +41,15 @@ def _fill_full(lb: LayerBatch, layer, r: dict, reps: int, dense_time: np.ndarray
     clock_hz = batch.clock_hz
     time_s, reads, writes, issued, lmm_bytes = IM._run_flows(r, nchip, reps)
     energy = np.full(lb.n, np.nan)
+    fma_j, lmm_j = np.full(lb.n, np.nan), np.full(lb.n, np.nan)  # (the energy parts, added 2026-11-27)
     vscale, ok = batch.vscale, r["ok"]
     for node, sel in batch.nodes:
         sel = np.flatnonzero(sel & ok) if len(batch.nodes) > 1 or not ok.all() else slice(None)
         energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node), vscale[sel]) * 1e-12
-    energy = energy + batch.dram_energy_j(reads, writes)
+        fma, lmm = C.energy_terms_pj(issued[sel], lmm_bytes[sel], pts["lmm_kb"][sel], int(node))
+        fma_j[sel], lmm_j[sel] = fma * vscale[sel] * 1e-12, lmm * vscale[sel] * 1e-12
+    dram_j = batch.dram_energy_j(reads, writes)
+    energy = energy + dram_j
     cycles = time_s * clock_hz
     with np.errstate(divide="ignore", invalid="ignore"):
         util = layer.macs / (cycles * nchip * pts["units"] * C.SIMD)
@@ -62,6 +66,7 @@ def _fill_full(lb: LayerBatch, layer, r: dict, reps: int, dense_time: np.ndarray
         row_tiles=r["row_tiles"], col_tiles=r["col_tiles"], stored_slots=slots, padding_slots=padding,
         dram_a_bytes=IM._rep(r["a_bytes"], reps), dram_b_bytes=IM._rep(nchip * r["b_bytes"], reps),
         dram_c_partial_bytes=IM._rep(nchip * r["c_load_bytes"], reps), dram_c_bytes=writes,
+        compute_energy_j=fma_j, sram_energy_j=lmm_j, dram_energy_j=dram_j,
     )
     for s in IM.STATES:
         lb.states[s] = r[s] * reps

@@ -231,11 +231,18 @@ def area_parts_mm2(units, lmm_kb, nchip, node_nm: int, clock_mhz=0.0, area_facto
     return logic_area_mm2(units, nchip, node_nm, clock_mhz, area_factor), lmm
 
 
+def energy_terms_pj(issued_macs, lmm_bytes, lmm_kb, node_nm: int):
+    """The two terms of :func:`energy_pj` at nominal supply [pJ]: (FMAs issued, padding included; LMM bytes
+    accessed)."""
+    return (np.asarray(issued_macs) * tech.mac_energy_pj("fp32", node_nm),
+            np.asarray(lmm_bytes) * tech.sram_energy_pj_per_byte(lmm_kb, node_nm))
+
+
 def energy_pj(issued_macs, lmm_bytes, lmm_kb, node_nm: int, vscale=1.0):
     """On-chip dynamic energy: FMAs issued (padding included) + LMM bytes accessed [pJ], x (V / V_nom)^2.
 
     IMAX publishes no energy (§7): the technology table's figures. Host-memory
     bytes are charged by the caller (:func:`archmodels.tech.dram_energy_j`).
     """
-    return (np.asarray(issued_macs) * tech.mac_energy_pj("fp32", node_nm)
-            + np.asarray(lmm_bytes) * tech.sram_energy_pj_per_byte(lmm_kb, node_nm)) * vscale
+    fma, lmm = energy_terms_pj(issued_macs, lmm_bytes, lmm_kb, node_nm)
+    return (fma + lmm) * vscale

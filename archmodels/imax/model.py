@@ -98,6 +98,9 @@ _LAYER_METRICS = (
     Metric("dram_b_bytes", "B", "B slabs read from host memory"),
     Metric("dram_c_partial_bytes", "B", "C partial sums read back (later A groups / column tiles)"),
     Metric("dram_c_bytes", "B", "C groups drained to host memory"),
+    Metric("compute_energy_j", "J", "FMAs issued, padding included (at the clock's supply)"),
+    Metric("sram_energy_j", "J", "LMM bytes accessed (at the clock's supply)"),
+    Metric("dram_energy_j", "J", "host-memory reads and writes (technology-table row `dram`)"),
 )
 
 _TOTAL_METRICS = (
@@ -1112,11 +1115,16 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
     g = dict(r, time=r["time"][at], H=r["H"][at])
     time_s, reads, writes, issued, lmm_bytes = _run_flows(g, nchip, reps)
     energy = np.full(len(at), np.nan)  # every point here has its node: all set below
+    fma_j, lmm_j = np.full(len(at), np.nan), np.full(len(at), np.nan)  # the parts (compute, SRAM)
     vscale, lmm_kb = batch.vscale[at], pts["lmm_kb"][at]
     for node, mask in batch.nodes:
         sel = S.nonzero_at(mask[at]) if len(batch.nodes) > 1 else slice(None)
-        energy[sel] = C.energy_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node), vscale[sel]) * 1e-12
-    energy = energy + batch.dram_energy_j(reads, writes, at)
+        fma, lmm = C.energy_terms_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node))
+        v = vscale[sel]
+        energy[sel] = (fma + lmm) * v * 1e-12  # C.energy_pj's expression
+        fma_j[sel], lmm_j[sel] = fma * v * 1e-12, lmm * v * 1e-12
+    dram_j = batch.dram_energy_j(reads, writes, at)
+    energy = energy + dram_j
     cycles = time_s * clock_hz
     with np.errstate(divide="ignore", invalid="ignore"):
         util = layer.macs / (cycles * nchip * pts["units"][at] * C.SIMD)
@@ -1127,7 +1135,7 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
     values = [cycles, time_s, util, reads, writes, energy, speedup, None, g["util"], g["util_unopt"], None,
               g["agrp"], g["bgrp"], g["bgrp"], _rep(g["starts"], reps), _rep(g["a_groups"], reps), g["b_groups"],
               _rep(g["blocks"], reps), g["row_tiles"], g["col_tiles"], slots, padding, _rep(g["a_bytes"], reps),
-              _rep(nchip * g["b_bytes"], reps), _rep(nchip * g["c_load_bytes"], reps), writes]
+              _rep(nchip * g["b_bytes"], reps), _rep(nchip * g["c_load_bytes"], reps), writes, fma_j, lmm_j, dram_j]
     values += [_rep(g[s], reps) for s in STATES]
     nan = _filled_nan(lb.n)
     rows = []
@@ -1172,9 +1180,11 @@ def _fill_one(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.n
     pts = batch.pts
     nchip = float(pts["nchip"].item(0))
     time_s, reads, writes, issued, lmm_bytes = _run_flows(g, nchip, reps)
-    energy = float(C.energy_pj(issued, lmm_bytes, pts["lmm_kb"].item(0), int(batch.nodes[0][0]),
-                               batch.vscale.item(0))) * 1e-12
-    energy = energy + batch.dram_energy_j(reads, writes).item(0)
+    fma, lmm = C.energy_terms_pj(issued, lmm_bytes, pts["lmm_kb"].item(0), int(batch.nodes[0][0]))
+    v = batch.vscale.item(0)
+    energy = float((fma + lmm) * v) * 1e-12  # C.energy_pj's expression
+    dram_j = batch.dram_energy_j(reads, writes).item(0)
+    energy = energy + dram_j
     cycles = time_s * batch.clock_hz.item(0)
     util = _div(layer.macs, cycles * nchip * pts["units"].item(0) * C.SIMD)
     dense = dense_time.item(0)
@@ -1186,7 +1196,8 @@ def _fill_one(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.n
     values = [cycles, time_s, util, reads, writes, energy, _div(dense, time_s), dense, g["util"], g["util_unopt"],
               g["H"], g["agrp"], g["bgrp"], g["bgrp"], g["starts"] * reps, g["a_groups"] * reps, g["b_groups"],
               g["blocks"] * reps, g["row_tiles"], g["col_tiles"], slots, padding, g["a_bytes"] * reps,
-              nchip * g["b_bytes"] * reps, nchip * g["c_load_bytes"] * reps, writes]
+              nchip * g["b_bytes"] * reps, nchip * g["c_load_bytes"] * reps, writes, float(fma * v) * 1e-12,
+              float(lmm * v) * 1e-12, dram_j]
     values += [g[s] * reps for s in STATES]
     block = np.array(values, dtype=float).reshape(-1, 1)
     lb.metrics.update(zip(_NAN_METRICS, block))
