@@ -445,9 +445,10 @@ def _area_static_computed(pts: Points) -> dict[str, np.ndarray]:
                             dtype=float)
         return {**area, "static_power_w": static}
     static = np.empty(n)
-    for nd in np.unique(pts["tech_nm"]):
-        at = pts["tech_nm"] == nd
-        static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
+    # node by node over its points (a product of two NaN picks its sign by numpy's loop: not over every point); the
+    # nodes by tech.node_masks (no np.unique sort; the same nodes in the same order, the same selections)
+    for nd, at in tech.node_masks(pts["tech_nm"]):
+        static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], nd, vdd[at])
     return {**area, "static_power_w": static}
 
 
