@@ -51,8 +51,12 @@ ENERGY_COLUMNS = ("ops", "mac", "other_ops", "has_pool", "pool_ops", "lmm_read",
 
 def op_energies_pj(bits: int, node_nm: int) -> tuple[float, float]:
     """(MAC, add) energy of the data type at a node [pJ]; a MAX or an add/shift/AEX instruction is an add."""
-    dt = dtype_name(bits)
-    return tech.mac_energy_pj(dt, node_nm), tech.op_energy_pj("add", dt, node_nm)
+    return dtype_energies_pj(dtype_name(bits), node_nm)
+
+
+def dtype_energies_pj(dtype: str, node_nm: int) -> tuple[float, float]:
+    """:func:`op_energies_pj` of a data type by name."""
+    return tech.mac_energy_pj(dtype, node_nm), tech.op_energy_pj("add", dtype, node_nm)
 
 
 def compute_energy_j(plans: dict[str, np.ndarray], mac_pj, add_pj) -> np.ndarray:
@@ -89,15 +93,41 @@ def area_mm2(rows, cols, lmm_kb, spm_kb, bits, node_nm, clock_mhz=0.0) -> dict[s
         lmm = pes * tech.sram_area_mm2(lmm_kb.astype(float), nd)
         spm = np.asarray(tech.sram_area_mm2(spm_kb.astype(float), nd), dtype=float)
         return {"pe_logic_area_mm2": logic, "lmm_area_mm2": lmm, "spm_area_mm2": spm, "area_mm2": logic + lmm + spm}
-    logic, lmm, spm = np.empty(shape), np.empty(shape), np.empty(shape)
-    for b in np.unique(bits):
-        for nd in np.unique(node):
-            sel = (bits == b) & (node == nd)
-            logic[sel] = (pes[sel] * tech.pe_logic_area_mm2(dtype_name(b), int(nd))
-                          * tech.logic_area_factor(clock[sel], int(nd)))
-            lmm[sel] = pes[sel] * tech.sram_area_mm2(lmm_kb[sel].astype(float), int(nd))
-            spm[sel] = tech.sram_area_mm2(spm_kb[sel].astype(float), int(nd))
+    # several nodes or data types (a random batch): each node's expressions over every point, each point's picked
+    # (:func:`by_node`; elementwise, so the values computed over the points of its node and type alone)
+    masks, is16 = tech.node_masks(node), bits == 16
+    logic = by_node(masks, lambda nd: pes * by_dtype(is16, lambda dt: tech.pe_logic_area_mm2(dt, nd))
+                    * tech.logic_area_factor(clock, nd), shape)
+    lmm = by_node(masks, lambda nd: pes * tech.sram_area_mm2(lmm_kb.astype(float), nd), shape)
+    spm = by_node(masks, lambda nd: np.asarray(tech.sram_area_mm2(spm_kb.astype(float), nd), dtype=float), shape)
     return {"pe_logic_area_mm2": logic, "lmm_area_mm2": lmm, "spm_area_mm2": spm, "area_mm2": logic + lmm + spm}
+
+
+def by_node(masks: list[tuple[int, np.ndarray]], fn, shape) -> np.ndarray:
+    """``fn(node)`` (an elementwise expression over every point) of each point's node: ``masks`` are
+    :func:`tech.node_masks` of the points' nodes (covering every point); the expression is evaluated over every
+    point once per node and each point takes its node's (one ``np.where`` per further node), instead of selecting
+    each node's points and scattering the values back (the same values: elementwise). A new float array."""
+    if not masks:
+        return np.empty(shape)
+    (nd0, _), *rest = masks
+    out = np.array(np.broadcast_to(fn(nd0), shape), dtype=float)
+    for nd, sel in rest:
+        out = np.where(sel.reshape(shape), fn(nd), out)
+    return out
+
+
+def by_dtype(is16: np.ndarray, fn) -> np.ndarray | float:
+    """``fn(dtype name)`` (a number) of each point's data type (``is16``: its ``dtype_bits`` is 16, else fp32, as
+    :func:`dtype_name` names it): a number where every point has one type, else an array; ``fn`` is asked only for
+    the types some point has."""
+    if not is16.size:
+        return 0.0
+    if is16.all():
+        return fn("int16")
+    if not is16.any():
+        return fn("fp32")
+    return np.where(is16, fn("int16"), fn("fp32"))
 
 
 def _one_value(a: np.ndarray) -> bool:

@@ -457,9 +457,10 @@ def _area_static_computed(pts: Points) -> dict[str, np.ndarray]:
                             dtype=float)
         return {**area, "static_power_w": static}
     static = np.empty(n)
-    for nd in np.unique(pts["tech_nm"]):
-        at = pts["tech_nm"] == nd
-        static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], int(nd), vdd[at])
+    # node by node over its points (a product of two NaN picks its sign by numpy's loop: not over every point); the
+    # nodes by tech.node_masks (no np.unique sort; the same nodes in the same order, the same selections)
+    for nd, at in tech.node_masks(pts["tech_nm"]):
+        static[at] = tech.static_power_w(area["pe_logic_area_mm2"][at], sram_kb[at], nd, vdd[at])
     return {**area, "static_power_w": static}
 
 
@@ -523,14 +524,14 @@ class _PointConsts:
             self.lmm_pj = np.asarray(tech.sram_energy_pj_per_byte(pts["lmm_kb"], nd), dtype=float) * vscale
             self.spm_pj = np.asarray(tech.sram_energy_pj_per_byte(self.spm_kb, nd), dtype=float) * vscale
             return
-        self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj = (np.empty(n) for _ in range(4))
-        for nd in np.unique(node):
-            at = node == nd
-            self.lmm_pj[at] = tech.sram_energy_pj_per_byte(pts["lmm_kb"][at], int(nd))
-            self.spm_pj[at] = tech.sram_energy_pj_per_byte(self.spm_kb[at], int(nd))
-            for b in np.unique(bits[at]):
-                sel = at & (bits == b)
-                self.mac_pj[sel], self.add_pj[sel] = cost.op_energies_pj(int(b), int(nd))
+        # several nodes or data types (a random batch): each node's values over every point, each point's picked
+        # (cost.by_node: no np.unique, no selection and scatter per node and type; the same values)
+        masks, is16 = tech.node_masks(node), bits == 16
+        self.lmm_pj = cost.by_node(masks, lambda nd: tech.sram_energy_pj_per_byte(pts["lmm_kb"], nd), (n,))
+        self.spm_pj = cost.by_node(masks, lambda nd: tech.sram_energy_pj_per_byte(self.spm_kb, nd), (n,))
+        self.mac_pj, self.add_pj = (
+            cost.by_node(masks, lambda nd: cost.by_dtype(is16, lambda dt: cost.dtype_energies_pj(dt, nd)[j]), (n,))
+            for j in (0, 1))
         for arr in (self.mac_pj, self.add_pj, self.lmm_pj, self.spm_pj):
             arr *= vscale
 
@@ -1909,7 +1910,9 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     full = np.bincount(seg, minlength=nseg + 1)
     count = full[:nseg]
     if len(seg) and not (seg[1:] < seg[:-1]).any():  # segments in order (as the builders list them): each one's
-        start = np.where(full > 0, np.cumsum(full) - full, 0)[:nseg]  # first plan follows the plans before, no sort
+        start = np.cumsum(count)  # first plan follows the plans before, no sort; 0 where empty, as np.where(full > 0,
+        start -= count  # np.cumsum(full) - full, 0) gave it: a product by the mask, in place (np.where with a scalar
+        start *= count > 0  # over the ~150 k segments of an EMAXV chunk, 3 of 4 empty, cost ~6x as much)
         n_first = int(np.count_nonzero(full))
     else:
         start = np.zeros(nseg + 1, dtype=np.int64)
