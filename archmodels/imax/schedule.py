@@ -842,10 +842,9 @@ def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``np.unique`` does it (a stable argsort, the first element of each run of equal values, the inverse from the
     runs' running count) without its generic wrapping (~50 us of ~135 at 4,096 elements: three per batch)."""
     n = len(code)
-    order = _stable_argsort(code)
+    order, ordered = _ordered(code)
     if n == 0:
         return order, np.empty(0, np.intp)
-    ordered = code[order]
     new = np.empty(n, bool)  # True where a run of equal values starts
     new[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
@@ -855,6 +854,25 @@ def unique_index_inverse(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return order, inv
     inv[order] = new.cumsum() - 1
     return order[new], inv
+
+
+def _ordered(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``np.argsort(code, kind="stable")``, ``code`` in that order) of a 1-D integer array. Below
+    :data:`_RADIX_MIN` elements of non-negative int64 codes with s spare low bits (s bits count the indices): each
+    code and its index as one int64 ``code << s | index`` -- distinct numbers whose increasing order is the stable
+    order of the codes -- sorted by value (``ndarray.sort``: numpy's SIMD sort of int64, ~0.33 M instructions at
+    4,363 elements against ~0.77 M for the stable argsort's merge sort), the indices and codes read back from the
+    bits (no gather of the codes). Else :func:`_stable_argsort` and a gather."""
+    n = len(code)
+    if 1 < n < _RADIX_MIN and type(code) is np.ndarray and code.dtype == np.int64 and code.ndim == 1:
+        s = (n - 1).bit_length()
+        if int(np.minimum.reduce(code)) >= 0 and int(np.maximum.reduce(code)) < 1 << (63 - s):
+            key = code << s
+            key |= np.arange(n)
+            key.sort()
+            return key & ((1 << s) - 1), key >> s
+    order = _stable_argsort(code)
+    return order, code[order]
 
 
 #: from this many elements on, :func:`_stable_argsort` sorts non-negative codes by 16-bit digits
