@@ -4,8 +4,11 @@ with NaN instead of copied from one NaN row (:func:`archmodels.imax.model._fill_
 configurations' number blocks written into one block (:func:`archmodels.imax.plans.mixed_plans`,
 ``_pair_conf``/``_dense_conf`` with ``out``); the configuration terms configuration-major, taken by rows and
 transposed back (``plans._conf_terms``, ``_conf_plans``); the timed counts' rows alone taken (``model._columns``);
-the codes sorted with their indices packed into one int64 (``schedule._ordered``, ``unique_index_inverse``); and a
-one-product run's reasons written at its points (``ImaxModel._reasons_at``)."""
+the codes sorted with their indices packed into one int64 (``schedule._ordered``, ``unique_index_inverse``); a
+one-product run's reasons written at its points (``ImaxModel._reasons_at``); ceil divisions in float64 where exact
+(``schedule.ceil_div``); the distinct configurations' columns read back from their bit-packed codes
+(``schedule.distinct_columns``); an SpMM batch's runs reading clocks, chips and bandwidths at the points with a
+schedule (``_runs_on``'s ``point_of``); DRAM pJ per byte read at those points only (``_Batch.dram_energy_j``)."""
 
 from __future__ import annotations
 
@@ -215,6 +218,88 @@ def _reasons_at_former(keys, prod, rows, cfg, none, feasible, at, size):
     return np.concatenate((out, IM._filled(size - len(at), "")))
 
 
+def _sparse_runs_former(self, key, batch):
+    n = batch.n
+    grp = batch.groups(True)
+    own = grp.columns[0] == 0  # format code 0: dense
+    need = S.nonzero_at(~own & (key[2] % batch.nchip == 0))
+    if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
+        every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
+        every[:2, n:] = 0
+        first, point_cfg = S.distinct_rows(every)
+        uniq = IM._rows_at(every, first)
+        at = np.concatenate((np.arange(n), need))
+        out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
+    else:
+        out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
+    run = IM._run_part(out, 0, n)
+    dense_time = np.where(own, run["time"], np.nan)
+    dense_time[need] = out["time"][n:]
+    return run, dense_time
+
+
+def _dram_energy_j_former(self, read_bytes, write_bytes, at=None):
+    if self._dram_pj is None:
+        self._dram_pj = IM._dram_pj_per_byte(self.pts["dram"])
+    read_pj, write_pj = self._dram_pj
+    if at is not None:
+        read_pj, write_pj = read_pj[at], write_pj[at]
+    return (np.asarray(read_bytes, dtype=float) * read_pj + np.asarray(write_bytes, dtype=float) * write_pj) * 1e-12
+
+
+def _ceil_div_former(a, b):
+    return -(-a // b)
+
+
+def _distinct_columns_former(block):
+    first, inv = S.distinct_rows(block)
+    return first, inv, block.take(first, axis=1)
+
+
+# ---------------------------------------------------------------- integer paths
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 400), st.sampled_from(["small", "big", "edge", "past", "zero_b",
+                                                                        "negative", "scalar", "scalar_past"]))
+def test_ceil_div_equals_the_former(seed, n, kind):
+    """ceil_div == -(-a // b) (values and dtype): a and b small, large, at the float path's bound (a < 2**52) and
+    past it, b with a 0 (numpy's int64 division by zero: 0, and its warning), negative a, a Python number."""
+    rng = np.random.default_rng(seed)
+    b = rng.integers(1, 1 << 20, n)
+    top = {"small": 5000, "big": 1 << 50, "edge": 1 << 52, "past": 1 << 60, "zero_b": 99, "negative": 99,
+           "scalar": 1, "scalar_past": 1}[kind]
+    a = rng.integers(0, top, n)
+    if kind == "edge" and n:
+        a[0], b[0] = (1 << 52) - 1, 3
+    if kind == "zero_b" and n:
+        b[rng.integers(0, n)] = 0
+    if kind == "negative":
+        a -= 50
+    if kind == "scalar":
+        a = int(rng.integers(0, 1 << 52))
+    if kind == "scalar_past":
+        a = (1 << 52) + int(rng.integers(0, 1000))
+    with np.errstate(divide="ignore"):
+        _same(S.ceil_div(a, b), _ceil_div_former(a, b))
+        if kind == "scalar":
+            _same(S.ceil_div(np.int64(a), b), _ceil_div_former(np.int64(a), b))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9), st.integers(0, 600), st.sampled_from([2, 50, 5000, 1 << 40]))
+def test_distinct_columns_equal_the_former(seed, rows, n, top):
+    """distinct_columns == distinct_rows and the take of the distinct rows' columns: repeated rows (few values),
+    distinct ones, columns whose bits overflow 62 (the former path), all-zero columns."""
+    rng = np.random.default_rng(seed)
+    block = rng.integers(0, top, (rows, n))
+    if rows > 2:
+        block[1] = 0
+    for got, want in zip(S.distinct_columns(block), _distinct_columns_former(block)):
+        _same(got, want)
+    assert S.distinct_columns(block)[2].flags.c_contiguous
+
+
 # ---------------------------------------------------------------- sorting with packed indices
 
 
@@ -385,8 +470,9 @@ def _two_products() -> Workload:
 def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     """evaluate_batch of random points (infeasible ones most) with this round's paths == with the former ones swapped
     in (the NaN rows copied, the three concatenations of the configurations' numbers, the terms' take of 28 rows,
-    every count's row taken, the stable argsort, reasons per configuration gathered at the points): every metric
-    (bit for bit), state, label, total, flag and reason."""
+    every count's row taken, the stable argsort, reasons per configuration gathered at the points, the int64 ceil
+    divisions, the configurations' columns taken, the clocks, chips and bandwidths gathered for every run, the DRAM
+    pJ of every point): every metric (bit for bit), state, label, total, flag and reason."""
     w = _two_products() if wl == "two" else load_workload(wl)
     rng = np.random.default_rng(20)
     batches = [M.params.points(M.params.random_rows(size, rng)) for size in (300, 300, 9)]
@@ -397,6 +483,10 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     monkeypatch.setattr(IM, "_columns", _columns_former)
     monkeypatch.setattr(S, "unique_index_inverse", _unique_index_inverse_former)
     monkeypatch.setattr(IM.ImaxModel, "_reasons_at", staticmethod(_reasons_at_former))
+    monkeypatch.setattr(IM.ImaxModel, "_sparse_runs", _sparse_runs_former)
+    monkeypatch.setattr(IM._Batch, "dram_energy_j", _dram_energy_j_former)
+    monkeypatch.setattr(S, "ceil_div", _ceil_div_former)
+    monkeypatch.setattr(S, "distinct_columns", _distinct_columns_former)
     old = [M.evaluate_batch(w, pts) for pts in batches]
     for a, b in zip(new, old):
         _same_batch_results(a, b)

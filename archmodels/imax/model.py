@@ -237,10 +237,10 @@ class ImaxModel(Model):
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
             every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
             every[:2, n:] = 0
-            first, point_cfg = S.distinct_rows(every)
-            uniq = _rows_at(every, first)
-            at = np.concatenate((np.arange(n), need))
-            out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
+            first, point_cfg, distinct = S.distinct_columns(every)
+            uniq = distinct.T  # (_rows_at's layout: the configurations' numbers column by column, contiguous)
+            at = np.concatenate((np.arange(n), need))  # the point of each run (the points', then the references')
+            out = self._runs_on([key], uniq, point_cfg, batch.nchip, batch.clock_hz, batch.bw, n, point_of=at)
         else:
             out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
         run = _run_part(out, 0, n)
@@ -249,14 +249,15 @@ class ImaxModel(Model):
         return run, dense_time
 
     def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, nchip: np.ndarray, clock_hz: np.ndarray,
-                 bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
+                 bw: np.ndarray, with_reasons: int, point_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
         (:class:`_Groups`' columns: the mapping by its code), with those points' ``nchip``, clock and link
         bandwidth, over (product, point) pairs, product-major: ``ok``, ``H``, ``reason`` and ``time`` (NaN without
         a schedule) over every pair, ``at`` the pairs with a schedule, and every other number of
         :data:`_RUN_NAMES` only at those pairs (:func:`_store_choice`; random points mostly have no schedule, and
         their numbers would all be NaN). Reasons are written for the first ``with_reasons`` points of each
-        product (the others read "")."""
+        product (the others read ""). ``point_of``: the row of ``nchip``, ``clock_hz`` and ``bw`` of each point
+        (they are then read at the points with a schedule only, not gathered for every point beforehand)."""
         n, nk = len(inv), len(keys)
         G = len(uniq)
         if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
@@ -292,6 +293,8 @@ class ImaxModel(Model):
         out["at"] = sel
         if len(sel):
             at = sel % n if nk > 1 else sel  # the point of each (product, point) pair
+            if point_of is not None:
+                at = point_of[at]
             _store_choice(out, plans, inv, sel, nchip[at], clock_hz[at], bw[at])
         else:
             out.update(zip(_AT_NAMES, np.empty((len(_AT_NAMES), 0))))
@@ -515,12 +518,22 @@ class _Batch:
     nodes: list[tuple[int, np.ndarray]]
     _groups: dict[bool, _Groups] = field(default_factory=dict)
     _dram_pj: tuple[np.ndarray, np.ndarray] | None = None
+    _dram_codes: tuple[np.ndarray | None] | None = None  # (the points' DRAM codes, or None for other names,)
     _one_struct: tuple[int, ...] | None = None  # a batch of one point: its structural values (_one_group)
 
     def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray,
                       at: np.ndarray | None = None) -> np.ndarray:
         """``tech.dram_energy_j`` at the points' DRAM types (``at``: of those points only), their pJ per byte looked
         up once per batch (not once per layer: the lookup walks the points' names in Python)."""
+        if at is not None and self._dram_pj is None and self.pts["dram"].ndim == 1:  # those points' codes only: the
+            # table read at them (the values of every point's pJ gathered at ``at``, without the gathers over all)
+            if self._dram_codes is None:
+                self._dram_codes = (_choice_codes(self.pts["dram"], tech.DRAM_NAMES),)
+            codes = self._dram_codes[0]
+            if codes is not None:
+                table, codes = _dram_table(), codes[at]
+                return (np.asarray(read_bytes, dtype=float) * table[0][codes]
+                        + np.asarray(write_bytes, dtype=float) * table[1][codes]) * 1e-12
         if self._dram_pj is None:
             self._dram_pj = _dram_pj_per_byte(self.pts["dram"])
         read_pj, write_pj = self._dram_pj
