@@ -7,7 +7,8 @@ transposed back (``plans._conf_terms``, ``_conf_plans``); the timed counts' rows
 the codes sorted with their indices packed into one int64 (``schedule._ordered``, ``unique_index_inverse``); a
 one-product run's reasons written at its points (``ImaxModel._reasons_at``); ceil divisions in float64 where exact
 (``schedule.ceil_div``); the distinct configurations' columns read back from their bit-packed codes
-(``schedule.distinct_columns``); an SpMM batch's runs reading clocks, chips and bandwidths at the points with a
+(``schedule.distinct_columns``, and with an SpMM batch's dense references joined by their codes alone:
+``distinct_columns_joined``); an SpMM batch's runs reading clocks, chips and bandwidths at the points with a
 schedule (``_runs_on``'s ``point_of``); DRAM pJ per byte read at those points only (``_Batch.dram_energy_j``)."""
 
 from __future__ import annotations
@@ -298,6 +299,24 @@ def test_distinct_columns_equal_the_former(seed, rows, n, top):
     for got, want in zip(S.distinct_columns(block), _distinct_columns_former(block)):
         _same(got, want)
     assert S.distinct_columns(block)[2].flags.c_contiguous
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9), st.integers(1, 600), st.sampled_from([2, 50, 5000, 1 << 40]),
+       st.integers(0, 3), st.floats(0, 1))
+def test_distinct_columns_joined_equal_the_former(seed, rows, n, top, zeroed, share):
+    """distinct_columns_joined(block, extra, zeroed) == distinct_rows and the take of the joined block (the block, then
+    its columns ``extra`` with their first ``zeroed`` rows 0: _sparse_runs' former ``every``), with extra columns
+    equal to some of the block's (a point whose format is dense already) or not, repeated, none."""
+    rng = np.random.default_rng(seed)
+    block = rng.integers(0, top, (rows, n))
+    if rows > 3:
+        block[:2, rng.random(n) < 0.3] = 0  # (some columns already zero on top: their extra copies repeat them)
+    extra = np.flatnonzero(rng.random(n) < share)
+    every = np.concatenate((block, block[:, extra]), axis=1)
+    every[:zeroed, n:] = 0
+    for got, want in zip(S.distinct_columns_joined(block, extra, zeroed), _distinct_columns_former(every)):
+        _same(got, want)
 
 
 # ---------------------------------------------------------------- sorting with packed indices

@@ -235,9 +235,7 @@ class ImaxModel(Model):
         own = grp.columns[0] == 0  # format code 0: dense
         need = S.nonzero_at(~own & (key[2] % batch.nchip == 0))
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
-            every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
-            every[:2, n:] = 0
-            first, point_cfg, distinct = S.distinct_columns(every)
+            first, point_cfg, distinct = S.distinct_columns_joined(grp.columns, need, 2)
             uniq = distinct.T  # (_rows_at's layout: the configurations' numbers column by column, contiguous)
             at = np.concatenate((np.arange(n), need))  # the point of each run (the points', then the references')
             out = self._runs_on([key], uniq, point_cfg, batch.nchip, batch.clock_hz, batch.bw, n, point_of=at)

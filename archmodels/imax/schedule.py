@@ -890,24 +890,59 @@ def distinct_columns(block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     column most significant: the order of the mixed-radix codes, so the same first and inv), and the distinct rows'
     columns are read back from their sorted codes by a shift and a mask per column (~14 numpy calls, against a take
     of every column at ~13 instructions an element); else distinct_rows and the take."""
+    packed = _packed_codes(block)
+    if packed is None:
+        first, inv = distinct_rows(block)
+        return first, inv, block.take(first, axis=1)
+    code, bits = packed
+    first, inv, distinct = _unique_codes(code)
+    return first, inv, _unpacked(distinct, bits)
+
+
+def distinct_columns_joined(block: np.ndarray, extra: np.ndarray, zeroed: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
+    """:func:`distinct_columns` of ``block`` joined by its columns ``extra`` with their first ``zeroed`` rows set to 0
+    (an SpMM batch's configurations and its dense references: format and mapping codes 0), without the joined
+    block: the extra columns' codes are their columns' codes with the top bits masked off (the joined block's
+    column maxima are the block's: zeros raise none), one gather of codes instead of a gather of every row and a
+    copy of the whole block."""
+    packed = _packed_codes(block)
+    if packed is None or not len(extra):
+        every = np.concatenate((block, block[:, extra]), axis=1)
+        every[:zeroed, block.shape[1]:] = 0
+        return distinct_columns(every)
+    code, bits = packed
+    ref = code[extra]
+    ref &= (1 << sum(bits[zeroed:])) - 1
+    first, inv, distinct = _unique_codes(np.concatenate((code, ref)))
+    return first, inv, _unpacked(distinct, bits)
+
+
+def _packed_codes(block: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
+    """(each row's columns' bits side by side, the first column most significant; each column's bit count) of a 2-D
+    int64 block whose rows are the columns, or None when a value is negative or the bits do not fit 62."""
     rows, n = block.shape
-    if rows and n and block.dtype == np.int64 and int(np.minimum.reduce(block, axis=None)) >= 0:
-        bits = [int(t).bit_length() for t in np.maximum.reduce(block, axis=1).tolist()]
-        if sum(bits) < 63:
-            code = block[0].copy()
-            for j in range(1, rows):
-                code <<= bits[j]
-                code |= block[j]
-            first, inv, distinct = _unique_codes(code)
-            out = np.empty((rows, len(first)), np.int64)
-            shift = 0
-            for j in range(rows - 1, -1, -1):
-                np.right_shift(distinct, shift, out=out[j])
-                out[j] &= (1 << bits[j]) - 1
-                shift += bits[j]
-            return first, inv, out
-    first, inv = distinct_rows(block)
-    return first, inv, block.take(first, axis=1)
+    if not (rows and n and block.dtype == np.int64 and int(np.minimum.reduce(block, axis=None)) >= 0):
+        return None
+    bits = [int(t).bit_length() for t in np.maximum.reduce(block, axis=1).tolist()]
+    if sum(bits) >= 63:
+        return None
+    code = block[0].copy()
+    for j in range(1, rows):
+        code <<= bits[j]
+        code |= block[j]
+    return code, bits
+
+
+def _unpacked(codes: np.ndarray, bits: list[int]) -> np.ndarray:
+    """The columns [len(bits), codes] (C-contiguous int64) of :func:`_packed_codes`' codes: a shift and a mask each."""
+    out = np.empty((len(bits), len(codes)), np.int64)
+    shift = 0
+    for j in range(len(bits) - 1, -1, -1):
+        np.right_shift(codes, shift, out=out[j])
+        out[j] &= (1 << bits[j]) - 1
+        shift += bits[j]
+    return out
 
 
 def _ordered(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
