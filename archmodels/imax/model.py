@@ -237,8 +237,8 @@ class ImaxModel(Model):
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
             first, point_cfg, distinct = S.distinct_columns_joined(grp.columns, need, 2)
             uniq = distinct.T  # (_rows_at's layout: the configurations' numbers column by column, contiguous)
-            at = np.concatenate((np.arange(n), need))  # the point of each run (the points', then the references')
-            out = self._runs_on([key], uniq, point_cfg, batch.nchip, batch.clock_hz, batch.bw, n, point_of=at)
+            # the runs: the points', then their references' (of points ``need``)
+            out = self._runs_on([key], uniq, point_cfg, batch.nchip, batch.clock_hz, batch.bw, n, point_refs=need)
         else:
             out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
         run = _run_part(out, 0, n)
@@ -247,15 +247,16 @@ class ImaxModel(Model):
         return run, dense_time
 
     def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, nchip: np.ndarray, clock_hz: np.ndarray,
-                 bw: np.ndarray, with_reasons: int, point_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                 bw: np.ndarray, with_reasons: int, point_refs: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
         (:class:`_Groups`' columns: the mapping by its code), with those points' ``nchip``, clock and link
         bandwidth, over (product, point) pairs, product-major: ``ok``, ``H``, ``reason`` and ``time`` (NaN without
         a schedule) over every pair, ``at`` the pairs with a schedule, and every other number of
         :data:`_RUN_NAMES` only at those pairs (:func:`_store_choice`; random points mostly have no schedule, and
         their numbers would all be NaN). Reasons are written for the first ``with_reasons`` points of each
-        product (the others read ""). ``point_of``: the row of ``nchip``, ``clock_hz`` and ``bw`` of each point
-        (they are then read at the points with a schedule only, not gathered for every point beforehand)."""
+        product (the others read ""). ``point_refs``: one product whose last ``len(point_refs)`` points are those
+        rows of ``nchip``, ``clock_hz`` and ``bw`` (a sparse layer's dense references), the others their first rows:
+        they are read at the points with a schedule only, not gathered for every point beforehand."""
         n, nk = len(inv), len(keys)
         G = len(uniq)
         if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
@@ -291,8 +292,10 @@ class ImaxModel(Model):
         out["at"] = sel
         if len(sel):
             at = sel % n if nk > 1 else sel  # the point of each (product, point) pair
-            if point_of is not None:
-                at = point_of[at]
+            if point_refs is not None:  # (``sel`` increasing: the points' own runs, then the references')
+                own = n - len(point_refs)
+                cut = int(sel.searchsorted(own))
+                at = np.concatenate((sel[:cut], point_refs[sel[cut:] - own]))
             _store_choice(out, plans, inv, sel, nchip[at], clock_hz[at], bw[at])
         else:
             out.update(zip(_AT_NAMES, np.empty((len(_AT_NAMES), 0))))
