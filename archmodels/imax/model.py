@@ -343,7 +343,7 @@ class ImaxModel(Model):
         """``_reasons(...)[at]`` over ``size`` lines, "" past ``len(at)``: the line of configuration ``at[i]`` at i
         (``none``, ``feasible`` per configuration, as :meth:`_reasons`), written at the lines themselves -- the flags
         gathered at ``at`` (bytes), no object array over the configurations filled, scattered into and gathered
-        (~0.3 M instructions at 4,096 points). The same texts; a configuration that several lines read gets one
+        (-0.08 M instructions measured at 4,096 points). The same texts; a configuration that several lines read gets one
         text each (the caller takes this path when there are about as many configurations as lines)."""
         none, feasible, error = none[at], feasible[at], cfg["error"][at]
         reasons = _filled(size, "")
