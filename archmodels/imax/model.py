@@ -247,12 +247,10 @@ class ImaxModel(Model):
         own = grp.columns[0] == 0  # format code 0: dense
         need = S.nonzero_at(~own & (key[2] % batch.nchip == 0))
         if len(need):  # the reference configurations: the points' structure, format and mapping dense (codes 0)
-            every = np.concatenate((grp.columns, grp.columns[:, need]), axis=1)
-            every[:2, n:] = 0
-            first, point_cfg = S.distinct_rows(every)
-            uniq = _rows_at(every, first)
-            at = np.concatenate((np.arange(n), need))
-            out = self._runs_on([key], uniq, point_cfg, batch.nchip[at], batch.clock_hz[at], batch.bw[at], n)
+            first, point_cfg, distinct = S.distinct_columns_joined(grp.columns, need, 2)
+            uniq = distinct.T  # (_rows_at's layout: the configurations' numbers column by column, contiguous)
+            # the runs: the points', then their references' (of points ``need``)
+            out = self._runs_on([key], uniq, point_cfg, batch.nchip, batch.clock_hz, batch.bw, n, point_refs=need)
         else:
             out = self._runs_on([key], grp.uniq, grp.inv, batch.nchip, batch.clock_hz, batch.bw, n)
         run = _run_part(out, 0, n)
@@ -261,14 +259,16 @@ class ImaxModel(Model):
         return run, dense_time
 
     def _runs_on(self, keys: list[tuple], uniq: np.ndarray, inv: np.ndarray, nchip: np.ndarray, clock_hz: np.ndarray,
-                 bw: np.ndarray, with_reasons: int) -> dict[str, np.ndarray]:
+                 bw: np.ndarray, with_reasons: int, point_refs: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """:meth:`_runs` of the products ``keys`` on points whose configurations are rows ``inv`` of ``uniq``
         (:class:`_Groups`' columns: the mapping by its code), with those points' ``nchip``, clock and link
         bandwidth, over (product, point) pairs, product-major: ``ok``, ``H``, ``reason`` and ``time`` (NaN without
         a schedule) over every pair, ``at`` the pairs with a schedule, and every other number of
         :data:`_RUN_NAMES` only at those pairs (:func:`_store_choice`; random points mostly have no schedule, and
         their numbers would all be NaN). Reasons are written for the first ``with_reasons`` points of each
-        product (the others read "")."""
+        product (the others read ""). ``point_refs``: one product whose last ``len(point_refs)`` points are those
+        rows of ``nchip``, ``clock_hz`` and ``bw`` (a sparse layer's dense references), the others their first rows:
+        they are read at the points with a schedule only, not gathered for every point beforehand."""
         n, nk = len(inv), len(keys)
         G = len(uniq)
         if nk == 1:  # one product (a sparse layer): its configurations as they are, m and k one number each
@@ -289,7 +289,10 @@ class ImaxModel(Model):
         if nk > 1:
             inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
         out = {"H": cfg["H"].astype(float)[inv], "ok": feasible[inv], "time": _filled_nan(nk * n)}
-        if with_reasons:
+        if with_reasons and nk == 1 and G >= with_reasons:  # one product on about a configuration a point (random
+            # points): each point's line written at the point, not per configuration then gathered per point
+            out["reason"] = self._reasons_at(keys, prod, rows, cfg, none, feasible, inv[:with_reasons], n)
+        elif with_reasons:
             want = None
             if with_reasons < n:  # the configurations those points read
                 want = np.zeros(len(rows), bool)
@@ -301,6 +304,10 @@ class ImaxModel(Model):
         out["at"] = sel
         if len(sel):
             at = sel % n if nk > 1 else sel  # the point of each (product, point) pair
+            if point_refs is not None:  # (``sel`` increasing: the points' own runs, then the references')
+                own = n - len(point_refs)
+                cut = int(sel.searchsorted(own))
+                at = np.concatenate((sel[:cut], point_refs[sel[cut:] - own]))
             _store_choice(out, plans, inv, sel, nchip[at], clock_hz[at], bw[at])
         else:
             out.update(zip(_AT_NAMES, np.empty((len(_AT_NAMES), 0))))
@@ -334,20 +341,35 @@ class ImaxModel(Model):
         for g in S.nonzero_at(~feasible & ~none):
             reasons[g] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
         bad = S.nonzero_at(cfg["error"] & none)
-        if len(bad):  # build errors: too few units or LMM (``configurations`` found no H or no tiling): the line
-            # names (mapping, cols, units) when H < 1, else lmm_kb only: one line per distinct such key, asked of
-            # the cached build_error with only what it reads (the same text; a batch meets the same few keys)
-            mc, units, cols, kb = rows[bad][:, 1:5].T
-            no_h = cfg["H"][bad] < 1
-            first, inv = S.distinct_rows((no_h, np.where(no_h, mc, 0), np.where(no_h, cols, 0),
-                                          np.where(no_h, units, 0), np.where(no_h, 0, kb)))
-            lines = [S.build_error(C.MAPPINGS[mc], units, cols, 0, 0) if no else S.build_error("dense", 0, 0, kb, 1)
-                     for no, mc, units, cols, kb in zip(no_h[first].tolist(), *rows[bad[first]][:, 1:5].T.tolist())]
-            reasons[bad] = np.array(lines, dtype=object)[inv]
+        if len(bad):
+            reasons[bad] = _build_error_lines(rows, cfg, bad)
         plain = S.nonzero_at(none & ~cfg["error"])
         if len(plain):
             reasons[plain] = S.no_schedule_reasons({name: cfg[name][plain] for name in S.LIMIT_NAMES},
                                                    shared=len(keys) > 1, config=None if config is None else config[plain])
+        return reasons
+
+    @staticmethod
+    def _reasons_at(keys: list[tuple], prod: np.ndarray, rows: np.ndarray, cfg: dict[str, np.ndarray],
+                    none: np.ndarray, feasible: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
+        """``_reasons(...)[at]`` over ``size`` lines, "" past ``len(at)``: the line of configuration ``at[i]`` at i
+        (``none``, ``feasible`` per configuration, as :meth:`_reasons`), written at the lines themselves -- the flags
+        gathered at ``at`` (bytes), no object array over the configurations filled, scattered into and gathered
+        (-0.08 M instructions measured at 4,096 points). The same texts; a configuration that several lines read gets one
+        text each (the caller takes this path when there are about as many configurations as lines)."""
+        none, feasible, error = none[at], feasible[at], cfg["error"][at]
+        reasons = _filled(size, "")
+        for i in S.nonzero_at(~feasible & ~none):
+            g = at[i]
+            reasons[i] = S.no_schedule_reason(_schedule(keys[prod[g]], rows[g]).problem)
+        bad = S.nonzero_at(error & none)
+        if len(bad):
+            reasons[bad] = _build_error_lines(rows, cfg, at[bad])
+        plain = S.nonzero_at(none & ~error)
+        if len(plain):
+            conf = at[plain]
+            reasons[plain] = S.no_schedule_reasons({name: cfg[name][conf] for name in S.LIMIT_NAMES},
+                                                   shared=len(keys) > 1)
         return reasons
 
     def _fill(self, lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
@@ -509,12 +531,22 @@ class _Batch:
     nodes: list[tuple[int, np.ndarray]]
     _groups: dict[bool, _Groups] = field(default_factory=dict)
     _dram_pj: tuple[np.ndarray, np.ndarray] | None = None
+    _dram_codes: tuple[np.ndarray | None] | None = None  # (the points' DRAM codes, or None for other names,)
     _one_struct: tuple[int, ...] | None = None  # a batch of one point: its structural values (_one_group)
 
     def dram_energy_j(self, read_bytes: np.ndarray, write_bytes: np.ndarray,
                       at: np.ndarray | None = None) -> np.ndarray:
         """``tech.dram_energy_j`` at the points' DRAM types (``at``: of those points only), their pJ per byte looked
         up once per batch (not once per layer: the lookup walks the points' names in Python)."""
+        if at is not None and self._dram_pj is None and self.pts["dram"].ndim == 1:  # those points' codes only: the
+            # table read at them (the values of every point's pJ gathered at ``at``, without the gathers over all)
+            if self._dram_codes is None:
+                self._dram_codes = (_choice_codes(self.pts["dram"], tech.DRAM_NAMES),)
+            codes = self._dram_codes[0]
+            if codes is not None:
+                table, codes = _dram_table(), codes[at]
+                return (np.asarray(read_bytes, dtype=float) * table[0][codes]
+                        + np.asarray(write_bytes, dtype=float) * table[1][codes]) * 1e-12
         if self._dram_pj is None:
             self._dram_pj = _dram_pj_per_byte(self.pts["dram"])
         read_pj, write_pj = self._dram_pj
@@ -738,6 +770,20 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
 
 #: the numbers of a batched run (:meth:`ImaxModel._runs_on`) kept only at the points with a schedule (its ``at``)
 _AT_NAMES = tuple(k for k in _RUN_NAMES if k not in ("time", "H"))
+
+
+def _build_error_lines(rows: np.ndarray, cfg: dict[str, np.ndarray], bad: np.ndarray) -> np.ndarray:
+    """The lines (objects) of configurations ``bad`` (rows of ``rows``, ``cfg``) with a build error: too few units or
+    LMM (``configurations`` found no H or no tiling): the line names (mapping, cols, units) when H < 1, else lmm_kb
+    only: one line per distinct such key, asked of the cached build_error with only what it reads (the same text; a
+    batch meets the same few keys)."""
+    mc, units, cols, kb = rows[bad][:, 1:5].T
+    no_h = cfg["H"][bad] < 1
+    first, inv = S.distinct_rows((no_h, np.where(no_h, mc, 0), np.where(no_h, cols, 0),
+                                  np.where(no_h, units, 0), np.where(no_h, 0, kb)))
+    lines = [S.build_error(C.MAPPINGS[mc], units, cols, 0, 0) if no else S.build_error("dense", 0, 0, kb, 1)
+             for no, mc, units, cols, kb in zip(no_h[first].tolist(), *rows[bad[first]][:, 1:5].T.tolist())]
+    return np.array(lines, dtype=object)[inv]
 
 
 def _run_layer_batch(layer: Layer, ok: np.ndarray, reason: np.ndarray, own: bool) -> LayerBatch:
@@ -1042,12 +1088,21 @@ _BIG_GROUP = 256
 def _columns(feats: dict[str, np.ndarray], idx: np.ndarray, names: tuple[str, ...],
              block: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """``{k: feats[k][idx] for k in names}``: the counts ``names`` of the candidates ``idx``. With ``block`` (the
-    [schedule.FEATURES, candidates] array whose rows are ``feats``), its columns ``idx`` taken in one call (the
-    same values: a gather copies them) -- a dict of rows of that array, every count of FEATURES in it; else
-    one gather per count."""
+    [schedule.FEATURES, candidates] array whose rows are ``feats``), the columns ``idx`` of its rows from the first
+    to the last of ``names`` (:func:`_feature_span`: the timed counts are 11 consecutive rows of 19) taken in one
+    call (the same values: a gather copies them) -- a dict of rows of that array, every count of ``names`` in it;
+    else one gather per count."""
     if block is None:
         return {k: feats[k][idx] for k in names}
-    return dict(zip(S.FEATURES, block.take(idx, axis=1)))
+    lo, hi = _feature_span(names)
+    return dict(zip(S.FEATURES[lo:hi], block[lo:hi].take(idx, axis=1)))
+
+
+@lru_cache(maxsize=16)
+def _feature_span(names: tuple[str, ...]) -> tuple[int, int]:
+    """(first, last + 1) of the rows of ``names`` in :data:`schedule.FEATURES`."""
+    at = [S.FEATURES.index(k) for k in names]
+    return min(at), max(at) + 1
 
 
 def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray, nchip: np.ndarray,
@@ -1137,13 +1192,12 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
               _rep(g["blocks"], reps), g["row_tiles"], g["col_tiles"], slots, padding, _rep(g["a_bytes"], reps),
               _rep(nchip * g["b_bytes"], reps), _rep(nchip * g["c_load_bytes"], reps), writes, fma_j, lmm_j, dram_j]
     values += [_rep(g[s], reps) for s in STATES]
-    nan = _filled_nan(lb.n)
     rows = []
     for v in values:  # one array per metric (the copies lb.set would make; rows of one large block cost more:
-        if v is None:  # a fresh 1 MB block page-faults in, small arrays reuse freed memory)
-            rows.append(None)
-            continue
-        row = nan.copy()
+        if v is None:  # a fresh 1 MB block page-faults in, small arrays reuse freed memory), each filled with NaN
+            rows.append(None)  # (not a copy of one NaN row: a copy moves 8 bytes an element, by ``rep movsb``
+            continue  # past a few KB, ~1 instruction a byte; the fill stores them, ~3x fewer)
+        row = _filled_nan(lb.n)
         row[at] = v
         rows.append(row)
     rows[_DENSE_ROW], rows[_CHAIN_ROW] = dense_time.astype(float), r["H"].astype(float)  # every point

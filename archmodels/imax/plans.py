@@ -418,15 +418,16 @@ def mixed_plans(layer, fmt, mapping, n: int, m, k, nd: int, cfg: dict[str, np.nd
     fallback, sidx, pairs = _sparse_pairs(layer, fmt, mapping, scfg, lmm_opt[nd:])
     dopt = lmm_opt[:nd]
     d_amax = _a_max(dcfg, np.ones(nd, bool))
-    dconf = _dense_conf(m, k, dcfg, dopt, d_amax)
+    # both kinds' numbers written side by side into one block (dense columns, then sparse: no concatenation)
+    conf = np.empty((len(_CONF_ROWS), nd + len(sidx)), np.int64)
+    _dense_conf(m, k, dcfg, dopt, d_amax, out=conf[:, :nd])
     if not len(sidx):
-        per = _per_numbers(dconf, np.zeros(nd, bool), np.full(nd, _DENSE_URB), dcfg)
-        return _conf_plans(n, dcfg, dopt, d_amax, dconf, per), np.arange(nd), fallback
-    sconf, s_amax = _pair_conf(*pairs)
+        per = _per_numbers(conf, np.zeros(nd, bool), np.full(nd, _DENSE_URB), dcfg)
+        return _conf_plans(n, dcfg, dopt, d_amax, conf, per), np.arange(nd), fallback
+    _, s_amax = _pair_conf(*pairs, out=conf[:, nd:])
     sub, sopt = pairs[-2], pairs[-1]
     # the numbers of the planned configurations, dense then sparse: the given ones when none falls back
     joined = cfg if len(sidx) == len(fallback) else {key: np.concatenate((dcfg[key], sub[key])) for key in _PER_INPUTS}
-    conf = np.concatenate((dconf, sconf), axis=1)
     per = _per_numbers(conf, np.concatenate((np.zeros(nd, bool), pairs[5])),
                        np.concatenate((np.full(nd, _DENSE_URB), sub["e"])), joined)
     plans = _conf_plans(n, joined, np.concatenate((dopt, sopt)), np.concatenate((d_amax, s_amax)), conf, per)
@@ -454,14 +455,16 @@ def _per_numbers(conf: np.ndarray, jds: np.ndarray, urb: np.ndarray, cfg: dict[s
 PLAN_INPUTS = ("arow", "acol", "L", "H", "W", "N", "e", "rt", "ct", "units", "b_hi")
 
 
-def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray) -> np.ndarray:
+def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray,
+                out: np.ndarray | None = None) -> np.ndarray:
     """:func:`_pair_conf`'s [:data:`_CONF_ROWS`, configurations] numbers of dense m x k products
     on configurations ``cfg`` in closed form, as :func:`dense_plans` sums them: a dense A cut ``rt x ct`` has row
     tiles summing to m (the largest ``ceil(m / rt)``) and ``ec`` column tiles of ``c0 + 1`` columns, the rest of
     ``c0``; a tile's blocks are ``ceil(width / H)``, its stored rows its rows x blocks. A dense slot is an element
     (``SL`` = m x k, of ``VALUE_BYTES``; ``MS`` the elements of the tiles of several blocks), no permutation, one A
     array. With these, :func:`_conf_plans`' formulas are :func:`dense_plans`' as integer identities (e.g. its A
-    bytes without the optimisation ``e m (GB Xs + Xn)`` = ``(GB MS + (SL - MS)) e``, Xs + Xn = k)."""
+    bytes without the optimisation ``e m (GB Xs + Xn)`` = ``(GB MS + (SL - MS)) e``, Xs + Xn = k). ``out``: an int64
+    [:data:`_CONF_ROWS`, configurations] array to write them into (then returned), as :func:`_pair_conf`'s."""
     H, W, N, units = cfg["H"], cfg["W"], cfg["N"], cfg["units"]
     rt, ct = cfg["rt"], cfg["ct"]
     m, k = (x if np.shape(x) == H.shape else np.broadcast_to(x, H.shape) for x in (m, k))  # (an SpMM's: arrays)
@@ -480,7 +483,7 @@ def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.nda
                      np.where(multi_ct, rt, 1) * k, rt, m, m * (ec * c1 * s1 + rest * c0 * s0),
                      rt * (ec * B1 * s1 + rest * B0 * s0), rt * SGA, rt * (ec * GA1 * c1 + rest * GA0 * c0), m * SGA,
                      rmax, np.minimum(AG, np.where(ec > 0, B1, B0)) * rmax, AG, N, W, units,
-                     C.fill_cycles(units, W, "dense"), one, zero, opt, rt * ct, one * C.VALUE_BYTES))
+                     C.fill_cycles(units, W, "dense"), one, zero, opt, rt * ct, one * C.VALUE_BYTES), out=out)
     return conf
 
 
@@ -536,10 +539,13 @@ def _pair_plans(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, 
 
 
 def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, first: np.ndarray, jds: np.ndarray,
-               ivs: np.ndarray, cfg: dict[str, np.ndarray], opt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               ivs: np.ndarray, cfg: dict[str, np.ndarray], opt: np.ndarray,
+               out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(the [:data:`_CONF_ROWS`, configurations] int64 numbers a candidate of each configuration reads, the largest
     AGRP of each) of sparse configurations from their (tile, configuration) pairs
-    (:func:`_pair_plans`)."""
+    (:func:`_pair_plans`). ``out``: an int64 [:data:`_CONF_ROWS`, configurations] array (e.g. columns of a larger
+    block) the numbers are written into and returned as, instead of a new array: the sums, maxima and rows go
+    there directly (no concatenation of the three parts, nor of the block with another kind's)."""
     H, e, L = cfg["H"], cfg["e"], cfg["L"]
     rows = tiles.rows[tp]
     Hp = H[cp]
@@ -565,14 +571,15 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
     cols, fk, bn, la = tiles.cols[tp], tiles.first_k[tp], tiles.b_new[tp], tiles.last[tp]
     several = nbp > 1  # tiles of several blocks: re-sent per B group without the optimisation
     slots = stored * Hp
-    sums = np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
-                                     several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1)
-    tops = np.maximum.reduceat(np.stack((top, big, most)), first, axis=1)
     # every number of a configuration the candidates read (C-contiguous rows; the tiles of each configuration:
-    # every one runs)
-    conf = np.concatenate((sums, tops, np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1),
-                                                 jds, opt, np.diff(np.append(first, len(cp))),
-                                                 np.full(len(first), formats.SLOT_BYTES)))))
+    # every one runs): sums over its tiles, maxima over them, its own numbers
+    conf = np.empty((len(_CONF_ROWS), len(first)), np.int64) if out is None else out
+    np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
+                              several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1,
+                    out=conf[:_N_SUMS])
+    np.maximum.reduceat(np.stack((top, big, most)), first, axis=1, out=conf[_N_SUMS:_N_SUMS + 3])
+    np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt,
+              np.diff(np.append(first, len(cp))), np.full(len(first), formats.SLOT_BYTES)), out=conf[_N_SUMS + 3:])
     return conf, a_max
 
 
@@ -584,6 +591,8 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
 _CONF_ROWS = ("R", "Cs", "NB", "ST", "SL", "FK", "FKR", "BN", "BNC", "LA", "LAR", "MS", "MB", "GAs", "GAC", "GAR",
               "TOPg", "BIG", "MOST", "N", "W", "units", "fill", "arrays", "perm", "o", "TI", "sb")
 _NB, _SL, _TOPG = (_CONF_ROWS.index(name) for name in ("NB", "SL", "TOPg"))
+#: the rows of the block that are sums over the tiles (then three maxima: TOPg, BIG, MOST)
+_N_SUMS = _TOPG
 
 
 def _conf_plans(n: int, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.ndarray, conf: np.ndarray,
@@ -593,11 +602,13 @@ def _conf_plans(n: int, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.n
     numbers (integer formulas: the tile walk's counts, exact). What a count takes from the configuration alone is
     written once per configuration (:func:`_conf_terms`: ~2.5 candidates a configuration) and gathered at the
     candidates in one take; a candidate adds its B groups GB and BGRP (the same integers: products and sums of
-    integers regrouped, far below 2**63)."""
+    integers regrouped, far below 2**63). The terms are configuration-major ([configurations, 28]): the take copies
+    a configuration's 224 bytes at once, then one transposing copy makes the count rows contiguous again (~0.35 M
+    instructions fewer than a take of 28 rows element by element at ~1,600 candidates; the same array)."""
     all_opt, no_opt = bool(opt.all()), not opt.any()
     count, g, AG, BG = _candidates(n, cfg, True if all_opt else False if no_opt else opt, a_max)
     (N, X_st, X_ag, Y_ag, X_pa, A0, A1, Bm, Bs, Cl, Cd, LARv, STW, WS, NBF, LDm, BNd, DDm, LAd, D0, D1, SL, E0, E1,
-     slots, most, pes, o) = np.take(_conf_terms(conf), g, axis=1)
+     slots, most, pes, o) = np.ascontiguousarray(_conf_terms(conf).take(g, axis=0).T)
     o = o.astype(bool)
     GB = n // (BG * N)
     multi = GB > 1
@@ -621,7 +632,8 @@ def _conf_plans(n: int, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.n
 
 
 def _conf_terms(conf: np.ndarray) -> np.ndarray:
-    """[28, configurations] int64: what :func:`_conf_plans`' counts read of each configuration's numbers ``conf``
+    """[configurations, 28] int64 (C-contiguous: a configuration's terms side by side, for :func:`_conf_plans`' take
+    of whole rows): what :func:`_conf_plans`' counts read of each configuration's numbers ``conf``
     (:data:`_CONF_ROWS`), in its order: per count, the configuration's terms of ``term0 + GB x term1`` (or of the
     several-B-group / one-B-group cases), the values (VB value bytes, desc DMA descriptor words, IB index bytes)
     with the optimisation ``o`` or without:
@@ -651,7 +663,7 @@ def _conf_terms(conf: np.ndarray) -> np.ndarray:
         np.where(ob, GAs * arrays + perm * TI, (NB - MB) * arrays + perm * TI) * desc,
         np.where(ob, zero, MB * arrays * desc),
         SL, SL * sb, (SL + 2 * ST) * VB,
-        np.where(ob, BIG, TOPg), np.where(ob, MOST, 1), units * W, o))
+        np.where(ob, BIG, TOPg), np.where(ob, MOST, 1), units * W, o), axis=1)
 
 
 #: the rows of :data:`schedule.FEATURES` before and after its three PIO word counts (conf, regv, range words)
