@@ -50,11 +50,16 @@ def _fill_at_former(lb, layer, r, reps, dense_time, batch):
     g = dict(r, time=r["time"][at], H=r["H"][at])
     time_s, reads, writes, issued, lmm_bytes = IM._run_flows(g, nchip, reps)
     energy = np.full(len(at), np.nan)  # every point here has its node: all set below
+    fma_j, lmm_j = np.full(len(at), np.nan), np.full(len(at), np.nan)  # (the energy parts, merged in on 2026-11-27)
     vscale, lmm_kb = batch.vscale[at], pts["lmm_kb"][at]
     for node, mask in batch.nodes:
         sel = IM.S.nonzero_at(mask[at]) if len(batch.nodes) > 1 else slice(None)
-        energy[sel] = IM.C.energy_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node), vscale[sel]) * 1e-12
-    energy = energy + batch.dram_energy_j(reads, writes, at)
+        fma, lmm = IM.C.energy_terms_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node))
+        v = vscale[sel]
+        energy[sel] = (fma + lmm) * v * 1e-12
+        fma_j[sel], lmm_j[sel] = fma * v * 1e-12, lmm * v * 1e-12
+    dram_j = batch.dram_energy_j(reads, writes, at)
+    energy = energy + dram_j
     cycles = time_s * clock_hz
     with np.errstate(divide="ignore", invalid="ignore"):
         util = layer.macs / (cycles * nchip * pts["units"][at] * IM.C.SIMD)
@@ -65,7 +70,8 @@ def _fill_at_former(lb, layer, r, reps, dense_time, batch):
     values = [cycles, time_s, util, reads, writes, energy, speedup, None, g["util"], g["util_unopt"], None,
               g["agrp"], g["bgrp"], g["bgrp"], IM._rep(g["starts"], reps), IM._rep(g["a_groups"], reps), g["b_groups"],
               IM._rep(g["blocks"], reps), g["row_tiles"], g["col_tiles"], slots, padding, IM._rep(g["a_bytes"], reps),
-              IM._rep(nchip * g["b_bytes"], reps), IM._rep(nchip * g["c_load_bytes"], reps), writes]
+              IM._rep(nchip * g["b_bytes"], reps), IM._rep(nchip * g["c_load_bytes"], reps), writes, fma_j, lmm_j,
+              dram_j]
     values += [IM._rep(g[s], reps) for s in IM.STATES]
     nan = IM._filled_nan(lb.n)
     rows = []
