@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from operator import is_
+from operator import add, is_
 from typing import Any, ClassVar
 
 import numpy as np
@@ -273,6 +273,13 @@ def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
     calls: dict[int, tuple[Any, list[LayerBatch]]] = {}  # the layers of each layerarrays.layer_batches call
     rest: list[LayerBatch] = []
     first = layers[0].__dict__.get("_shared") if layers else None
+    if first is not None and first.point_values is not None and power.shape in ((), (1,)):  # one point's numbers
+        columns = first.point_columns(layers, ("time_s", "energy_j"))  # (layerarrays.point_batches)
+        if columns is not None:
+            p = float(power.item())  # the float64 the product below reads
+            static = [p * t for t in columns[0]]
+            if first.add_point_metrics(layers, static_energy_j=static, energy_j=list(map(add, columns[1], static))):
+                return
     if first is not None and first.whole(layers):  # the layers of one call, in its order (a study's trial, as a rule)
         calls[id(first)] = (first, layers)
     else:
