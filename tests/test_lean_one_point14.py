@@ -21,6 +21,7 @@ from archmodels import result as R
 from archmodels.base import add_static_energy
 from archmodels.layerarrays import layer_batches, point_batches, point_columns
 from archmodels.multicore import model as MC
+from archmodels.rena import model as RM
 from workloads import load_workload
 from workloads.layers import FC
 
@@ -61,15 +62,38 @@ def _old_point_layers(workload, t, pts):
                          {"placement": num.objects((rows, 1), pts["placement"].item(0))}, ok, reason)
 
 
+def _old_rena_point_costs(t, p):
+    cfg, c = p.cfg, p.costing
+    costs = [RM.layer_costs(flow(cfg, *args), macs, pool_ops, c) for flow, args, macs, pool_ops in t.calls]
+    rows = [costs[j] for j in t.point_call]
+    block = point_columns(rows, len(RM._VALUES))
+    k = len(RM._METRICS)
+    return (dict(zip(RM._METRICS, block[:k])), dict(zip(RM._STATES, block[k:-1])),
+            RM._BOUND[block[-1].astype(np.intp)])
+
+
+def _old_rena_layers(self, workload, pts):
+    """The former one-point branch of ``RenaModel.evaluate_layers`` (the batch: as it is)."""
+    t = RM._table_of(workload.layers)
+    if not t.rows:
+        return _RENA_LAYERS(self, workload, pts)
+    metrics, states, bound = _old_rena_point_costs(t, RM._point(pts))
+    return layer_batches(workload.layers, t.point_row, 1, metrics, states, {"bound": bound})
+
+
+_RENA_LAYERS = RM.RenaModel.evaluate_layers
+
+
 def _old_whole(batches, layers) -> bool:
     return all(map(is_, [ref() for ref in batches], layers))
 
 
-def _old_multicore(wl, pts):
+def _old_way(model, wl, pts):
     """Evaluate one point the former way (``point_columns`` and ``layer_batches``)."""
     with pytest.MonkeyPatch.context() as m:
         m.setattr(MC.MulticoreModel, "_point_layers", staticmethod(_old_point_layers))
-        return M.evaluate_batch(wl, pts)
+        m.setattr(RM.RenaModel, "evaluate_layers", _old_rena_layers)
+        return model.evaluate_batch(wl, pts)
 
 
 # ---- random values: NaN of both signs, zeros of both signs, infinities, ints ----
@@ -178,13 +202,13 @@ def test_whole_equals_the_former_check(rows, data):
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(["vgg16", "alexnet", "resnet50", "mobilenet_v2", "fc2", "lenet",
-                                                    "bert_encoder"]))
-def test_multicore_trial_equals_the_former_path(seed, wl):
-    w = load_workload(wl)
-    for row in M.params.random_rows(10, np.random.default_rng(seed)):
-        pts = M.params.points([row])
-        new, old = M.evaluate_batch(w, pts), _old_multicore(w, pts)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["multicore", "rena"]),
+       st.sampled_from(["vgg16", "alexnet", "resnet50", "mobilenet_v2", "fc2", "lenet", "bert_encoder"]))
+def test_trial_equals_the_former_path(seed, arch, wl):
+    model, w = get_model(arch), load_workload(wl)
+    for row in model.params.random_rows(8, np.random.default_rng(seed)):
+        pts = model.params.points([row])
+        new, old = model.evaluate_batch(w, pts), _old_way(model, w, pts)
         # a study's order: totals, feasibility, reason first (nothing written yet), then the contract
         assert list(new.totals) == list(old.totals)
         for k, v in new.totals.items():
@@ -194,3 +218,5 @@ def test_multicore_trial_equals_the_former_path(seed, wl):
         for k, v in new.model_totals.items():
             assert _all_same(v, old.model_totals[k]), k
         assert new.point(0) == old.point(0)
+        assert all(a.labels["bound"].tolist() == b.labels["bound"].tolist() for a, b in zip(new.layers, old.layers)
+                   if "bound" in b.labels)
