@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from operator import add, is_
+from operator import add, attrgetter, is_
 from typing import Any, ClassVar
 
 import numpy as np
@@ -111,9 +111,10 @@ class Model(ABC):
         wl = load_workload(workload)
         ok, reason = self.check_config(pts)
         layers = self._evaluate_all(wl, pts)
-        for lb in layers:
-            if lb.kind not in self.SUPPORTS:
-                lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
+        if not set(map(_layer_kind, layers)) <= self._supported():  # (the layers' kinds read in C: a trial's case)
+            for lb in layers:
+                if lb.kind not in self.SUPPORTS:
+                    lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
         totals = self.model_totals(wl, pts, layers)
         add_static_energy(layers, totals.get("static_power_w", 0.0))
         return BatchResult(
@@ -122,6 +123,13 @@ class Model(ABC):
             model_totals=totals, feasible_config=ok, reason_config=reason,
             layer_metric_decl=self._decl("LAYER_METRICS"), total_metric_decl=self._decl("TOTAL_METRICS"),
         )
+
+    def _supported(self) -> frozenset[str]:
+        """:attr:`SUPPORTS` as a set (made once per model)."""
+        hit = self.__dict__.get("_supported_memo")
+        if hit is None or hit[0] is not self.SUPPORTS:
+            hit = self.__dict__["_supported_memo"] = (self.SUPPORTS, frozenset(self.SUPPORTS))
+        return hit[1]
 
     def _decl(self, which: str) -> dict[str, Metric]:
         """``{name: Metric}`` of the model's ``LAYER_METRICS`` or ``TOTAL_METRICS`` (built once per model)."""
@@ -241,6 +249,10 @@ class Model(ABC):
             "total": [m.name for m in TOTAL_METRICS] + [m.name for m in cls.TOTAL_METRICS],
             "layer": ["macs", "vector_ops"] + [m.name for m in LAYER_METRICS] + [m.name for m in cls.LAYER_METRICS],
         }
+
+
+#: a LayerBatch's kind (its ``kind`` property: its layer's), read in C
+_layer_kind = attrgetter("layer.kind")
 
 
 def _model_by_ref(ref: str) -> Model:

@@ -295,6 +295,10 @@ def stacked(arrays: list) -> np.ndarray | None:
     return rows if rows.shape[1:] == first.shape else None
 
 
+#: a LayerBatch's layer, read in C
+_layer_of = operator.attrgetter("layer")
+
+
 def layer_sizes(layers: list[Layer]) -> tuple[float, float]:
     """(MACs, vector operations) of ``layers``, summed once per layer list (the properties recompute shapes;
     a study sums the same workload every trial); remembered by the layers' identities."""
@@ -441,7 +445,7 @@ class BatchResult:
     def totals(self) -> dict[str, np.ndarray]:
         """Contract totals (arrays over points), then model-specific totals."""
         n = self.n
-        macs, vector_ops = layer_sizes([lb.layer for lb in self.layers])
+        macs, vector_ops = layer_sizes(list(map(_layer_of, self.layers)))
         if n == 1:  # one point's Python numbers (layerarrays.point_batches): the layers' values without an array
             shared = self._shared_rows()
             columns = shared.point_columns(self.layers, _SUMMED_UTIL) if shared is not None else None

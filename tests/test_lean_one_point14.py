@@ -22,7 +22,9 @@ from archmodels.base import add_static_energy
 from archmodels.layerarrays import layer_batches, point_batches, point_columns
 from archmodels.multicore import model as MC
 from archmodels.rena import model as RM
+from dse import objective
 from workloads import load_workload
+from workloads.errors import UserError
 from workloads.layers import FC
 
 M = get_model("multicore")
@@ -216,7 +218,61 @@ def test_trial_equals_the_former_path(seed, arch, wl):
         assert new.feasible.tolist() == old.feasible.tolist() and new.reason.tolist() == old.reason.tolist()
         assert list(new.model_totals) == list(old.model_totals)
         for k, v in new.model_totals.items():
+            assert v.shape == old.model_totals[k].shape and v.dtype == old.model_totals[k].dtype, k
             assert _all_same(v, old.model_totals[k]), k
         assert new.point(0) == old.point(0)
         assert all(a.labels["bound"].tolist() == b.labels["bound"].tolist() for a, b in zip(new.layers, old.layers)
                    if "bound" in b.labels)
+
+
+# ---- small cuts: num.max_of, the supported kinds, combine_totals, the row checks ----
+def _old_max_of(a, b, c, d=None):
+    if type(a) is not float:
+        return np.maximum.reduce([a, b, c] if d is None else [a, b, c, d])
+    b, c = float(b), float(c)
+    m = a if a > b or a != a else b  # pairwise, left to right, as the reduce; equal: the later one, as numpy
+    m = m if m > c or m != m else c
+    if d is None:
+        return m
+    d = float(d)
+    return m if m > d or m != m else d
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_VALUE, min_size=4, max_size=4), st.booleans())
+def test_max_of_equals_the_former_form(xs, four):
+    a, b, c, d = xs
+    a = float(a)
+    args = (a, b, c, d) if four else (a, b, c)
+    got, want = num.max_of(*args), _old_max_of(*args)
+    assert type(got) is float and _same(got, want)
+
+
+@pytest.mark.parametrize("arch, wl", [("multicore", "spmv:n=64,sparsity=0.9"), ("multicore", "lenet"),
+                                      ("atomswitch", "bert_encoder")])
+def test_unsupported_layers_still_reported(arch, wl):
+    model = get_model(arch)
+    res = model.evaluate_batch(wl, model.params.points([{}, {"cores": 2} if arch == "multicore" else {}]))
+    bad = [lb for lb in res.layers if lb.kind not in model.SUPPORTS]
+    assert (not bad) == bool(res.feasible.all())
+    for lb in bad:
+        assert lb.reason.tolist() == [f"{model.name} does not run {lb.kind} layers"] * 2 and not lb.feasible.any()
+
+
+def test_combine_totals_converts_other_float_dtypes():
+    res = M.evaluate_points("lenet", [{}])
+    big = np.array([1.5], dtype=">f8")
+    res.totals["extra"] = big
+    got = objective.combine_totals([res], "sum", {})
+    assert got["extra"].dtype == np.float64 and got["extra"].tolist() == [1.5] and got["extra"] is not big
+    assert all(got[k] is v for k, v in res.totals.items() if k != "extra")
+
+
+def test_evaluate_rows_checks_each_value(tmp_path):
+    from benchmarks.throughput import point_study
+    study = point_study("multicore", "lenet", tmp_path)
+    row = M.params.random_rows(1, np.random.default_rng(1))[0]
+    assert objective.evaluate_rows(study, [row]).totals["time_s"].shape == (1,)
+    for bad in ({**row, "cores": 0}, {**row, "nope": 1}, {**row, "placement": "X"}):
+        with pytest.raises(UserError):
+            objective.evaluate_rows(study, [bad])

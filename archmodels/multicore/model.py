@@ -738,9 +738,8 @@ class MulticoreModel(Model):
             clock, node = pts["clock_mhz"].item(0), p["tech_nm"]
             pc = point_clock(clock, node)
             area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), pc.area_factor, pc.vdd_ratio)
-            area, static = np.array([area]), np.array([static])
             mac_units = float(p["cores"] * p["ni"] * p["no"])
-            hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])
+            area, static, hw_mac_units, mac_units = np.array([[area], [static], [mac_units], [mac_units]])
         else:
             clock, vdd = pts["clock_mhz"], tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
             area, static = np.zeros(n), np.zeros(n)
