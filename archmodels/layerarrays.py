@@ -369,6 +369,24 @@ class _SharedRows:
             return True
         return bool(self.feasible.all() if type(self.feasible) is np.ndarray else np.all(self.feasible))
 
+    def first_infeasible(self, layers: Sequence) -> tuple[int, str] | bool | None:
+        """One point's first infeasible layer of ``layers``: (its index, its reason), or False where every layer is
+        feasible, read from the arrays given (no row views made); None where the rows are not in the layers' order,
+        there is more than one point, or :meth:`untouched` is False for ``feasible`` or ``reason``."""
+        if self.n != 1 or self.order is not None or "reason" in self.touched or not self.untouched(layers, "feasible"):
+            return None
+        if self.feasible is None:
+            return False
+        flags, why = self.feasible, self.reason
+        if type(flags) is not np.ndarray or flags.shape != (self.rows, 1) or \
+                (why is not None and (type(why) is not np.ndarray or why.shape != (self.rows, 1))):
+            return None
+        try:
+            r = flags[:, 0].tolist().index(False)
+        except ValueError:
+            return False
+        return r, ("" if why is None else why[r, 0])
+
     def feasible_stack(self, layers: Sequence) -> np.ndarray | None:
         """The ``feasible`` flags of ``layers`` as one (layers x points) bool array, layers in their order (a fresh
         array); None where :meth:`whole` is False or some layer's ``feasible`` was read or set (it may differ)."""

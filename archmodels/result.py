@@ -424,7 +424,15 @@ class BatchResult:
         if self.feasible.all():
             return out  # no layer has anything to say (the common case)
         if self.n == 1:  # one point: its configuration's reason, else the first infeasible layer's
-            lb = next((lb for lb in self.layers if not lb.feasible[0]), None) if out[0] == "" else None
+            if out[0] != "":
+                return out
+            shared = self._shared_rows()
+            first = shared.first_infeasible(self.layers) if shared is not None else None
+            if first is not None:  # straight from one layer_batches call's arrays (no row views made)
+                if first is not False:
+                    out[0] = f"layer {self.layers[first[0]].name}: {first[1]}"
+                return out
+            lb = next((lb for lb in self.layers if not lb.feasible[0]), None)
             if lb is not None:
                 out[0] = f"layer {lb.name}: {lb.reason[0]}"
             return out

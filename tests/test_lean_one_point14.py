@@ -276,3 +276,38 @@ def test_evaluate_rows_checks_each_value(tmp_path):
     for bad in ({**row, "cores": 0}, {**row, "nope": 1}, {**row, "placement": "X"}):
         with pytest.raises(UserError):
             objective.evaluate_rows(study, [bad])
+
+
+# ---- one point's reason from the layers' arrays (_SharedRows.first_infeasible) ----
+def _old_reason(self):
+    out = self.reason_config.copy()
+    if self.feasible.all():
+        return out  # no layer has anything to say (the common case)
+    if self.n == 1:  # one point: its configuration's reason, else the first infeasible layer's
+        lb = next((lb for lb in self.layers if not lb.feasible[0]), None) if out[0] == "" else None
+        if lb is not None:
+            out[0] = f"layer {lb.name}: {lb.reason[0]}"
+        return out
+    raise AssertionError("one point only")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=12), st.booleans(), st.sampled_from(["", "clock too high"]),
+       st.sampled_from(["none", "given", "no reason", "touched"]))
+def test_one_point_reason_equals_the_former_form(flags, config_ok, config_why, how):
+    rows = len(flags)
+    layers = [FC(f"fc{i}", 4, 3) for i in range(rows)]
+
+    def result():
+        ok = np.array(flags).reshape(-1, 1)
+        why = num.objects((rows, 1), "")
+        why[~ok] = [f"too big {i}" for i in np.flatnonzero(~ok[:, 0])]
+        given_ = {"none": (None, None), "given": (ok, why), "no reason": (ok, None), "touched": (ok, why)}[how]
+        lbs = layer_batches(layers, range(rows), 1, {"time_s": np.ones((rows, 1))}, {}, None, *given_)
+        if how == "touched":
+            lbs[-1].infeasible(np.array([True]), "late")
+        return R.BatchResult("x", "w", {"a": np.array([1])}, ("a",), lbs, {}, np.array([config_ok]),
+                             np.array(["" if config_ok else config_why], dtype=object))
+    got, want = result(), result()
+    assert got.reason.tolist() == _old_reason(want).tolist()
+    assert got.feasible.tolist() == want.feasible.tolist()
