@@ -377,8 +377,9 @@ class BatchResult:
     layer_metric_decl: dict[str, Metric] = field(default_factory=dict)
     total_metric_decl: dict[str, Metric] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def n(self) -> int:
+        """The number of points (read once: a trial asks for it several times)."""
         return batch_size(self.points)
 
     def _shared_rows(self):
