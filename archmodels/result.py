@@ -377,9 +377,8 @@ class BatchResult:
     layer_metric_decl: dict[str, Metric] = field(default_factory=dict)
     total_metric_decl: dict[str, Metric] = field(default_factory=dict)
 
-    @cached_property
+    @property
     def n(self) -> int:
-        """The number of points (read once: a trial asks for it several times)."""
         return batch_size(self.points)
 
     def _shared_rows(self):

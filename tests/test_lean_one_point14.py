@@ -211,7 +211,6 @@ def test_trial_equals_the_former_path(seed, arch, wl):
     for row in model.params.random_rows(8, np.random.default_rng(seed)):
         pts = model.params.points([row])
         new, old = model.evaluate_batch(w, pts), _old_way(model, w, pts)
-        assert new.n == 1 == old.n  # (read once, then remembered)
         # a study's order: totals, feasibility, reason first (nothing written yet), then the contract
         assert list(new.totals) == list(old.totals)
         for k, v in new.totals.items():
