@@ -192,7 +192,9 @@ def layer_sums(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fals
     if shared is not None and n == 1:  # one point's Python numbers (layerarrays.point_batches): summed as they are
         sums = shared.point_sums(layers, keys, from_zero)
         if sums is not None:
-            return dict(zip(keys, np.array(sums, dtype=float).reshape(-1, 1)))  # (1,) rows, as _cube_sums gives
+            block = np.array(sums, dtype=float).reshape(-1, 1)
+            block.flags.writeable = False  # (a result's totals hand them out as they are: no read-only views made)
+            return dict(zip(keys, block))  # (1,) rows, as _cube_sums gives
     if shared is not None and len(keys) * n >= ROW_LOOP_FROM:  # (fewer: row_sum's accumulate, on a copy below)
         block = shared.planes(layers, keys)
         if block is not None:  # the keys' arrays lie as the stack would: summed where they are, no copy

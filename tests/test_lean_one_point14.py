@@ -127,6 +127,7 @@ def test_point_batches_sums_equal_the_array_path(columns, from_zero, power):
     for k in keys:
         assert got[k].shape == want[k].shape == (1,) and got[k].dtype == want[k].dtype, k
         assert _all_same(got[k], want[k]), (k, got[k], want[k])
+        assert not got[k].flags.writeable  # (a result hands it out as it is)
     add_static_energy(new, power)
     add_static_energy(old, power)
     tot = {"area_mm2": np.array([1.5]), "hw_mac_units": np.array([8.0]), "static_power_w": np.asarray(power, float),
@@ -220,6 +221,8 @@ def test_trial_equals_the_former_path(seed, arch, wl):
         for k, v in new.model_totals.items():
             assert v.shape == old.model_totals[k].shape and v.dtype == old.model_totals[k].dtype, k
             assert _all_same(v, old.model_totals[k]), k
+            if k not in R._CONTRACT_TOTALS:  # the model's own totals: read-only, as the former views
+                assert not new.totals[k].flags.writeable and not old.totals[k].flags.writeable, k
         assert new.point(0) == old.point(0)
         assert all(a.labels["bound"].tolist() == b.labels["bound"].tolist() for a, b in zip(new.layers, old.layers)
                    if "bound" in b.labels)

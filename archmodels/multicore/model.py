@@ -739,7 +739,9 @@ class MulticoreModel(Model):
             pc = point_clock(clock, node)
             area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), pc.area_factor, pc.vdd_ratio)
             mac_units = float(p["cores"] * p["ni"] * p["no"])
-            area, static, hw_mac_units, mac_units = np.array([[area], [static], [mac_units], [mac_units]])
+            block = np.array([[area], [static], [mac_units], [mac_units]])
+            block.flags.writeable = False  # (the result's totals hand them out as they are: no read-only views)
+            area, static, hw_mac_units, mac_units = block
         else:
             clock, vdd = pts["clock_mhz"], tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
             area, static = np.zeros(n), np.zeros(n)
