@@ -205,7 +205,7 @@ def test_whole_equals_the_former_check(rows, data):
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(["multicore", "rena"]),
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["multicore", "rena", "atomswitch"]),
        st.sampled_from(["vgg16", "alexnet", "resnet50", "mobilenet_v2", "fc2", "lenet", "bert_encoder"]))
 def test_trial_equals_the_former_path(seed, arch, wl):
     model, w = get_model(arch), load_workload(wl)
@@ -224,6 +224,9 @@ def test_trial_equals_the_former_path(seed, arch, wl):
             if k not in R._CONTRACT_TOTALS:  # the model's own totals: read-only, as the former views
                 assert not new.totals[k].flags.writeable and not old.totals[k].flags.writeable, k
         assert new.point(0) == old.point(0)
+        two = model.evaluate_batch(w, model.params.points([row, row]))  # the batch path: the same totals
+        for k, v in new.totals.items():
+            assert _all_same(v, two.totals[k][:1]), (k, row)
         assert all(a.labels["bound"].tolist() == b.labels["bound"].tolist() for a, b in zip(new.layers, old.layers)
                    if "bound" in b.labels)
 

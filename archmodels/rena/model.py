@@ -605,9 +605,11 @@ class _Point:
             static = tech.static_power_w(parts["logic"], sram_kb, self.tech_nm, vdd_ratio(self.clock_mhz, self.tech_nm))
         macs = float(self.pbs * self.mults)
         sums = layer_sums(layers, _SUMMED, 1, from_zero=True)  # (one point's Python numbers: layerarrays.point_batches)
+        mac_units = np.array([macs])
+        mac_units.flags.writeable = False  # (the result's totals hand it out as it is: no read-only view made)
         return {"area_mm2": np.array([area], dtype=float), "hw_mac_units": np.array([macs]),
                 "static_power_w": np.array([static], dtype=float), **self.resource_arrays,
-                "mac_units": np.array([macs]), **sums}
+                "mac_units": mac_units, **sums}
 
 
 def _read_only_arrays(values: dict[str, float]) -> dict[str, np.ndarray]:
