@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from operator import add, attrgetter, is_
 from typing import Any, ClassVar
 
@@ -111,7 +112,8 @@ class Model(ABC):
         wl = load_workload(workload)
         ok, reason = self.check_config(pts)
         layers = self._evaluate_all(wl, pts)
-        if not set(map(_layer_kind, layers)) <= self._supported():  # (the layers' kinds read in C: a trial's case)
+        kinds, supported = set(map(_layer_kind, layers)), self.SUPPORTS  # (the layers' kinds read in C)
+        if not kinds <= (_as_set(supported) if type(supported) is tuple else set(supported)):
             for lb in layers:
                 if lb.kind not in self.SUPPORTS:
                     lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
@@ -123,13 +125,6 @@ class Model(ABC):
             model_totals=totals, feasible_config=ok, reason_config=reason,
             layer_metric_decl=self._decl("LAYER_METRICS"), total_metric_decl=self._decl("TOTAL_METRICS"),
         )
-
-    def _supported(self) -> frozenset[str]:
-        """:attr:`SUPPORTS` as a set (made once per model)."""
-        hit = self.__dict__.get("_supported_memo")
-        if hit is None or hit[0] is not self.SUPPORTS:
-            hit = self.__dict__["_supported_memo"] = (self.SUPPORTS, frozenset(self.SUPPORTS))
-        return hit[1]
 
     def _decl(self, which: str) -> dict[str, Metric]:
         """``{name: Metric}`` of the model's ``LAYER_METRICS`` or ``TOTAL_METRICS`` (built once per model)."""
@@ -253,6 +248,8 @@ class Model(ABC):
 
 #: a LayerBatch's kind (its ``kind`` property: its layer's), read in C
 _layer_kind = attrgetter("layer.kind")
+#: a model's SUPPORTS as a set, made once per tuple (a C-level cache)
+_as_set = lru_cache(maxsize=None)(frozenset)
 
 
 def _model_by_ref(ref: str) -> Model:

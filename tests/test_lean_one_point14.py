@@ -256,8 +256,11 @@ def test_max_of_equals_the_former_form(xs, four):
 
 @pytest.mark.parametrize("arch, wl", [("multicore", "spmv:n=64,sparsity=0.9"), ("multicore", "lenet"),
                                       ("atomswitch", "bert_encoder")])
-def test_unsupported_layers_still_reported(arch, wl):
+@pytest.mark.parametrize("as_list", [False, True])
+def test_unsupported_layers_still_reported(arch, wl, as_list, monkeypatch):
     model = get_model(arch)
+    if as_list:  # a model of the user's may declare a list
+        monkeypatch.setattr(type(model), "SUPPORTS", list(model.SUPPORTS))
     res = model.evaluate_batch(wl, model.params.points([{}, {"cores": 2} if arch == "multicore" else {}]))
     bad = [lb for lb in res.layers if lb.kind not in model.SUPPORTS]
     assert (not bad) == bool(res.feasible.all())
