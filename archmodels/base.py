@@ -16,7 +16,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from operator import is_
+from functools import lru_cache
+from operator import add, attrgetter, is_
 from typing import Any, ClassVar
 
 import numpy as np
@@ -114,9 +115,11 @@ class Model(ABC):
         wl = load_workload(workload)
         ok, reason = self.check_config(pts)
         layers = self._evaluate_all(wl, pts)
-        for lb in layers:
-            if lb.kind not in self.SUPPORTS:
-                lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
+        kinds, supported = set(map(_layer_kind, layers)), self.SUPPORTS  # (the layers' kinds read in C)
+        if not kinds <= (_as_set(supported) if type(supported) is tuple else set(supported)):
+            for lb in layers:
+                if lb.kind not in self.SUPPORTS:
+                    lb.infeasible(np.ones(lb.n, bool), f"{self.name} does not run {lb.kind} layers")
         totals = self.model_totals(wl, pts, layers)
         add_static_energy(layers, totals.get("static_power_w", 0.0))
         return BatchResult(
@@ -246,6 +249,12 @@ class Model(ABC):
         }
 
 
+#: a LayerBatch's kind (its ``kind`` property: its layer's), read in C
+_layer_kind = attrgetter("layer.kind")
+#: a model's SUPPORTS as a set, made once per tuple (a C-level cache)
+_as_set = lru_cache(maxsize=None)(frozenset)
+
+
 def _model_by_ref(ref: str) -> Model:
     from . import get_model  # the registry imports this module
 
@@ -276,6 +285,13 @@ def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
     calls: dict[int, tuple[Any, list[LayerBatch]]] = {}  # the layers of each layerarrays.layer_batches call
     rest: list[LayerBatch] = []
     first = layers[0].__dict__.get("_shared") if layers else None
+    if first is not None and first.point_values is not None and power.shape in ((), (1,)):  # one point's numbers
+        columns = first.point_columns(layers, ("time_s", "energy_j"))  # (layerarrays.point_batches)
+        if columns is not None:
+            p = float(power.item())  # the float64 the product below reads
+            static = [p * t for t in columns[0]]
+            if first.add_point_metrics(layers, static_energy_j=static, energy_j=list(map(add, columns[1], static))):
+                return
     if first is not None and first.whole(layers):  # the layers of one call, in its order (a study's trial, as a rule)
         calls[id(first)] = (first, layers)
     else:

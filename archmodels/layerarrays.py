@@ -13,13 +13,13 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import chain
-from operator import is_
+from operator import call, is_
 
 import numpy as np
 
 from workloads.layers import Layer
 
-from .result import LayerBatch
+from .result import LayerBatch, _float_seq
 
 
 def column(values: Iterable[int]) -> np.ndarray:
@@ -149,6 +149,33 @@ def layer_batches(layers: Sequence[Layer], row: Sequence[int], n: int, metrics: 
     return out
 
 
+def point_batches(layers: Sequence[Layer], row: Sequence[int], columns: Sequence[Sequence[float]],
+                  metric_keys: Sequence[str], state_keys: Sequence[str], labels: dict[str, np.ndarray] | None = None,
+                  feasible: np.ndarray | None = None, reason: np.ndarray | None = None) -> list[LayerBatch | None]:
+    """:func:`layer_batches` of one point whose values are Python numbers: ``columns[i]`` holds key i's values over
+    the rows, in row order, for the keys ``metric_keys`` then ``state_keys``. The (keys x rows x 1) array the layers
+    hold is written from them when some value is first read (:meth:`_SharedRows._ready`; a study's trial reads
+    none), and sums over the layers add the Python numbers themselves (:meth:`_SharedRows.point_columns`): the
+    values the array would hold (a Python float is a float64; an int converts as numpy converts it)."""
+    rows = max(row, default=-1) + 1
+    nm = len(metric_keys)
+    block = np.empty((nm + len(state_keys), rows, 1))
+    out = layer_batches(layers, row, 1, dict(zip(metric_keys, block)), dict(zip(state_keys, block[nm:])), labels,
+                        feasible, reason)
+    shared = next((lb._shared for lb in out if lb is not None), None)
+    if shared is not None:
+        shared.pending = [(block, columns)]
+        shared.point_values = dict(zip(metric_keys, columns))
+    else:  # no layer holds a row: written now (nothing will ask)
+        _write(block, columns)
+    return out
+
+
+def _write(target: np.ndarray, columns: Sequence[Sequence[float]]) -> None:
+    """Write ``columns`` (one sequence of Python numbers per plane, over the rows) into the C-ordered ``target``."""
+    target.reshape(-1)[:] = np.fromiter(chain.from_iterable(columns), float, target.size)
+
+
 def dict_keys(lb: LayerBatch, part: str) -> Sequence[str]:
     """The keys of ``lb``'s ``part`` dict (``metrics``, ``states`` or ``labels``) in its order; for a layer of
     :func:`layer_batches`, read from the shared rows where that dict is not built yet (it is not built for this)."""
@@ -218,8 +245,20 @@ class _SharedRows:
         state.pop("ready", None)
         return state
 
+    #: one point's values by metric key (:func:`point_batches`, :meth:`add_point_metrics`): Python numbers over the
+    #: rows, in row order, what the key's array holds (or will hold once :attr:`pending` is written); None: none
+    point_values: dict[str, Sequence[float]] | None = None
+    #: (array, columns) pairs of :attr:`point_values` not written into their arrays yet (None: none)
+    pending: list[tuple[np.ndarray, Sequence[Sequence[float]]]] | None = None
+
     def _ready(self, keys, prefix: str = "") -> None:
-        """Tell :attr:`ready` that the values of ``keys`` (metrics; states with ``prefix`` ``state:``) are read."""
+        """Tell :attr:`ready` that the values of ``keys`` (metrics; states with ``prefix`` ``state:``) are read;
+        first write the arrays of one point's values not written yet (all of them: a first read, one numpy call
+        per array)."""
+        if self.pending:
+            pending, self.pending = self.pending, None
+            for target, columns in pending:
+                _write(target, columns)
         if self.ready is not None:
             self.ready([prefix + k for k in keys] if prefix else list(keys))
 
@@ -277,7 +316,44 @@ class _SharedRows:
         if self.split or len(layers) != len(batches):
             return False
         # every reference still alive and naming the very layer at that place (`is`, element by element, in C)
-        return all(map(is_, [ref() for ref in batches], layers))
+        return all(map(is_, map(call, batches), layers))
+
+    def point_columns(self, layers: Sequence, keys: Sequence[str]) -> list[Sequence[float]] | None:
+        """One point's values of the metrics ``keys`` over ``layers``, in their order, as Python numbers
+        (:attr:`point_values`): what the layers' arrays hold; None where :meth:`whole` is False, the rows are not in
+        the layers' order or some key has no such values."""
+        values = self.point_values
+        if values is None or self.order is not None or not self.whole(layers):
+            return None
+        try:
+            return [values[k] for k in keys]
+        except KeyError:
+            return None
+
+    def point_sums(self, layers: Sequence, keys: Sequence[str], from_zero: bool = False) -> list[float] | None:
+        """The sums over ``layers`` of one point's metrics ``keys`` (:meth:`point_columns`), layer after layer from
+        the first (``from_zero``: from 0.0): the additions :func:`archmodels.result.row_sum` makes on the arrays
+        (-0.0 + x is x for every double), as Python floats; None where :meth:`point_columns` is None."""
+        columns = self.point_columns(layers, keys)
+        if columns is None:
+            return None
+        start = 0.0 if from_zero else -0.0
+        return [_float_seq(c, start) for c in columns]
+
+    def add_point_metrics(self, layers: Sequence, **columns: Sequence[float]) -> bool:
+        """:meth:`add_metrics` of one point's values (Python numbers over ``layers``, in their order): each key's
+        (rows x 1) array written when some value is first read; False (nothing set) where :meth:`point_columns`
+        would be None."""
+        if self.point_values is None or self.order is not None or not self.whole(layers):
+            return False
+        pending = self.pending if self.pending is not None else []
+        for k, col in columns.items():
+            a = np.empty((self.rows, 1))
+            self._set_metric(k, a)
+            pending.append((a, (col,)))
+            self.point_values[k] = col
+        self.pending = pending
+        return True
 
     def untouched(self, layers: Sequence, field: str) -> bool:
         """Whether ``layers`` are this call's layers (:meth:`whole`) and none has read or set its ``field``
@@ -292,6 +368,24 @@ class _SharedRows:
         if self.feasible is None:
             return True
         return bool(self.feasible.all() if type(self.feasible) is np.ndarray else np.all(self.feasible))
+
+    def first_infeasible(self, layers: Sequence) -> tuple[int, str] | bool | None:
+        """One point's first infeasible layer of ``layers``: (its index, its reason), or False where every layer is
+        feasible, read from the arrays given (no row views made); None where the rows are not in the layers' order,
+        there is more than one point, or :meth:`untouched` is False for ``feasible`` or ``reason``."""
+        if self.n != 1 or self.order is not None or "reason" in self.touched or not self.untouched(layers, "feasible"):
+            return None
+        if self.feasible is None:
+            return False
+        flags, why = self.feasible, self.reason
+        if type(flags) is not np.ndarray or flags.shape != (self.rows, 1) or \
+                (why is not None and (type(why) is not np.ndarray or why.shape != (self.rows, 1))):
+            return None
+        try:
+            r = flags[:, 0].tolist().index(False)
+        except ValueError:
+            return False
+        return r, ("" if why is None else why[r, 0])
 
     def feasible_stack(self, layers: Sequence) -> np.ndarray | None:
         """The ``feasible`` flags of ``layers`` as one (layers x points) bool array, layers in their order (a fresh
@@ -399,12 +493,18 @@ class _SharedRows:
         a key keeps its place, as in the layers' dicts); False (nothing set) where :meth:`whole` is False."""
         if not self.whole(layers):
             return False
+        values = self.point_values
         for k, a in arrays.items():
-            if k not in self.metrics or (self.row_keys is not None and k not in self._common_keys
-                                         and k not in self.added):
-                self.added.append(k)
-            self.metrics[k] = a if self.order is None else a[self.inverse]
+            self._set_metric(k, a if self.order is None else a[self.inverse])
+            if values is not None:
+                values.pop(k, None)  # the array is the key's value now
         return True
+
+    def _set_metric(self, k: str, a: np.ndarray) -> None:
+        """Set every row's metric ``k`` to the (rows x points) array ``a`` (a new key after the rows' own)."""
+        if k not in self.metrics or (self.row_keys is not None and k not in self._common_keys and k not in self.added):
+            self.added.append(k)
+        self.metrics[k] = a
 
     def states_stack(self, layers: Sequence, names: Sequence[str], from_zero: bool = False) -> np.ndarray | None:
         """The states ``names`` of ``layers`` as one float ((layers x names) x points) array, layer after

@@ -67,12 +67,16 @@ def max_of(a, b, c, d=None):
     ``c``."""
     if type(a) is not float:
         return np.maximum.reduce([a, b, c] if d is None else [a, b, c, d])
-    b, c = float(b), float(c)
+    if type(b) is not float:  # (floats as they are: no call)
+        b = float(b)
+    if type(c) is not float:
+        c = float(c)
     m = a if a > b or a != a else b  # pairwise, left to right, as the reduce; equal: the later one, as numpy
     m = m if m > c or m != m else c
     if d is None:
         return m
-    d = float(d)
+    if type(d) is not float:
+        d = float(d)
     return m if m > d or m != m else d
 
 

@@ -189,6 +189,12 @@ def layer_sums(layers: list, keys: Sequence[str], n: int, from_zero: bool = Fals
     arrays are consecutive planes of one array already (EMAX's results cube: :meth:`_SharedRows.planes`), the same
     row-after-row additions run on them in place of a stacked copy (the same bits: tests/test_layer_sums_planes.py)."""
     shared = getattr(layers[0], "_shared", None) if layers else None
+    if shared is not None and n == 1:  # one point's Python numbers (layerarrays.point_batches): summed as they are
+        sums = shared.point_sums(layers, keys, from_zero)
+        if sums is not None:
+            block = np.array(sums, dtype=float).reshape(-1, 1)
+            block.flags.writeable = False  # (a result's totals hand them out as they are: no read-only views made)
+            return dict(zip(keys, block))  # (1,) rows, as _cube_sums gives
     if shared is not None and len(keys) * n >= ROW_LOOP_FROM:  # (fewer: row_sum's accumulate, on a copy below)
         block = shared.planes(layers, keys)
         if block is not None:  # the keys' arrays lie as the stack would: summed where they are, no copy
@@ -289,6 +295,10 @@ def stacked(arrays: list) -> np.ndarray | None:
     except (ValueError, TypeError):  # shapes differ
         return None
     return rows if rows.shape[1:] == first.shape else None
+
+
+#: a LayerBatch's layer, read in C
+_layer_of = operator.attrgetter("layer")
 
 
 def layer_sizes(layers: list[Layer]) -> tuple[float, float]:
@@ -416,7 +426,15 @@ class BatchResult:
         if self.feasible.all():
             return out  # no layer has anything to say (the common case)
         if self.n == 1:  # one point: its configuration's reason, else the first infeasible layer's
-            lb = next((lb for lb in self.layers if not lb.feasible[0]), None) if out[0] == "" else None
+            if out[0] != "":
+                return out
+            shared = self._shared_rows()
+            first = shared.first_infeasible(self.layers) if shared is not None else None
+            if first is not None:  # straight from one layer_batches call's arrays (no row views made)
+                if first is not False:
+                    out[0] = f"layer {self.layers[first[0]].name}: {first[1]}"
+                return out
+            lb = next((lb for lb in self.layers if not lb.feasible[0]), None)
             if lb is not None:
                 out[0] = f"layer {lb.name}: {lb.reason[0]}"
             return out
@@ -437,7 +455,12 @@ class BatchResult:
     def totals(self) -> dict[str, np.ndarray]:
         """Contract totals (arrays over points), then model-specific totals."""
         n = self.n
-        macs, vector_ops = layer_sizes([lb.layer for lb in self.layers])
+        macs, vector_ops = layer_sizes(list(map(_layer_of, self.layers)))
+        if n == 1:  # one point's Python numbers (layerarrays.point_batches): the layers' values without an array
+            shared = self._shared_rows()
+            columns = shared.point_columns(self.layers, _SUMMED_UTIL) if shared is not None else None
+            if columns is not None:
+                return self._with_model_totals(_one_point_totals_of(columns, macs, vector_ops, self.model_totals), n)
         cube = _layer_cube(self.layers, _SUMMED_UTIL, n)  # one stack for every summed key (the common case)
         if cube is not None and n == 1:  # one point (a study's trial): the same operations on Python floats
             return self._with_model_totals(_one_point_totals(cube, macs, vector_ops, self.model_totals), n)
@@ -553,7 +576,14 @@ def _one_point_totals(cube: np.ndarray, macs: float, vector_ops: float,
     :data:`_SUMMED_UTIL`: the very operations of the array path, in its order, on Python floats (IEEE
     doubles as numpy's float64: the same bits; sums layer after layer as :func:`row_sum`; a division by zero
     as numpy's, :func:`_div`), for ~20 numpy calls fewer. Each total is a (1,) view of one float array."""
-    cycles, time_s, rd, wr, energy, util = cube[:, :, 0].tolist()
+    return _one_point_totals_of(cube[:, :, 0].tolist(), macs, vector_ops, model_totals)
+
+
+def _one_point_totals_of(columns: Sequence[Sequence[float]], macs: float, vector_ops: float,
+                         model_totals: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`_one_point_totals` of the layers' values of :data:`_SUMMED_UTIL` as Python numbers (one sequence per
+    key, layers in their order)."""
+    cycles, time_s, rd, wr, energy, util = columns
     t = _float_seq(time_s)
     busy = _float_seq(map(operator.mul, time_s, util))
     e = _float_seq(energy) + _one(model_totals.get("extra_energy_j", 0.0))
@@ -579,13 +609,14 @@ def _seq(xs: Iterable[float]) -> float:
 
 
 if sys.version_info < (3, 12):
-    def _float_seq(xs: Iterable[float]) -> float:
+    def _float_seq(xs: Iterable[float], start: float = -0.0) -> float:
         """:func:`_seq` of Python floats (at least one): Python 3.11's ``sum`` from -0.0 makes the same additions
         in the same order, one C loop of ``+=`` on doubles (~3x fewer instructions than ``reduce``); -0.0 + x
-        is x for every double, -0.0 and NaN included."""
-        return sum(xs, -0.0)
+        is x for every double, -0.0 and NaN included. From ``start`` 0.0: the sum after a zero row."""
+        return sum(xs, start)
 else:  # Python 3.12's sum compensates floats (other bits)
-    _float_seq = _seq
+    def _float_seq(xs: Iterable[float], start: float = -0.0) -> float:
+        return reduce(operator.add, xs, start)
 
 
 def _one(value: Any) -> float:

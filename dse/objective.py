@@ -20,17 +20,21 @@ A point is feasible when it is feasible on every workload.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from archmodels.memo import IdentityMemo
 from archmodels.result import TOTAL_METRICS, BatchResult, Metric, seqsum
 
 from .config import Study
 
 BIG = 1e30  # stands for a metric a point cannot produce (NaN), in objectives and constraints
+#: numpy's native float64 dtype: a float array's dtype is this very object (any other equal dtype: converted, the
+#: same values)
+_F64 = np.dtype(np.float64)
 
 
 @dataclass
@@ -55,8 +59,14 @@ def evaluate_rows(study: Study, rows: Sequence[Mapping[str, Any]]) -> Evaluated:
     """Evaluate searched-parameter dicts (fixed parameters added) in one batch per workload."""
     params = study.model.params
     base = study.fixed_row  # fixed values and defaults: checked once per study
-    full = [params.derive({**base, **{k: params.get(k).check(v) for k, v in r.items()}}) for r in rows]
+    checks = _checks(params)
+    full = [params.derive({**base, **{k: (checks.get(k) or params.get(k).check)(v) for k, v in r.items()}})
+            for r in rows]
     return _evaluate(study, params.stack(full))
+
+
+#: ``{name: params.get(name).check}`` of a parameter set, made once per set (a study checks every trial's row)
+_checks: IdentityMemo[dict[str, Callable[[Any], Any]]] = IdentityMemo(lambda params: {p.name: p.check for p in params})
 
 
 def evaluate_columns(study: Study, cols: Mapping[str, np.ndarray]) -> Evaluated:
@@ -131,8 +141,7 @@ def combine_totals(results: list[BatchResult], how: str, directions: Mapping[str
                    declared: Sequence[Metric] = ()) -> dict[str, np.ndarray]:
     """Totals of several workloads on the same points (see module doc)."""
     if len(results) == 1:  # float arrays as they are (the common case), others converted
-        f64 = np.float64
-        return {k: v if type(v) is np.ndarray and v.dtype == f64 else np.asarray(v, dtype=float)
+        return {k: v if type(v) is np.ndarray and v.dtype is _F64 else np.asarray(v, dtype=float)
                 for k, v in results[0].totals.items()}
     keys = list(results[0].totals)
     stack = {k: np.array([np.asarray(r.totals[k], dtype=float) for r in results]) for k in keys}

@@ -311,8 +311,9 @@ class AtomSwitchModel(Model):
         values (Python floats are float64), each total a (1,) view of one array; ``tiles_in_area`` as a batch's."""
         chip_mm2 = pts["chip_area_mm2"].item(0)
         power = static_power_w(mults, words + delay, pts["value_bits"].item(0))
-        area, hw, static, need_a, feasible, tiles, words_a, delay_a = np.array(
-            [chip_mm2, mults, power, need, 1.0 if need <= chip_mm2 else 0.0, mults, words, delay]).reshape(-1, 1)
+        block = np.array([chip_mm2, mults, power, need, 1.0 if need <= chip_mm2 else 0.0, mults, words, delay])
+        block.flags.writeable = False  # (the result's totals hand them out as they are: no read-only views made)
+        area, hw, static, need_a, feasible, tiles, words_a, delay_a = block.reshape(-1, 1)
         return {
             "area_mm2": area,
             "hw_mac_units": hw,

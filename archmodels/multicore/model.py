@@ -95,7 +95,7 @@ from workloads.layers import FC, Conv2D, Layer, MatMul, Pool
 from .. import num, tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import column, full, groups, layer_batches, per_node, point_columns, stack_rows
+from ..layerarrays import column, full, groups, layer_batches, per_node, point_batches, stack_rows
 from ..memo import IdentityMemo
 from ..clock import clock_reason, logic_area_factor
 from ..clock import point_clock as _point_clock
@@ -711,13 +711,14 @@ class MulticoreModel(Model):
     def _point_layers(workload: Workload, t: LayerTable, pts: Points) -> list[LayerBatch | None]:
         """:meth:`evaluate_layers` of one point: each distinct costed layer by :func:`fc_counts` /
         :func:`pool_counts` and :func:`layer_costs` on Python numbers (a numpy call on a one-point array costs
-        ~20 Python operations), then one (values x layers x 1) array for all layers, in workload order."""
+        ~20 Python operations), then their values over the layers, in workload order (:func:`point_batches`: one
+        (values x layers x 1) array, written when first read)."""
         k = config(pts)
         costed = [layer_costs(counts(shape, k), sizes, k)
                   for counts, shape, sizes in t.points]  # (values, fits, need_kb) of each distinct layer
         of = t.point_of
         rows = len(of)
-        block = point_columns([costed[j][0] for j in of], len(_VALUES))
+        columns = list(zip(*[costed[j][0] for j in of]))  # each value over the layers (layerarrays.point_batches)
         ok = reason = None  # every layer fits (layer_batches: all feasible, no reason)
         if not all([c[1] for c in costed]):  # (set element by element: a few layers, not a list of every layer)
             ok, reason = np.ones((rows, 1), dtype=bool), num.objects((rows, 1), "")
@@ -726,8 +727,7 @@ class MulticoreModel(Model):
                     why = _SHM_REASON % (need_kb, k.shm_kb)
                     for r in t.point_at[j]:
                         ok[r, 0], reason[r, 0] = False, why
-        return layer_batches(workload.layers, t.point_row, 1, dict(zip(_METRICS, block)),
-                             dict(zip(_STATES, block[len(_METRICS):])),
+        return point_batches(workload.layers, t.point_row, columns, _METRICS, _STATES,
                              {"placement": num.objects((rows, 1), pts["placement"].item(0))}, ok, reason)
 
     def _costs(self, t: LayerTable, pts: Points):
@@ -756,9 +756,10 @@ class MulticoreModel(Model):
             clock, node = pts["clock_mhz"].item(0), p["tech_nm"]
             pc = point_clock(clock, node)
             area, static = chip_area_static(*(p[k] for k in _CHIP_PARAMS), pc.area_factor, pc.vdd_ratio)
-            area, static = np.array([area]), np.array([static])
             mac_units = float(p["cores"] * p["ni"] * p["no"])
-            hw_mac_units, mac_units = np.array([mac_units]), np.array([mac_units])
+            block = np.array([[area], [static], [mac_units], [mac_units]])
+            block.flags.writeable = False  # (the result's totals hand them out as they are: no read-only views)
+            area, static, hw_mac_units, mac_units = block
         else:
             clock, vdd = pts["clock_mhz"], tech.clock_costs(pts["clock_mhz"], pts["tech_nm"]).vdd_ratio
             area, static = np.zeros(n), np.zeros(n)

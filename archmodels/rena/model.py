@@ -37,9 +37,8 @@ of their arguments) and give the same bits (``tests/test_rena_speed_paths.py``).
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
-from functools import cached_property, lru_cache, reduce
+from functools import cached_property, lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -51,7 +50,7 @@ from . import resources as res
 from .. import num, tech
 from .. import vector
 from ..base import Model
-from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, point_columns, stack_rows
+from ..layerarrays import PointsMemo, column, full, groups, layer_batches, per_node, point_batches, stack_rows
 from ..memo import IdentityMemo
 from ..clock import clock_reason, node_max_clock_mhz, point_clock, vdd_ratio
 from .fpga_devices import DEFAULT_DEVICE, DEVICES, FpgaDevice, fmax_mhz
@@ -312,8 +311,8 @@ class RenaModel(Model):
         n = batch_size(pts)
         t = _table_of(workload.layers)
         if t.rows and n == 1:
-            metrics, states, bound = self._point_costs(t, _point(pts))
-            out = layer_batches(workload.layers, t.point_row, n, metrics, states, {"bound": bound})
+            columns, bound = self._point_costs(t, _point(pts))
+            out = point_batches(workload.layers, t.point_row, columns, _METRICS, _STATES, {"bound": bound})
         elif t.rows:
             metrics, states, bound = self._costs(t, pts)
             out = layer_batches(workload.layers, t.row, n, metrics, states, {"bound": bound})
@@ -354,15 +353,14 @@ class RenaModel(Model):
     @staticmethod
     def _point_costs(t: LayerTable, p: _Point):
         """:meth:`_costs` of one point: each distinct costed layer's flow and :func:`layer_costs` in Python numbers
-        (pure functions: a layer of the same shape gets the same values), the rows in layer order (``t.point_row``),
-        then one (values x rows x 1) array for all of them (metrics, states, the bound flag as 0 / 1)."""
+        (pure functions: a layer of the same shape gets the same values), the rows in layer order (``t.point_row``):
+        (the metrics' and states' values over the rows, Python numbers (:func:`point_batches`), the bound labels as
+        a (rows x 1) array)."""
         cfg, c = p.cfg, p.costing
         costs = [layer_costs(flow(cfg, *args), macs, pool_ops, c) for flow, args, macs, pool_ops in t.calls]
-        rows = [costs[j] for j in t.point_call]
-        block = point_columns(rows, len(_VALUES))
-        k = len(_METRICS)
-        return (dict(zip(_METRICS, block[:k])), dict(zip(_STATES, block[k:-1])),
-                _BOUND[block[-1].astype(np.intp)])
+        columns = list(zip(*[costs[j] for j in t.point_call]))
+        bound = columns.pop()  # the bound flag (a bool: 0 / 1)
+        return columns, _BOUND[np.fromiter(bound, np.intp, len(bound))].reshape(-1, 1)
 
     # ---- energy ----
     @staticmethod
@@ -620,27 +618,12 @@ class _Point:
             sram_kb = res.buffer_bits(self.pbs, self.bits) / 8.0 / 1024.0
             static = tech.static_power_w(parts["logic"], sram_kb, self.tech_nm, vdd_ratio(self.clock_mhz, self.tech_nm))
         macs = float(self.pbs * self.mults)
-        sums = _point_sums(layers) or layer_sums(layers, _SUMMED, 1, from_zero=True)
+        sums = layer_sums(layers, _SUMMED, 1, from_zero=True)  # (one point's Python numbers: layerarrays.point_batches)
+        mac_units = np.array([macs])
+        mac_units.flags.writeable = False  # (the result's totals hand it out as it is: no read-only view made)
         return {"area_mm2": np.array([area], dtype=float), "hw_mac_units": np.array([macs]),
                 "static_power_w": np.array([static], dtype=float), **self.resource_arrays,
-                "mac_units": np.array([macs]), **sums}
-
-
-def _point_sums(layers: list[LayerBatch]) -> dict[str, np.ndarray] | None:
-    """``layer_sums(layers, _SUMMED, 1, from_zero=True)`` of one point's layers as :meth:`RenaModel.evaluate_layers`
-    made them (one ``layer_batches`` call, rows in layer order, no layer's metrics split off): from 0.0, each
-    layer's value added in layer order, in Python (the additions of ``np.add.accumulate``). None for other
-    layers (vector layers, products' other forms picked)."""
-    shared = getattr(layers[0], "_shared", None) if layers else None
-    if shared is None or shared.order is not None or not shared.whole(layers):
-        return None
-    out = {}
-    for key in _SUMMED:
-        a = shared.metrics.get(key)
-        if type(a) is not np.ndarray or a.shape != (len(layers), 1) or a.dtype != np.float64:
-            return None
-        out[key] = np.array([reduce(operator.add, a[:, 0].tolist(), 0.0)])  # ((0.0 + v0) + v1) + ...
-    return out
+                "mac_units": mac_units, **sums}
 
 
 def _read_only_arrays(values: dict[str, float]) -> dict[str, np.ndarray]:
