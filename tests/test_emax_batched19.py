@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archmodels import get_model, tech
+from archmodels import tech
 from archmodels.emax import cost
 from archmodels.emax import model as em
 
