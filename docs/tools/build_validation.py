@@ -49,6 +49,10 @@ per-layer `states` split its compute phase by what bounds it (`COMPUTE`:
 the NFU steps; `SHM_WAIT`, `NOC_WAIT` or `DRAM_WAIT`: the cycles beyond
 them; `FILL`: the latencies), where `COMPUTE` was the whole phase; cycles,
 time and energy unchanged (docs/models/multicore.md).
+(3) Later that day, keys only: ReNA, atomswitch, multicore and IMAX layers
+gained `compute_energy_j`, `sram_energy_j` and `dram_energy_j` (the terms
+their `energy_j` already summed, reported apart; every other golden value
+byte-identical).
 
 ## All calibration cases
 
