@@ -244,5 +244,9 @@ def energy_pj(issued_macs, lmm_bytes, lmm_kb, node_nm: int, vscale=1.0):
     IMAX publishes no energy (§7): the technology table's figures. Host-memory
     bytes are charged by the caller (:func:`archmodels.tech.dram_energy_j`).
     """
-    fma, lmm = energy_terms_pj(issued_macs, lmm_bytes, lmm_kb, node_nm)
-    return (fma + lmm) * vscale
+    return on_chip_pj(*energy_terms_pj(issued_macs, lmm_bytes, lmm_kb, node_nm), vscale)
+
+
+def on_chip_pj(fma_pj, lmm_pj, vscale):
+    """:func:`energy_pj` of its two terms (:func:`energy_terms_pj`) at the clock's supply [pJ]."""
+    return (fma_pj + lmm_pj) * vscale

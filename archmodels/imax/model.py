@@ -1176,7 +1176,7 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
         sel = S.nonzero_at(mask[at]) if len(batch.nodes) > 1 else slice(None)
         fma, lmm = C.energy_terms_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node))
         v = vscale[sel]
-        energy[sel] = (fma + lmm) * v * 1e-12  # C.energy_pj's expression
+        energy[sel] = C.on_chip_pj(fma, lmm, v) * 1e-12
         fma_j[sel], lmm_j[sel] = fma * v * 1e-12, lmm * v * 1e-12
     dram_j = batch.dram_energy_j(reads, writes, at)
     energy = energy + dram_j
@@ -1236,7 +1236,7 @@ def _fill_one(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.n
     time_s, reads, writes, issued, lmm_bytes = _run_flows(g, nchip, reps)
     fma, lmm = C.energy_terms_pj(issued, lmm_bytes, pts["lmm_kb"].item(0), int(batch.nodes[0][0]))
     v = batch.vscale.item(0)
-    energy = float((fma + lmm) * v) * 1e-12  # C.energy_pj's expression
+    energy = float(C.on_chip_pj(fma, lmm, v)) * 1e-12
     dram_j = batch.dram_energy_j(reads, writes).item(0)
     energy = energy + dram_j
     cycles = time_s * batch.clock_hz.item(0)
