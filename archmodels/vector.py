@@ -100,7 +100,8 @@ def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_
     dram_rd, dram_wr = np.where(onchip, 0.0, rd), np.where(onchip, 0.0, wr)
     compute_pj = ops * np.asarray(unit.op_energy_pj, dtype=float)
     dram_pj = dram_rd * unit.dram_read_pj_per_byte + dram_wr * unit.dram_write_pj_per_byte
-    move_pj = np.where(onchip, moved * unit.onchip_pj_per_byte, dram_pj)
+    chip_pj = moved * unit.onchip_pj_per_byte  # the moves' energy where they stay on chip
+    move_pj = np.where(onchip, chip_pj, dram_pj)
     with np.errstate(divide="ignore", invalid="ignore"):
         util = np.where(time_s > 0, macs / (time_s * unit.ops_per_s), 0.0)
     zeros = np.zeros(shape)
@@ -113,7 +114,7 @@ def cost_layers(layers: Sequence[Layer], unit: VectorUnit | None, n: int, model_
     if "dram_energy_j" in names:
         metrics["dram_energy_j"] = dram_pj * 1e-12
     if "sram_energy_j" in names:  # the moves that stay on chip (until 2026-11-27: 0, the energy in "other")
-        metrics["sram_energy_j"] = np.where(onchip, moved * unit.onchip_pj_per_byte, 0.0) * 1e-12
+        metrics["sram_energy_j"] = np.where(onchip, chip_pj, 0.0) * 1e-12
     metric_keys, state_keys, label_keys = extra
     for key in metric_keys:
         metrics.setdefault(key, zeros)
