@@ -85,8 +85,11 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
              "mode: 0.2 s, at most 1,024). *first call*: the subprocess's first call of that size (after an 8-point "
              "warm-up for the imports), timed alone: the heap grows to its peak and each new page is faulted in, "
              "per-structure caches fill; a sweep worker pays it on its first chunk. *batched evals/s*: the calls "
-             "after it, on fresh points, for about a second (at most 8 calls; until 2026-11-27 the first call was "
-             "among them, and for the slowest model it was the only one). *feasible*: share of "
+             "after it, on fresh points, until a second of calls has passed, however many calls that takes (*calls*; "
+             "until 2026-11-27 at most 8 calls: ~35 ms of IMAX's, whose rate then moved 0.56-0.76 M between runs "
+             "with this VM's steal time; earlier still the first call was among them). *CPU evals/s*: the same calls over their CPU time "
+             "(`process_time`), which another process on the 2 cores or the VM's steal time does not lengthen as "
+             "much; the target is judged on the wall-clock column. *feasible*: share of "
              "those points the model finds feasible (infeasible points are evaluated all the same). *batched / "
              "roofline*: the model's rate over the roofline's on the same batch size and layers. *batched point / "
              "Optuna trial*: the model's time per point in the batch over Optuna's own trial.", ""]

@@ -160,6 +160,8 @@ class Speed:
     gc_between_s: float = 0.0  # full garbage collections run untimed before each pair of blocks, total
     gc_between_n: int = 0  # how many
     first_call_point_s: float = float("nan")  # the process's first evaluate_batch call of ``batch`` points, per point
+    batched_calls: int = 0  # the timed batched calls (after the first)
+    batched_cpu_point_s: float = float("nan")  # the same calls' CPU time (process_time) per point
 
     @property
     def batched_evals_per_s(self) -> float:
@@ -174,8 +176,9 @@ class Speed:
         ms = lambda s: f"{s * 1e3:.3g} ms"  # noqa: E731
         return {
             "model": self.arch, "workload": f"`{self.workload}`", "layers": str(self.layers),
-            "batch": f"{self.batch:,}", "feasible": f"{self.feasible:.0%}",
+            "batch": f"{self.batch:,}", "calls": f"{self.batched_calls:,}", "feasible": f"{self.feasible:.0%}",
             "batched evals/s": f"{self.batched_evals_per_s:,.0f}",
+            "CPU evals/s": f"{self.layers / self.batched_cpu_point_s:,.0f}",
             "first call evals/s": f"{self.layers / self.first_call_point_s:,.0f}",
             "roofline evals/s": f"{self.roofline_evals_per_s:,.0f}",
             "stacked roofline evals/s": f"{self.layers / self.stacked_batched_point_s:,.0f}",
@@ -193,7 +196,8 @@ class Speed:
         }
 
 
-BATCH_COLUMNS = ("model", "workload", "layers", "batch", "feasible", "batched evals/s", "first call evals/s",
+BATCH_COLUMNS = ("model", "workload", "layers", "batch", "calls", "feasible", "batched evals/s", "CPU evals/s",
+                 "first call evals/s",
                  "roofline evals/s",
                  "stacked roofline evals/s", "batched / roofline", "batched point / Optuna trial")
 ONE_COLUMNS = ("model", "Optuna trial", "one point (random)", "one point (defaults, warm)", "model.evaluate -> dict",
@@ -253,8 +257,10 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     Batched: :func:`adaptive_batch` sizes the batch (or ``batch``); the
     process's first call of that size is timed alone (``first_call_point_s``:
     the heap's growth and the per-structure caches), then calls on fresh
-    random points repeat for about a second (0.2 s quick; at most 8), as in
-    :func:`measure`: the batched rate. One point (random): ``evaluate_rows(study, [row])`` over
+    random points repeat until a second of calls has passed (0.2 s quick),
+    however many calls that takes: the batched rate. (Until 2026-11-27,
+    session 7, at most 8 calls: ~35 ms of IMAX's, whose rate then moved
+    0.56-0.76 M between runs with the VM's steal time.) One point (random): ``evaluate_rows(study, [row])`` over
     distinct random rows for about a second (0.2 s quick; at most 500), after
     one warm-up row. Optuna's own trial (:func:`benchmarks.optuna_speed.bare_trial`),
     unless ``trial_s`` is given: as many trials as rows, interleaved with
@@ -291,14 +297,17 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     t0 = time.perf_counter()
     res = model.evaluate_batch(wl, pts)
     first_call = time.perf_counter() - t0
-    done, t_batch, shares = 0, 0.0, [float(np.mean(res.feasible))]
-    while t_batch < budget and done < 8 * batch:  # the calls after it: the batched rate
+    done, t_batch, cpu_batch, shares = 0, 0.0, 0.0, [float(np.mean(res.feasible))]
+    calls = 0
+    while t_batch < budget:  # the calls after it, for a whole second however short each is: the batched rate
         pts = model.params.points(model.params.random_rows(batch, rng))
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         res = model.evaluate_batch(wl, pts)
         t_batch += time.perf_counter() - t0
+        cpu_batch += time.process_time() - c0
         shares.append(float(np.mean(res.feasible)))
         done += batch
+        calls += 1
     if np.isnan(feasible):
         feasible = float(np.mean(shares))
 
@@ -345,4 +354,5 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     model.evaluate(wl, **defaults)
     as_dict = _median_call_s(lambda: model.evaluate(wl, **defaults), 5 if quick else 20)
     return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
-                 one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s, gc_s, gc_n, first_call / batch)
+                 one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s, gc_s, gc_n, first_call / batch,
+                 calls, cpu_batch / done)
