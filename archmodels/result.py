@@ -83,6 +83,16 @@ TOTAL_METRICS = (
            combine="max"),
 )
 
+#: a layer's energy by component, where a model reports it (EMAX's names, every built-in model's since 2026-11-27):
+#: the terms its ``energy_j`` sums, summed apart; with ``static_energy_j`` they add up to ``energy_j``
+ENERGY_PARTS = ("compute_energy_j", "sram_energy_j", "dram_energy_j")
+#: the same parts as totals (the layers' parts summed; with static_power_w x time_s they add up to the total energy_j)
+ENERGY_PART_TOTALS = (
+    Metric("compute_energy_j", "J", "sum over layers: arithmetic (MACs and vector operations)"),
+    Metric("sram_energy_j", "J", "sum over layers: on-chip memory accesses"),
+    Metric("dram_energy_j", "J", "sum over layers: DRAM reads and writes"),
+)
+
 
 @dataclass(frozen=True)
 class Definition:

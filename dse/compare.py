@@ -36,6 +36,8 @@ from .units import fmt, label as unit_label, scale_for
 
 METRICS = ("total.time_s", "total.energy_j", "total.dram_bytes", "total.area_mm2", "total.utilization",
            "total.power_w")
+#: compare.csv's energy columns after METRICS: the models' energy parts (archmodels.result.ENERGY_PARTS)
+ENERGY_PART_COLUMNS = tuple(f"total.{k}" for _, k in plots.ENERGY_COMPONENTS)
 DEFAULT_BUDGET_MM2 = 50.0
 #: trials per model: about a minute for AlexNet over five models on this project's 2-core machine (docs/report.md)
 DEFAULT_TRIALS = 100
@@ -215,7 +217,7 @@ def csv_rows(entries: list[Entry], workload: str, budget_mm2: float, tech_nm: in
                                    "area_budget_mm2": budget_mm2 if point == "best" else None,
                                    "tech_nm": tech_nm if point == "best" else None,
                                    "feasible": d["feasible"], "infeasible_reason": d["reason"]}
-            row.update({m: d.get(m.removeprefix("total.")) for m in METRICS})
+            row.update({m: d.get(m.removeprefix("total.")) for m in METRICS + ENERGY_PART_COLUMNS})
             row["params"] = " ".join(f"{k}={v}" for k, v in d["params"].items()) or "defaults"
             rows.append(row)
     return rows
@@ -276,8 +278,17 @@ def _figures(entries: list[Entry], budget_mm2: float, tmp: Path) -> list[tuple[s
     plots.legend_outside(ax)
     pareto = tmp / "pareto.png"
     plots._save(fig, pareto)
+
+    fig, ax = plt.subplots(figsize=(11, 0.9 + 0.32 * len(names)))
+    plots.share_bars(ax, names, [None if d is None else plots.energy_shares(d)
+                                 for e in entries for d in (e.published, e.best)],
+                     "where each design's energy goes: compute, on-chip SRAM, DRAM, leakage (static power x time)",
+                     faded=faded)
+    shares = tmp / "energy_shares.png"
+    plots._save(fig, shares)
     return [("Time, energy, DRAM traffic, area, utilization and power", embed_png(bars)),
-            ("Time vs area across models", embed_png(pareto))]
+            ("Time vs area across models", embed_png(pareto)),
+            ("Where the energy goes", embed_png(shares))]
 
 
 def page(entries: list[Entry], skipped: dict[str, str], workload: str, budget_mm2: float, tech_nm: int,

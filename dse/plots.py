@@ -501,3 +501,53 @@ def bar_chart(ax, names: Sequence[str], values: Sequence[float | None], metric: 
     ax.set_title(title, fontsize=9)
     ax.set_xticks(x, names, rotation=45, ha="right", fontsize=7)
     ax.grid(True, axis="y", alpha=0.3)
+
+
+#: a design's energy components, in stacking order: the models' energy parts (archmodels.result.ENERGY_PARTS) and
+#: the leakage (static_power_w x time_s); what a model leaves unattributed is "other"
+ENERGY_COMPONENTS = (("compute", "compute_energy_j"), ("SRAM", "sram_energy_j"), ("DRAM", "dram_energy_j"))
+
+
+def energy_shares(totals: dict[str, Any]) -> dict[str, float] | None:
+    """A design's total energy by component as shares of its ``energy_j``: compute, SRAM, DRAM, leakage
+    (``static_power_w`` x ``time_s``), and "other" for what the parts leave out (a model without the part totals: all
+    of it). None without a positive, finite energy (an infeasible design)."""
+    e = totals.get("energy_j")
+    if e is None or not np.isfinite(e) or e <= 0.0:
+        return None
+    parts = {name: float(totals.get(key) or 0.0) for name, key in ENERGY_COMPONENTS}
+    static, time = totals.get("static_power_w"), totals.get("time_s")
+    parts["leakage"] = float(static * time) if static is not None and time is not None else 0.0
+    rest = e - sum(parts.values())
+    parts["other"] = rest if rest > 1e-6 * e else 0.0  # (rounding of the parts' sums is not "other")
+    return {k: v / e for k, v in parts.items()}
+
+
+def share_bars(ax, names: Sequence[str], shares: Sequence[dict[str, float] | None], title: str,
+               faded: Sequence[bool] | None = None) -> None:
+    """Horizontal 100 % bars, one per name: each design's shares (:func:`energy_shares`) side by side, whatever
+    its absolute energy (which spans decades between models); "n/a" where a design has none; ``faded`` bars
+    (infeasible designs) pale and marked, as :func:`bar_chart` draws them."""
+    keys = [k for k in ("compute", "SRAM", "DRAM", "leakage", "other") if any(s and s.get(k) for s in shares)]
+    y = np.arange(len(names))[::-1]
+    left = np.zeros(len(names))
+    for i, (k, c) in enumerate(zip(keys, colours(len(keys)))):
+        v = np.array([(s or {}).get(k, 0.0) * 100 for s in shares])
+        bars = ax.barh(y, v, left=left, color=GREY if k == "other" else c, label=k, height=0.7,
+                       hatch="xx" if k == "other" else None, edgecolor="white" if k == "other" else None)
+        for b, pale in zip(bars, faded or ()):
+            if pale:
+                b.set_alpha(0.3)
+        left += v
+    for i, (yi, s) in enumerate(zip(y, shares)):
+        if s is None:
+            ax.annotate("n/a (no energy: infeasible)", (1, yi), va="center", fontsize=7, color=GREY)
+        elif faded is not None and faded[i]:
+            ax.annotate("infeasible", (99, yi), ha="right", va="center", fontsize=7)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the design's energy [%]")
+    ax.set_yticks(y, names, fontsize=7)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+    if keys:
+        legend_outside(ax)

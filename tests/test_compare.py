@@ -41,6 +41,19 @@ def test_published_and_best_per_model(compared):
             assert r["params"] == "defaults"
 
 
+def test_csv_carries_the_energy_parts(compared):
+    """compare.csv's part columns are the designs' totals; on multicore (every part declared) with the leakage they
+    add up to the energy."""
+    rows = _rows(compared)  # (before test_second_run_resumes, which writes the csv of emaxvr alone)
+    for col in ("total.compute_energy_j", "total.sram_energy_j", "total.dram_energy_j"):
+        assert col in rows[0]
+    mc = [r for r in rows if r["arch"] == "multicore" and r["feasible"] == "True"]
+    assert mc
+    for r in mc:
+        parts = sum(float(r[c]) for c in ("total.compute_energy_j", "total.sram_energy_j", "total.dram_energy_j"))
+        assert 0.0 < parts <= float(r["total.energy_j"]) * (1 + 1e-12)
+
+
 def test_best_is_the_fastest_feasible_trial(compared):
     from dse import config, study as study_mod
 
@@ -55,9 +68,9 @@ def test_best_is_the_fastest_feasible_trial(compared):
 def test_compare_page_structure(compared):
     text = (compared / "compare.html").read_text()
     page = Page(text)
-    assert page.sections == ["table", "charts", "pareto", "method"]
+    assert page.sections == ["table", "charts", "energy", "pareto", "method"]
     assert page.external == []
-    assert len(page.images) == 2 and all(s.startswith("data:image/png;base64,") for s in page.images)
+    assert len(page.images) == 3 and all(s.startswith("data:image/png;base64,") for s in page.images)
     assert page.rows_in["table"] == 1 + 4
     assert "time [" in text and "area [mm²]" in text
 
@@ -107,3 +120,4 @@ def test_each_model_study_gets_a_report(compared, run_cli):
     html = compared / "studies" / "multicore_28nm_area20" / "report.html"
     assert f"report: {html}" in out
     assert "area ≤ 20 mm²" in html.read_text()
+

@@ -38,7 +38,7 @@ from .energy import DEVICE_NODE_NM, energy_rates, point_sram_pj, stage_energy_j,
 from .layers import Ctx, Stage, StageCost, group_costs, point_costs, stack_groups, tables
 from ..base import Model
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric, layer_sums
+from ..result import ENERGY_PART_TOTALS, ENERGY_PARTS, LayerBatch, Metric, layer_sums
 
 #: Host fallback for vector layers (no such unit on the array): the spec's CPU reference
 #: (atom_switch.md §3: Caffe on an Intel Core i5-6300U) ran the 500-element ReLU in 0.04 ms,
@@ -129,6 +129,7 @@ class AtomSwitchModel(Model):
         Metric("multipliers", "", "multipliers of the network", integer=True, combine="max"),
         Metric("memory_words", "words", "memory words of the network (sum of the layers' memory_words)", integer=True, combine="max"),
         Metric("delay_words", "words", "delay-line registers of the network", integer=True, combine="max"),
+        *ENERGY_PART_TOTALS,
     )
 
     # ---- layers ----
@@ -206,7 +207,7 @@ class AtomSwitchModel(Model):
             at += slots
             rows.append((cycles, cycles / c.clock_hz, utilization(m, cycles, total), rd, wr, energy, mult, mult,
                          words, delay, area, k.adders, k.comparators, k.circuits, k.passes, compute_j, sram_j, dram_j))
-            sizes.append((area, mult, words, delay))
+            sizes.append((area, mult, words, delay, compute_j, sram_j, dram_j))
         block = np.array(rows, dtype=float).reshape(len(rows), len(_METRICS), 1)
         return [dict(zip(_METRICS, b)) for b in block], sizes
 
@@ -281,7 +282,7 @@ class AtomSwitchModel(Model):
 
     # ---- totals ----
     #: layer metrics summed into model totals
-    _SUMMED = ("area_mm2", "tiles", "multipliers", "memory_words", "delay_words")
+    _SUMMED = ("area_mm2", "tiles", "multipliers", "memory_words", "delay_words", *ENERGY_PARTS)
 
     def model_totals(self, workload: Workload, pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         n = batch_size(pts)
@@ -302,18 +303,20 @@ class AtomSwitchModel(Model):
             "min_chip_area_mm2": need,
             "feasible": (need <= chip).astype(float),
             "tiles_in_area": _tiles_in_area(pts),
-            **{k: total[k] for k in ("tiles", "multipliers", "memory_words", "delay_words")},
+            **{k: total[k] for k in ("tiles", "multipliers", "memory_words", "delay_words", *ENERGY_PARTS)},
         }
 
     @staticmethod
-    def _point_totals(pts: Points, need: float, mults: float, words: float, delay: float) -> dict[str, np.ndarray]:
+    def _point_totals(pts: Points, need: float, mults: float, words: float, delay: float, compute_j: float,
+                      sram_j: float, dram_j: float) -> dict[str, np.ndarray]:
         """:meth:`model_totals` of one point from its layers' summed sizes (:func:`_point_sizes`): the same
         values (Python floats are float64), each total a (1,) view of one array; ``tiles_in_area`` as a batch's."""
         chip_mm2 = pts["chip_area_mm2"].item(0)
         power = static_power_w(mults, words + delay, pts["value_bits"].item(0))
-        block = np.array([chip_mm2, mults, power, need, 1.0 if need <= chip_mm2 else 0.0, mults, words, delay])
+        block = np.array([chip_mm2, mults, power, need, 1.0 if need <= chip_mm2 else 0.0, mults, words, delay,
+                          compute_j, sram_j, dram_j])
         block.flags.writeable = False  # (the result's totals hand them out as they are: no read-only views made)
-        area, hw, static, need_a, feasible, tiles, words_a, delay_a = block.reshape(-1, 1)
+        area, hw, static, need_a, feasible, tiles, words_a, delay_a, *parts = block.reshape(-1, 1)
         return {
             "area_mm2": area,
             "hw_mac_units": hw,
@@ -322,6 +325,7 @@ class AtomSwitchModel(Model):
             "feasible": feasible,
             "tiles_in_area": _tiles_in_area(pts),
             "tiles": tiles, "multipliers": hw, "memory_words": words_a, "delay_words": delay_a,
+            **dict(zip(ENERGY_PARTS, parts)),
         }
 
 
@@ -330,15 +334,16 @@ def _tiles_in_area(pts: Points) -> np.ndarray:
     return np.floor(pts["chip_area_mm2"] * 1e6 / pts["tile_um2"] + 1e-9)
 
 
-#: a stage's (area_mm2, multipliers, memory_words, delay_words) on the one-point path, as its metrics hold them
-_Sizes = tuple[float, float, float, float]
+#: a stage's (area_mm2, multipliers, memory_words, delay_words, compute_energy_j, sram_energy_j, dram_energy_j) on
+#: the one-point path, as its metrics hold them
+_Sizes = tuple[float, float, float, float, float, float, float]
 
 
-def _point_sizes(layers: list[LayerBatch]) -> tuple[float, float, float, float] | None:
-    """The sums over ``layers`` (one point) of area_mm2, multipliers (= tiles), memory_words and delay_words,
-    layer by layer from zero as :func:`layer_sums`, from the Python floats each one-point stage keeps
-    (``_sizes``, :func:`_stage_batches`); None when some layer has none (an unsupported or vector layer)."""
-    need = mults = words = delay = 0.0
+def _point_sizes(layers: list[LayerBatch]) -> _Sizes | None:
+    """The sums over ``layers`` (one point) of area_mm2, multipliers (= tiles), memory_words, delay_words and the
+    three energy parts, layer by layer from zero as :func:`layer_sums`, from the Python floats each one-point stage
+    keeps (``_sizes``, :func:`_stage_batches`); None when some layer has none (an unsupported or vector layer)."""
+    need = mults = words = delay = compute_j = sram_j = dram_j = 0.0
     for lb in layers:
         s = lb.__dict__.get("_sizes")
         if s is None:
@@ -347,7 +352,10 @@ def _point_sizes(layers: list[LayerBatch]) -> tuple[float, float, float, float] 
         mults = mults + s[1]
         words = words + s[2]
         delay = delay + s[3]
-    return need, mults, words, delay
+        compute_j = compute_j + s[4]
+        sram_j = sram_j + s[5]
+        dram_j = dram_j + s[6]
+    return need, mults, words, delay, compute_j, sram_j, dram_j
 
 
 #: the layer metrics of a stage, in the order its LayerBatch holds them

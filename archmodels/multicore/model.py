@@ -101,7 +101,7 @@ from ..clock import clock_reason, logic_area_factor
 from ..clock import point_clock as _point_clock
 from ..num import ceil, max_of, maximum, minimum, where
 from ..params import Param, Points, batch_size
-from ..result import LAYER_METRICS, LayerBatch, Metric, layer_sums
+from ..result import ENERGY_PART_TOTALS, ENERGY_PARTS, LAYER_METRICS, LayerBatch, Metric, layer_sums
 
 PLACEMENTS = ("B", "T1", "TR1", "T2", "TR2")
 NFU_PIPELINE_STAGES = 3  # DianNao NFU: NFU-1 multiply, NFU-2 adder tree, NFU-3 activation
@@ -672,6 +672,7 @@ class MulticoreModel(Model):
         Metric("shm_read_bytes", "B", "sum over layers"),
         Metric("shm_write_bytes", "B", "sum over layers"),
         Metric("mac_units", "", "multipliers on chip (cores x ni x no)", integer=True, combine="max"),
+        *ENERGY_PART_TOTALS,
     )
 
     def validation_metric(self, metric, workload, params, case, section):
@@ -774,6 +775,7 @@ class MulticoreModel(Model):
             "static_power_w": static,
             **layer_sums(layers, ("shm_reads_per_core", "shm_writes_per_core", "shm_read_bytes", "shm_write_bytes"), n),
             "mac_units": mac_units,
+            **layer_sums(layers, ENERGY_PARTS, n, from_zero=True),
         }
 
 

@@ -58,7 +58,7 @@ from ..params import Param, ParamSet, Points, batch_size
 from .dram import burst_cycles, dram_cycles, point_channels, point_dram_cycles
 from .flows import ArrayConfig, Flow, ceil_div, conv_flow, conv_products, fc_flow, fc_products, pool_flow, pool_products
 from ..num import maximum, minimum
-from ..result import LayerBatch, Metric, layer_sums
+from ..result import ENERGY_PART_TOTALS, ENERGY_PARTS, LayerBatch, Metric, layer_sums
 
 #: Defaults per target for parameters left at 0 / "auto" (spec §1, §3, §5).
 TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -265,6 +265,7 @@ class RenaModel(Model):
                combine="min"),
         Metric("compute_cycles", "cycles", "sum over layers"),
         Metric("dram_cycles", "cycles", "sum over layers"),
+        *ENERGY_PART_TOTALS,
     )
 
     def __init__(self) -> None:
@@ -478,7 +479,7 @@ _STATES = ("MAC", "TRANSFER", "DRAM_WAIT")
 _VALUES = (*_METRICS, *_STATES, "dram_bound")
 #: the FPGA resources (:meth:`RenaModel.resources`) and the layer metrics the totals sum
 _RESOURCE_KEYS = ("dsp", "bram_mb", "logic", "fmax_mhz")
-_SUMMED = ("compute_cycles", "dram_cycles")
+_SUMMED = ("compute_cycles", "dram_cycles", *ENERGY_PARTS)
 _TIMING = "timing: clock above the %.0f MHz the design closes at"
 
 
