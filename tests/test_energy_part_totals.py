@@ -15,7 +15,9 @@ from archmodels import get_model
 from archmodels.result import ENERGY_PARTS
 from workloads import load_workload
 
-MODELS = {"rena": ("vgg16", "lenet"), "atomswitch": ("lenet", "alexnet"), "multicore": ("vgg16", "fc2", "resnet50")}
+MODELS = {"rena": ("vgg16", "lenet"), "atomswitch": ("lenet", "alexnet"), "multicore": ("vgg16", "fc2", "resnet50"),
+          "imax": ("spmm:n=256,sparsity=0.9", "lenet", "matmul:n=128"), "emaxv": ("alexnet-conv", "lenet"),
+          "emaxvr": ("lenet", "fc2")}
 
 
 @pytest.mark.parametrize("arch", sorted(MODELS))
@@ -34,7 +36,7 @@ def _layers_sum(result: dict, key: str) -> float | None:
     return total
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=18, deadline=None)
 @given(st.sampled_from(sorted(MODELS)), st.integers(0, 2**32 - 1), st.data())
 def test_totals_are_the_layers_parts_and_add_up(arch, seed, data):
     wl = load_workload(data.draw(st.sampled_from(MODELS[arch])))

@@ -194,6 +194,8 @@ def _total_metrics() -> tuple[Metric, ...]:
         Metric("dram_compulsory_bytes", "B", "sum over layers"),
         Metric("dram_traffic_ratio", "1", "DRAM bytes / compulsory bytes over the workload"),
         Metric("dram_power_w", "W", "DRAM read/write power over the run (spec §5 method)", combine="time_mean"),
+        Metric("compute_energy_j", "J", "sum over layers"),
+        Metric("sram_energy_j", "J", "sum over layers"),
         Metric("dram_energy_j", "J", "sum over layers"),
         Metric("spm_read_bytes", "B", "sum over layers"),
         Metric("spm_write_bytes", "B", "sum over layers"),
@@ -358,6 +360,8 @@ class _EmaxBase(Model):
                 "dram_compulsory_bytes": tot("dram_compulsory_bytes"),
                 "dram_traffic_ratio": dram / tot("dram_compulsory_bytes"),
                 "dram_power_w": tot("dram_energy_j") / time_s,
+                "compute_energy_j": tot("compute_energy_j"),
+                "sram_energy_j": tot("sram_energy_j"),
                 "dram_energy_j": tot("dram_energy_j"),
                 "spm_read_bytes": tot("spm_read_bytes"),
                 "spm_write_bytes": tot("spm_write_bytes"),
@@ -831,7 +835,8 @@ def _scatter_index(flat: np.ndarray, size: int) -> np.ndarray:
 
 #: the layer metrics :meth:`_EmaxBase.model_totals` sums
 _SUMMED_KEYS = ("cycles", "time_s", "dram_read_bytes", "dram_write_bytes", "starts", "activations", "ideal_time_s",
-                "dram_compulsory_bytes", "dram_energy_j", "spm_read_bytes", "spm_write_bytes")
+                "dram_compulsory_bytes", "dram_energy_j", "spm_read_bytes", "spm_write_bytes", "compute_energy_j",
+                "sram_energy_j")
 
 #: per-layer label keys in the contract's order; the texts of :data:`LAZY_TEXTS` are built when read
 _LABEL_KEYS = ("mapping", "loop_order", "schedule", "fused_into") + EXPLAIN_KEYS

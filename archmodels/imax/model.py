@@ -68,7 +68,8 @@ from .. import vector
 from ..base import Model
 from ..memo import IdentityMemo
 from ..params import Param, Points, batch_size
-from ..result import LayerBatch, Metric, _div, _seq, metric_of, row_sum
+from ..result import (ENERGY_PART_TOTALS, ENERGY_PARTS, LayerBatch, Metric, _div, _float_seq, _seq, layer_sums,
+                      metric_of, row_sum)
 
 FORMATS = ("dense", "csr", "jds")
 SCHEDULES = ("ivj", "ivs")
@@ -110,6 +111,7 @@ _TOTAL_METRICS = (
     Metric("lmm_utilization_unoptimized", "1", "time-weighted mean over layers", combine="time_mean"),
     Metric("mac_units", "", "largest MAC-unit count of a layer's chain, per chip", integer=True, combine="max"),
     Metric("starts", "", "sum over layers", integer=True),
+    *ENERGY_PART_TOTALS,
 )
 
 
@@ -426,6 +428,7 @@ class ImaxModel(Model):
             }
         # the largest chain of a layer, NaN layers skipped (all NaN: NaN); chains are >= 0
         out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0) if chain is None else chain
+        out.update(layer_sums(layers, ENERGY_PARTS, n, from_zero=True))  # (from zero, as _totals_one's)
         return out
 
 
@@ -450,7 +453,7 @@ def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
     (integer products exact as int64's; float +, -, *, / IEEE doubles as float64's, a division by zero as
     numpy's, ``result._div``; sums layer after layer as ``row_sum``, ``result._seq``), the area and leakage from
     the same formulas on Python numbers (numpy scalars), the largest chain as ``np.fmax.reduce``. Each total is
-    a (1,) view of one float array (the layout of ``result``'s one-point totals): ~40 numpy calls fewer."""
+    a (1,) view of one read-only float array (the layout of ``result``'s one-point totals): ~40 numpy calls fewer."""
     cc = _clock_costs(pts)
     node = int(pts["tech_nm"][0])
     u, kb, nc, f = (pts[k].item(0) for k in ("units", "lmm_kb", "nchip", "clock_mhz"))
@@ -466,8 +469,11 @@ def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
         largest = functools.reduce(_fmax, chain)
         values += [_div(dense_time, tot_time), dense_time, _div(busy, tot_time), _div(busy_unopt, tot_time),
                    _seq(starts), largest]
+        values += [_float_seq([float(metric_of(lb, k).item(0)) for lb in layers], 0.0) for k in ENERGY_PARTS]
         names = _ONE_TOTALS
-    return dict(zip(names, np.array(values, dtype=float).reshape(-1, 1)))
+    block = np.array(values, dtype=float).reshape(-1, 1)
+    block.flags.writeable = False  # (the result's totals hand its rows out as they are: no read-only view per key)
+    return dict(zip(names, block))
 
 
 def _fmax(a: float, b: float) -> float:
@@ -482,7 +488,7 @@ def _fmax(a: float, b: float) -> float:
 #: the keys of model_totals, in its order: without layers, with them
 _BASE_TOTALS = ("area_mm2", "hw_mac_units", "static_power_w")
 _ONE_TOTALS = _BASE_TOTALS + ("speedup_vs_dense", "dense_time_s", "lmm_utilization", "lmm_utilization_unoptimized",
-                              "starts", "mac_units")
+                              "starts", "mac_units", *ENERGY_PARTS)
 
 
 @dataclass
