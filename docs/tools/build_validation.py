@@ -52,7 +52,9 @@ time and energy unchanged (docs/models/multicore.md).
 (3) Later that day, keys only: ReNA, atomswitch, multicore and IMAX layers
 gained `compute_energy_j`, `sram_energy_j` and `dram_energy_j` (the terms
 their `energy_j` already summed, reported apart; every other golden value
-byte-identical).
+byte-identical). (4) Keys only again: every model's totals gained the same three
+keys, the layers' parts summed (EMAX had `dram_energy_j` already; every other
+golden value equal).
 
 ## All calibration cases
 
