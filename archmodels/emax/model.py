@@ -1996,10 +1996,12 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     """The fused pooling passes (:class:`_PoolPasses`) of ``pooled``. ``maps``: the pooling mappings (columns) of
     request ``req`` = position in ``pairs`` of its (layer i, combination)."""
     names = ("pool_oh", "pool_ow", "pool_ops", "pool_iterations", "pool_loop_ends", "pool_rows_used", "pool_regs")
-    out = {name: np.zeros(pooled.shape) for name in names}
     li, ki = np.nonzero(pooled)
-    if not len(li):
-        return _PoolPasses(out, {}, [], li, ki)
+    if not len(li):  # no pass: every column 0, one array for all (read only: the passes' columns are filled, by
+        zero = np.zeros(pooled.shape)  # _fill_pool_passes, only where there are passes)
+        zero.flags.writeable = False
+        return _PoolPasses(dict.fromkeys(names, zero), {}, [], li, ki)
+    out = {name: np.zeros(pooled.shape) for name in names}
     # the rows name each pooling shape once (a pass per (layer, combination) would list ~1,000 equal shapes a chunk,
     # which the builder's per-(shape, x) look-ups then treat as distinct): the layers in order (np.nonzero lists
     # them layer by layer), each pass its layer's

@@ -474,19 +474,35 @@ def _row_sums(delivered: np.ndarray, stored: np.ndarray, written: np.ndarray, ki
     return acc[0], acc[1], np.ascontiguousarray(acc[2:2 + nk].T), acc[2 + nk]
 
 
-def _sum_in_order(terms: list, n: int, zeros: bool) -> np.ndarray:
+def _sum_in_order(terms: list, n: int, zeros: bool, out: np.ndarray | None = None) -> np.ndarray:
     """:func:`_in_order` of a matrix whose columns are ``terms`` (float arrays or scalars over the n plans) and, if
     ``zeros``, columns of 0.0 anywhere among them, without building it: x + 0.0 only turns -0.0 into 0.0, wherever
-    it is added in a chain of sums, so the zero columns are one ``+ 0.0`` at the end (none if there is no term)."""
+    it is added in a chain of sums, so the zero columns are one ``+ 0.0`` at the end (none if there is no term).
+    ``out``: written there (a float64 array of n), else a new array. Two contiguous float64 terms first: one sum
+    into the result (the loop ``np.array(first)`` then ``+=`` ran, on the same contiguous operands), no copy."""
     if not terms:
-        return np.zeros(n)
-    first = terms[0]
-    out = np.array(first, dtype=float) if np.ndim(first) else np.full(n, first, dtype=float)
-    for t in terms[1:]:
+        if out is None:
+            return np.zeros(n)
+        out[...] = 0.0
+        return out
+    first, rest = terms[0], terms[1:]
+    if rest and _contiguous_floats(first, n) and _contiguous_floats(rest[0], n):
+        out = np.add(first, rest[0], out=out)
+        rest = rest[1:]
+    elif out is not None:
+        out[...] = first
+    else:
+        out = np.array(first, dtype=float) if np.ndim(first) else np.full(n, first, dtype=float)
+    for t in rest:
         out += t
     if zeros:
         out += 0.0
     return out
+
+
+def _contiguous_floats(v, n: int) -> bool:
+    """Whether ``v`` is a contiguous float64 array of ``n`` elements."""
+    return isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (n,) and v.flags.c_contiguous
 
 
 def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float) -> np.ndarray:
@@ -823,7 +839,7 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
     stored = _sum_in_order(stored, n, no_stored)
     write_kind = np.empty((n, len(KINDS)), dtype=float, order="F")
     for k in range(len(KINDS)):
-        write_kind[:, k] = _sum_in_order(written[k], n, no_written[k])
+        _sum_in_order(written[k], n, no_written[k], out=write_kind[:, k])
     h_on = [_bool(h) for _, _, h in hosts]
     h_bytes = [_float(b) for _, b, _ in hosts]
     host = _sum_in_order([np.where(h, b, 0.0) for h, b in zip(h_on, h_bytes)], n, False)
