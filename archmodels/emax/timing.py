@@ -352,10 +352,11 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
     bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
     lat_d, lat_s = link.lat_dram[pts], link.lat_spm[pts]
     choice, report = True in variants, False in variants
-    # each phase's sums from 0.0: a phase's first column written as 0.0 + v into its row, rows no column names set
-    # to 0.0 after (no zero-filled [phases, pairs] matrices written over again)
-    work, dram_x, spm_x = np.empty((nph, n)), np.empty((nph, n)), np.empty((nph, n))
-    first = [True] * nph
+    # each phase's sums from 0.0, as 1-D arrays (None: no column yet, 0.0): a phase's first column 0.0 + v, then
+    # in place; the [pairs, phases] results written column by column at the end (:func:`_by_pair`)
+    work: list = [None] * nph
+    dram_x: list = [None] * nph
+    spm_x: list = [None] * nph
     longest: list = [None] * nph
     rd, wr = 0.0 + host, None  # (the host's reads first: a sum from 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not use: discarded)
@@ -373,12 +374,11 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             moved = count * (w * bus if read > 0 else each)
             rounds = b.col("bursts", j) * np.ceil(b.col("per_burst", j) / b.col("par", j) - 1e-9)
             md = moved * dram
-            if first[ph]:
-                first[ph] = False
-                np.add(0.0, np.where(on, count * cost, 0.0), out=work[ph])
-                np.add(0.0, np.where(on, md, 0.0), out=dram_x[ph])
-                np.add(0.0, np.where(on, moved * (1 - dram), 0.0), out=spm_x[ph])
-            else:
+            if work[ph] is None:
+                work[ph] = 0.0 + np.where(on, count * cost, 0.0)
+                dram_x[ph] = 0.0 + np.where(on, md, 0.0)
+                spm_x[ph] = 0.0 + np.where(on, moved * (1 - dram), 0.0)
+            else:  # (the phase's own arrays: added in place)
                 work[ph] += np.where(on, count * cost, 0.0)
                 dram_x[ph] += np.where(on, md, 0.0)
                 spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
@@ -391,39 +391,48 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
         staged = None
         for v in stage:
             staged = _plus(staged, v)
-    for ph in range(nph):
-        if first[ph]:
-            work[ph] = dram_x[ph] = spm_x[ph] = 0.0
     if wr is None:
         wr = np.zeros(n)
-    top = np.empty((n, nph))  # (np.stack of the phases' columns, written into its columns)
-    for ph, v in enumerate(longest):
-        top[:, ph] = 0.0 if v is None else np.maximum(0.0, v)
-    longest = top.reshape(-1)
-    out = {"work": work.T.reshape(-1), "longest": longest}
+    out = {"work": _by_pair(work, n), "longest": _by_pair([None if v is None else np.maximum(0.0, v) for v in longest], n)}
     if choice:
         if stage:  # the staging reads after the phase's transfers (PLOAD), one by one, and after the reads
-            dc, sc = dram_x.copy(), spm_x.copy()
+            dc, sc = list(dram_x), list(spm_x)
             rd_c = rd
             for v in stage:
-                dc[_PLOAD_AT] += v
-                sc[_PLOAD_AT] += v
+                dc[_PLOAD_AT] = _plus(dc[_PLOAD_AT], v)
+                sc[_PLOAD_AT] = _plus(sc[_PLOAD_AT], v)
                 rd_c = rd_c + v
-            out["dram_c"], out["spm_c"], out["_dram_read"] = dc.T.reshape(-1), sc.T.reshape(-1), rd_c
+            out["dram_c"], out["spm_c"], out["_dram_read"] = _by_pair(dc, n), _by_pair(sc, n), rd_c
         else:
-            out["dram_c"], out["spm_c"], out["_dram_read"] = dram_x.T.reshape(-1), spm_x.T.reshape(-1), rd
+            out["dram_c"], out["spm_c"], out["_dram_read"] = _by_pair(dram_x, n), _by_pair(spm_x, n), rd
         out["_dram_write"] = wr
     if report:
         if stage:
-            st = np.zeros((nph, n))
+            st: list = [None] * nph
             st[_PLOAD_AT] = staged
-            out["staged"] = st.T.reshape(-1)
+            out["staged"] = _by_pair(st, n)
         else:  # no staging column (EMAXV): every sum is the +0.0 it starts from, as np.zeros gives it (no transposing
             out["staged"] = np.zeros(n * nph)  # copy of a [phases, pairs] matrix of zeros)
         if always or not _same_sums(variants, out):
-            out["dram_r"] = dram_x.T.reshape(-1)
-            out["spm_r"] = spm_x.T.reshape(-1)
+            out["dram_r"] = _by_pair(dram_x, n)
+            out["spm_r"] = _by_pair(spm_x, n)
     return out
+
+
+def _repeated(a: np.ndarray, k: int) -> np.ndarray:
+    """``np.repeat(a, k)`` of a 1-D array: each element k times in a row, as the k columns of an [n, k] matrix each
+    written whole (the same values; numpy's repeat copies one element at a time)."""
+    return _by_pair([a] * k, len(a), a.dtype)
+
+
+def _by_pair(rows: list[np.ndarray | None], n: int, dtype=float) -> np.ndarray:
+    """The [pairs, phases] matrix of the phases' arrays over the pairs (None: 0.0), flat pair by pair: each phase
+    written into its column (the same bits as a [phases, pairs] matrix's ``.T.reshape(-1)``, whose transposing copy
+    loops over 5 elements at a time)."""
+    out = np.empty((n, len(rows)), dtype=dtype)
+    for ph, v in enumerate(rows):
+        out[:, ph] = 0.0 if v is None else v
+    return out.reshape(-1)
 
 
 _PLOAD_AT = PHASES.index("pload")
@@ -664,7 +673,7 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
     # each pair's link numbers repeated over its phases (gathered once per pair, not per phase; contiguous arrays:
     # numpy's loops as before, whose maximum of 0.0 and -0.0 a broadcast operand's loop may answer otherwise)
     if n >= STATES_REPEAT_FROM:
-        bus_cols, dram_bpc, spm_bpc = (np.repeat(link.at(v, pts), nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
+        bus_cols, dram_bpc, spm_bpc = (_repeated(link.at(v, pts), nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
     else:  # (a few pairs, one design point's: fewer numpy calls)
         ptr = np.repeat(pts, nph)
         bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
@@ -764,13 +773,11 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     not read adding +0.0; the total kind by kind in the plan's first-named order (:meth:`_Moves.read_order`)."""
     n, nk = len(pts), len(KINDS)
     bus = link.at(link.bus_bytes, pts)
-    by_kind = np.empty((nk + 1, n))  # (each kind's sum from 0.0: its first column 0.0 + v, kinds without one 0.0)
-    first = [True] * (nk + 1)
+    by_kind: list = [None] * (nk + 1)  # (each kind's sum from 0.0: its first column 0.0 + v, then in place)
 
     def add(k: int, v: np.ndarray) -> None:
-        if first[k]:
-            first[k] = False
-            np.add(0.0, v, out=by_kind[k])
+        if by_kind[k] is None:
+            by_kind[k] = 0.0 + v
         else:
             by_kind[k] += v
 
@@ -780,10 +787,7 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
                                             b.col("rd_count", j) * _column_words(b, j, pts, link) * bus, 0.0))
     for j in range(b.width("h_on")):
         add(int(b.h_kind[j]), np.where(b.col("h_on", j), b.col("h_bytes", j), 0.0))
-    for k in range(nk + 1):
-        if first[k]:
-            by_kind[k] = 0.0
-    out = np.ascontiguousarray(by_kind.T)
+    out = _by_pair(by_kind, n).reshape(n, nk + 1)  # [pair, kind] (kinds without a column: 0.0)
     blocks = _kind_blocks(b)
     if blocks is not None:  # every plan names its kinds in an order within ``blocks`` (EMAXV's blocks)
         total = None
