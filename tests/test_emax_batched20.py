@@ -357,16 +357,3 @@ def test_batches_equal_the_former_and_every_cell_is_written(arch, wl, n, seed):
         poisoned = _everything(arch, wl, rows)
     _same(poisoned, want)
 
-
-@settings(max_examples=80, deadline=None)
-@given(values=st.lists(st.sampled_from(_ODD), max_size=30), k=st.integers(1, 6),
-       dtype=st.sampled_from([np.float64, np.int64, bool]))
-def test_repeated_equals_np_repeat(values, k, dtype):
-    """``_repeated`` (``_states``' link numbers over the phases, column by column) is ``np.repeat(a, k)``: values,
-    dtype and C order (NaN of both signs, -0.0, infinities; int and bool arrays; none)."""
-    a = np.array(values, dtype=float)
-    if dtype is not np.float64:
-        a = (np.nan_to_num(a) > 1).astype(dtype)
-    got, want = tm._repeated(a, k), np.repeat(a, k)
-    assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
-    assert got.tobytes() == want.tobytes()

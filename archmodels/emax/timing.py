@@ -419,17 +419,11 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
     return out
 
 
-def _repeated(a: np.ndarray, k: int) -> np.ndarray:
-    """``np.repeat(a, k)`` of a 1-D array: each element k times in a row, as the k columns of an [n, k] matrix each
-    written whole (the same values; numpy's repeat copies one element at a time)."""
-    return _by_pair([a] * k, len(a), a.dtype)
-
-
-def _by_pair(rows: list[np.ndarray | None], n: int, dtype=float) -> np.ndarray:
+def _by_pair(rows: list[np.ndarray | None], n: int) -> np.ndarray:
     """The [pairs, phases] matrix of the phases' arrays over the pairs (None: 0.0), flat pair by pair: each phase
     written into its column (the same bits as a [phases, pairs] matrix's ``.T.reshape(-1)``, whose transposing copy
     loops over 5 elements at a time)."""
-    out = np.empty((n, len(rows)), dtype=dtype)
+    out = np.empty((n, len(rows)))
     for ph, v in enumerate(rows):
         out[:, ph] = 0.0 if v is None else v
     return out.reshape(-1)
@@ -673,7 +667,7 @@ def _states(tab: PlanTable, rows: np.ndarray, pts: np.ndarray, link: Link, varia
     # each pair's link numbers repeated over its phases (gathered once per pair, not per phase; contiguous arrays:
     # numpy's loops as before, whose maximum of 0.0 and -0.0 a broadcast operand's loop may answer otherwise)
     if n >= STATES_REPEAT_FROM:
-        bus_cols, dram_bpc, spm_bpc = (_repeated(link.at(v, pts), nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
+        bus_cols, dram_bpc, spm_bpc = (np.repeat(link.at(v, pts), nph) for v in (link.cols, link.dram_bpc, link.spm_bpc))
     else:  # (a few pairs, one design point's: fewer numpy calls)
         ptr = np.repeat(pts, nph)
         bus_cols, dram_bpc, spm_bpc = link.cols[ptr], link.dram_bpc[ptr], link.spm_bpc[ptr]
