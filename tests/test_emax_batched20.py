@@ -177,6 +177,7 @@ def _former():
     stack.enter_context(mock.patch.object(traffic, "_sum_in_order", _sum_in_order_former_at))
     stack.enter_context(mock.patch.object(mapper, "_by_object", _by_object_former))
     stack.enter_context(mock.patch.object(em, "_pool_passes", _pool_passes_former))
+    stack.enter_context(mock.patch.object(em, "SKIP_POOL_SOURCES", False))
     return stack
 
 
@@ -357,3 +358,36 @@ def test_batches_equal_the_former_and_every_cell_is_written(arch, wl, n, seed):
         poisoned = _everything(arch, wl, rows)
     _same(poisoned, want)
 
+
+
+@pytest.mark.parametrize("wl,n,seed", [("vgg16-conv", 300, 47), ("vgg16", 60, 48)])
+def test_emaxv_builders_take_the_pool_columns_absent_as_zeros(wl, n, seed):
+    """The EMAXV builders' tables (every plan column: dtype and bits; labels) are the same with the pooling-pass
+    columns and ``has_pool`` absent (:data:`SKIP_POOL_SOURCES`) as with them gathered (zeros, False)."""
+    def tables(skip: bool) -> list:
+        got = []
+        builders = {k: getattr(traffic, k) for k in ("emaxv_plans", "fc_plans")}
+
+        def spy(fn):
+            def run(*a, **k):
+                tab = fn(*a, **k)
+                got.append(tab)
+                return tab
+            return run
+
+        with ExitStack() as stack:
+            stack.enter_context(mock.patch.object(em, "SKIP_POOL_SOURCES", skip))
+            for k, fn in builders.items():
+                stack.enter_context(mock.patch.object(em, k, spy(fn)))
+            _everything("emaxv", wl, _random_rows("emaxv", n, seed))
+        return got
+
+    got, want = tables(True), tables(False)
+    assert len(got) == len(want) >= 1
+    for g, w in zip(got, want):
+        assert list(g.plan) == list(w.plan) and list(g.label) == list(w.label)
+        for k in w.plan:
+            a, b = np.asarray(g.plan[k]), np.asarray(w.plan[k])
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), k
+        for k in w.label:
+            assert np.asarray(g.label[k]).tolist() == np.asarray(w.label[k]).tolist(), k

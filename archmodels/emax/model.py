@@ -1866,6 +1866,8 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     by_lk = dict(has_pool=pooled.reshape(-1))
     pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}
     sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
+    if arch == "emaxv" and SKIP_POOL_SOURCES and not passes.n and not pooled.any():  # (see SKIP_POOL_SOURCES)
+        sources = [src_ for src_ in sources if src_[0] is not pass_cols and src_[0] is not by_lk]
     # the same sources per mapping (the context's flags absent), by what indexes them: the mapping's (layer,
     # combination), its combination, its mapper row (:func:`_name_mappings`)
     per_mapping = [(pass_cols, "lk"), (pin_cols, "ki"), (by_comb, "ki"), (by_lk, "lk"), (mc, "row")]
@@ -1925,6 +1927,11 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == n_first
     return _Planned(tab, start, count, chainable, seg, nseg, runs, n_comb=nk)  # (the chaining's statistics: lazy)
 
+
+#: whether :func:`_context_plans` gives the EMAXV builders (which fuse no pooling) no pooling-pass columns and no
+#: ``has_pool``: they take them absent, as 0.0 and False (``traffic._plan_cols``' defaults; the same plan columns),
+#: instead of gathering zeros for every row (False: gathered, as before; tests/test_emax_batched20.py)
+SKIP_POOL_SOURCES = True
 
 #: whether :func:`_context_plans` leaves out the EMAXVR plans no step reads (:func:`_unread_rows`, the builder's
 #: ``chained_only``): ~11 % of a random VGG16 batch's plans, priced for nothing before (False: every plan, as before;
