@@ -168,6 +168,20 @@ def _pool_passes_former(shapes, pooled, hws, maps, req, pairs):
     return _pool_passes_now(shapes, pooled, hws, maps, req, pairs)
 
 
+class _KnobFormer(np.ndarray):
+    """The former per-request knob: the combinations' fixed-width texts gathered per request (``pat_knob[rk]``),
+    the pooling layers' ``pairs`` replaced by an assignment into it."""
+
+    def replaced(self, where, text):
+        a = np.asarray(self).copy()
+        a[where] = text
+        return a
+
+
+def _knob_at_former(texts, at):
+    return texts[at].view(_KnobFormer)
+
+
 def _former():
     """Every change of this round undone (``conv_table``'s zero-filled slot matrices: :func:`_poisoned` shows every
     cell is written)."""
@@ -178,6 +192,7 @@ def _former():
     stack.enter_context(mock.patch.object(mapper, "_by_object", _by_object_former))
     stack.enter_context(mock.patch.object(em, "_pool_passes", _pool_passes_former))
     stack.enter_context(mock.patch.object(em, "SKIP_POOL_SOURCES", False))
+    stack.enter_context(mock.patch.object(em, "KnobAt", _knob_at_former))
     return stack
 
 
@@ -391,3 +406,43 @@ def test_emaxv_builders_take_the_pool_columns_absent_as_zeros(wl, n, seed):
             assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), k
         for k in w.label:
             assert np.asarray(g.label[k]).tolist() == np.asarray(w.label[k]).tolist(), k
+
+
+_TEXTS = ["auto", "single", "pairs", "A", "B", "OW,OC,OH", "OW,OH,OC", "", "auto ", "x" * 9]
+
+
+@settings(max_examples=120, deadline=None)
+@given(texts=st.lists(st.sampled_from(_TEXTS), min_size=1, max_size=4, unique=True), n=st.integers(0, 30),
+       value=st.sampled_from(_TEXTS), new=st.sampled_from(_TEXTS), seed=st.integers(0, 2**32 - 1))
+def test_knob_at_equals_the_gathered_texts(texts, n, value, new, seed):
+    """``KnobAt(texts, at)`` compares, converts and replaces as the gathered fixed-width text array ``texts[at]``
+    did: ``==`` any text (among them or not), ``np.asarray``, and ``replaced(mask, text)`` as ``a[mask] = text``
+    (a text not among them added, cut to the array's width; none replaced)."""
+    rng = np.random.default_rng(seed)
+    t = np.array(texts)
+    at = rng.integers(0, len(t), n)
+    k, want = mapper.KnobAt(t, at), t[at]
+    eq = k == value
+    assert eq.dtype == bool and np.array_equal(eq, want == value)
+    assert np.asarray(k).dtype == want.dtype and np.asarray(k).tolist() == want.tolist() and len(k) == n
+    assert list(k) == want.tolist()
+    mask = rng.random(n) < 0.4
+    r = k.replaced(mask, new)
+    former = want.copy()
+    former[mask] = new
+    assert np.asarray(r).dtype == former.dtype and np.asarray(r).tolist() == former.tolist()
+    for v in _TEXTS:
+        assert np.array_equal(r == v, former == v)
+    assert np.array_equal(np.asarray(k), want)  # (not written)
+
+
+def test_knob_codes_give_the_knob_texts():
+    """``_knob_codes``' distinct texts at each combination's position are ``np.array`` of the knob (one value,
+    several, objects: None)."""
+    for pattern, order in ((["auto"] * 5, ["OW"] * 5), (["single", "auto", "single", "pairs"], ["a", "b", "a", "a"]),
+                           ([], [])):
+        (pt, pa), (ot, oa) = em._knob_codes(pattern, order)
+        for t, a, values in ((pt, pa, pattern), (ot, oa, order)):
+            want = np.array(values)
+            assert t[a].dtype == want.dtype and t[a].tolist() == want.tolist() and len(t) == len(set(values))
+    assert em._knob_codes(["auto", 3], ["OW", "OW"]) is None

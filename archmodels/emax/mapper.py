@@ -1629,12 +1629,53 @@ def _slot_labels(out: SlotColumns | dict[str, np.ndarray], labels: np.ndarray, s
             out[k] = base[slot]
 
 
-def _knob(values: Sequence[str]) -> np.ndarray:
-    """A knob's values per request as an array :func:`conv_table` compares with texts: fixed-width text as given
-    (compared in C; :func:`~archmodels.emax.model._mapping_rows` gathers it per request), else objects."""
-    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+def _knob(values: Sequence[str]) -> np.ndarray | KnobAt:
+    """A knob's values per request as an array :func:`conv_table` compares with texts: fixed-width text or a
+    :class:`KnobAt` as given (compared in C; :func:`~archmodels.emax.model._mapping_rows` names each request's
+    combination's), else objects."""
+    if isinstance(values, KnobAt) or isinstance(values, np.ndarray) and values.dtype.kind == "U":
         return values
     return np.array(values, dtype=object)
+
+
+class KnobAt:
+    """A knob's text per request, ``texts[at]``, as a few distinct texts (fixed-width text) and each request's
+    position among them: ``knob == text`` compares the distinct texts and gathers the answers (a comparison of
+    fixed-width texts costs ~2 ns a character; a chunk's ~25 k requests name a few texts)."""
+
+    __slots__ = ("texts", "at")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, texts: np.ndarray, at: np.ndarray):
+        self.texts, self.at = texts, at
+
+    def __eq__(self, value) -> np.ndarray:  # type: ignore[override]
+        return (self.texts == value)[self.at]
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.texts[self.at]
+        return out if dtype is None else out.astype(dtype)
+
+    def __iter__(self):
+        return iter(np.asarray(self).tolist())
+
+    def replaced(self, where: np.ndarray, text: str) -> KnobAt:
+        """The knob with ``text`` at the requests ``where`` (a boolean mask), the rest as they are."""
+        if not where.any():
+            return self
+        texts = self.texts
+        hit = np.flatnonzero(texts == text)
+        if len(hit):
+            code = int(hit[0])
+        else:  # (a text not among them: added, cut to the texts' width as an assignment into the text array cut it)
+            code = len(texts)
+            texts = np.concatenate([texts, np.array([text], dtype=texts.dtype)])
+        at = self.at.copy()
+        at[where] = code
+        return KnobAt(texts, at)
 
 
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],

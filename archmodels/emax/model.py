@@ -44,7 +44,7 @@ from ..base import Model
 from . import mapper as _mapper
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import HW_NUMBERS, HwList, Indexed, coded_reasons, hw_field, new_hw
+from .mapper import HW_NUMBERS, HwList, Indexed, KnobAt, coded_reasons, hw_field, new_hw
 from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
                       verdicts_coded)
 from . import timing
@@ -1628,20 +1628,27 @@ def _first_of(key: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _knob_texts(pattern: list, order: list) -> tuple[np.ndarray, np.ndarray] | None:
     """The pattern and loop-order knobs of a chunk's combinations as fixed-width text, ``np.array(pattern)`` and
-    ``np.array(order)``, when every value of both is a ``str`` (the numpy mapper compares them in C); else None
-    (objects). Each built from its distinct values (a chunk's few) and every value's position among them: the same
-    dtype (the longest value's width) and texts, without numpy's per-element conversion; a list of one value
-    (EMAXV's loop order, a default) as ``np.full`` of it."""
+    ``np.array(order)``, when every value of both is a ``str``; else None (objects): :func:`_knob_codes`' texts
+    at its positions (the same dtype, the longest value's width, and texts)."""
+    codes = _knob_codes(pattern, order)
+    return None if codes is None else tuple(t[at] for t, at in codes)
+
+
+def _knob_codes(pattern: list, order: list) -> tuple[tuple[np.ndarray, np.ndarray], ...] | None:
+    """The pattern and loop-order knobs of a chunk's combinations, each as its distinct values (fixed-width text,
+    in order of first appearance) and every value's position among them, when every value of both is a ``str``
+    (the numpy mapper compares them in C, :class:`~archmodels.emax.mapper.KnobAt`); else None (objects): no
+    per-element conversion; a list of one value (EMAXV's loop order, a default) as that text and zeros."""
     out = []
     for values in (pattern, order):
         if not set(map(type, values)) <= {str}:
             return None
         if values and values.count(values[0]) == len(values):  # (one value: list.count compares in C)
-            out.append(np.full(len(values), values[0], dtype=np.array(values[:1]).dtype))
+            out.append((np.array(values[:1]), np.zeros(len(values), dtype=np.int64)))
             continue
         distinct = dict.fromkeys(values)
         at = {v: j for j, v in enumerate(distinct)}
-        out.append(np.array(list(distinct))[np.fromiter(map(at.__getitem__, values), np.int64, len(values))])
+        out.append((np.array(list(distinct)), np.fromiter(map(at.__getitem__, values), np.int64, len(values))))
     return out[0], out[1]
 
 
@@ -1685,11 +1692,14 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             views = list(mhws) + [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
     # objects for the scalar one, which reads them one by one)
-    texts = _knob_texts(pattern, order) if len(rk) >= _mapper.TABLE_NUMPY_FROM else None  # (compared in C)
-    pat_knob, ord_knob = texts if texts is not None else (np.array(pattern, dtype=object), np.array(order, dtype=object))
-    pats = pat_knob[rk]
-    pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
-    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats, ord_knob[rk])
+    codes = _knob_codes(pattern, order) if len(rk) >= _mapper.TABLE_NUMPY_FROM else None  # (compared in C)
+    if codes is not None:  # (each request's combination's text, by its position among the chunk's few texts)
+        pats, ords = (KnobAt(texts, at[rk]) for texts, at in codes)
+        pats = pats.replaced(lt.pool[rl] & (pats == "pairs"), "auto")  # _conv_pattern: pooling cannot run pairs
+    else:
+        pats, ords = np.array(pattern, dtype=object)[rk], np.array(order, dtype=object)[rk]
+        pats[lt.pool[rl] & (pats == "pairs")] = "auto"
+    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats, ords)
     # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
     n_u = np.bincount(tab.req, minlength=len(first))
     n_r = n_u[inv]
