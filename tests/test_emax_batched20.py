@@ -168,6 +168,14 @@ def _pool_passes_former(shapes, pooled, hws, maps, req, pairs):
     return _pool_passes_now(shapes, pooled, hws, maps, req, pairs)
 
 
+def _per_plan_former(v, keep, n: int, dtype=float, fills=None) -> np.ndarray:
+    """The former ``_per_plan`` (``fills`` ignored: a new array per scalar column)."""
+    a = np.asarray(v, dtype=dtype)
+    if not a.ndim:
+        return np.full(n if keep is None else len(keep), a, dtype=dtype)
+    return a if keep is None else a[keep]
+
+
 class _KnobFormer(np.ndarray):
     """The former per-request knob: the combinations' fixed-width texts gathered per request (``pat_knob[rk]``),
     the pooling layers' ``pairs`` replaced by an assignment into it."""
@@ -193,6 +201,7 @@ def _former():
     stack.enter_context(mock.patch.object(em, "_pool_passes", _pool_passes_former))
     stack.enter_context(mock.patch.object(em, "SKIP_POOL_SOURCES", False))
     stack.enter_context(mock.patch.object(em, "KnobAt", _knob_at_former))
+    stack.enter_context(mock.patch.object(traffic, "_per_plan", _per_plan_former))
     return stack
 
 
@@ -446,3 +455,39 @@ def test_knob_codes_give_the_knob_texts():
             want = np.array(values)
             assert t[a].dtype == want.dtype and t[a].tolist() == want.tolist() and len(t) == len(set(values))
     assert em._knob_codes(["auto", 3], ["OW", "OW"]) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(conv_mask=st.lists(st.booleans(), max_size=40), seed=st.integers(0, 2**32 - 1))
+def test_conv_pairs_are_the_former_gathers(conv_mask, seed):
+    """``_mapping_rows``' conv pairs: the pairs themselves when every pair is a conv one, else gathered, as the
+    former ``li[conv]``, ``ki[conv]`` (values and dtype)."""
+    rng = np.random.default_rng(seed)
+    n = len(conv_mask)
+    li, ki = rng.integers(0, 20, n), rng.integers(0, 99, n)
+    conv = np.flatnonzero(np.array(conv_mask, dtype=bool))
+    lc, kc = em._conv_pairs(li, ki, conv)
+    assert lc.dtype == li[conv].dtype and np.array_equal(lc, li[conv]) and np.array_equal(kc, ki[conv])
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=st.lists(st.one_of(st.sampled_from(_ODD), st.booleans(), st.integers(-3, 3), st.sampled_from(["-", "ab"]),
+                                 st.just("array")), min_size=1, max_size=8),
+       n=st.integers(0, 12), keep=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_per_plan_shares_equal_scalar_columns(values, n, keep, seed):
+    """``_per_plan`` with ``fills``: every column the former's (dtype, shape, bytes; arrays as before), the scalar
+    ones of equal dtype and bytes one read-only array (+0.0 and -0.0, NaN of either sign kept apart)."""
+    rng = np.random.default_rng(seed)
+    at = np.flatnonzero(rng.random(n) < 0.6) if keep else None
+    fills: dict = {}
+    seen: dict = {}
+    for v in values:
+        if isinstance(v, str) and v == "array":
+            v = rng.random(n)
+        dtype = None if isinstance(v, str) else float
+        got, want = traffic._per_plan(v, at, n, dtype, fills), _per_plan_former(v, at, n, dtype)
+        assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+        if np.ndim(v) == 0:
+            assert not got.flags.writeable
+            key = (got.dtype.str, np.asarray(v, dtype=dtype).tobytes())
+            assert seen.setdefault(key, got) is got

@@ -1626,6 +1626,12 @@ def _first_of(key: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     return first[present], rank[key]
 
 
+def _conv_pairs(li: np.ndarray, ki: np.ndarray, conv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(li[conv], ki[conv])`` for the increasing positions ``conv``: ``li`` and ``ki`` themselves when ``conv`` is
+    every position (every layer a conv one: no gathers)."""
+    return (li, ki) if len(conv) == len(li) else (li[conv], ki[conv])
+
+
 def _knob_texts(pattern: list, order: list) -> tuple[np.ndarray, np.ndarray] | None:
     """The pattern and loop-order knobs of a chunk's combinations as fixed-width text, ``np.array(pattern)`` and
     ``np.array(order)``, when every value of both is a ``str``; else None (objects): :func:`_knob_codes`' texts
@@ -1667,9 +1673,10 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     fc = np.flatnonzero(lt.fc[li])
     # the conv requests, once per (first layer of an equal shape, combination): the mapper's answer depends on the
     # shape's value, the array and the knobs only
-    key = lt.same[li[conv]] * nk + ki[conv]
+    lc, kc = _conv_pairs(li, ki, conv)
+    key = lt.same[lc] * nk + kc
     first, inv = _first_of(key, len(lt.same) * nk)
-    rl, rk = li[conv][first], ki[conv][first]
+    rl, rk = lc[first], kc[first]
     # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
     # layer's input and output whole
     spm = hw_field(hws, "spm_bytes")

@@ -505,11 +505,21 @@ def _contiguous_floats(v, n: int) -> bool:
     return isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (n,) and v.flags.c_contiguous
 
 
-def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float) -> np.ndarray:
-    """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n)."""
+def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float,
+              fills: dict[tuple[str, bytes], np.ndarray] | None = None) -> np.ndarray:
+    """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n). ``fills``:
+    a scalar's column is shared with the table's other columns of the same scalar (the same dtype and bytes: one
+    read-only array, e.g. an EMAXV table's ~15 columns of 0.0), not filled once per column."""
     a = np.asarray(v, dtype=dtype)
     if not a.ndim:
-        return np.full(n if keep is None else len(keep), a, dtype=dtype)
+        if fills is None:
+            return np.full(n if keep is None else len(keep), a, dtype=dtype)
+        key = (a.dtype.str, a.tobytes())
+        got = fills.get(key)
+        if got is None:
+            got = fills[key] = np.full(n if keep is None else len(keep), a, dtype=dtype)
+            got.flags.writeable = False
+        return got
     return a if keep is None else a[keep]
 
 
@@ -778,8 +788,9 @@ def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, 
     moves = _Moves(on & (count > 0), phase, write, bursts, per_burst, _matrix([s.par for s in slots], n), dram, rd_on,
                    rd_count, rd_each, rd_kind, _matrix([h for _, _, h in hosts], n, bool),
                    _matrix([b for _, b, _ in hosts], n), np.array([KINDS.index(k) for k, *_ in hosts], dtype=np.int64))
-    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
-                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
+    fills: dict[tuple[str, bytes], np.ndarray] = {}  # (the scalar columns' arrays, one per value)
+    return PlanTable({k: _per_plan(v, every, n, float, fills) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, None, fills) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
@@ -854,8 +865,9 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
                        tuple(once(_float, s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
                        tuple(s_each), tuple(h_on), tuple(h_bytes), np.array([KINDS.index(k) for k, *_ in hosts],
                                                                             dtype=np.int64))
-    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
-                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
+    fills: dict[tuple[str, bytes], np.ndarray] = {}  # (the scalar columns' arrays, one per value)
+    return PlanTable({k: _per_plan(v, every, n, float, fills) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, None, fills) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
