@@ -788,9 +788,8 @@ def _assemble_matrices(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, 
     moves = _Moves(on & (count > 0), phase, write, bursts, per_burst, _matrix([s.par for s in slots], n), dram, rd_on,
                    rd_count, rd_each, rd_kind, _matrix([h for _, _, h in hosts], n, bool),
                    _matrix([b for _, b, _ in hosts], n), np.array([KINDS.index(k) for k, *_ in hosts], dtype=np.int64))
-    fills: dict[tuple[str, bytes], np.ndarray] = {}  # (the scalar columns' arrays, one per value)
-    return PlanTable({k: _per_plan(v, every, n, float, fills) for k, v in cols.items()},
-                     {k: _per_plan(v, every, n, None, fills) for k, v in label.items()}, src[keep],
+    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
@@ -865,7 +864,7 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
                        tuple(once(_float, s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
                        tuple(s_each), tuple(h_on), tuple(h_bytes), np.array([KINDS.index(k) for k, *_ in hosts],
                                                                             dtype=np.int64))
-    fills: dict[tuple[str, bytes], np.ndarray] = {}  # (the scalar columns' arrays, one per value)
+    fills: dict[tuple[str, bytes], np.ndarray] = {}  # (the scalar columns' arrays, one per value: many plans)
     return PlanTable({k: _per_plan(v, every, n, float, fills) for k, v in cols.items()},
                      {k: _per_plan(v, every, n, None, fills) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
