@@ -393,7 +393,8 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             staged = _plus(staged, v)
     if wr is None:
         wr = np.zeros(n)
-    out = {"work": _by_pair(work, n), "longest": _by_pair([None if v is None else np.maximum(0.0, v) for v in longest], n)}
+    longest = [None if v is None else np.maximum(0.0, v) for v in longest]
+    out = {"work": _by_pair(work, n), "longest": _by_pair(longest, n)}
     if choice:
         if stage:  # the staging reads after the phase's transfers (PLOAD), one by one, and after the reads
             dc, sc = list(dram_x), list(spm_x)
