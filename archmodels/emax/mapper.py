@@ -971,11 +971,18 @@ def _by_object(objs: Sequence, numbers, k: int) -> np.ndarray:
         used = np.bincount(objs.at, minlength=len(objs.objs)).astype(bool).tolist()  # (others: zeros, not read)
         table = np.array([numbers(o) if u else (0,) * k for o, u in zip(objs.objs, used)],
                          dtype=np.int64).reshape(len(objs.objs), k).T
-        return table[:, objs.at]
+        return _take_columns(table, objs.at)
     ids = np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
     _, first, at = np.unique(ids, return_index=True, return_inverse=True)
     table = np.array([numbers(objs[i]) for i in first.tolist()], dtype=np.int64).reshape(len(first), k).T
-    return table[:, at.reshape(-1)]
+    return _take_columns(table, at.reshape(-1))
+
+
+def _take_columns(table: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``table[:, at]`` (the same values) as a C-contiguous array: ``np.take`` along axis 1 of a contiguous copy of
+    the small table (an index over a transposed table gathered each element by a ``memcpy`` call: ~2.5x slower,
+    and its rows came out strided)."""
+    return np.take(np.ascontiguousarray(table), at, axis=1)
 
 
 def _cdiv(a, b):
@@ -1622,12 +1629,53 @@ def _slot_labels(out: SlotColumns | dict[str, np.ndarray], labels: np.ndarray, s
             out[k] = base[slot]
 
 
-def _knob(values: Sequence[str]) -> np.ndarray:
-    """A knob's values per request as an array :func:`conv_table` compares with texts: fixed-width text as given
-    (compared in C; :func:`~archmodels.emax.model._mapping_rows` gathers it per request), else objects."""
-    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+def _knob(values: Sequence[str]) -> np.ndarray | KnobAt:
+    """A knob's values per request as an array :func:`conv_table` compares with texts: fixed-width text or a
+    :class:`KnobAt` as given (compared in C; :func:`~archmodels.emax.model._mapping_rows` names each request's
+    combination's), else objects."""
+    if isinstance(values, KnobAt) or isinstance(values, np.ndarray) and values.dtype.kind == "U":
         return values
     return np.array(values, dtype=object)
+
+
+class KnobAt:
+    """A knob's text per request, ``texts[at]``, as a few distinct texts (fixed-width text) and each request's
+    position among them: ``knob == text`` compares the distinct texts and gathers the answers (a comparison of
+    fixed-width texts costs ~2 ns a character; a chunk's ~25 k requests name a few texts)."""
+
+    __slots__ = ("texts", "at")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, texts: np.ndarray, at: np.ndarray):
+        self.texts, self.at = texts, at
+
+    def __eq__(self, value) -> np.ndarray:  # type: ignore[override]
+        return (self.texts == value)[self.at]
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.texts[self.at]
+        return out if dtype is None else out.astype(dtype)
+
+    def __iter__(self):
+        return iter(np.asarray(self).tolist())
+
+    def replaced(self, where: np.ndarray, text: str) -> KnobAt:
+        """The knob with ``text`` at the requests ``where`` (a boolean mask), the rest as they are."""
+        if not where.any():
+            return self
+        texts = self.texts
+        hit = np.flatnonzero(texts == text)
+        if len(hit):
+            code = int(hit[0])
+        else:  # (a text not among them: added, cut to the texts' width as an assignment into the text array cut it)
+            code = len(texts)
+            texts = np.concatenate([texts, np.array([text], dtype=texts.dtype)])
+        at = self.at.copy()
+        at[where] = code
+        return KnobAt(texts, at)
 
 
 def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patterns: Sequence[str],
@@ -1660,8 +1708,9 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
     by_pattern: dict[str, list[np.ndarray]] = {}
     by_fit: dict[str, list[np.ndarray]] = {f: [] for f in _FIT_NUMBERS}
     slot_pat, slot_fit = np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64)
-    valid = np.zeros((n, len(slots)), bool)
-    slot_ok, fit_code, fit_need = (np.zeros((n, len(slots)), t) for t in (bool, np.int64, np.int64))
+    # (every column written below, slot by slot: the slots are grouped by pattern in ``every``'s order)
+    valid = np.empty((n, len(slots)), bool)
+    slot_ok, fit_code, fit_need = (np.empty((n, len(slots)), t) for t in (bool, np.int64, np.int64))
     allowed, why = {}, {}
     j = 0
     for pi, p in enumerate(every):
@@ -1688,6 +1737,8 @@ def conv_table(arch: str, shapes: Sequence[ConvShape], hws: Sequence[Hw], patter
             valid[:, j] = ok & slot_ok[:, j] & (n_seg > 0)
             slot_pat[j], slot_fit[j] = pi, 2 * pi + (mode == "resident")
             j += 1
+    if j != len(slots):  # (a slot of a pattern out of order would leave its columns unwritten)
+        raise AssertionError("slots not grouped by pattern")
     req, slot = nonzero_2d(valid)
     out = _slot_numbers(by_pattern, by_fit, slot_pat[slot] * n + req, slot_fit[slot] * n + req,
                         np.array([p != "single" for p, _, _ in slots], dtype=float)[slot])

@@ -44,7 +44,7 @@ from ..base import Model
 from . import mapper as _mapper
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import HW_NUMBERS, HwList, Indexed, coded_reasons, hw_field, new_hw
+from .mapper import HW_NUMBERS, HwList, Indexed, KnobAt, coded_reasons, hw_field, new_hw
 from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
                       verdicts_coded)
 from . import timing
@@ -1631,22 +1631,35 @@ def _first_of(key: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     return first[present], rank[key]
 
 
+def _conv_pairs(li: np.ndarray, ki: np.ndarray, conv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(li[conv], ki[conv])`` for the increasing positions ``conv``: ``li`` and ``ki`` themselves when ``conv`` is
+    every position (every layer a conv one: no gathers)."""
+    return (li, ki) if len(conv) == len(li) else (li[conv], ki[conv])
+
+
 def _knob_texts(pattern: list, order: list) -> tuple[np.ndarray, np.ndarray] | None:
     """The pattern and loop-order knobs of a chunk's combinations as fixed-width text, ``np.array(pattern)`` and
-    ``np.array(order)``, when every value of both is a ``str`` (the numpy mapper compares them in C); else None
-    (objects). Each built from its distinct values (a chunk's few) and every value's position among them: the same
-    dtype (the longest value's width) and texts, without numpy's per-element conversion; a list of one value
-    (EMAXV's loop order, a default) as ``np.full`` of it."""
+    ``np.array(order)``, when every value of both is a ``str``; else None (objects): :func:`_knob_codes`' texts
+    at its positions (the same dtype, the longest value's width, and texts)."""
+    codes = _knob_codes(pattern, order)
+    return None if codes is None else tuple(t[at] for t, at in codes)
+
+
+def _knob_codes(pattern: list, order: list) -> tuple[tuple[np.ndarray, np.ndarray], ...] | None:
+    """The pattern and loop-order knobs of a chunk's combinations, each as its distinct values (fixed-width text,
+    in order of first appearance) and every value's position among them, when every value of both is a ``str``
+    (the numpy mapper compares them in C, :class:`~archmodels.emax.mapper.KnobAt`); else None (objects): no
+    per-element conversion; a list of one value (EMAXV's loop order, a default) as that text and zeros."""
     out = []
     for values in (pattern, order):
         if not set(map(type, values)) <= {str}:
             return None
         if values and values.count(values[0]) == len(values):  # (one value: list.count compares in C)
-            out.append(np.full(len(values), values[0], dtype=np.array(values[:1]).dtype))
+            out.append((np.array(values[:1]), np.zeros(len(values), dtype=np.int64)))
             continue
         distinct = dict.fromkeys(values)
         at = {v: j for j, v in enumerate(distinct)}
-        out.append(np.array(list(distinct))[np.fromiter(map(at.__getitem__, values), np.int64, len(values))])
+        out.append((np.array(list(distinct)), np.fromiter(map(at.__getitem__, values), np.int64, len(values))))
     return out[0], out[1]
 
 
@@ -1665,9 +1678,10 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
     fc = np.flatnonzero(lt.fc[li])
     # the conv requests, once per (first layer of an equal shape, combination): the mapper's answer depends on the
     # shape's value, the array and the knobs only
-    key = lt.same[li[conv]] * nk + ki[conv]
+    lc, kc = _conv_pairs(li, ki, conv)
+    key = lt.same[lc] * nk + kc
     first, inv = _first_of(key, len(lt.same) * nk)
-    rl, rk = li[conv][first], ki[conv][first]
+    rl, rk = lc[first], kc[first]
     # _spm_tiles: under a DRAM-traffic search, the narrower tiles (tile_search 2) where the SPM cannot hold a MAC
     # layer's input and output whole
     spm = hw_field(hws, "spm_bytes")
@@ -1690,11 +1704,14 @@ def _mapping_rows(arch: str, shapes, lt: _LayerTable, li: np.ndarray, ki: np.nda
             views = list(mhws) + [replace(mhws[k], tile_search=2) if k in need else mhws[k] for k in range(nk)]
     # the knobs per request: fixed-width text gathered from the combinations' (compared in C by the numpy mapper;
     # objects for the scalar one, which reads them one by one)
-    texts = _knob_texts(pattern, order) if len(rk) >= _mapper.TABLE_NUMPY_FROM else None  # (compared in C)
-    pat_knob, ord_knob = texts if texts is not None else (np.array(pattern, dtype=object), np.array(order, dtype=object))
-    pats = pat_knob[rk]
-    pats[lt.pool[rl] & (pats == "pairs")] = "auto"  # _conv_pattern: pooling cannot run pairs
-    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats, ord_knob[rk])
+    codes = _knob_codes(pattern, order) if len(rk) >= _mapper.TABLE_NUMPY_FROM else None  # (compared in C)
+    if codes is not None:  # (each request's combination's text, by its position among the chunk's few texts)
+        pats, ords = (KnobAt(texts, at[rk]) for texts, at in codes)
+        pats = pats.replaced(lt.pool[rl] & (pats == "pairs"), "auto")  # _conv_pattern: pooling cannot run pairs
+    else:
+        pats, ords = np.array(pattern, dtype=object)[rk], np.array(order, dtype=object)[rk]
+        pats[lt.pool[rl] & (pats == "pairs")] = "auto"
+    tab = conv_table(arch, Indexed(lt.conv_shapes, lt.conv_at[rl]), Indexed(views, rk + nk * wide), pats, ords)
     # each conv pair's rows: its request's (the rows of a request are contiguous, requests in order)
     n_u = np.bincount(tab.req, minlength=len(first))
     n_r = n_u[inv]
@@ -1871,6 +1888,8 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     by_lk = dict(has_pool=pooled.reshape(-1))
     pass_cols = {name: v.reshape(-1) for name, v in passes.cols.items()}
     sources = [(pass_cols, lk), (pin_cols, ki), (by_comb, ki), (by_ctx, ctx), (by_lk, lk), (mc, row_map)]
+    if arch == "emaxv" and SKIP_POOL_SOURCES and not passes.n and not pooled.any():  # (see SKIP_POOL_SOURCES)
+        sources = [src_ for src_ in sources if src_[0] is not pass_cols and src_[0] is not by_lk]
     # the same sources per mapping (the context's flags absent), by what indexes them: the mapping's (layer,
     # combination), its combination, its mapper row (:func:`_name_mappings`)
     per_mapping = [(pass_cols, "lk"), (pin_cols, "ki"), (by_comb, "ki"), (by_lk, "lk"), (mc, "row")]
@@ -1930,6 +1949,11 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
     runs = len(seg) >= REDUCEAT_FROM and int(np.count_nonzero(seg[1:] != seg[:-1])) + 1 == n_first
     return _Planned(tab, start, count, chainable, seg, nseg, runs, n_comb=nk)  # (the chaining's statistics: lazy)
 
+
+#: whether :func:`_context_plans` gives the EMAXV builders (which fuse no pooling) no pooling-pass columns and no
+#: ``has_pool``: they take them absent, as 0.0 and False (``traffic._plan_cols``' defaults; the same plan columns),
+#: instead of gathering zeros for every row (False: gathered, as before; tests/test_emax_batched20.py)
+SKIP_POOL_SOURCES = True
 
 #: whether :func:`_context_plans` leaves out the EMAXVR plans no step reads (:func:`_unread_rows`, the builder's
 #: ``chained_only``): ~11 % of a random VGG16 batch's plans, priced for nothing before (False: every plan, as before;
@@ -2001,10 +2025,12 @@ def _pool_passes(shapes, pooled: np.ndarray, hws: list[Hw], maps: dict[str, np.n
     """The fused pooling passes (:class:`_PoolPasses`) of ``pooled``. ``maps``: the pooling mappings (columns) of
     request ``req`` = position in ``pairs`` of its (layer i, combination)."""
     names = ("pool_oh", "pool_ow", "pool_ops", "pool_iterations", "pool_loop_ends", "pool_rows_used", "pool_regs")
-    out = {name: np.zeros(pooled.shape) for name in names}
     li, ki = np.nonzero(pooled)
-    if not len(li):
-        return _PoolPasses(out, {}, [], li, ki)
+    if not len(li):  # no pass: every column 0, one array for all (read only: the passes' columns are filled, by
+        zero = np.zeros(pooled.shape)  # _fill_pool_passes, only where there are passes)
+        zero.flags.writeable = False
+        return _PoolPasses(dict.fromkeys(names, zero), {}, [], li, ki)
+    out = {name: np.zeros(pooled.shape) for name in names}
     # the rows name each pooling shape once (a pass per (layer, combination) would list ~1,000 equal shapes a chunk,
     # which the builder's per-(shape, x) look-ups then treat as distinct): the layers in order (np.nonzero lists
     # them layer by layer), each pass its layer's

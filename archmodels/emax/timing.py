@@ -352,9 +352,13 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
     bus, elem = link.at(link.bus_bytes, pts), link.at(link.elem, pts)
     lat_d, lat_s = link.lat_dram[pts], link.lat_spm[pts]
     choice, report = True in variants, False in variants
-    work, dram_x, spm_x = np.zeros((nph, n)), np.zeros((nph, n)), np.zeros((nph, n))
+    # each phase's sums from 0.0, as 1-D arrays (None: no column yet, 0.0): a phase's first column 0.0 + v, then
+    # in place; the [pairs, phases] results written column by column at the end (:func:`_by_pair`)
+    work: list = [None] * nph
+    dram_x: list = [None] * nph
+    spm_x: list = [None] * nph
     longest: list = [None] * nph
-    rd, wr = 0.0 + host, np.zeros(n)  # (the host's reads first: a sum from 0.0)
+    rd, wr = 0.0 + host, None  # (the host's reads first: a sum from 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not use: discarded)
         for j in np.argsort(b.phase, kind="stable").tolist():  # phase by phase, slot order within a phase
             ph = int(b.phase[j])
@@ -369,47 +373,70 @@ def _dense_flows(b: _Moves, host: np.ndarray, pts: np.ndarray, link: Link,
             cost = HANDSHAKE_CYCLES + (lat if read > 0 else read * lat) + w
             moved = count * (w * bus if read > 0 else each)
             rounds = b.col("bursts", j) * np.ceil(b.col("per_burst", j) / b.col("par", j) - 1e-9)
-            work[ph] += np.where(on, count * cost, 0.0)
+            md = moved * dram
+            if work[ph] is None:
+                work[ph] = 0.0 + np.where(on, count * cost, 0.0)
+                dram_x[ph] = 0.0 + np.where(on, md, 0.0)
+                spm_x[ph] = 0.0 + np.where(on, moved * (1 - dram), 0.0)
+            else:  # (the phase's own arrays: added in place)
+                work[ph] += np.where(on, count * cost, 0.0)
+                dram_x[ph] += np.where(on, md, 0.0)
+                spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
             r = np.where(on, rounds * cost, -np.inf)
             longest[ph] = r if longest[ph] is None else np.maximum(longest[ph], r)
-            md = moved * dram
-            dram_x[ph] += np.where(on, md, 0.0)
-            spm_x[ph] += np.where(on, moved * (1 - dram), 0.0)
             rd = rd + np.where(on, md if read > 0 else md * read, 0.0)
-            wr = wr + np.where(on, md * (1 - read) if read > 0 else md, 0.0)
+            wr = _plus(wr, np.where(on, md * (1 - read) if read > 0 else md, 0.0))
         stage = [np.where(b.col("rd_on", j), _read_bytes(b, j, bus, elem), 0.0)  # staging reads (on: a positive
                  for j in range(ns, b.width("rd_on"))]                              # count), in order
-        staged = np.zeros(n)
+        staged = None
         for v in stage:
-            staged = staged + v
-    longest = np.stack([np.zeros(n) if v is None else np.maximum(0.0, v) for v in longest], axis=1).reshape(-1)
-    out = {"work": work.T.reshape(-1), "longest": longest}
+            staged = _plus(staged, v)
+    if wr is None:
+        wr = np.zeros(n)
+    longest = [None if v is None else np.maximum(0.0, v) for v in longest]
+    out = {"work": _by_pair(work, n), "longest": _by_pair(longest, n)}
     if choice:
         if stage:  # the staging reads after the phase's transfers (PLOAD), one by one, and after the reads
-            dc, sc = dram_x.copy(), spm_x.copy()
+            dc, sc = list(dram_x), list(spm_x)
             rd_c = rd
             for v in stage:
-                dc[_PLOAD_AT] += v
-                sc[_PLOAD_AT] += v
+                dc[_PLOAD_AT] = _plus(dc[_PLOAD_AT], v)
+                sc[_PLOAD_AT] = _plus(sc[_PLOAD_AT], v)
                 rd_c = rd_c + v
-            out["dram_c"], out["spm_c"], out["_dram_read"] = dc.T.reshape(-1), sc.T.reshape(-1), rd_c
+            out["dram_c"], out["spm_c"], out["_dram_read"] = _by_pair(dc, n), _by_pair(sc, n), rd_c
         else:
-            out["dram_c"], out["spm_c"], out["_dram_read"] = dram_x.T.reshape(-1), spm_x.T.reshape(-1), rd
+            out["dram_c"], out["spm_c"], out["_dram_read"] = _by_pair(dram_x, n), _by_pair(spm_x, n), rd
         out["_dram_write"] = wr
     if report:
         if stage:
-            st = np.zeros((nph, n))
+            st: list = [None] * nph
             st[_PLOAD_AT] = staged
-            out["staged"] = st.T.reshape(-1)
+            out["staged"] = _by_pair(st, n)
         else:  # no staging column (EMAXV): every sum is the +0.0 it starts from, as np.zeros gives it (no transposing
             out["staged"] = np.zeros(n * nph)  # copy of a [phases, pairs] matrix of zeros)
         if always or not _same_sums(variants, out):
-            out["dram_r"] = dram_x.T.reshape(-1)
-            out["spm_r"] = spm_x.T.reshape(-1)
+            out["dram_r"] = _by_pair(dram_x, n)
+            out["spm_r"] = _by_pair(spm_x, n)
     return out
 
 
+def _by_pair(rows: list[np.ndarray | None], n: int) -> np.ndarray:
+    """The [pairs, phases] matrix of the phases' arrays over the pairs (None: 0.0), flat pair by pair: each phase
+    written into its column (the same bits as a [phases, pairs] matrix's ``.T.reshape(-1)``, whose transposing copy
+    loops over 5 elements at a time)."""
+    out = np.empty((n, len(rows)))
+    for ph, v in enumerate(rows):
+        out[:, ph] = 0.0 if v is None else v
+    return out.reshape(-1)
+
+
 _PLOAD_AT = PHASES.index("pload")
+
+
+def _plus(acc: np.ndarray | None, v: np.ndarray) -> np.ndarray:
+    """``acc + v``, where None is a sum from 0.0 not started: ``0.0 + v`` (the bits of ``np.zeros(n) + v``: 0.0 is
+    never NaN, so no two NaN meet, and 0.0 + x is x but for -0.0), without the zeros."""
+    return 0.0 + v if acc is None else acc + v
 
 
 def _read_bytes(b: _Moves, j: int, bus: np.ndarray, elem: np.ndarray) -> np.ndarray:
@@ -741,20 +768,27 @@ def _dense_reads(b: _Moves, pts: np.ndarray, link: Link) -> tuple[np.ndarray, np
     not read adding +0.0; the total kind by kind in the plan's first-named order (:meth:`_Moves.read_order`)."""
     n, nk = len(pts), len(KINDS)
     bus = link.at(link.bus_bytes, pts)
-    by_kind = np.zeros((nk + 1, n))
+    by_kind: list = [None] * (nk + 1)  # (each kind's sum from 0.0: its first column 0.0 + v, then in place)
+
+    def add(k: int, v: np.ndarray) -> None:
+        if by_kind[k] is None:
+            by_kind[k] = 0.0 + v
+        else:
+            by_kind[k] += v
+
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (columns a plan does not read: discarded)
         for j in range(b.width("rd_on")):  # (_read_bytes, the words of each column once per chunk)
-            by_kind[int(b.rd_kind[j])] += np.where(b.col("rd_on", j),
-                                                   b.col("rd_count", j) * _column_words(b, j, pts, link) * bus, 0.0)
+            add(int(b.rd_kind[j]), np.where(b.col("rd_on", j),
+                                            b.col("rd_count", j) * _column_words(b, j, pts, link) * bus, 0.0))
     for j in range(b.width("h_on")):
-        by_kind[int(b.h_kind[j])] += np.where(b.col("h_on", j), b.col("h_bytes", j), 0.0)
-    out = np.ascontiguousarray(by_kind.T)
+        add(int(b.h_kind[j]), np.where(b.col("h_on", j), b.col("h_bytes", j), 0.0))
+    out = _by_pair(by_kind, n).reshape(n, nk + 1)  # [pair, kind] (kinds without a column: 0.0)
     blocks = _kind_blocks(b)
     if blocks is not None:  # every plan names its kinds in an order within ``blocks`` (EMAXV's blocks)
-        total = np.zeros(n)
+        total = None
         for k in blocks:  # (a strided column, as the gathered one below: numpy's loop for it keeps NaN signs alike)
-            total = total + out[:, k]
-        return out[:, :nk], total
+            total = _plus(total, out[:, k])
+        return out[:, :nk], np.zeros(n) if total is None else total
     named = out.ravel()[np.arange(n)[:, None] * (nk + 1) + _read_order(b)]  # [pair, j]: its j-th named kind's bytes
     total = np.zeros(n)
     for j in range(nk):

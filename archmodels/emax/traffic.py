@@ -474,26 +474,52 @@ def _row_sums(delivered: np.ndarray, stored: np.ndarray, written: np.ndarray, ki
     return acc[0], acc[1], np.ascontiguousarray(acc[2:2 + nk].T), acc[2 + nk]
 
 
-def _sum_in_order(terms: list, n: int, zeros: bool) -> np.ndarray:
+def _sum_in_order(terms: list, n: int, zeros: bool, out: np.ndarray | None = None) -> np.ndarray:
     """:func:`_in_order` of a matrix whose columns are ``terms`` (float arrays or scalars over the n plans) and, if
     ``zeros``, columns of 0.0 anywhere among them, without building it: x + 0.0 only turns -0.0 into 0.0, wherever
-    it is added in a chain of sums, so the zero columns are one ``+ 0.0`` at the end (none if there is no term)."""
+    it is added in a chain of sums, so the zero columns are one ``+ 0.0`` at the end (none if there is no term).
+    ``out``: written there (a float64 array of n), else a new array. Two contiguous float64 terms first: one sum
+    into the result (the loop ``np.array(first)`` then ``+=`` ran, on the same contiguous operands), no copy."""
     if not terms:
-        return np.zeros(n)
-    first = terms[0]
-    out = np.array(first, dtype=float) if np.ndim(first) else np.full(n, first, dtype=float)
-    for t in terms[1:]:
+        if out is None:
+            return np.zeros(n)
+        out[...] = 0.0
+        return out
+    first, rest = terms[0], terms[1:]
+    if rest and _contiguous_floats(first, n) and _contiguous_floats(rest[0], n):
+        out = np.add(first, rest[0], out=out)
+        rest = rest[1:]
+    elif out is not None:
+        out[...] = first
+    else:
+        out = np.array(first, dtype=float) if np.ndim(first) else np.full(n, first, dtype=float)
+    for t in rest:
         out += t
     if zeros:
         out += 0.0
     return out
 
 
-def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float) -> np.ndarray:
-    """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n)."""
+def _contiguous_floats(v, n: int) -> bool:
+    """Whether ``v`` is a contiguous float64 array of ``n`` elements."""
+    return isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == (n,) and v.flags.c_contiguous
+
+
+def _per_plan(v, keep: np.ndarray | None, n: int, dtype=float,
+              fills: dict[tuple[str, bytes], np.ndarray] | None = None) -> np.ndarray:
+    """Column ``v`` (an array over the candidate plans, or a scalar) at the plans ``keep`` (None: all n). ``fills``:
+    a scalar's column is shared with the table's other columns of the same scalar (the same dtype and bytes: one
+    read-only array, e.g. an EMAXV table's ~15 columns of 0.0), not filled once per column."""
     a = np.asarray(v, dtype=dtype)
     if not a.ndim:
-        return np.full(n if keep is None else len(keep), a, dtype=dtype)
+        if fills is None:
+            return np.full(n if keep is None else len(keep), a, dtype=dtype)
+        key = (a.dtype.str, a.tobytes())
+        got = fills.get(key)
+        if got is None:
+            got = fills[key] = np.full(n if keep is None else len(keep), a, dtype=dtype)
+            got.flags.writeable = False
+        return got
     return a if keep is None else a[keep]
 
 
@@ -823,7 +849,7 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
     stored = _sum_in_order(stored, n, no_stored)
     write_kind = np.empty((n, len(KINDS)), dtype=float, order="F")
     for k in range(len(KINDS)):
-        write_kind[:, k] = _sum_in_order(written[k], n, no_written[k])
+        _sum_in_order(written[k], n, no_written[k], out=write_kind[:, k])
     h_on = [_bool(h) for _, _, h in hosts]
     h_bytes = [_float(b) for _, b, _ in hosts]
     host = _sum_in_order([np.where(h, b, 0.0) for h, b in zip(h_on, h_bytes)], n, False)
@@ -838,8 +864,9 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
                        tuple(once(_float, s.par) for s in slots), phase, write, rd_kind, tuple(s_on), tuple(s_count),
                        tuple(s_each), tuple(h_on), tuple(h_bytes), np.array([KINDS.index(k) for k, *_ in hosts],
                                                                             dtype=np.int64))
-    return PlanTable({k: _per_plan(v, every, n) for k, v in cols.items()},
-                     {k: _per_plan(v, every, n, None) for k, v in label.items()}, src[keep],
+    fills: dict[tuple[str, bytes], np.ndarray] = {}  # (the scalar columns' arrays, one per value: many plans)
+    return PlanTable({k: _per_plan(v, every, n, float, fills) for k, v in cols.items()},
+                     {k: _per_plan(v, every, n, None, fills) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
 
 
