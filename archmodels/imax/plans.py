@@ -921,16 +921,24 @@ def merge_in_place(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
             if type(v) is not np.ndarray or v.shape != idx.shape:  # (a number for every configuration of the part)
                 v = np.broadcast_to(v, idx.shape)
             vals.setdefault(k, []).append(v)
-    # each number in the dtype of the first part's (as merge's arrays, assigned part by part, hold them)
-    per = {k: np.concatenate(vs) if all(v.dtype == vs[0].dtype for v in vs[1:]) else
-           np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe") for k, vs in vals.items()}
-    cat = lambda key: np.concatenate([d[key] for _, d in parts])  # noqa: E731
+    per = {k: _end_to_end(vs) for k, vs in vals.items()}
+    cat = lambda key: _end_to_end([d[key] for _, d in parts])  # noqa: E731
     feats, block = _merged_feats([d["feats"] for _, d in parts], slice(None), [d.get("block") for _, d in parts])
     out = {"count": count, "first": first, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per,
            "per_row": row}
     if block is not None:
         out["block"] = block
     return out
+
+
+def _end_to_end(vs: list) -> np.ndarray:
+    """The parts' arrays ``vs`` end to end in the dtype of the first (as merge's arrays, assigned part by part, hold
+    them): ``np.concatenate``; one part's own array (a writeable ndarray, not a broadcast view) as it is -- a
+    concatenation of one array is a copy of it (an SpMM batch's plans are one part: ~0.1 M instructions a call)."""
+    if len(vs) == 1 and type(vs[0]) is np.ndarray and vs[0].flags.writeable:
+        return vs[0]
+    return (np.concatenate(vs) if all(v.dtype == vs[0].dtype for v in vs[1:]) else
+            np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe"))
 
 
 def _merged_feats(feats: list[dict[str, np.ndarray]], order,
@@ -942,8 +950,11 @@ def _merged_feats(feats: list[dict[str, np.ndarray]], order,
     (views of one block: ~4 numpy calls, not two per count) -- else count by count (the same values either way)."""
     if all(type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 for f in feats for v in f.values()):
         blocks = blocks or [None] * len(feats)
-        block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) if b is None else b
-                                for f, b in zip(feats, blocks)], axis=1)
+        if len(feats) == 1 and blocks[0] is not None:  # one part's own block as it is (a concatenation copies it)
+            block = blocks[0]
+        else:
+            block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) if b is None else b
+                                    for f, b in zip(feats, blocks)], axis=1)
         if type(order) is not slice:
             block = np.take(block, order, axis=1)
         return dict(zip(S.FEATURES, block)), block
