@@ -2,8 +2,9 @@
 names, module prefixes and docstrings, as the oracle), bit for bit and dtype for dtype: the NaN rows as NaN times a row
 of ones (:func:`archmodels.imax.model._filled_nan`); gathers at the model's own indices by ``take(mode="wrap")``
 (:func:`archmodels.imax.schedule.gather`); a broadcast limit's lines not gathered (``model._limit_at``); one part's
-plans merged without copying its arrays (``plans.merge_in_place``, ``_merged_feats``); one layer's leakage without the
-stack of one row (``archmodels.base.add_static_energy``)."""
+plans merged without copying its arrays (``plans.merge_in_place``, ``_merged_feats``); rows of 1-D arrays stacked by one
+concatenation (``schedule.stack_rows``); one layer's leakage without the stack of one row
+(``archmodels.base.add_static_energy``)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,10 @@ def _filled_nan_former(n):
 
 def _gather_former(a, idx):
     return a[idx]
+
+
+def _stack_former(arrays, out=None):
+    return np.stack(arrays, out=out)
 
 
 def _merge_former(G, parts):
@@ -188,6 +193,53 @@ def test_gather_equals_the_former(seed, n, k, dtype, layout):
     assert not np.shares_memory(got, a) and got.flags.c_contiguous
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 30), st.integers(0, 9), st.sampled_from(["none", "contiguous", "columns",
+       "float_out", "bool_out"]), st.sampled_from(["same", "mixed", "ragged", "ragged2", "scalar", "2d", "broadcast"]))
+def test_stack_rows_equals_the_former(seed, n, k, out_kind, kind):
+    """stack_rows == np.stack (axis 0): values, dtype (mixed bool/int64/float64 rows promoted alike), the same array
+    written into ``out`` (C-contiguous, a column slice of a wider block, another dtype: the same casting, or the same
+    error), the same error for rows of other lengths, scalars or 2-D rows."""
+    rng = np.random.default_rng(seed)
+    kinds = {"same": ["int64"], "mixed": ["int64", "bool", "float64"]}.get(kind, ["float64", "int64"])
+    rows = []
+    for i in range(k):
+        dt = kinds[i % len(kinds)]
+        a = rng.integers(-50, 50, n).astype(dt)
+        if dt == "float64" and n:
+            a[rng.random(n) < 0.3] = -np.nan
+        rows.append(a)
+    if kind == "ragged" and k:
+        rows[-1] = rows[-1][:-1] if n else np.zeros(1)
+    if kind == "ragged2" and k >= 3 and n:  # lengths n + 1, n - 1, n, ...: their total that of k rows of n
+        rows[0], rows[1] = np.append(rows[0], rows[0][:1]), rows[1][:-1]
+    if kind == "scalar" and k:
+        rows[0] = np.float64(3.0)
+    if kind == "2d" and k:
+        rows[0] = np.zeros((1, n))
+    if kind == "broadcast" and k:
+        rows[0] = np.broadcast_to(np.int64(7), (n,))
+
+    def run(f):
+        out = {"none": None, "contiguous": np.full((k, n), -1, np.int64),
+               "columns": np.full((k, n + 3), -1, np.float64)[:, 1:n + 1], "float_out": np.full((k, n), 0.5),
+               "bool_out": np.zeros((k, n), bool)}[out_kind]
+        try:
+            got = f(list(rows), out=out)
+        except Exception as e:  # noqa: BLE001
+            return type(e), None
+        if out is not None:
+            assert got is out
+        return got, out
+
+    (a, oa), (b, ob) = run(S.stack_rows), run(_stack_former)
+    if isinstance(a, type):
+        assert a is b
+    else:
+        _same(a, b)
+        assert a.flags.c_contiguous == b.flags.c_contiguous
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 200), st.integers(0, 150))
 def test_limit_at_equals_the_gather(seed, G, k):
@@ -326,8 +378,8 @@ def _two_products() -> Workload:
 @pytest.mark.parametrize("wl", ["spmm:n=1024,sparsity=0.95", "spmm:n=512,sparsity=0.9", "two"])
 def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     """evaluate_batch of random points (infeasible ones most) with this round's paths == with the former ones swapped
-    in (NaN rows filled, fancy gathers, every limit gathered, the merge's concatenations, one layer's leakage
-    through a stack): every metric (bit for bit), state, label, total, flag and
+    in (NaN rows filled, fancy gathers, every limit gathered, the merge's concatenations, np.stack, one layer's
+    leakage through a stack): every metric (bit for bit), state, label, total, flag and
     reason."""
     w = _two_products() if wl == "two" else load_workload(wl)
     rng = np.random.default_rng(21)
@@ -335,6 +387,7 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     new = [M.evaluate_batch(w, pts) for pts in batches]
     monkeypatch.setattr(IM, "_filled_nan", _filled_nan_former)
     monkeypatch.setattr(S, "gather", _gather_former)
+    monkeypatch.setattr(S, "stack_rows", _stack_former)
     monkeypatch.setattr(IM, "_limit_at", _gather_former)
     monkeypatch.setattr(P, "merge_in_place", _merge_in_place_former)
     monkeypatch.setattr(P, "merge", _merge_former)

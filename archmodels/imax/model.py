@@ -441,7 +441,7 @@ def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
     points). The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
     contiguous 1-D product may pick the other NaN where a NaN meets a NaN of the opposite sign: numpy's SIMD tail)."""
     time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
-    busy, busy_unopt = (time[None, None] * np.stack((util, util_unopt))[None])[0]
+    busy, busy_unopt = (time[None, None] * S.stack_rows((util, util_unopt))[None])[0]
     return time.copy(), dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
 
 

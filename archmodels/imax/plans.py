@@ -479,7 +479,7 @@ def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.nda
     rmax = -(-m // rt)
     multi_ct = ct > 1
     zero, one = np.zeros(len(H), np.int64), np.ones(len(H), np.int64)
-    conf = np.stack((ct * m, rt * k, rt * SB, m * SB, m * k, rt, m, np.where(multi_ct, rt * ct, 1),
+    conf = S.stack_rows((ct * m, rt * k, rt * SB, m * SB, m * k, rt, m, np.where(multi_ct, rt * ct, 1),
                      np.where(multi_ct, rt, 1) * k, rt, m, m * (ec * c1 * s1 + rest * c0 * s0),
                      rt * (ec * B1 * s1 + rest * B0 * s0), rt * SGA, rt * (ec * GA1 * c1 + rest * GA0 * c0), m * SGA,
                      rmax, np.minimum(AG, np.where(ec > 0, B1, B0)) * rmax, AG, N, W, units,
@@ -574,11 +574,11 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
     # every number of a configuration the candidates read (C-contiguous rows; the tiles of each configuration:
     # every one runs): sums over its tiles, maxima over them, its own numbers
     conf = np.empty((len(_CONF_ROWS), len(first)), np.int64) if out is None else out
-    np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
+    np.add.reduceat(S.stack_rows((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
                               several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1,
                     out=conf[:_N_SUMS])
-    np.maximum.reduceat(np.stack((top, big, most)), first, axis=1, out=conf[_N_SUMS:_N_SUMS + 3])
-    np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt,
+    np.maximum.reduceat(S.stack_rows((top, big, most)), first, axis=1, out=conf[_N_SUMS:_N_SUMS + 3])
+    S.stack_rows((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt,
               np.diff(np.append(first, len(cp))), np.full(len(first), formats.SLOT_BYTES)), out=conf[_N_SUMS + 3:])
     return conf, a_max
 
@@ -681,8 +681,8 @@ def _count_block(f: dict[str, np.ndarray], n: int, pes: np.ndarray, opt: np.ndar
     optimisation). One block: the plans' counts
     are its rows, and the merge and the choice gather columns of it in one call each."""
     block = np.empty((len(S.FEATURES), n))
-    np.stack([f[k] for k in _HEAD_COUNTS], out=block[:_WORDS_AT])
-    np.stack([f[k] for k in _TAIL_COUNTS], out=block[_WORDS_AT + 3:])
+    S.stack_rows([f[k] for k in _HEAD_COUNTS], out=block[:_WORDS_AT])
+    S.stack_rows([f[k] for k in _TAIL_COUNTS], out=block[_WORDS_AT + 3:])
     fs, fa = block[S.FEATURES.index("starts")], block[S.FEATURES.index("a_groups")]
     pauses = block[S.FEATURES.index("pauses")]
     block[_WORDS_AT] = pes * C.CONF_WORDS_PER_PE
