@@ -1050,7 +1050,9 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     few = S.nonzero_at(~big)  # the others: every (point, candidate) pair at once
     st = {} if len(few) == len(sel) else None  # every point timed by _fastest: its chosen pairs' times kept
     if len(few):
-        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few], plans.block,
+        gf = S.gather(g, few)
+        cand[few] = _fastest(feats, S.gather(first, gf), S.gather(n_cand, gf), S.gather(nchip, few),
+                             S.gather(clock_hz, few), S.gather(bw, few), plans.block,
                              states=st)
     chosen = _columns(feats, cand, _CHOSEN_FEATURES, plans.block)
     if not st:  # (some point timed on its own configuration's candidates, or none: the chosen ones timed again)
@@ -1154,8 +1156,8 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         local = np.arange(np.add.reduce(c)) - start.repeat(c)
         pair = np.arange(hi - lo).repeat(c)
         idx = first[lo:hi].repeat(c) + local
-        st = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), nchip[lo:hi][pair], clock_hz[lo:hi][pair],
-                      bw[lo:hi][pair])
+        st = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), S.gather(nchip[lo:hi], pair),
+                      S.gather(clock_hz[lo:hi], pair), S.gather(bw[lo:hi], pair))
         t = st["time"]
         best = np.minimum.reduceat(t, start).repeat(c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))

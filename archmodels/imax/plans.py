@@ -85,8 +85,8 @@ def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray | bool, 
     count = ok.sum(axis=1)
     g = np.arange(len(N)).repeat(count)
     if lmm_opt is True or lmm_opt is False:
-        return count, g, a_max[g] if lmm_opt else np.ones(len(g), np.int64), b[ok]
-    return count, g, np.where(lmm_opt[g], a_max[g], 1), b[ok]
+        return count, g, S.gather(a_max, g) if lmm_opt else np.ones(len(g), np.int64), b[ok]
+    return count, g, np.where(S.gather(lmm_opt, g), S.gather(a_max, g), 1), b[ok]
 
 
 def _col_sum(ec, ct, c0, h) -> np.ndarray:
@@ -547,8 +547,8 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
     block) the numbers are written into and returned as, instead of a new array: the sums, maxima and rows go
     there directly (no concatenation of the three parts, nor of the block with another kind's)."""
     H, e, L = cfg["H"], cfg["e"], cfg["L"]
-    rows = tiles.rows[tp]
-    Hp = H[cp]
+    rows = S.gather(tiles.rows, tp)
+    Hp = S.gather(H, cp)
     stored, top = rows * nbp, rows
     jx = S.nonzero_at(jds[cp])  # the Margins of the JDS pairs only
     if len(jx):
@@ -568,7 +568,7 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
         m = margins if all_opt else np.take(margins, S.nonzero_at(opt[cp[jx]]), axis=1)
         budget = (L // 2) // e
         GA[at], big[at], most[at] = S.pack_pairs(m, nbp[at], budget[cp[at]], a_max[cp[at]])
-    cols, fk, bn, la = tiles.cols[tp], tiles.first_k[tp], tiles.b_new[tp], tiles.last[tp]
+    cols, fk, bn, la = (S.gather(x, tp) for x in (tiles.cols, tiles.first_k, tiles.b_new, tiles.last))
     several = nbp > 1  # tiles of several blocks: re-sent per B group without the optimisation
     slots = stored * Hp
     # every number of a configuration the candidates read (C-contiguous rows; the tiles of each configuration:
