@@ -3,7 +3,8 @@ names, module prefixes and docstrings, as the oracle), bit for bit and dtype for
 of ones (:func:`archmodels.imax.model._filled_nan`); gathers at the model's own indices by ``take(mode="wrap")``
 (:func:`archmodels.imax.schedule.gather`); a broadcast limit's lines not gathered (``model._limit_at``); one part's
 plans merged without copying its arrays (``plans.merge_in_place``, ``_merged_feats``); rows of 1-D arrays stacked by one
-concatenation (``schedule.stack_rows``); one layer's leakage without the stack of one row
+concatenation (``schedule.stack_rows``); the reason lines' heads found by a table of their codes, not a sort
+(``schedule.distinct_rows_any`` for ``distinct_rows``); one layer's leakage without the stack of one row
 (``archmodels.base.add_static_energy``)."""
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def _gather_former(a, idx):
 
 def _stack_former(arrays, out=None):
     return np.stack(arrays, out=out)
+
+
+def _distinct_rows_any_former(cols):
+    return S.distinct_rows(cols)
 
 
 def _merge_former(G, parts):
@@ -240,6 +245,42 @@ def test_stack_rows_equals_the_former(seed, n, k, out_kind, kind):
         assert a.flags.c_contiguous == b.flags.c_contiguous
 
 
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 400), st.integers(1, 5), st.sampled_from([1, 3, 40, 700, 10**6]),
+       st.sampled_from(["plain", "constant", "negative", "bool", "broadcast", "offset"]))
+def test_distinct_rows_any_equals_the_former(seed, n, k, top, kind):
+    """distinct_rows_any: distinct_rows' inverse exactly (dtype too), and an index of each distinct row whose row it is
+    (any element of it): on columns of few or many values (the table or the sort), constant, negative, bool,
+    broadcast, far from 0."""
+    rng = np.random.default_rng(seed)
+    cols = [rng.integers(0, top, n) for _ in range(k)]
+    if kind == "constant":
+        cols[0] = np.full(n, 7)
+    if kind == "negative" and n:
+        cols[-1] = cols[-1] - top // 2 - 1
+    if kind == "bool":
+        cols[0] = cols[0] % 2 == 0
+    if kind == "broadcast":
+        cols[-1] = np.broadcast_to(np.int64(5), (n,))
+    if kind == "offset":
+        cols = [c + 10**9 for c in cols]
+    try:
+        want = _distinct_rows_any_former(tuple(cols))
+    except Exception as e:  # noqa: BLE001  (the former's error: the same)
+        with pytest.raises(type(e)):
+            S.distinct_rows_any(tuple(cols))
+        return
+    first, inv = S.distinct_rows_any(tuple(cols))
+    _same(inv, want[1])
+    assert len(first) == len(want[0]) and first.dtype.kind == want[0].dtype.kind
+    if kind != "negative":  # (distinct_rows' columns are non-negative: with others both give its answer, tested above)
+        for c in cols:
+            c = np.asarray(c)
+            _same(c[first][inv], c)
+    else:
+        _same(first, want[0])
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 200), st.integers(0, 150))
 def test_limit_at_equals_the_gather(seed, G, k):
@@ -378,7 +419,7 @@ def _two_products() -> Workload:
 @pytest.mark.parametrize("wl", ["spmm:n=1024,sparsity=0.95", "spmm:n=512,sparsity=0.9", "two"])
 def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     """evaluate_batch of random points (infeasible ones most) with this round's paths == with the former ones swapped
-    in (NaN rows filled, fancy gathers, every limit gathered, the merge's concatenations, np.stack, one layer's
+    in (NaN rows filled, fancy gathers, every limit gathered, the merge's concatenations, np.stack, the heads sorted, one layer's
     leakage through a stack): every metric (bit for bit), state, label, total, flag and
     reason."""
     w = _two_products() if wl == "two" else load_workload(wl)
@@ -388,6 +429,7 @@ def test_batch_with_the_former_paths_equals(wl, monkeypatch):
     monkeypatch.setattr(IM, "_filled_nan", _filled_nan_former)
     monkeypatch.setattr(S, "gather", _gather_former)
     monkeypatch.setattr(S, "stack_rows", _stack_former)
+    monkeypatch.setattr(S, "distinct_rows_any", _distinct_rows_any_former)
     monkeypatch.setattr(IM, "_limit_at", _gather_former)
     monkeypatch.setattr(P, "merge_in_place", _merge_in_place_former)
     monkeypatch.setattr(P, "merge", _merge_former)

@@ -677,7 +677,7 @@ def no_schedule_reasons(lim: dict[str, np.ndarray], shared: bool = False,
     flags = _reason_flags(lim, n, b_top)
     pattern = _broken_pattern(flags)
     # _reason_line, its head (up to "nchip=") written once per (pattern of broken constraints, tile, n)
-    first, inv = distinct_rows((pattern, lim["arow"], lim["acol"], n))
+    first, inv = distinct_rows_any((pattern, lim["arow"], lim["acol"], n))
     names = _PATTERN_NAMES
     heads = [f"{_REASON_HEAD}{names[code]} for a {r}x{c} tile, n={n_}, nchip=" for code, r, c, n_ in
              zip(pattern[first].tolist(), lim["arow"][first].tolist(), lim["acol"][first].tolist(), n[first].tolist())]
@@ -873,6 +873,49 @@ def distinct_rows(cols: tuple[np.ndarray, ...] | np.ndarray) -> tuple[np.ndarray
         return unique_index_inverse(_mixed_radix(cols, radix))
     _, first, inv = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
     return first, np.asarray(inv).reshape(-1)
+
+
+def distinct_rows_any(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(an index of each distinct row -- any of its elements, not necessarily the first --, the distinct row of each
+    element) of the rows formed by integer columns ``cols``: :func:`distinct_rows`' inverse (the distinct rows in
+    increasing lexicographic order) for callers that read the rows' values only. When the rows' codes with each
+    column offset by its least value (mixed radix: the same order) span at most :data:`_TABLE_PER_ROW` per row, by a
+    table over the codes (marked, the marks' ranks read back): no sort (~4x less time at 3,500 reason lines with ~60
+    distinct heads); else :func:`distinct_rows`."""
+    cols = [np.asarray(c, dtype=np.int64) for c in cols]
+    n = len(cols[0]) if cols else 0
+    if n == 0 or any(c.shape != (n,) for c in cols):
+        return distinct_rows(cols)
+    lo = [int(np.minimum.reduce(c)) for c in cols]  # (the ufuncs: no Python-level .min, .max)
+    radix = [int(np.maximum.reduce(c)) - least + 1 for c, least in zip(cols, lo)]
+    top = math.prod(radix)
+    if top > _TABLE_PER_ROW * n or min(lo) < 0:  # (distinct_rows' columns are non-negative: its answer otherwise)
+        return distinct_rows(cols)
+    code = None
+    for c, least, r in zip(cols, lo, radix):
+        if r == 1:  # one value: no digit
+            continue
+        if code is None:
+            code = c - least
+        else:
+            code *= r
+            code += c
+            code -= least
+    if code is None:  # every row the same
+        return np.zeros(1, np.intp), np.zeros(n, np.intp)
+    used = np.zeros(top, bool)
+    used[code] = True
+    distinct = used.nonzero()[0]
+    rank = np.empty(top, np.intp)
+    rank[distinct] = np.arange(len(distinct))
+    inv = gather(rank, code)
+    first = np.empty(len(distinct), np.intp)
+    first[inv] = np.arange(n)  # (where several elements write one entry, any of them: each is of that row)
+    return first, inv
+
+
+#: :func:`distinct_rows_any` tables codes spanning at most this many entries per row
+_TABLE_PER_ROW = 16
 
 
 def _mixed_radix(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
