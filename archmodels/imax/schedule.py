@@ -886,11 +886,13 @@ def distinct_rows_any(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndar
     n = len(cols[0]) if cols else 0
     if n == 0 or any(c.shape != (n,) for c in cols):
         return distinct_rows(cols)
-    lo = [int(np.minimum.reduce(c)) for c in cols]  # (the ufuncs: no Python-level .min, .max)
-    radix = [int(np.maximum.reduce(c)) - least + 1 for c, least in zip(cols, lo)]
+    hi = [int(np.maximum.reduce(c)) for c in cols]  # (the ufuncs: no Python-level .min, .max)
+    lo = [int(np.minimum.reduce(c)) for c in cols]
+    radix = [top - least + 1 for top, least in zip(hi, lo)]
     top = math.prod(radix)
     if top > _TABLE_PER_ROW * n or min(lo) < 0:  # (distinct_rows' columns are non-negative: its answer otherwise)
-        return distinct_rows(cols)
+        full = [x + 1 for x in hi]  # distinct_rows' own radices and codes, its maxima not found again
+        return unique_index_inverse(_mixed_radix(cols, full)) if math.prod(full) < 1 << 62 else distinct_rows(cols)
     code = None
     for c, least, r in zip(cols, lo, radix):
         if r == 1:  # one value: no digit
