@@ -312,7 +312,8 @@ def add_static_energy(layers: list[LayerBatch], static_power_w) -> None:
         return
     layers = rest
     times = [lb.metrics["time_s"] for lb in layers]
-    t = stacked(times) if layers else None
+    # one layer: its product and sum as they are (a stack of one row copies its time and energy: the same values)
+    t = stacked(times) if len(layers) > 1 else None
     e = stacked([lb.metrics["energy_j"] for lb in layers]) if t is not None else None
     if e is not None and e.shape == t.shape and power.shape in ((), t.shape[1:]):
         static = power * t

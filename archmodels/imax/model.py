@@ -290,7 +290,7 @@ class ImaxModel(Model):
         plans, feasible = _Plans.build(keys, prod, rows, cfg, ~none)
         if nk > 1:
             inv = (np.arange(nk)[:, None] * G + inv[None, :]).ravel()  # pair of each (product, point)
-        out = {"H": cfg["H"].astype(float)[inv], "ok": feasible[inv], "time": _filled_nan(nk * n)}
+        out = {"H": S.gather(cfg["H"].astype(float), inv), "ok": S.gather(feasible, inv), "time": _filled_nan(nk * n)}
         if with_reasons and nk == 1 and G >= with_reasons:  # one product on about a configuration a point (random
             # points): each point's line written at the point, not per configuration then gathered per point
             out["reason"] = self._reasons_at(keys, prod, rows, cfg, none, feasible, inv[:with_reasons], n)
@@ -310,7 +310,7 @@ class ImaxModel(Model):
                 own = n - len(point_refs)
                 cut = int(sel.searchsorted(own))
                 at = np.concatenate((sel[:cut], point_refs[sel[cut:] - own]))
-            _store_choice(out, plans, inv, sel, nchip[at], clock_hz[at], bw[at])
+            _store_choice(out, plans, inv, sel, S.gather(nchip, at), S.gather(clock_hz, at), S.gather(bw, at))
         else:
             out.update(zip(_AT_NAMES, np.empty((len(_AT_NAMES), 0))))
         return out
@@ -359,7 +359,7 @@ class ImaxModel(Model):
         gathered at ``at`` (bytes), no object array over the configurations filled, scattered into and gathered
         (-0.08 M instructions measured at 4,096 points). The same texts; a configuration that several lines read gets one
         text each (the caller takes this path when there are about as many configurations as lines)."""
-        none, feasible, error = none[at], feasible[at], cfg["error"][at]
+        none, feasible, error = S.gather(none, at), S.gather(feasible, at), S.gather(cfg["error"], at)
         reasons = _filled(size, "")
         for i in S.nonzero_at(~feasible & ~none):
             g = at[i]
@@ -369,8 +369,8 @@ class ImaxModel(Model):
             reasons[bad] = _build_error_lines(rows, cfg, at[bad])
         plain = S.nonzero_at(none & ~error)
         if len(plain):
-            conf = at[plain]
-            reasons[plain] = S.no_schedule_reasons({name: cfg[name][conf] for name in S.LIMIT_NAMES},
+            conf = S.gather(at, plain)
+            reasons[plain] = S.no_schedule_reasons({name: _limit_at(cfg[name], conf) for name in S.LIMIT_NAMES},
                                                    shared=len(keys) > 1)
         return reasons
 
@@ -444,7 +444,7 @@ def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
     points). The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
     contiguous 1-D product may pick the other NaN where a NaN meets a NaN of the opposite sign: numpy's SIMD tail)."""
     time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
-    busy, busy_unopt = (time[None, None] * np.stack((util, util_unopt))[None])[0]
+    busy, busy_unopt = (time[None, None] * S.stack_rows((util, util_unopt))[None])[0]
     return time.copy(), dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
 
 
@@ -685,7 +685,7 @@ class _Plans:
         configurations with an empty tile appended to ``later``. The dense indices precede the sparse ones."""
         (at_d, _, n), (at_s, _, _) = groups
         at = np.concatenate((at_d, at_s))
-        sub = {name: cfg[name][at] for name in P.PLAN_INPUTS}  # (only what the plans read)
+        sub = {name: S.gather(cfg[name], at) for name in P.PLAN_INPUTS}  # (only what the plans read)
         m, k = (np.array([key[i] for key in keys], dtype=np.int64)[prod[at_d]] for i in (0, 1))
         d, idx, fallback = P.mixed_plans(keys[0][3], _FORMAT_NAMES[rows[at_s, 0]], _MAPPING_NAMES[rows[at_s, 1]], n,
                                          m, k, len(at_d), sub, rows[at, 6].astype(bool))
@@ -776,6 +776,15 @@ def _chosen_one(plan: dict, H: int, nchip: int, clock_hz: np.ndarray, bw: np.nda
 
 #: the numbers of a batched run (:meth:`ImaxModel._runs_on`) kept only at the points with a schedule (its ``at``)
 _AT_NAMES = tuple(k for k in _RUN_NAMES if k not in ("time", "H"))
+
+
+def _limit_at(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``a[idx]`` of a configurations' limit (:data:`schedule.LIMIT_NAMES`) for the reason lines, which only read it:
+    a broadcast array (one value: a one-product run's n) as its value broadcast to ``idx`` (read-only, the same
+    values, no gather), else :func:`schedule.gather`."""
+    if a.ndim == 1 and len(a) and a.strides[0] == 0:
+        return np.broadcast_to(a[:1], idx.shape)
+    return S.gather(a, idx)
 
 
 def _build_error_lines(rows: np.ndarray, cfg: dict[str, np.ndarray], bad: np.ndarray) -> np.ndarray:
@@ -965,10 +974,32 @@ def _dram_table() -> tuple[np.ndarray, np.ndarray]:
 
 
 def _filled_nan(n: int) -> np.ndarray:
-    """``np.full(n, np.nan)``."""
+    """``np.full(n, np.nan)``: from :data:`_NAN_BY_PRODUCT` elements on, NaN times a row of ones (numpy's SIMD loop of
+    a number and an array, ~1.6 instructions an element against the fill's ~3.8: -7 k a row of 4,096, ~35 rows a
+    call; NaN x 1 is that very NaN, so the same bits), else a fill."""
+    if n >= _NAN_BY_PRODUCT:
+        return np.multiply(_NAN, _ones(n))
     out = np.empty(n)
     out.fill(np.nan)
     return out
+
+
+#: rows of at least this many elements are filled with NaN by a product (its call costs ~1.5 k instructions more)
+_NAN_BY_PRODUCT = 1024
+#: NaN as a read-only 0-d float64 array (what ``np.nan`` becomes in a ufunc call)
+_NAN = np.array(np.nan)
+_NAN.flags.writeable = False
+_ONES = np.ones(0)
+_ONES.flags.writeable = False
+
+
+def _ones(n: int) -> np.ndarray:
+    """A read-only row of ``n`` ones: a view of one buffer, grown (to a power of two) when a longer row is asked."""
+    global _ONES
+    if len(_ONES) < n:
+        _ONES = np.ones(1 << (n - 1).bit_length())
+        _ONES.flags.writeable = False
+    return _ONES[:n]
 
 
 def _filled(n: int, text: str) -> np.ndarray:
@@ -1025,7 +1056,9 @@ def _store_choice(out: dict[str, np.ndarray], plans: _Plans, inv: np.ndarray, se
     few = S.nonzero_at(~big)  # the others: every (point, candidate) pair at once
     st = {} if len(few) == len(sel) else None  # every point timed by _fastest: its chosen pairs' times kept
     if len(few):
-        cand[few] = _fastest(feats, first[g[few]], n_cand[g[few]], nchip[few], clock_hz[few], bw[few], plans.block,
+        gf = S.gather(g, few)
+        cand[few] = _fastest(feats, S.gather(first, gf), S.gather(n_cand, gf), S.gather(nchip, few),
+                             S.gather(clock_hz, few), S.gather(bw, few), plans.block,
                              states=st)
     chosen = _columns(feats, cand, _CHOSEN_FEATURES, plans.block)
     if not st:  # (some point timed on its own configuration's candidates, or none: the chosen ones timed again)
@@ -1044,11 +1077,11 @@ def _choice_numbers(plans: _Plans, g: np.ndarray, cand: np.ndarray, chosen: dict
     for name in STATES:
         out[name] = st[name] * clock_hz
     out["agrp"] = chosen["a_group_blocks"]
-    out["bgrp"] = plans.bgrp[cand].astype(np.float64)
-    at = g if plans.per_row is None else plans.per_row[g]
-    per = {k: v[at] for k, v in plans.per.items()}
+    out["bgrp"] = S.gather(plans.bgrp, cand).astype(np.float64)
+    at = g if plans.per_row is None else S.gather(plans.per_row, g)
+    per = {k: S.gather(v, at) for k, v in plans.per.items()}
     reserved = np.where(per["jds"], chosen["a_group_slots"] * per["urb"],
-                        per["tile_rows"] * plans.agrp[cand] * per["urb"])
+                        per["tile_rows"] * S.gather(plans.agrp, cand) * per["urb"])
     out["util"] = np.asarray(reserved / per["half"], dtype=np.float64)
     for name in _PER_RUN:
         out[name] = per[name].astype(np.float64)
@@ -1129,8 +1162,8 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         local = np.arange(np.add.reduce(c)) - start.repeat(c)
         pair = np.arange(hi - lo).repeat(c)
         idx = first[lo:hi].repeat(c) + local
-        st = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), nchip[lo:hi][pair], clock_hz[lo:hi][pair],
-                      bw[lo:hi][pair])
+        st = S.timing(_columns(feats, idx, S.TIMING_FEATURES, block), S.gather(nchip[lo:hi], pair),
+                      S.gather(clock_hz[lo:hi], pair), S.gather(bw[lo:hi], pair))
         t = st["time"]
         best = np.minimum.reduceat(t, start).repeat(c)
         hit = (t == best) | (np.isnan(t) & np.isnan(best))
@@ -1138,7 +1171,7 @@ def _fastest(feats: dict[str, np.ndarray], first: np.ndarray, count: np.ndarray,
         out[lo:hi] = first[lo:hi] + at
         if states is not None:
             if lo == 0 and hi == len(first):  # one chunk (always, short of a million pairs): the gathers themselves
-                states.update((k, v[start + at]) for k, v in st.items())
+                states.update((k, S.gather(v, start + at)) for k, v in st.items())
             else:
                 for k, v in st.items():
                     states.setdefault(k, np.empty(len(first)))[lo:hi] = v[start + at]

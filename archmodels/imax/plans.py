@@ -85,8 +85,8 @@ def _candidates(n: int, cfg: dict[str, np.ndarray], lmm_opt: np.ndarray | bool, 
     count = ok.sum(axis=1)
     g = np.arange(len(N)).repeat(count)
     if lmm_opt is True or lmm_opt is False:
-        return count, g, a_max[g] if lmm_opt else np.ones(len(g), np.int64), b[ok]
-    return count, g, np.where(lmm_opt[g], a_max[g], 1), b[ok]
+        return count, g, S.gather(a_max, g) if lmm_opt else np.ones(len(g), np.int64), b[ok]
+    return count, g, np.where(S.gather(lmm_opt, g), S.gather(a_max, g), 1), b[ok]
 
 
 def _col_sum(ec, ct, c0, h) -> np.ndarray:
@@ -479,7 +479,7 @@ def _dense_conf(m, k, cfg: dict[str, np.ndarray], opt: np.ndarray, a_max: np.nda
     rmax = -(-m // rt)
     multi_ct = ct > 1
     zero, one = np.zeros(len(H), np.int64), np.ones(len(H), np.int64)
-    conf = np.stack((ct * m, rt * k, rt * SB, m * SB, m * k, rt, m, np.where(multi_ct, rt * ct, 1),
+    conf = S.stack_rows((ct * m, rt * k, rt * SB, m * SB, m * k, rt, m, np.where(multi_ct, rt * ct, 1),
                      np.where(multi_ct, rt, 1) * k, rt, m, m * (ec * c1 * s1 + rest * c0 * s0),
                      rt * (ec * B1 * s1 + rest * B0 * s0), rt * SGA, rt * (ec * GA1 * c1 + rest * GA0 * c0), m * SGA,
                      rmax, np.minimum(AG, np.where(ec > 0, B1, B0)) * rmax, AG, N, W, units,
@@ -547,8 +547,8 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
     block) the numbers are written into and returned as, instead of a new array: the sums, maxima and rows go
     there directly (no concatenation of the three parts, nor of the block with another kind's)."""
     H, e, L = cfg["H"], cfg["e"], cfg["L"]
-    rows = tiles.rows[tp]
-    Hp = H[cp]
+    rows = S.gather(tiles.rows, tp)
+    Hp = S.gather(H, cp)
     stored, top = rows * nbp, rows
     jx = S.nonzero_at(jds[cp])  # the Margins of the JDS pairs only
     if len(jx):
@@ -568,17 +568,17 @@ def _pair_conf(tiles: _Tiles, cp: np.ndarray, tp: np.ndarray, nbp: np.ndarray, f
         m = margins if all_opt else np.take(margins, S.nonzero_at(opt[cp[jx]]), axis=1)
         budget = (L // 2) // e
         GA[at], big[at], most[at] = S.pack_pairs(m, nbp[at], budget[cp[at]], a_max[cp[at]])
-    cols, fk, bn, la = tiles.cols[tp], tiles.first_k[tp], tiles.b_new[tp], tiles.last[tp]
+    cols, fk, bn, la = (S.gather(x, tp) for x in (tiles.cols, tiles.first_k, tiles.b_new, tiles.last))
     several = nbp > 1  # tiles of several blocks: re-sent per B group without the optimisation
     slots = stored * Hp
     # every number of a configuration the candidates read (C-contiguous rows; the tiles of each configuration:
     # every one runs): sums over its tiles, maxima over them, its own numbers
     conf = np.empty((len(_CONF_ROWS), len(first)), np.int64) if out is None else out
-    np.add.reduceat(np.stack((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
+    np.add.reduceat(S.stack_rows((rows, cols, nbp, stored, slots, fk, fk * rows, bn, bn * cols, la, la * rows,
                               several * slots, several * nbp, GA, GA * cols, GA * rows)), first, axis=1,
                     out=conf[:_N_SUMS])
-    np.maximum.reduceat(np.stack((top, big, most)), first, axis=1, out=conf[_N_SUMS:_N_SUMS + 3])
-    np.stack((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt,
+    np.maximum.reduceat(S.stack_rows((top, big, most)), first, axis=1, out=conf[_N_SUMS:_N_SUMS + 3])
+    S.stack_rows((cfg["N"], cfg["W"], cfg["units"], cfg["fill"], np.where(ivs, 2, 1), jds, opt,
               np.diff(np.append(first, len(cp))), np.full(len(first), formats.SLOT_BYTES)), out=conf[_N_SUMS + 3:])
     return conf, a_max
 
@@ -681,8 +681,8 @@ def _count_block(f: dict[str, np.ndarray], n: int, pes: np.ndarray, opt: np.ndar
     optimisation). One block: the plans' counts
     are its rows, and the merge and the choice gather columns of it in one call each."""
     block = np.empty((len(S.FEATURES), n))
-    np.stack([f[k] for k in _HEAD_COUNTS], out=block[:_WORDS_AT])
-    np.stack([f[k] for k in _TAIL_COUNTS], out=block[_WORDS_AT + 3:])
+    S.stack_rows([f[k] for k in _HEAD_COUNTS], out=block[:_WORDS_AT])
+    S.stack_rows([f[k] for k in _TAIL_COUNTS], out=block[_WORDS_AT + 3:])
     fs, fa = block[S.FEATURES.index("starts")], block[S.FEATURES.index("a_groups")]
     pauses = block[S.FEATURES.index("pauses")]
     block[_WORDS_AT] = pes * C.CONF_WORDS_PER_PE
@@ -921,16 +921,24 @@ def merge_in_place(G: int, parts: list[tuple[np.ndarray, dict]]) -> dict:
             if type(v) is not np.ndarray or v.shape != idx.shape:  # (a number for every configuration of the part)
                 v = np.broadcast_to(v, idx.shape)
             vals.setdefault(k, []).append(v)
-    # each number in the dtype of the first part's (as merge's arrays, assigned part by part, hold them)
-    per = {k: np.concatenate(vs) if all(v.dtype == vs[0].dtype for v in vs[1:]) else
-           np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe") for k, vs in vals.items()}
-    cat = lambda key: np.concatenate([d[key] for _, d in parts])  # noqa: E731
+    per = {k: _end_to_end(vs) for k, vs in vals.items()}
+    cat = lambda key: _end_to_end([d[key] for _, d in parts])  # noqa: E731
     feats, block = _merged_feats([d["feats"] for _, d in parts], slice(None), [d.get("block") for _, d in parts])
     out = {"count": count, "first": first, "feats": feats, "agrp": cat("agrp"), "bgrp": cat("bgrp"), "per": per,
            "per_row": row}
     if block is not None:
         out["block"] = block
     return out
+
+
+def _end_to_end(vs: list) -> np.ndarray:
+    """The parts' arrays ``vs`` end to end in the dtype of the first (as merge's arrays, assigned part by part, hold
+    them): ``np.concatenate``; one part's own array (a writeable ndarray, not a broadcast view) as it is -- a
+    concatenation of one array is a copy of it (an SpMM batch's plans are one part: ~0.1 M instructions a call)."""
+    if len(vs) == 1 and type(vs[0]) is np.ndarray and vs[0].flags.writeable:
+        return vs[0]
+    return (np.concatenate(vs) if all(v.dtype == vs[0].dtype for v in vs[1:]) else
+            np.concatenate(vs, dtype=vs[0].dtype, casting="unsafe"))
 
 
 def _merged_feats(feats: list[dict[str, np.ndarray]], order,
@@ -942,8 +950,11 @@ def _merged_feats(feats: list[dict[str, np.ndarray]], order,
     (views of one block: ~4 numpy calls, not two per count) -- else count by count (the same values either way)."""
     if all(type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1 for f in feats for v in f.values()):
         blocks = blocks or [None] * len(feats)
-        block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) if b is None else b
-                                for f, b in zip(feats, blocks)], axis=1)
+        if len(feats) == 1 and blocks[0] is not None:  # one part's own block as it is (a concatenation copies it)
+            block = blocks[0]
+        else:
+            block = np.concatenate([np.stack([f[k] for k in S.FEATURES]) if b is None else b
+                                    for f, b in zip(feats, blocks)], axis=1)
         if type(order) is not slice:
             block = np.take(block, order, axis=1)
         return dict(zip(S.FEATURES, block)), block
