@@ -61,16 +61,18 @@ class Options:
 
 
 def section_throughput(lines: list[str], o: Options) -> None:
-    after, before, errors = _measure_models(o, lambda arch: NATURAL.get(arch, "vgg16"), "throughput")
+    after, before, errors = _measure_models(o, lambda arch: NATURAL.get(arch, "vgg16"), "throughput", ladder=True)
     lines += speed_report.speed_section(after, before, o.baseline_line, errors)
     after, before, errors = _measure_models(o, lambda arch: NETWORK, "network")
     lines += speed_report.networks_section(NETWORK, after, before, errors)
     _grid_table(lines, o)
 
 
-def _measure_models(o: Options, workload_of, what: str) -> tuple[list[Speed], dict[str, Speed | str], dict[str, str]]:
+def _measure_models(o: Options, workload_of, what: str,
+                    ladder: bool = False) -> tuple[list[Speed], dict[str, Speed | str], dict[str, str]]:
     """(after, before, errors): each model's :func:`~benchmarks.throughput.measure_speed` on ``workload_of(arch)``
-    in this tree and the baseline's (with this tree's batch size), each in its own subprocess."""
+    in this tree and the baseline's (with this tree's batch size), each in its own subprocess; ``ladder``: this
+    tree's rates by points per call too (:func:`~benchmarks.throughput.batch_ladder`)."""
     after: list[Speed] = []
     before: dict[str, Speed | str] = {}
     errors: dict[str, str] = {}
@@ -78,7 +80,8 @@ def _measure_models(o: Options, workload_of, what: str) -> tuple[list[Speed], di
     for arch in o.models:
         wl = workload_of(arch)
         try:
-            a = Speed(**_speed_fields(before_after.run_in(ROOT, ["speed", arch, wl, *quick])))
+            a = Speed(**_speed_fields(before_after.run_in(ROOT, ["speed", arch, wl, *quick,
+                                                                *(["--ladder"] if ladder else [])])))
         except (RuntimeError, OSError) as exc:
             errors[arch] = str(exc)
             print(f"{what} {arch}: {exc}", flush=True)

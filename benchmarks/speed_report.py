@@ -94,6 +94,19 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
              "roofline*: the model's rate over the roofline's on the same batch size and layers. *batched point / "
              "Optuna trial*: the model's time per point in the batch over Optuna's own trial.", ""]
     lines += table(BATCH_COLUMNS, [s.columns() for s in after])
+    steps = sorted({int(k) for s in after if s.ladder for k in s.ladder})
+    if steps:
+        lines += ["", "**Batched evals/s by points per call** (`throughput.batch_ladder`, same subprocess, after the "
+                  "rest: at each size calls on fresh random points for at least 0.3 s and 3 calls, after one untimed "
+                  "call of that size; a size whose first call takes over a second ends a model's row). A model's "
+                  "fixed cost per call (numpy's dispatch, Python) weighs less as the batch grows, its arrays leave "
+                  "the caches: the column above is at the probe's size, this row shows the rest.", "",
+                  "| model | " + " | ".join(f"{n:,} points" for n in steps) + " |",
+                  "|---|" + "---|" * len(steps)]
+        for s in after:
+            if s.ladder:
+                lines.append(f"| {s.arch} | " + " | ".join(
+                    f"{s.ladder[str(n)]:,.0f}" if str(n) in s.ladder else "—" for n in steps) + " |")
     lines += ["", "### One point: the path of a study with batch_size 1", "",
               "*one point (random)*: `dse.objective.evaluate_rows(study, [row])` (params -> `evaluate_batch` on one "
               "point -> totals, objectives, constraints) for a one-workload study over the model's whole declared "

@@ -139,6 +139,36 @@ def measure(arch: str, workload: str, batch: int = 4096, scalar_s: float = 2.0, 
     return Throughput(arch, workload, len(wl.layers), scalar, batched, batch, one)
 
 
+#: points per call of :func:`batch_ladder`
+LADDER = (1024, 4096, 16384)
+
+
+def batch_ladder(arch: str, workload: str, sizes: tuple[int, ...] = LADDER, min_s: float = 0.3, min_calls: int = 3,
+                 max_call_s: float = 1.0, seed: int = 5) -> dict[int, float]:
+    """Batched evals/s by points per call: for each size, calls on fresh random points (none repeated) until
+    ``min_s`` seconds and ``min_calls`` calls have passed, after one untimed call of that size (its heap growth).
+    A size whose first call takes longer than ``max_call_s`` ends the ladder (the slow models). A model's fixed
+    cost per call (numpy's dispatch, Python) weighs less as the batch grows; its per-point arrays leave the
+    caches as it grows: the ladder shows which wins where."""
+    model, wl = get_model(arch), load_workload(workload)
+    rng = np.random.default_rng(seed)
+    out: dict[int, float] = {}
+    for n in sizes:
+        t0 = time.perf_counter()
+        model.evaluate_batch(wl, model.params.points(model.params.random_rows(n, rng)))
+        if time.perf_counter() - t0 > max_call_s:
+            break
+        done, spent, calls = 0, 0.0, 0
+        while spent < min_s or calls < min_calls:
+            pts = model.params.points(model.params.random_rows(n, rng))
+            t0 = time.perf_counter()
+            model.evaluate_batch(wl, pts)
+            spent += time.perf_counter() - t0
+            done, calls = done + n, calls + 1
+        out[n] = done * len(wl.layers) / spent
+    return out
+
+
 @dataclass
 class Speed:
     """Issue 15's measurements of one model on one workload, all from the same run (seconds)."""
@@ -162,6 +192,7 @@ class Speed:
     first_call_point_s: float = float("nan")  # the process's first evaluate_batch call of ``batch`` points, per point
     batched_calls: int = 0  # the timed batched calls (after the first)
     batched_cpu_point_s: float = float("nan")  # the same calls' CPU time (process_time) per point
+    ladder: dict[str, float] | None = None  # batched evals/s by points per call (batch_ladder; keys as text: JSON)
 
     @property
     def batched_evals_per_s(self) -> float:
@@ -251,7 +282,7 @@ def _median_call_s(fn: Callable[[], object], repeats: int) -> float:
 
 
 def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick: bool = False, seed: int = 0,
-                  batch: int | None = None) -> Speed:
+                  batch: int | None = None, ladder: bool = False) -> Speed:
     """Batched and one-point costs of ``arch`` on ``workload`` next to the roofline and Optuna's trial.
 
     Batched: :func:`adaptive_batch` sizes the batch (or ``batch``); the
@@ -353,6 +384,10 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
         one_default = _median_call_s(lambda: evaluate_rows(st, [defaults]), 5 if quick else 20)
     model.evaluate(wl, **defaults)
     as_dict = _median_call_s(lambda: model.evaluate(wl, **defaults), 5 if quick else 20)
+    steps = None
+    if ladder:  # last: its large calls grow the heap, which the measurements above must not inherit
+        steps = {str(k): v for k, v in batch_ladder(arch, workload, (1024, 4096) if quick else LADDER,
+                                                    min_s=0.1 if quick else 0.3).items()}
     return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
                  one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s, gc_s, gc_n, first_call / batch,
-                 calls, cpu_batch / done)
+                 calls, cpu_batch / done, steps)

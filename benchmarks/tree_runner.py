@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("workload")
     sp.add_argument("--quick", action="store_true")
     sp.add_argument("--batch", type=int)
+    sp.add_argument("--ladder", action="store_true", help="also batched evals/s by points per call")
     rp = sub.add_parser("run")
     rp.add_argument("study")
     rp.add_argument("sampler")
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.throughput import measure_speed
 
         out = dataclasses.asdict(measure_speed(args.arch, args.workload, None, args.quick,
-                                               batch=args.batch))
+                                               batch=args.batch, ladder=args.ladder))
     else:
         out = run_rate(args.study, args.sampler, args.n_trials, args.batch_size, args.start, args.keep)
     out["imported_from"] = where
