@@ -117,11 +117,14 @@ def test_compare_time_vs_area_key_covers_no_point(drawn, tmp_path):
     entries = []
     for k, arch in enumerate(["emaxvr", "rena", "multicore", "imax", "atomswitch", "emaxv"]):
         t = _table(2, 80)
-        p = {"time_s": 2e-4 * (k + 1), "area_mm2": 10.0 + k, "feasible": k % 2 == 0, "reason": ""}
+        p = {"time_s": 2e-4 * (k + 1), "area_mm2": 10.0 + k, "feasible": k % 2 == 0, "reason": "",
+             "energy_j": 1e-3, "compute_energy_j": 1e-4 * k, "sram_energy_j": 2e-4, "dram_energy_j": 3e-4,
+             "static_power_w": 0.1}
         entries.append(compare.Entry(arch, arch, published=p, best=p, table=t))
     compare._figures(entries, 30.0, tmp_path)
-    bars, pareto = drawn
+    bars, pareto, shares = drawn
     assert assert_keys_clear(pareto) == 1
+    assert assert_keys_clear(shares) == 1  # (where the energy goes: the key right of the 100 % bars)
 
 
 def test_the_key_lists_only_what_the_bars_show():
