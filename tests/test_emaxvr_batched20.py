@@ -72,17 +72,22 @@ def test_rows_of_equals_the_former_gather(g):
     """``_rows_of`` gives ``a[at]``'s values, dtype and shape (NaN bits, -0.0, texts, objects, 2-D rows, F order and
     strided views; int64, int32, uint8 and negative indices, a boolean mask, a slice, none)."""
     a, at = g
-    got, want = mapper._rows_of(a, at), _rows_of_former(a, at)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    if a.dtype.kind in "fib":
-        assert got.tobytes() == np.ascontiguousarray(want).tobytes()
-    else:
-        assert got.tolist() == want.tolist()
+    want = _rows_of_former(a, at)
+    for take_from in (0, mapper.TAKE_FROM):  # (every index by take; few rows by indexing)
+        with mock.patch.object(mapper, "TAKE_FROM", take_from):
+            got = mapper._rows_of(a, at)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if a.dtype.kind in "fib":
+            assert got.tobytes() == np.ascontiguousarray(want).tobytes()
+        else:
+            assert got.tolist() == want.tolist()
 
 
 def test_rows_of_raises_as_the_former_out_of_range():
     a = np.arange(5.0)
     for at in (np.array([5]), np.array([-6])):
+        with pytest.raises(IndexError), mock.patch.object(mapper, "TAKE_FROM", 0):
+            mapper._rows_of(a, at)
         with pytest.raises(IndexError):
             mapper._rows_of(a, at)
         with pytest.raises(IndexError):
@@ -92,11 +97,13 @@ def test_rows_of_raises_as_the_former_out_of_range():
 @pytest.mark.parametrize("wl,n,seed", [("vgg16", 90, 71),  # conv, FC and pooling layers, several contexts
                                        ("alexnet", 40, 72),
                                        ("vgg16", 1, 73)])  # one design point (the per-plan counts)
-def test_emaxvr_batches_equal_the_former_gathers(wl, n, seed):
+@pytest.mark.parametrize("take_from", [None, 0])  # (0: every integer gather by take)
+def test_emaxvr_batches_equal_the_former_gathers(wl, n, seed, take_from):
     """Whole EMAXVR batches (random points; a third with small arrays and LMMs: layers without a plan, NaN; some under
     criterion=dram: tile searches) give every metric, state, reason and total bit for bit as with ``a[at]``."""
     rows = _random_rows("emaxvr", n, seed)
-    got = _everything("emaxvr", wl, rows)
+    with mock.patch.object(mapper, "TAKE_FROM", mapper.TAKE_FROM if take_from is None else take_from):
+        got = _everything("emaxvr", wl, rows)
     with ExitStack() as stack:
         for mod in (mapper, traffic, timing, model):
             stack.enter_context(mock.patch.object(mod, "_rows_of", _rows_of_former))
