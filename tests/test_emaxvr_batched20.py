@@ -107,5 +107,6 @@ def test_emaxvr_batches_equal_the_former_gathers(wl, n, seed, take_from):
     with ExitStack() as stack:
         for mod in (mapper, traffic, timing, model):
             stack.enter_context(mock.patch.object(mod, "_rows_of", _rows_of_former))
+        stack.enter_context(mock.patch.object(mapper, "TAKE_FROM", 2**62))  # (the inline one: by indexing)
         want = _everything("emaxvr", wl, rows)
     _same(got, want)

@@ -53,6 +53,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from . import mapper as _mapper
 from .mapper import ConvShape, FCShape, SlotColumns, _rows_of, nonzero_2d
 
 KINDS = ("input", "weight", "psum", "output", "spill")
@@ -1124,7 +1125,12 @@ class _Gather:
             return self.got[k]
         for d, at in self.sources:
             if k in d:
-                a = self.got[k] = d.take_rows(k, at) if isinstance(d, Rows) else _rows_of(np.asarray(d[k]), at)
+                if isinstance(d, Rows):
+                    a = d.take_rows(k, at)
+                else:  # (:func:`_rows_of` inline: one design point's few rows by indexing, no call)
+                    b = np.asarray(d[k])
+                    a = b.take(at, axis=0) if at.size >= _mapper.TAKE_FROM and b.ndim else b[at]
+                self.got[k] = a
                 return a
         raise KeyError(k)
 
