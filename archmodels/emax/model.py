@@ -44,7 +44,7 @@ from ..base import Model
 from . import mapper as _mapper
 from .mapper import (ConvShape, FCShape, Hw, conv_table, fc_candidates, fc_table,
                      mapping_columns, shape_of)
-from .mapper import HW_NUMBERS, HwList, Indexed, KnobAt, coded_reasons, hw_field, new_hw
+from .mapper import HW_NUMBERS, HwList, Indexed, KnobAt, _rows_of, coded_reasons, hw_field, new_hw
 from .explain import (EXPLAIN_KEYS, PLAN_TEXTS, RATIO_KEYS, LazyTextColumns, runner_text, schedule_text, verdicts,
                       verdicts_coded)
 from . import timing
@@ -889,7 +889,7 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
             pair_row, pair_pt, e_comp, e_sram = pair_row[keep], pair_pt[keep], e_comp[keep], e_sram[keep]
             kept = np.flatnonzero(keep)
         if every:
-            st = st_all if kept is None else {k: v[kept] for k, v in st_all.items()}
+            st = st_all if kept is None else {k: _rows_of(v, kept) for k, v in st_all.items()}
         else:
             st = pair_states(tab, pair_row, pair_pt, link, for_choice=True)
         cycles = sum(st[s] for s in STATES)
@@ -905,7 +905,7 @@ def _choose(p: Plans, grp: _Groups, link: Link, pp: _PointConsts, macs: np.ndarr
         # one candidate per (layer, point) (EMAXV): pick is 0, 1, 2, ...: the picked values are the pairs' own arrays
         at_pick = timing._Take(pick, len(start) == len(pair_row))
         rows = at_pick(pair_row)
-        picked = None if report is None else {k: at_pick(v) if kept is None else v[at_pick(kept)]
+        picked = None if report is None else {k: at_pick(v) if kept is None else _rows_of(v, at_pick(kept))
                                               for k, v in report.items()}
         # (a small batch's cube is filled at once, every key written now: nothing to defer)
         defer = DEFER_UNREAD and not out.filled
@@ -1864,7 +1864,7 @@ def _context_plans(arch: str, shapes, run_l: np.ndarray, run_k: np.ndarray, mc: 
         by_builder = np.argsort(is_fc, kind="stable")
         row_map, row_seg = row_map[by_builder], row_seg[by_builder]
     row_mapping = row_map  # each row's mapping (position in owner)
-    row_map = src[row_map]  # (one gather of the mapper's columns per row)
+    row_map = _rows_of(src, row_map)  # (one gather of the mapper's columns per row)
     ctx = row_seg % len(CONTEXTS)
     lk = row_seg // len(CONTEXTS)  # layer * nk + combination: the flat position in [layers, combinations] arrays
     ki = lk % nk
@@ -1970,7 +1970,7 @@ def _unread_rows(row_seg: np.ndarray, nk: int, first: np.ndarray, last: np.ndarr
     ctx = row_seg % len(CONTEXTS)
     lk = row_seg // len(CONTEXTS)
     k, layer = lk % nk, lk // nk
-    res, keep = np.array([c[0] for c in CONTEXTS])[ctx], np.array([c[1] for c in CONTEXTS])[ctx]
+    res, keep = _rows_of(np.array([c[0] for c in CONTEXTS]), ctx), _rows_of(np.array([c[1] for c in CONTEXTS]), ctx)
     return greedy[k] & ((res & (layer == first[k])) | (keep & (layer == last[k])))
 
 

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .mapper import _rows_of
 from .traffic import KINDS, PHASES, PlanTable, _Moves
 
 HANDSHAKE_CYCLES = 2
@@ -174,7 +175,7 @@ class _Take:
         self.idx, self.every = idx, every
 
     def __call__(self, a: np.ndarray) -> np.ndarray:
-        return a if self.every else a[self.idx]
+        return a if self.every else _rows_of(a, self.idx)
 
 
 def _every(tab: PlanTable, rows: np.ndarray) -> bool:

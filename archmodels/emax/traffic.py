@@ -53,7 +53,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from .mapper import ConvShape, FCShape, SlotColumns, nonzero_2d
+from . import mapper as _mapper
+from .mapper import ConvShape, FCShape, SlotColumns, _rows_of, nonzero_2d
 
 KINDS = ("input", "weight", "psum", "output", "spill")
 PHASES = ("load", "drain", "pload", "pdrain", "pool")
@@ -1076,7 +1077,7 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
     # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
     rep, var = nonzero_2d(allowed)
-    mrep = rep if mrow is None else mrow[rep]
+    mrep = rep if mrow is None else _rows_of(mrow, rep)
     # the SPM plan of every (row, variant) from its row's numbers; the schedules that fit get the columns the
     # traffic reads (each gathered once, when first read: most of a row's columns are not read)
     stage_w, psum_dram, halo_dram, ic_inner = _variant_flags(var)
@@ -1087,9 +1088,10 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
         code = np.asarray(r["chained_only"])
         only = (code == 2) | (code == 1) & (mp["dram_search"] if mrow is None else mp["dram_search"][mrow])
         ok &= ~(only[rep] & ((v["bands"] != 1) | (v["psum_home"] == _DRAM)))
-    sel = rep[ok]
-    msel = mrep[ok]
-    fit = _Gather((v.got, np.flatnonzero(ok)), (out, sel), (mp, msel), (xm, msel), (pin_cols, msel), (mr, msel),
+    ok_at = np.flatnonzero(ok)
+    sel = _rows_of(rep, ok_at)
+    msel = _rows_of(mrep, ok_at)
+    fit = _Gather((v.got, ok_at), (out, sel), (mp, msel), (xm, msel), (pin_cols, msel), (mr, msel),
                   (r, sel), src=sel)
     # the traffic's counts that do not depend on the SPM plan: per mapping and gathered, or (rows of one design
     # point, not named by mapping) per plan: fewer numpy calls
@@ -1123,7 +1125,12 @@ class _Gather:
             return self.got[k]
         for d, at in self.sources:
             if k in d:
-                a = self.got[k] = d.take_rows(k, at) if isinstance(d, Rows) else np.asarray(d[k])[at]
+                if isinstance(d, Rows):
+                    a = d.take_rows(k, at)
+                else:  # (:func:`_rows_of` inline: one design point's few rows by indexing, no call)
+                    b = np.asarray(d[k])
+                    a = b.take(at, axis=0) if at.size >= _mapper.TAKE_FROM and b.ndim else b[at]
+                self.got[k] = a
                 return a
         raise KeyError(k)
 
@@ -1193,7 +1200,7 @@ class Rows:
             a = self._composed(k)
             if a is None:
                 b, idx, _ = self._of(k)
-                a = b[idx]
+                a = _rows_of(b, idx)
             self.got[k] = a
         return a
 
@@ -1211,9 +1218,9 @@ class Rows:
     def take_rows(self, k: str, at: np.ndarray) -> np.ndarray:
         """``self[k][at]``, in one gather from the column's base when the column was not built."""
         if k in self.given or k in self.got:
-            return self[k][at]
+            return _rows_of(np.asarray(self[k]), at)
         b, idx, j = self._of(k)
-        return b[self._index_at(j, len(b), idx, at)]
+        return _rows_of(b, self._index_at(j, len(b), idx, at))
 
     def _index_at(self, j: int, nb: int, idx: np.ndarray, at: np.ndarray) -> np.ndarray:
         """``idx[at]`` for source j's columns of base length ``nb`` (kept while ``at`` is the same object)."""
@@ -1384,7 +1391,7 @@ def _vr_rows(r: dict[str, np.ndarray], mp: dict[str, np.ndarray],
     whose input-channel loop may run inside a start."""
 
     def at(k: str) -> np.ndarray:  # mapping column k per row
-        return mp[k] if mrow is None else mp[k][mrow]
+        return mp[k] if mrow is None else _rows_of(mp[k], mrow)
 
     n0 = len(r["icpar"]) if mrow is None else len(mrow)
 
@@ -1430,22 +1437,22 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     outermost loop so that one accumulation unit fits, where partial sums live, the SPM need. The rules a row
     decides alone were applied before (its variants are not planned)."""
     stage_w, psum_dram, halo_dram, ic_inner = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner"))
-    S, units, passes, n_seg = (mp[k][mrep] for k in ("S", "units", "passes", "n_seg"))
-    keep_all, no_spm, free = (row[k][rep] for k in ("keep_all", "no_spm", "free"))
-    needs_unit = mp["needs_unit"][mrep]
-    halo_keep = np.where(~halo_dram, row["halo_kept"][rep], 0)
-    fixed = row["fixed"][rep] + np.where(stage_w, mp["w_gpar"][mrep], 0.0)
+    S, units, passes, n_seg = (_rows_of(mp[k], mrep) for k in ("S", "units", "passes", "n_seg"))
+    keep_all, no_spm, free = (_rows_of(row[k], rep) for k in ("keep_all", "no_spm", "free"))
+    needs_unit = _rows_of(mp["needs_unit"], mrep)
+    halo_keep = np.where(~halo_dram, _rows_of(row["halo_kept"], rep), 0)
+    fixed = _rows_of(row["fixed"], rep) + np.where(stage_w, _rows_of(mp["w_gpar"], mrep), 0.0)
     unit = mp["unit"]
     taken: dict[int, tuple] = {}  # id(at) -> (at, fixed[at], halo_keep[at], mrep[at]): the bisection asks the same rows
 
     def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the pairs ``at`` (t: per pair of at)
         hit = taken.get(id(at))
         if hit is None or hit[0] is not at:
-            hit = taken[id(at)] = (at, fixed[at], halo_keep[at], _Units(unit, mrep[at]))
+            hit = taken[id(at)] = (at, _rows_of(fixed, at), _rows_of(halo_keep, at), _Units(unit, _rows_of(mrep, at)))
         return hit[1] + np.where(t > 1, hit[2], 0.0) + hit[3](t)
 
-    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + mp["unit_most"][mrep]  # need(units)
-    need_one = fixed + 0.0 + mp["unit_one"][mrep]  # need(1)
+    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + _rows_of(mp["unit_most"], mrep)  # need(units)
+    need_one = fixed + 0.0 + _rows_of(mp["unit_one"], mrep)  # need(1)
     in_dram = free & psum_dram  # an address choice (spec §3 item 3): more traffic
     banded = free & ~psum_dram & needs_unit
     plain = ~(keep_all | no_spm | in_dram | banded)
@@ -1454,9 +1461,9 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
     t0 = np.where(ic_inner, np.where(need_most <= S, units, 0), t0)
     # a pinned band size only adds bands
-    t0 = np.where(mp["sized"][mrep] & (t0 > 0), np.maximum(t0, mp["size_bands"][mrep]), t0)
+    t0 = np.where(_rows_of(mp["sized"], mrep) & (t0 > 0), np.maximum(t0, _rows_of(mp["size_bands"], mrep)), t0)
     t = np.maximum(t0, 1)
-    out_total = mp["out_total"][mrep]
+    out_total = _rows_of(mp["out_total"], mrep)
     bad = keep_all & ((S == 0) | (fixed + out_total > S))
     bad |= banded & (t0 == 0)
     bad |= plain & (fixed > S)
@@ -1464,11 +1471,11 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
     at = np.flatnonzero(banded)
     need_t = np.zeros(len(t))
-    need_t[at] = need(t[at], at)
+    need_t[at] = need(_rows_of(t, at), at)
     spm_need = _select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need_t], fixed)
     # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
     # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
-    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~mp["dram_search"][mrep]
+    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~_rows_of(mp["dram_search"], mrep)
     bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
     bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
     v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, halo_keep=halo_keep)
@@ -1480,7 +1487,7 @@ class _Units:
     bisection asks the same rows at several band counts)."""
 
     def __init__(self, u: dict[str, np.ndarray], at: np.ndarray):
-        self.u = {k: u[k][at] for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b")}
+        self.u = {k: _rows_of(u[k], at) for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b")}
 
     def __call__(self, t) -> np.ndarray:
         return _unit_bytes(self.u, t)
