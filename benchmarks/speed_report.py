@@ -100,7 +100,7 @@ def speed_section(after: list[Speed], before: dict[str, Speed | str], baseline: 
                   "rest: at each size calls on fresh random points for at least 0.3 s and 3 calls, after one untimed "
                   "call of that size; a size whose first call takes over a second ends a model's row). A model's "
                   "fixed cost per call (numpy's dispatch, Python) weighs less as the batch grows, its arrays leave "
-                  "the caches: the column above is at the probe's size, this row shows the rest.", "",
+                  "the caches: the column above is at the probe's size, these rows show the others.", "",
                   "| model | " + " | ".join(f"{n:,} points" for n in steps) + " |",
                   "|---|" + "---|" * len(steps)]
         for s in after:

@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from archmodels import get_model
+from archmodels.base import Model
 from benchmarks import roofline
-from workloads import load_workload
+from workloads import Workload, load_workload
 
 
 @dataclass
@@ -158,15 +159,37 @@ def batch_ladder(arch: str, workload: str, sizes: tuple[int, ...] = LADDER, min_
         model.evaluate_batch(wl, model.params.points(model.params.random_rows(n, rng)))
         if time.perf_counter() - t0 > max_call_s:
             break
-        done, spent, calls = 0, 0.0, 0
-        while spent < min_s or calls < min_calls:
-            pts = model.params.points(model.params.random_rows(n, rng))
-            t0 = time.perf_counter()
-            model.evaluate_batch(wl, pts)
-            spent += time.perf_counter() - t0
-            done, calls = done + n, calls + 1
-        out[n] = done * len(wl.layers) / spent
+        c = timed_calls(model, wl, n, rng, min_s, min_calls)
+        out[n] = c.points * len(wl.layers) / c.wall_s
     return out
+
+
+@dataclass
+class TimedCalls:
+    """:func:`timed_calls`' answer: points evaluated, their calls' wall-clock and CPU time, the calls, and each
+    call's feasible share."""
+
+    points: int
+    wall_s: float
+    cpu_s: float
+    calls: int
+    feasible_shares: list[float]
+
+
+def timed_calls(model: Model, wl: Workload, n: int, rng: np.random.Generator, min_s: float,
+                min_calls: int = 1) -> TimedCalls:
+    """``evaluate_batch`` calls of ``n`` fresh random points (drawn from ``rng``, none repeated, the drawing not
+    timed) until ``min_s`` seconds of calls and ``min_calls`` calls have passed, however short each call is."""
+    c = TimedCalls(0, 0.0, 0.0, 0, [])
+    while c.wall_s < min_s or c.calls < min_calls:
+        pts = model.params.points(model.params.random_rows(n, rng))
+        c0, t0 = time.process_time(), time.perf_counter()
+        res = model.evaluate_batch(wl, pts)
+        c.wall_s += time.perf_counter() - t0
+        c.cpu_s += time.process_time() - c0
+        c.feasible_shares.append(float(np.mean(res.feasible)))
+        c.points, c.calls = c.points + n, c.calls + 1
+    return c
 
 
 @dataclass
@@ -328,19 +351,10 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
     t0 = time.perf_counter()
     res = model.evaluate_batch(wl, pts)
     first_call = time.perf_counter() - t0
-    done, t_batch, cpu_batch, shares = 0, 0.0, 0.0, [float(np.mean(res.feasible))]
-    calls = 0
-    while t_batch < budget:  # the calls after it, for a whole second however short each is: the batched rate
-        pts = model.params.points(model.params.random_rows(batch, rng))
-        c0, t0 = time.process_time(), time.perf_counter()
-        res = model.evaluate_batch(wl, pts)
-        t_batch += time.perf_counter() - t0
-        cpu_batch += time.process_time() - c0
-        shares.append(float(np.mean(res.feasible)))
-        done += batch
-        calls += 1
+    c = timed_calls(model, wl, batch, rng, budget)  # the calls after it, a whole second of them: the batched rate
+    done, t_batch = c.points, c.wall_s
     if np.isnan(feasible):
-        feasible = float(np.mean(shares))
+        feasible = float(np.mean([float(np.mean(res.feasible)), *c.feasible_shares]))
 
     sizes = roofline.LayerSizes.of(list(wl.layers))
     big, one = roofline.random_params(batch, rng), roofline.random_params(1, rng)
@@ -390,4 +404,4 @@ def measure_speed(arch: str, workload: str, trial_s: float | None = None, quick:
                                                     min_s=0.1 if quick else 0.3).items()}
     return Speed(arch, workload, len(wl.layers), batch, feasible, t_batch / done, roof_batch, t_one / n,
                  one_default, as_dict, roof_one, stacked_batch, stacked_one, trial_s, gc_s, gc_n, first_call / batch,
-                 calls, cpu_batch / done, steps)
+                 c.calls, c.cpu_s / done, steps)
