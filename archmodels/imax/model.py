@@ -445,7 +445,7 @@ def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
     contiguous 1-D product may pick the other NaN where a NaN meets a NaN of the opposite sign: numpy's SIMD tail)."""
     time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
     busy, busy_unopt = (time[None, None] * S.stack_rows((util, util_unopt))[None])[0]
-    return time.copy(), dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
+    return time, dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
 
 
 def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
