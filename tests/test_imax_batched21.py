@@ -2,7 +2,8 @@
 but for names), value for value and dtype for dtype, and shares no array a later write could corrupt: one layer's total
 time as the layer's own time row (``model._one_layer_sums``: model_totals only divides by it); the configurations'
 ``jds_top`` as a read-only view of one shared row of -1s (``schedule._minus_ones``); the wide columns of
-``schedule.distinct_rows_any`` replaced by their ranks before its table (``schedule._ranked_wide``)."""
+``schedule.distinct_rows_any`` replaced by their ranks before its table (``schedule._ranked_wide``); a batch run's
+metric and state rows as the rows of one NaN-filled block (``model._fill_at``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from archmodels import get_model
 from archmodels.imax import model as IM
 from archmodels.imax import schedule as S
-from tests.test_imax_batched17 import _layer_sums_former
+from tests.test_imax_batched17 import _layer_sums_former, _same_batch_results
 from workloads import load_workload
 
 M = get_model("imax")
@@ -37,6 +38,50 @@ def _one_layer_time_former(lb) -> np.ndarray:
 
 def _jds_top_former(units) -> np.ndarray:
     return np.full(len(units), -1)
+
+
+def _fill_at_former(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
+    """The former _fill_at: one NaN-filled array per metric and state."""
+    at = r["at"]
+    pts = batch.pts
+    nchip = pts["nchip"][at].astype(float)
+    clock_hz = batch.clock_hz[at]
+    g = dict(r, time=r["time"][at], H=r["H"][at])
+    time_s, reads, writes, issued, lmm_bytes = IM._run_flows(g, nchip, reps)
+    energy = np.full(len(at), np.nan)  # every point here has its node: all set below
+    fma_j, lmm_j = np.full(len(at), np.nan), np.full(len(at), np.nan)  # the parts (compute, SRAM)
+    vscale, lmm_kb = batch.vscale[at], pts["lmm_kb"][at]
+    for node, mask in batch.nodes:
+        sel = IM.S.nonzero_at(mask[at]) if len(batch.nodes) > 1 else slice(None)
+        fma, lmm = IM.C.energy_terms_pj(issued[sel], lmm_bytes[sel], lmm_kb[sel], int(node))
+        v = vscale[sel]
+        energy[sel] = IM.C.on_chip_pj(fma, lmm, v) * 1e-12
+        fma_j[sel], lmm_j[sel] = fma * v * 1e-12, lmm * v * 1e-12
+    dram_j = batch.dram_energy_j(reads, writes, at)
+    energy = energy + dram_j
+    cycles = time_s * clock_hz
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = layer.macs / (cycles * nchip * pts["units"][at] * IM.C.SIMD)
+        speedup = dense_time[at] / time_s
+    slots = IM._rep(g["slots"], reps)  # (IM._rep: x * 1 is x; every value below is copied into its own row)
+    useful = float(getattr(layer, "nnz", 0)) if isinstance(layer, IM.SpMM) else np.nan
+    padding = slots - useful if isinstance(layer, IM.SpMM) else np.where(np.isnan(slots), np.nan, 0.0)
+    values = [cycles, time_s, util, reads, writes, energy, speedup, None, g["util"], g["util_unopt"], None,
+              g["agrp"], g["bgrp"], g["bgrp"], IM._rep(g["starts"], reps), IM._rep(g["a_groups"], reps), g["b_groups"],
+              IM._rep(g["blocks"], reps), g["row_tiles"], g["col_tiles"], slots, padding, IM._rep(g["a_bytes"], reps),
+              IM._rep(nchip * g["b_bytes"], reps), IM._rep(nchip * g["c_load_bytes"], reps), writes, fma_j, lmm_j, dram_j]
+    values += [IM._rep(g[s], reps) for s in IM.STATES]
+    rows = []
+    for v in values:  # one array per metric (the copies lb.set would make; rows of one large block cost more:
+        if v is None:  # a fresh 1 MB block page-faults in, small arrays reuse freed memory), each filled with NaN
+            rows.append(None)  # (not a copy of one NaN row: a copy moves 8 bytes an element, by ``rep movsb``
+            continue  # past a few KB, ~1 instruction a byte; the fill stores them, ~3x fewer)
+        row = IM._filled_nan(lb.n)
+        row[at] = v
+        rows.append(row)
+    rows[IM._DENSE_ROW], rows[IM._CHAIN_ROW] = dense_time.astype(float), r["H"].astype(float)  # every point
+    lb.metrics.update(zip(IM._NAN_METRICS, rows))
+    lb.states.update(zip(IM.STATES, rows[len(IM._NAN_METRICS):]))
 
 
 # ---------------------------------------------------------------- _one_layer_sums
@@ -157,3 +202,37 @@ def test_distinct_rows_any_ranks_on_a_tile_batch(monkeypatch):
     b = M.evaluate_batch(w, pts)
     assert a.layers[0].reason.tolist() == b.layers[0].reason.tolist()
     assert any(r for r in a.layers[0].reason.tolist())
+
+
+# ---------------------------------------------------------------- _fill_at's rows of one block
+@pytest.mark.parametrize("wl, n", [("spmm:n=512,sparsity=0.9", 400), ("spmm:n=1024,sparsity=0.95", 300),
+                                   ("lenet", 200), ("matmul:n=256", 1100)])
+def test_fill_at_block_rows_equal_the_former(monkeypatch, wl, n):
+    """Whole batches (sparse, dense, a network; from 1,024 points the NaN fill is a product) with _fill_at's rows from
+    one block == with the former row per metric: every metric, state, label, reason and total bit for bit; the rows
+    of a layer overlap no other metric or state of any layer, and a write into one row leaves the others as they were."""
+    w = load_workload(wl)
+    pts = M.params.points(M.params.random_rows(n, np.random.default_rng(n)))
+    new = M.evaluate_batch(w, pts)
+    with monkeypatch.context() as mp:
+        mp.setattr(IM, "_fill_at", _fill_at_former)
+        old = M.evaluate_batch(w, pts)
+    _same_batch_results(new, old)
+    for la, lo in zip(new.layers, old.layers):  # (and every float by its bits: NaN signs and payloads)
+        for k in la.metrics:
+            _bits_same(la.metrics[k], lo.metrics[k])
+        for k in la.states:
+            _bits_same(la.states[k], lo.states[k])
+    for k in new.totals:
+        _bits_same(new.totals[k], old.totals[k])
+    arrays = [(i, k, a) for i, lb in enumerate(new.layers)
+              for k, a in list(lb.metrics.items()) + [("state " + s_, v) for s_, v in lb.states.items()]
+              if isinstance(a, np.ndarray) and a.ndim == 1 and a.size > 1]
+    for j, (i, k, a) in enumerate(arrays):
+        assert not any(np.shares_memory(a, b) for _, _, b in arrays[j + 1:] if b is not a), (i, k)
+    lb = new.layers[0]
+    keep = {k: np.array(v) for k, v in lb.metrics.items() if isinstance(v, np.ndarray)}
+    lb.metrics["time_s"][:] = -1.0
+    for k, v in keep.items():
+        if k != "time_s":
+            _bits_same(lb.metrics[k], v)
