@@ -3,7 +3,8 @@ but for names), value for value and dtype for dtype, and shares no array a later
 time as the layer's own time row (``model._one_layer_sums``: model_totals only divides by it); the configurations'
 ``jds_top`` as a read-only view of one shared row of -1s (``schedule._minus_ones``); the wide columns of
 ``schedule.distinct_rows_any`` replaced by their ranks before its table (``schedule._ranked_wide``); a batch run's
-metric and state rows as the rows of one NaN-filled block (``model._fill_at``)."""
+metric and state rows as the rows of one NaN-filled block (``model._fill_at``); one layer's energy parts as 0.0 plus
+its rows (``model._one_layer_parts`` for ``result.layer_sums``' cube with a zero layer)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 from archmodels import get_model
 from archmodels.imax import model as IM
 from archmodels.imax import schedule as S
+from archmodels.result import ENERGY_PARTS, layer_sums
 from tests.test_imax_batched17 import _layer_sums_former, _same_batch_results
 from workloads import load_workload
 
@@ -34,6 +36,10 @@ def _bits_same(a, b) -> None:
 def _one_layer_time_former(lb) -> np.ndarray:
     time = np.asarray(IM.metric_of(lb, "time_s"), dtype=float)
     return time.copy()
+
+
+def _energy_parts_former(layers, n) -> dict:
+    return layer_sums(layers, ENERGY_PARTS, n, from_zero=True)
 
 
 def _jds_top_former(units) -> np.ndarray:
@@ -236,3 +242,51 @@ def test_fill_at_block_rows_equal_the_former(monkeypatch, wl, n):
     for k, v in keep.items():
         if k != "time_s":
             _bits_same(lb.metrics[k], v)
+
+
+# ---------------------------------------------------------------- one layer's energy parts
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 300), st.sampled_from(["array", "one", "int"]))
+def test_one_layer_parts_equal_layer_sums(seed, n, kind):
+    """_one_layer_parts == the former layer_sums from zero, bit for bit: NaNs of both signs and other payloads, a
+    signalling NaN, infinities, zeros of both signs planted in each part's row; an int row; a part that is not an
+    array of n points (one element) falls back (None); model_totals with the fallback forced gives the same totals."""
+    rng = np.random.default_rng(seed)
+    w = load_workload("spmm:n=96,sparsity=0.9")
+    pts = M.params.points(M.params.random_rows(n, rng))
+    (lb,) = M.evaluate_layers(w, pts)
+    odd = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0])
+    odd = np.concatenate((odd, np.frombuffer(np.array([0x7FF8000000000123, 0xFFF0000000000456, 0x7FF0000000000001],
+                                                      np.uint64).tobytes())))
+    for k in ENERGY_PARTS:
+        row = np.array(lb.metrics[k], dtype=float)
+        at = rng.integers(0, n, n // 2)
+        row[at] = rng.choice(odd, len(at))
+        lb.metrics[k] = row
+    if kind == "int":
+        lb.metrics[ENERGY_PARTS[1]] = rng.integers(-5, 5, n)
+    if kind == "one":
+        lb.metrics[ENERGY_PARTS[0]] = np.array([1.5])
+        assert IM._one_layer_parts(lb, n) is None
+        return
+    got, want = IM._one_layer_parts(lb, n), _energy_parts_former([lb], n)
+    assert list(got) == list(want)
+    for k in got:
+        _bits_same(got[k], want[k])
+        assert not np.shares_memory(got[k], lb.metrics[k])
+
+
+@pytest.mark.parametrize("wl", ["spmm:n=512,sparsity=0.9", "matmul:n=256"])
+def test_model_totals_one_layer_parts_equal_the_former(monkeypatch, wl):
+    """model_totals of one-layer workloads == with the former layer_sums (the new path turned off): every total bit
+    for bit."""
+    w = load_workload(wl)
+    pts = M.params.points(M.params.random_rows(500, np.random.default_rng(9)))
+    layers = M.evaluate_layers(w, pts)
+    got = M.model_totals(w, pts, layers)
+    with monkeypatch.context() as mp:
+        mp.setattr(IM, "_one_layer_parts", lambda lb, n: None)
+        want = M.model_totals(w, pts, layers)
+    assert list(got) == list(want)
+    for k in got:
+        _bits_same(got[k], want[k])

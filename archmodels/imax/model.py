@@ -428,7 +428,8 @@ class ImaxModel(Model):
             }
         # the largest chain of a layer, NaN layers skipped (all NaN: NaN); chains are >= 0
         out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0) if chain is None else chain
-        out.update(layer_sums(layers, ENERGY_PARTS, n, from_zero=True))  # (from zero, as _totals_one's)
+        parts = _one_layer_parts(layers[0], n) if len(layers) == 1 else None
+        out.update(parts or layer_sums(layers, ENERGY_PARTS, n, from_zero=True))  # (from zero, as _totals_one's)
         return out
 
 
@@ -446,6 +447,22 @@ def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
     time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
     busy, busy_unopt = (time[None, None] * S.stack_rows((util, util_unopt))[None])[0]
     return time, dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
+
+
+def _one_layer_parts(lb: LayerBatch, n: int) -> dict[str, np.ndarray] | None:
+    """``layer_sums([lb], ENERGY_PARTS, n, from_zero=True)`` of a workload of one layer: each energy part's row added
+    to 0.0 (the sum's one addition, a zero row and the layer's: the same bits, as new float64 arrays) without the
+    [parts, 2, points] cube of a zero layer and the layer, its copy and its sum (~0.5 M instructions a call at 4,096
+    points); None when a part is not an array of ``n`` points (then ``layer_sums``)."""
+    rows = [np.asarray(metric_of(lb, k), dtype=float) for k in ENERGY_PARTS]
+    if any(r.shape != (n,) for r in rows):
+        return None
+    return {k: np.add(_ZERO, r) for k, r in zip(ENERGY_PARTS, rows)}
+
+
+#: 0.0 as a read-only 0-d float64 array (what the zero row's elements are; no conversion of a Python float a call)
+_ZERO = np.array(0.0)
+_ZERO.flags.writeable = False
 
 
 def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
