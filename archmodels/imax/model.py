@@ -439,10 +439,11 @@ _TOTAL_INPUTS = ("time_s", "dense_time_s", "lmm_utilization", "lmm_utilization_u
 
 def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
     """:meth:`ImaxModel.model_totals`' sums over the layers of a workload of one layer ``lb``, and its largest chain:
-    its time, dense time, busy LMM time (time x utilization, both kinds), starts and chain as new float64 arrays --
+    its time, dense time, busy LMM time (time x utilization, both kinds), starts and chain as float64 arrays --
     the values of the stack's ``row_sum`` of one layer (a copy of each row) and of ``np.fmax.reduce`` over one layer
     (its row), without the [1, 6, points] stack, its concatenation and the copy of the block (~0.5 MB moved at 4,096
-    points). The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
+    points). The time is the layer's own row (model_totals only divides by it); the others, which the totals keep,
+    are new arrays. The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
     contiguous 1-D product may pick the other NaN where a NaN meets a NaN of the opposite sign: numpy's SIMD tail)."""
     time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
     busy, busy_unopt = (time[None, None] * S.stack_rows((util, util_unopt))[None])[0]
