@@ -428,7 +428,8 @@ class ImaxModel(Model):
             }
         # the largest chain of a layer, NaN layers skipped (all NaN: NaN); chains are >= 0
         out["mac_units"] = np.fmax.reduce(cube[:, 5], axis=0) if chain is None else chain
-        out.update(layer_sums(layers, ENERGY_PARTS, n, from_zero=True))  # (from zero, as _totals_one's)
+        parts = _one_layer_parts(layers[0], n) if len(layers) == 1 else None
+        out.update(parts or layer_sums(layers, ENERGY_PARTS, n, from_zero=True))  # (from zero, as _totals_one's)
         return out
 
 
@@ -438,14 +439,31 @@ _TOTAL_INPUTS = ("time_s", "dense_time_s", "lmm_utilization", "lmm_utilization_u
 
 def _one_layer_sums(lb: LayerBatch) -> tuple[np.ndarray, ...]:
     """:meth:`ImaxModel.model_totals`' sums over the layers of a workload of one layer ``lb``, and its largest chain:
-    its time, dense time, busy LMM time (time x utilization, both kinds), starts and chain as new float64 arrays --
+    its time, dense time, busy LMM time (time x utilization, both kinds), starts and chain as float64 arrays --
     the values of the stack's ``row_sum`` of one layer (a copy of each row) and of ``np.fmax.reduce`` over one layer
     (its row), without the [1, 6, points] stack, its concatenation and the copy of the block (~0.5 MB moved at 4,096
-    points). The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
+    points). The time is the layer's own row (model_totals only divides by it); the others, which the totals keep,
+    are new arrays. The busy times are the stack's very product, the time row broadcast over the two utilization rows (a
     contiguous 1-D product may pick the other NaN where a NaN meets a NaN of the opposite sign: numpy's SIMD tail)."""
     time, dense, util, util_unopt, starts, chain = (np.asarray(metric_of(lb, k), dtype=float) for k in _TOTAL_INPUTS)
     busy, busy_unopt = (time[None, None] * S.stack_rows((util, util_unopt))[None])[0]
-    return time.copy(), dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
+    return time, dense.copy(), busy, busy_unopt, starts.copy(), chain.copy()
+
+
+def _one_layer_parts(lb: LayerBatch, n: int) -> dict[str, np.ndarray] | None:
+    """``layer_sums([lb], ENERGY_PARTS, n, from_zero=True)`` of a workload of one layer: each energy part's row added
+    to 0.0 (the sum's one addition, a zero row and the layer's: the same bits, as new float64 arrays) without the
+    [parts, 2, points] cube of a zero layer and the layer, its copy and its sum (~0.5 M instructions a call at 4,096
+    points); None when a part is not an array of ``n`` points (then ``layer_sums``)."""
+    rows = [np.asarray(metric_of(lb, k), dtype=float) for k in ENERGY_PARTS]
+    if any(r.shape != (n,) for r in rows):
+        return None
+    return {k: np.add(_ZERO, r) for k, r in zip(ENERGY_PARTS, rows)}
+
+
+#: 0.0 as a read-only 0-d float64 array (what the zero row's elements are; no conversion of a Python float a call)
+_ZERO = np.array(0.0)
+_ZERO.flags.writeable = False
 
 
 def _totals_one(pts: Points, layers: list[LayerBatch]) -> dict[str, np.ndarray]:
@@ -1231,14 +1249,18 @@ def _fill_at(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.nd
               _rep(g["blocks"], reps), g["row_tiles"], g["col_tiles"], slots, padding, _rep(g["a_bytes"], reps),
               _rep(nchip * g["b_bytes"], reps), _rep(nchip * g["c_load_bytes"], reps), writes, fma_j, lmm_j, dram_j]
     values += [_rep(g[s], reps) for s in STATES]
-    rows = []
-    for v in values:  # one array per metric (the copies lb.set would make; rows of one large block cost more:
-        if v is None:  # a fresh 1 MB block page-faults in, small arrays reuse freed memory), each filled with NaN
-            rows.append(None)  # (not a copy of one NaN row: a copy moves 8 bytes an element, by ``rep movsb``
-            continue  # past a few KB, ~1 instruction a byte; the fill stores them, ~3x fewer)
-        row = _filled_nan(lb.n)
+    # the rows of one block filled with NaN at once (one fill instead of one a row: ~3 k instructions a row fewer;
+    # with dse.procs.tune_malloc the ~1 MB block comes from freed heap memory, no fresh pages), a row a metric
+    block = _filled_nan(sum(v is not None for v in values) * lb.n).reshape(-1, lb.n)
+    rows, i = [], 0
+    for v in values:
+        if v is None:
+            rows.append(None)
+            continue
+        row = block[i]
         row[at] = v
         rows.append(row)
+        i += 1
     rows[_DENSE_ROW], rows[_CHAIN_ROW] = dense_time.astype(float), r["H"].astype(float)  # every point
     lb.metrics.update(zip(_NAN_METRICS, rows))
     lb.states.update(zip(STATES, rows[len(_NAN_METRICS):]))

@@ -890,6 +890,9 @@ def distinct_rows_any(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndar
     lo = [int(np.minimum.reduce(c)) for c in cols]
     radix = [top - least + 1 for top, least in zip(hi, lo)]
     top = math.prod(radix)
+    if top > _TABLE_PER_ROW * n and min(lo) >= 0:  # wide columns first replaced by their ranks (the same order)
+        cols, radix, lo = _ranked_wide(cols, radix, lo, n)
+        top = math.prod(radix)
     if top > _TABLE_PER_ROW * n or min(lo) < 0:  # (distinct_rows' columns are non-negative: its answer otherwise)
         full = [x + 1 for x in hi]  # distinct_rows' own radices and codes, its maxima not found again
         return unique_index_inverse(_mixed_radix(cols, full)) if math.prod(full) < 1 << 62 else distinct_rows(cols)
@@ -918,6 +921,28 @@ def distinct_rows_any(cols: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndar
 
 #: :func:`distinct_rows_any` tables codes spanning at most this many entries per row
 _TABLE_PER_ROW = 16
+
+
+def _ranked_wide(cols: list[np.ndarray], radix: list[int], lo: list[int],
+                 n: int) -> tuple[list[np.ndarray], list[int], list[int]]:
+    """:func:`distinct_rows_any`'s columns with the widest ones (largest span first, each spanning at most
+    :data:`_TABLE_PER_ROW` entries per row) replaced by the rank of each value among the column's distinct values,
+    until the rows' codes fit :func:`distinct_rows_any`'s table: a rank keeps the values' order (the rows' order
+    too), and a column of few distinct values over a wide span (a tile's rows at n=1024) then takes few digits.
+    Returns the columns, their radices and least values (0 for a ranked column)."""
+    cols, radix, lo = list(cols), list(radix), list(lo)
+    bound = _TABLE_PER_ROW * n
+    for i in sorted(range(len(cols)), key=radix.__getitem__, reverse=True):
+        if math.prod(radix) <= bound or radix[i] > bound:
+            continue
+        offset = cols[i] - lo[i]
+        used = np.zeros(radix[i], bool)
+        used[offset] = True
+        distinct = used.nonzero()[0]
+        rank = np.empty(radix[i], np.intp)
+        rank[distinct] = np.arange(len(distinct))
+        cols[i], radix[i], lo[i] = gather(rank, offset), len(distinct), 0
+    return cols, radix, lo
 
 
 def _mixed_radix(cols: list[np.ndarray], radix: list[int]) -> np.ndarray:
@@ -1106,9 +1131,24 @@ def configurations(m: int, k: int, n: int, mapping: np.ndarray, units: np.ndarra
     rt, ct = tilings_of_bounds(m, k, rows_max, cols_max, ok)
     tile_rows, tile_cols = ceil_div(m, np.maximum(rt, 1)), ceil_div(k, np.maximum(ct, 1))
     return dict(arow=tile_rows, acol=tile_cols, n=n, L=lmm, H=H, W=cols, N=nchip, e=urb, simd=simd,
-                jds_top=np.full(len(units), -1), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
+                jds_top=_minus_ones(len(units)), error=(H < 1) | (rt == 0), rt=rt, ct=ct, units=units,
                 b_hi=(bgrp_caps_divisible if caps_where_divisible else bgrp_caps)(tile_rows, tile_cols, n, nchip, lmm,
                                                                                    cols, simd))
+
+
+#: a read-only int64 row of -1s that :func:`_minus_ones` hands out views of (grown to a power of two)
+_MINUS_ONES = np.full(0, -1, np.int64)
+_MINUS_ONES.flags.writeable = False
+
+
+def _minus_ones(n: int) -> np.ndarray:
+    """``np.full(n, -1)`` read-only: a view of one shared buffer (:func:`configurations`' ``jds_top``, which every
+    reader only reads: no fill of a new row a call)."""
+    global _MINUS_ONES
+    if len(_MINUS_ONES) < n:
+        _MINUS_ONES = np.full(1 << (n - 1).bit_length(), -1, np.int64)
+        _MINUS_ONES.flags.writeable = False
+    return _MINUS_ONES[:n]
 
 
 def _mapping_numbers(mapping: np.ndarray, units: np.ndarray, cols: np.ndarray,
