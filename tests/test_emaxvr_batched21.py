@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archmodels.emax import traffic
+from archmodels.emax import mapper, timing, traffic
 from archmodels.emax.mapper import nonzero_2d
 
 from .test_emax_batched16 import _everything, _same
@@ -154,3 +154,21 @@ def test_emaxvr_batches_equal_the_former_paths(wl, n, seed, pack_from):
         stack.enter_context(mock.patch.object(traffic, "_where0", _where0_former))
         want = _everything("emaxvr", wl, rows)
     _same(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 30), rows=st.lists(st.integers(0, 29), max_size=40), width=st.sampled_from([0, 2]),
+       take_from=st.sampled_from([0, 3, 1024]), sub=st.sampled_from(["all", "half", "slice", "mask"]))
+def test_rows_getter_equals_rows_of(n, rows, width, take_from, sub):
+    """mapper.rows_getter(at): for rows ``at`` and its subsets, a slice or a mask, ``_rows_of``'s values, dtype and
+    shape (1-D and 2-D floats with NaN of both signs); timing._Take the same."""
+    a = np.array([_ODD[i % len(_ODD)] for i in range(n * max(width, 1))], float).reshape((n, width) if width else n)
+    at = np.array([r % n for r in rows], np.int64)
+    part = {"all": at, "half": at[::2], "slice": slice(1, None), "mask": np.arange(n) % 2 == 0}[sub]
+    with mock.patch.object(mapper, "TAKE_FROM", take_from):
+        got = mapper.rows_getter(at)(a, part)
+        want = mapper._rows_of(a, part)
+        took = timing._Take(at, False)(a)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+    former = a[at]
+    assert took.shape == former.shape and took.tobytes() == np.ascontiguousarray(former).tobytes()

@@ -54,7 +54,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from . import mapper as _mapper
-from .mapper import ConvShape, FCShape, SlotColumns, _rows_of, nonzero_2d
+from .mapper import ConvShape, FCShape, SlotColumns, _rows_of, nonzero_2d, rows_getter
 
 KINDS = ("input", "weight", "psum", "output", "spill")
 PHASES = ("load", "drain", "pload", "pdrain", "pool")
@@ -1101,6 +1101,8 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
                 ic_inner=ic_inner)
     if len(rep) >= PACK_FROM:  # (each source's columns in one gather: their bits)
         v.gather_bools(*m_bools, *r_bools)
+    else:  # (one design point's: each by indexing, every one read)
+        v.update(**{k: c[mrep] for k, c in m_bools.items()}, **{k: c[rep] for k, c in r_bools.items()})
     ok = _vr_spm_plan(v, row, mp, rep, mrep)
     if "chained_only" in r:
         code = np.asarray(r["chained_only"])
@@ -1541,21 +1543,22 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     outermost loop so that one accumulation unit fits, where partial sums live, the SPM need. The rules a row
     decides alone were applied before (its variants are not planned)."""
     stage_w, psum_dram, halo_dram, ic_inner = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner"))
-    S, units, passes, n_seg = (_rows_of(mp[k], mrep) for k in ("S", "units", "passes", "n_seg"))
+    rows = rows_getter(rep)  # (:func:`_rows_of` of rep, mrep and their subsets; one design point's: a[at], no call)
+    S, units, passes, n_seg = (rows(mp[k], mrep) for k in ("S", "units", "passes", "n_seg"))
     keep_all, no_spm, free, needs_unit = (v[k] for k in ("keep_all", "no_spm", "free", "needs_unit"))
-    halo_keep = np.where(~halo_dram, _rows_of(row["halo_kept"], rep), 0)
-    fixed = _rows_of(row["fixed"], rep) + np.where(stage_w, _rows_of(mp["w_gpar"], mrep), 0.0)
+    halo_keep = np.where(~halo_dram, rows(row["halo_kept"], rep), 0)
+    fixed = rows(row["fixed"], rep) + np.where(stage_w, rows(mp["w_gpar"], mrep), 0.0)
     unit = mp["unit"]
     taken: dict[int, tuple] = {}  # id(at) -> (at, fixed[at], halo_keep[at], mrep[at]): the bisection asks the same rows
 
     def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the pairs ``at`` (t: per pair of at)
         hit = taken.get(id(at))
         if hit is None or hit[0] is not at:
-            hit = taken[id(at)] = (at, _rows_of(fixed, at), _rows_of(halo_keep, at), _Units(unit, _rows_of(mrep, at)))
+            hit = taken[id(at)] = (at, rows(fixed, at), rows(halo_keep, at), _Units(unit, rows(mrep, at)))
         return hit[1] + np.where(t > 1, hit[2], 0.0) + hit[3](t)
 
-    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + _rows_of(mp["unit_most"], mrep)  # need(units)
-    need_one = fixed + 0.0 + _rows_of(mp["unit_one"], mrep)  # need(1)
+    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + rows(mp["unit_most"], mrep)  # need(units)
+    need_one = fixed + 0.0 + rows(mp["unit_one"], mrep)  # need(1)
     in_dram = free & psum_dram  # an address choice (spec §3 item 3): more traffic
     banded = free & ~psum_dram & needs_unit
     plain = ~(keep_all | no_spm | in_dram | banded)
@@ -1564,9 +1567,9 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
     t0 = np.where(ic_inner, np.where(need_most <= S, units, 0), t0)
     # a pinned band size only adds bands
-    t0 = np.where(v["sized"] & (t0 > 0), np.maximum(t0, _rows_of(mp["size_bands"], mrep)), t0)
+    t0 = np.where(v["sized"] & (t0 > 0), np.maximum(t0, rows(mp["size_bands"], mrep)), t0)
     t = np.maximum(t0, 1)
-    out_total = _rows_of(mp["out_total"], mrep)
+    out_total = rows(mp["out_total"], mrep)
     bad = keep_all & ((S == 0) | (fixed + out_total > S))
     bad |= banded & (t0 == 0)
     bad |= plain & (fixed > S)
@@ -1574,7 +1577,7 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
     at = np.flatnonzero(banded)
     need_t = np.zeros(len(t))
-    need_t[at] = need(_rows_of(t, at), at)
+    need_t[at] = need(rows(t, at), at)
     spm_need = _select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need_t], fixed)
     # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
     # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
@@ -1590,7 +1593,8 @@ class _Units:
     bisection asks the same rows at several band counts)."""
 
     def __init__(self, u: dict[str, np.ndarray], at: np.ndarray):
-        self.u = {k: _rows_of(u[k], at) for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b")}
+        rows = rows_getter(at)  # (one design point's: a[at], no call)
+        self.u = {k: rows(u[k], at) for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b")}
 
     def __call__(self, t) -> np.ndarray:
         return _unit_bytes(self.u, t)
