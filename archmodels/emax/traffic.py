@@ -1097,6 +1097,10 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     # the boolean columns the SPM plan reads per (row, variant): its mapping's (pins, rules) and its row's
     m_bools = dict(pin_cols, needs_unit=mp["needs_unit"], sized=mp["sized"], dram_search=mp["dram_search"])
     r_bools = {k: row[k] for k in ("keep_all", "no_spm", "free")}
+    if "chained_only" in r:  # the rows that get their chainable plans only
+        code = np.asarray(r["chained_only"])
+        r_bools["only_chainable"] = (code == 2) | (code == 1) & (mp["dram_search"] if mrow is None else
+                                                                 _rows_of(mp["dram_search"], mrow))
     v = _Gather((m_bools, mrep), (r_bools, rep), stage_w=stage_w, psum_dram=psum_dram, halo_dram=halo_dram,
                 ic_inner=ic_inner)
     if len(rep) >= PACK_FROM:  # (each source's columns in one gather: their bits)
@@ -1104,10 +1108,8 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     else:  # (one design point's: each by indexing, every one read)
         v.update(**{k: c[mrep] for k, c in m_bools.items()}, **{k: c[rep] for k, c in r_bools.items()})
     ok = _vr_spm_plan(v, row, mp, rep, mrep)
-    if "chained_only" in r:
-        code = np.asarray(r["chained_only"])
-        only = (code == 2) | (code == 1) & (mp["dram_search"] if mrow is None else mp["dram_search"][mrow])
-        ok &= ~(only[rep] & ((v["bands"] != 1) | (v["psum_home"] == _DRAM)))
+    if "only_chainable" in r_bools:
+        ok &= ~(v["only_chainable"] & ((v["bands"] != 1) | (v["psum_home"] == _DRAM)))
     ok_at = np.flatnonzero(ok)
     sel = _rows_of(rep, ok_at)
     msel = _rows_of(mrep, ok_at)
