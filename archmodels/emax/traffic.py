@@ -1127,8 +1127,8 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
 
 
 #: the boolean columns :func:`_vr_traffic` reads (:meth:`_Gather.gather_bools`)
-_VR_TRAFFIC_BOOLS = ("stage_w", "halo_dram", "ic_inner", "has_pool", "per_band_pool", "mac", "m_one", "stage_in", "keep",
-                     "resident")
+_VR_TRAFFIC_BOOLS = ("stage_w", "halo_dram", "ic_inner", "has_pool", "per_band_pool", "mac", "m_one", "stage_in",
+                     "keep", "resident")
 
 
 _FLAG_COLUMNS = tuple(np.array(VR_VARIANTS, dtype=bool).T.copy())
