@@ -50,7 +50,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping as AbcMapping, Sequence
 from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
-from operator import attrgetter, itemgetter
+from operator import attrgetter, getitem, itemgetter
 
 import numpy as np
 
@@ -1314,6 +1314,13 @@ def _rows_of(a: np.ndarray, at: np.ndarray) -> np.ndarray:
             and isinstance(a, np.ndarray) and a.ndim):
         return a.take(at, axis=0)
     return a[at]
+
+
+def rows_getter(at) -> Callable[[np.ndarray, object], np.ndarray]:
+    """A function of ``(a, at)`` giving :func:`_rows_of` ``(a, at)`` for rows ``at`` and any of its subsets (or a
+    slice): ``operator.getitem`` (``a[at]``: no Python call, no checks) where :func:`_rows_of` indexes whatever ``a``
+    is (fewer than :data:`TAKE_FROM` rows: one design point's), else :func:`_rows_of`."""
+    return _rows_of if type(at) is np.ndarray and at.size >= TAKE_FROM else getitem
 
 
 def nonzero_2d(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

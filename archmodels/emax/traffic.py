@@ -54,7 +54,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from . import mapper as _mapper
-from .mapper import ConvShape, FCShape, SlotColumns, _rows_of, nonzero_2d
+from .mapper import ConvShape, FCShape, SlotColumns, _rows_of, nonzero_2d, rows_getter
 
 KINDS = ("input", "weight", "psum", "output", "spill")
 PHASES = ("load", "drain", "pload", "pdrain", "pool")
@@ -824,7 +824,7 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
         for j in range(len(slots)):
             count = bursts[j] * per_burst[j]
             product = count * each[j]
-            nbytes = np.where(on[j], product, 0.0)
+            nbytes = _where0(on[j], product)
             if phase[j] == _POOL:  # moved: 0 (a zero column of the delivered and stored sums)
                 no_delivered = no_stored = True
             elif write[j]:
@@ -834,7 +834,7 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
                 delivered.append(nbytes)
                 no_stored = True
             if write[j]:  # DRAM writes by kind: the slots of the kind, 0 where not a DRAM write
-                written[kind[j]].append(np.where(dram[j], nbytes, 0.0))
+                written[kind[j]].append(_where0(dram[j], nbytes))
             else:
                 no_written[kind[j]] = True
             if write[j]:
@@ -869,6 +869,15 @@ def _assemble_columns(n: int, ok: np.ndarray, src: np.ndarray, cols: dict[str, n
     return PlanTable({k: _per_plan(v, every, n, float, fills) for k, v in cols.items()},
                      {k: _per_plan(v, every, n, None, fills) for k, v in label.items()}, src[keep],
                      ((moves if every is None else moves.take(keep), np.arange(len(keep))),))
+
+
+def _where0(on, x):
+    """``np.where(on, x, 0.0)``; a float64 array ``x`` itself when ``on`` is the scalar True (the same values and
+    bits: no copy; ``x`` is only read afterwards). :func:`_assemble_columns`' slots with a scalar ``on`` or ``dram``
+    (~1 in 10 and ~4 in 10 of a VGG16 call's)."""
+    if on is True and type(x) is np.ndarray and x.dtype == np.float64:
+        return x
+    return np.where(on, x, 0.0)
 
 
 # ---------------------------------------------------------------- layer shapes as columns
@@ -1067,27 +1076,40 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
     mp = _vr_maps(shapes, mr, xm, pins)
     flags = np.array(VR_VARIANTS, dtype=bool)
     row, out = _vr_rows(r, mp, mrow)
-    allowed = mp["allowed"].copy() if mrow is None else mp["allowed"][mrow]
-    # partial sums go to DRAM by choice not when the output stays in the SPM unpooled
-    allowed[:, flags[:, 1]] &= (~(row["keep"] & ~row["has_pool"]))[:, None]
-    # ... and the SPM plan's rules that do not depend on the variant (:func:`_vr_rows`)
-    allowed &= ~row["bad"][:, None]
-    allowed[:, flags[:, 2]] &= row["halo_rows"][:, None]
-    allowed[:, flags[:, 3]] &= row["inner_ok"][:, None]
-    # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
-    # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
-    rep, var = nonzero_2d(allowed)
+    if mrow is not None and len(mrow) >= PACK_FROM:  # (the same pairs from the rows' variants as bits)
+        rep, var = _allowed_bits(mp["allowed"], mrow, row)
+    else:
+        allowed = mp["allowed"].copy() if mrow is None else mp["allowed"][mrow]
+        # partial sums go to DRAM by choice not when the output stays in the SPM unpooled
+        allowed[:, flags[:, 1]] &= (~(row["keep"] & ~row["has_pool"]))[:, None]
+        # ... and the SPM plan's rules that do not depend on the variant (:func:`_vr_rows`)
+        allowed &= ~row["bad"][:, None]
+        allowed[:, flags[:, 2]] &= row["halo_rows"][:, None]
+        allowed[:, flags[:, 3]] &= row["inner_ok"][:, None]
+        # (the narrower tiles of a tile search are planned in every context: they also let a layer stage its input or
+        # keep its output in the SPM beside its partial sums; tests/test_properties, VGG16 counterexamples)
+        rep, var = nonzero_2d(allowed)
     mrep = rep if mrow is None else _rows_of(mrow, rep)
     # the SPM plan of every (row, variant) from its row's numbers; the schedules that fit get the columns the
     # traffic reads (each gathered once, when first read: most of a row's columns are not read)
     stage_w, psum_dram, halo_dram, ic_inner = _variant_flags(var)
     pin_cols = {f"pin_{k}": m for k, m in pins.items()}
-    v = _Gather((pin_cols, mrep), stage_w=stage_w, psum_dram=psum_dram, halo_dram=halo_dram, ic_inner=ic_inner)
-    ok = _vr_spm_plan(v, row, mp, rep, mrep)
-    if "chained_only" in r:
+    # the boolean columns the SPM plan reads per (row, variant): its mapping's (pins, rules) and its row's
+    m_bools = dict(pin_cols, needs_unit=mp["needs_unit"], sized=mp["sized"], dram_search=mp["dram_search"])
+    r_bools = {k: row[k] for k in ("keep_all", "no_spm", "free")}
+    if "chained_only" in r:  # the rows that get their chainable plans only
         code = np.asarray(r["chained_only"])
-        only = (code == 2) | (code == 1) & (mp["dram_search"] if mrow is None else mp["dram_search"][mrow])
-        ok &= ~(only[rep] & ((v["bands"] != 1) | (v["psum_home"] == _DRAM)))
+        r_bools["only_chainable"] = (code == 2) | (code == 1) & (mp["dram_search"] if mrow is None else
+                                                                 _rows_of(mp["dram_search"], mrow))
+    v = _Gather((m_bools, mrep), (r_bools, rep), stage_w=stage_w, psum_dram=psum_dram, halo_dram=halo_dram,
+                ic_inner=ic_inner)
+    if len(rep) >= PACK_FROM:  # (each source's columns in one gather: their bits)
+        v.gather_bools(*m_bools, *r_bools)
+    else:  # (one design point's: each by indexing, every one read)
+        v.update(**{k: c[mrep] for k, c in m_bools.items()}, **{k: c[rep] for k, c in r_bools.items()})
+    ok = _vr_spm_plan(v, row, mp, rep, mrep)
+    if "only_chainable" in r_bools:
+        ok &= ~(v["only_chainable"] & ((v["bands"] != 1) | (v["psum_home"] == _DRAM)))
     ok_at = np.flatnonzero(ok)
     sel = _rows_of(rep, ok_at)
     msel = _rows_of(mrep, ok_at)
@@ -1099,16 +1121,81 @@ def emaxvr_plans(shapes: Sequence[ConvShape], r: dict[str, np.ndarray]) -> PlanT
         fit.update(**_vr_counts(shapes, fit, fit, fit))
     else:
         fit.sources = ((_vr_counts(shapes, mr, xm, mp), msel),) + fit.sources
+    if len(ok_at) >= PACK_FROM:  # the boolean columns the traffic reads, each source's in one gather
+        fit.gather_bools(*_VR_TRAFFIC_BOOLS)
     return _vr_traffic(shapes, fit)
+
+
+#: the boolean columns :func:`_vr_traffic` reads (:meth:`_Gather.gather_bools`)
+_VR_TRAFFIC_BOOLS = ("stage_w", "halo_dram", "ic_inner", "has_pool", "per_band_pool", "mac", "m_one", "stage_in",
+                     "keep", "resident")
 
 
 _FLAG_COLUMNS = tuple(np.array(VR_VARIANTS, dtype=bool).T.copy())
 
+#: every variant of :data:`VR_VARIANTS` as bits (variant j: bit j), and those with each flag
+_ALL_BITS = (1 << len(VR_VARIANTS)) - 1
+_FLAG_BITS = tuple(sum(1 << j for j, on in enumerate(col) if on) for col in _FLAG_COLUMNS)
+#: [bits, variant]: bit j of each number below 2 ** len(VR_VARIANTS), read only
+_BIT_ROWS = ((np.arange(1 << len(VR_VARIANTS))[:, None] >> np.arange(len(VR_VARIANTS))) & 1).astype(bool)
+_BIT_ROWS.flags.writeable = False
+
+
+def _allowed_bits(allowed: np.ndarray, mrow: np.ndarray, row: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`emaxvr_plans`' (row, variant) pairs (``nonzero_2d`` of its [row, variant] mask) with each row's variants
+    as the bits of one number: the mappings' ``allowed`` [mapping, variant] rules packed (:func:`_packed`), gathered
+    per row (``mrow``), cleared by the row's rules (:func:`_vr_rows`' ``row``), then the [row, variant] mask of those
+    numbers (rows of :data:`_BIT_ROWS`) and its nonzero entries: the same pairs (row by row, variants in order) as the
+    boolean mask's gather and masking (one gather of ~2 bytes a row, not of 9 booleans by fancy indexing)."""
+    b = _packed(list(allowed.T)).take(mrow)
+    # partial sums go to DRAM by choice not when the output stays in the SPM unpooled; then the SPM plan's rules
+    # that do not depend on the variant
+    for clear, bits in ((row["keep"] & ~row["has_pool"], _FLAG_BITS[1]), (row["bad"], _ALL_BITS),
+                        (~row["halo_rows"], _FLAG_BITS[2]), (~row["inner_ok"], _FLAG_BITS[3])):
+        b &= ~np.multiply(np.asarray(clear, dtype=bool).view(np.uint8), bits, dtype=b.dtype)
+    return nonzero_2d(_BIT_ROWS.take(b, axis=0))
+
 
 def _variant_flags(var: np.ndarray) -> tuple[np.ndarray, ...]:
     """The flags of schedule variants ``var`` (indices into :data:`VR_VARIANTS`), one boolean column per flag:
-    each gathered from its own column (a gather of [variant, flag] rows, then its columns, costs ~5x as much)."""
+    each gathered from its own column (a gather of [variant, flag] rows, then its columns, costs ~5x as much); from
+    :data:`PACK_FROM` variants the flags' bits in one gather (:func:`_bits_of`)."""
+    if len(var) >= PACK_FROM:
+        return tuple(_bits_of(_VARIANT_BITS.take(var), range(len(_FLAG_COLUMNS))))
     return tuple(col[var] for col in _FLAG_COLUMNS)
+
+
+#: from this many rows :func:`_gather_bools` and :func:`_variant_flags` gather boolean columns as the bits of one
+#: column (below: each column gathered, fewer numpy calls: one design point's few rows)
+PACK_FROM = 1024
+
+
+def _packed(cols: Sequence[np.ndarray]) -> np.ndarray:
+    """Boolean columns ``cols`` (at most 16, of one length) as one unsigned column, bit i = ``cols[i]``."""
+    code = np.zeros(len(cols[0]), dtype=np.uint8 if len(cols) <= 8 else np.uint16)
+    for i, c in enumerate(cols):
+        code |= np.left_shift(c, i, dtype=code.dtype)
+    return code
+
+
+def _bits_of(code: np.ndarray, bits) -> list[np.ndarray]:
+    """Bit i of ``code`` as a boolean column, for each i of ``bits``."""
+    return [np.bitwise_and(code, 1 << i, dtype=code.dtype) != 0 for i in bits]
+
+
+#: bit f of variant j: flag f of :data:`VR_VARIANTS` [j]
+_VARIANT_BITS = _packed([col for col in _FLAG_COLUMNS])
+
+
+def _gather_bools(cols: dict[str, np.ndarray], at: np.ndarray) -> dict[str, np.ndarray]:
+    """``{k: c[at]}`` for 1-D boolean columns ``cols`` of one length (at most 16): their bits packed into one column,
+    gathered once and tested (numpy's gather costs ~13 instructions an element, a bit test ~0.4): the same
+    booleans. A column that is not boolean is gathered alone."""
+    bools = [k for k, c in cols.items() if c.dtype == bool and c.ndim == 1]
+    out = {k: _rows_of(c, at) for k, c in cols.items() if k not in bools}
+    if bools:
+        out.update(zip(bools, _bits_of(_rows_of(_packed([cols[k] for k in bools]), at), range(len(bools)))))
+    return out
 
 
 class _Gather:
@@ -1152,6 +1239,22 @@ class _Gather:
 
     def update(self, **cols: np.ndarray) -> None:
         self.got.update(cols)
+
+    def gather_bools(self, *keys: str) -> None:
+        """Gather columns ``keys`` now (those not known yet; absent ones skipped), the boolean ones of one source
+        (not a :class:`Rows`) in one gather (:func:`_gather_bools`): the same columns ``self[k]`` gives. A source
+        with one of them is left to ``self[k]`` (packing its bits costs more than the gather it saves)."""
+        by: dict[int, list[str]] = {}
+        for k in keys:
+            if k not in self.got:
+                for j, (d, _) in enumerate(self.sources):
+                    if k in d:
+                        by.setdefault(j, []).append(k)
+                        break
+        for j, ks in by.items():
+            d, at = self.sources[j]
+            if len(ks) > 1 and not isinstance(d, Rows):
+                self.got.update(_gather_bools({k: np.asarray(d[k]) for k in ks}, at))
 
 
 class Rows:
@@ -1390,8 +1493,13 @@ def _vr_rows(r: dict[str, np.ndarray], mp: dict[str, np.ndarray],
     neither staged nor resident with an SPM); ``halo_rows``: rows whose halo may come from DRAM; ``inner_ok``: rows
     whose input-channel loop may run inside a start."""
 
+    # (many rows: the mapping's boolean columns in one gather, :func:`_gather_bools`)
+    bools = {} if mrow is None or len(mrow) < PACK_FROM else _gather_bools(
+        {k: mp[k] for k in ("has_pool", "can_stage", "halo_able", "swap_spm", "inner_able")}, mrow)
+
     def at(k: str) -> np.ndarray:  # mapping column k per row
-        return mp[k] if mrow is None else _rows_of(mp[k], mrow)
+        got = bools.get(k)
+        return got if got is not None else mp[k] if mrow is None else _rows_of(mp[k], mrow)
 
     n0 = len(r["icpar"]) if mrow is None else len(mrow)
 
@@ -1437,22 +1545,22 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     outermost loop so that one accumulation unit fits, where partial sums live, the SPM need. The rules a row
     decides alone were applied before (its variants are not planned)."""
     stage_w, psum_dram, halo_dram, ic_inner = (v[k] for k in ("stage_w", "psum_dram", "halo_dram", "ic_inner"))
-    S, units, passes, n_seg = (_rows_of(mp[k], mrep) for k in ("S", "units", "passes", "n_seg"))
-    keep_all, no_spm, free = (_rows_of(row[k], rep) for k in ("keep_all", "no_spm", "free"))
-    needs_unit = _rows_of(mp["needs_unit"], mrep)
-    halo_keep = np.where(~halo_dram, _rows_of(row["halo_kept"], rep), 0)
-    fixed = _rows_of(row["fixed"], rep) + np.where(stage_w, _rows_of(mp["w_gpar"], mrep), 0.0)
+    rows = rows_getter(rep)  # (:func:`_rows_of` of rep, mrep and their subsets; one design point's: a[at], no call)
+    S, units, passes, n_seg = (rows(mp[k], mrep) for k in ("S", "units", "passes", "n_seg"))
+    keep_all, no_spm, free, needs_unit = (v[k] for k in ("keep_all", "no_spm", "free", "needs_unit"))
+    halo_keep = np.where(~halo_dram, rows(row["halo_kept"], rep), 0)
+    fixed = rows(row["fixed"], rep) + np.where(stage_w, rows(mp["w_gpar"], mrep), 0.0)
     unit = mp["unit"]
     taken: dict[int, tuple] = {}  # id(at) -> (at, fixed[at], halo_keep[at], mrep[at]): the bisection asks the same rows
 
     def need(t: np.ndarray, at=slice(None)) -> np.ndarray:  # of the pairs ``at`` (t: per pair of at)
         hit = taken.get(id(at))
         if hit is None or hit[0] is not at:
-            hit = taken[id(at)] = (at, _rows_of(fixed, at), _rows_of(halo_keep, at), _Units(unit, _rows_of(mrep, at)))
+            hit = taken[id(at)] = (at, rows(fixed, at), rows(halo_keep, at), _Units(unit, rows(mrep, at)))
         return hit[1] + np.where(t > 1, hit[2], 0.0) + hit[3](t)
 
-    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + _rows_of(mp["unit_most"], mrep)  # need(units)
-    need_one = fixed + 0.0 + _rows_of(mp["unit_one"], mrep)  # need(1)
+    need_most = fixed + np.where(units > 1, halo_keep, 0.0) + rows(mp["unit_most"], mrep)  # need(units)
+    need_one = fixed + 0.0 + rows(mp["unit_one"], mrep)  # need(1)
     in_dram = free & psum_dram  # an address choice (spec §3 item 3): more traffic
     banded = free & ~psum_dram & needs_unit
     plain = ~(keep_all | no_spm | in_dram | banded)
@@ -1461,9 +1569,9 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     # partial sums of one row stay in the SPM and the passes share the start's overhead (band = 1 row)
     t0 = np.where(ic_inner, np.where(need_most <= S, units, 0), t0)
     # a pinned band size only adds bands
-    t0 = np.where(_rows_of(mp["sized"], mrep) & (t0 > 0), np.maximum(t0, _rows_of(mp["size_bands"], mrep)), t0)
+    t0 = np.where(v["sized"] & (t0 > 0), np.maximum(t0, rows(mp["size_bands"], mrep)), t0)
     t = np.maximum(t0, 1)
-    out_total = _rows_of(mp["out_total"], mrep)
+    out_total = rows(mp["out_total"], mrep)
     bad = keep_all & ((S == 0) | (fixed + out_total > S))
     bad |= banded & (t0 == 0)
     bad |= plain & (fixed > S)
@@ -1471,11 +1579,11 @@ def _vr_spm_plan(v: _Gather, row: dict[str, np.ndarray], mp: dict[str, np.ndarra
     psum_home = np.where(passes > 1, np.where(no_spm | in_dram, _DRAM, _SPM), np.where(in_dram, _DRAM, _NONE))
     at = np.flatnonzero(banded)
     need_t = np.zeros(len(t))
-    need_t[at] = need(_rows_of(t, at), at)
+    need_t[at] = need(rows(t, at), at)
     spm_need = _select([keep_all, no_spm, in_dram, banded], [fixed + out_total, 0.0, fixed, need_t], fixed)
     # staging weights pays off in time only when they would be re-read; a DRAM-traffic search (``dram_search``)
     # also keeps it for weights read once: one stream of 4 KB reads rounds to fewer bus words than a transfer per LMM
-    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~_rows_of(mp["dram_search"], mrep)
+    bad |= stage_w & (bands == 1) & (n_seg == 1) & ~v["dram_search"]
     bad |= halo_dram & (bands == 1)  # no band boundary: the same plan as keeping the halo
     bad |= _pinned_out(v, psum_home, (halo_keep > 0) & (bands > 1), ic_inner, passes)
     v.update(bands=bands, psum_home=psum_home, spm_need=spm_need, halo_keep=halo_keep)
@@ -1487,7 +1595,8 @@ class _Units:
     bisection asks the same rows at several band counts)."""
 
     def __init__(self, u: dict[str, np.ndarray], at: np.ndarray):
-        self.u = {k: _rows_of(u[k], at) for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b")}
+        rows = rows_getter(at)  # (one design point's: a[at], no call)
+        self.u = {k: rows(u[k], at) for k in ("oh_out", "oh", "oc_chunk", "units", "ocp", "a", "b")}
 
     def __call__(self, t) -> np.ndarray:
         return _unit_bytes(self.u, t)
