@@ -32,7 +32,7 @@ from workloads.errors import UserError
 from . import plots, results
 from .config import Dim, Study
 from .units import distinct_digits, fmt, label as unit_label, plain_name, scale_for
-from .worker import REPEAT_ATTR
+from .worker import REPEAT_ATTR, first_designs
 
 #: contract totals shown for every Pareto point (docs/contract.md), besides the objectives
 KEY_METRICS = ("total.time_s", "total.energy_j", "total.dram_bytes", "total.area_mm2", "total.utilization",
@@ -211,12 +211,15 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
     trials = src.ost.get_trials(deepcopy=False)
     by_state = {s: sum(t.state == s for t in trials) for s in TrialState}
     n_repeat = sum(t.state == TrialState.COMPLETE and REPEAT_ATTR in t.user_attrs for t in trials)
-    n_complete = by_state[TrialState.COMPLETE] - n_repeat  # distinct designs (the budget counts these)
+    n_complete = len(first_designs(trials))  # distinct designs (the budget counts these)
+    n_twice = by_state[TrialState.COMPLETE] - n_repeat - n_complete
     n_infeas = int((~feas).sum())
     # the budget counts designs; trial numbers (the Pareto table's) count every Optuna trial, repeats included
+    twice = (f"{n_twice:,} designs evaluated twice (two processes asked them at the same moment; one row kept), "
+             if n_twice else "")
     facts.append(("trials", f"{n_complete:,} designs evaluated ({n_complete - n_infeas:,} feasible, {n_infeas:,} "
                   f"infeasible) in {len(trials):,} Optuna trials (the trial numbers count them all): "
-                  f"{n_repeat:,} repeated designs answered from earlier trials, "
+                  f"{n_repeat:,} repeated designs answered from earlier trials, {twice}"
                   f"{by_state[TrialState.FAIL]:,} failed, {by_state[TrialState.PRUNED]:,} pruned, "
                   f"{by_state[TrialState.RUNNING]:,} running"))
     starts = [t.datetime_start for t in trials if t.datetime_start]
@@ -243,11 +246,10 @@ def _commands(src: Source) -> list[str]:
 
 
 def _designs(src: Source) -> int:
-    """The study's distinct designs: COMPLETE trials that are not repeats (what the budget counts)."""
+    """The study's distinct designs (what the budget counts; :func:`dse.worker.first_designs`)."""
     from optuna.trial import TrialState
 
-    trials = src.ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    return sum(REPEAT_ATTR not in t.user_attrs for t in trials)
+    return len(first_designs(src.ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))))
 
 
 def _columns(src: Source, rows: list[dict[str, Any]]) -> list[Column]:

@@ -345,12 +345,12 @@ def _progress(ost: optuna.Study, total: int | None, stop: threading.Event) -> th
 
 
 def trial_rows(ost: optuna.Study, objectives: list[str]) -> list[dict[str, Any]]:
-    """COMPLETE trials as flat rows: number, params, totals, feasibility, constraints."""
+    """COMPLETE trials as flat rows, one per design: number, params, totals, feasibility, constraints."""
     rows = []
     names = ost.user_attrs.get("constraint_names") or []
-    for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        if worker_mod.REPEAT_ATTR in t.user_attrs:
-            continue  # a repeated design: its row is the earlier trial's
+    # one row per design: a repeat's row is the earlier trial's, and of a design two processes evaluated at the
+    # same moment the lower-numbered trial's
+    for t in worker_mod.first_designs(ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))):
         info = t.user_attrs.get(ATTR, {})
         row: dict[str, Any] = {"number": t.number}
         row.update({f"param.{k}": v for k, v in t.params.items()})

@@ -124,17 +124,42 @@ RECOVER_EVERY_S = 1.0
 
 
 def counts(ost: optuna.Study) -> tuple[int, int]:
-    """(COMPLETE trials of new designs, RUNNING trials): repeats do not count (:class:`DesignCache`)."""
+    """(distinct designs COMPLETE, RUNNING trials): repeats and second evaluations do not count
+    (:func:`first_designs`, :class:`DesignCache`)."""
     trials = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
     running = sum(t.state == TrialState.RUNNING for t in trials)
-    complete = sum(t.state == TrialState.COMPLETE and REPEAT_ATTR not in t.user_attrs for t in trials)
-    return complete, running
+    return len(first_designs(trials)), running
+
+
+def design_key(params: dict) -> tuple:
+    """A design point as a key: a trial's parameters (Optuna's ``params`` hold the searched ones only)."""
+    return tuple(sorted(params.items()))
+
+
+def first_designs(trials: list) -> list:
+    """The COMPLETE trials that first evaluated their design, in the given (trial-number) order: not the repeats
+    (answered from an earlier trial, ``repeat_of``), nor the second evaluation of a design that two processes
+    asked at the same moment (neither knew of the other's; both were evaluated, to the same values). What the
+    budget, ``trials.csv`` and the report count as designs."""
+    seen: set[tuple] = set()
+    out = []
+    for t in trials:
+        if t.state != TrialState.COMPLETE or REPEAT_ATTR in t.user_attrs:
+            continue
+        key = design_key(t.params)
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
 
 
 def _surplus(ost: optuna.Study, number: int, n_budget: int) -> bool:
-    """True when lower-numbered live trials (repeats aside) already fill the budget (shared DB race)."""
-    live = ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-    return sum(t.number < number and REPEAT_ATTR not in t.user_attrs for t in live) >= n_budget
+    """True when lower-numbered live trials already fill the budget (shared DB race): the distinct designs of the
+    COMPLETE ones (:func:`first_designs`) and the RUNNING ones (repeats aside)."""
+    lower = [t for t in ost.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+             if t.number < number]
+    running = sum(t.state == TrialState.RUNNING and REPEAT_ATTR not in t.user_attrs for t in lower)
+    return len(first_designs(lower)) + running >= n_budget
 
 
 class _Heartbeat:
@@ -249,15 +274,17 @@ class DesignCache:
     and constraints without evaluating it, marked ``repeat_of: NUMBER``, and
     does not count towards the budget of new designs (:func:`counts`).
     Filled from the storage's COMPLETE trials, so it spans processes and
-    resumes; two processes evaluating the same new design at the same time
-    both count (rare, and still exact: the budget counts non-repeats).
+    resumes. Two processes asking the same new design at the same moment
+    both evaluate it (neither trial is COMPLETE when the other is asked);
+    the design counts once (:func:`first_designs`).
     """
 
     def __init__(self, study: Study):
         self.names = [d.name for d in study.searched]
         self.done: dict[tuple, tuple[int, list[float], list[float]]] = {}
         self._seen: set[int] = set()  # numbers of the COMPLETE trials taken in
-        self.new_designs = 0  # of those, the trials that are not repeats (what the budget counts)
+        self._counted: set[tuple] = set()  # the designs of those that are not repeats
+        self.new_designs = 0  # how many (what the budget counts: a design two processes evaluated counts once)
 
     def key(self, params: dict) -> tuple:
         return tuple(params.get(n) for n in self.names)
@@ -288,8 +315,11 @@ class DesignCache:
             seen.add(t.number)
             if REPEAT_ATTR in t.user_attrs:
                 continue
-            self.new_designs += 1
             key = self.key(t.params)
+            if key in self._counted:  # evaluated again by another process that asked it at the same moment
+                continue
+            self._counted.add(key)
+            self.new_designs += 1
             if key not in self.done:
                 self.done[key] = (t.number, list(t.values), list(t.constraints.values()))
         return self.new_designs, running

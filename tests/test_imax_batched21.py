@@ -15,9 +15,10 @@ from hypothesis import given, settings, strategies as st
 from archmodels import get_model
 from archmodels.imax import model as IM
 from archmodels.imax import schedule as S
-from archmodels.result import ENERGY_PARTS, layer_sums
+from archmodels.result import ENERGY_PARTS, LayerBatch, layer_sums
 from tests.test_imax_batched17 import _layer_sums_former, _same_batch_results
 from workloads import load_workload
+from workloads.layers import Layer
 
 M = get_model("imax")
 
@@ -46,7 +47,8 @@ def _jds_top_former(units) -> np.ndarray:
     return np.full(len(units), -1)
 
 
-def _fill_at_former(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray, batch: _Batch) -> None:
+def _fill_at_former(lb: LayerBatch, layer: Layer, r: dict, reps: int, dense_time: np.ndarray,
+                    batch: IM._Batch) -> None:
     """The former _fill_at: one NaN-filled array per metric and state."""
     at = r["at"]
     pts = batch.pts

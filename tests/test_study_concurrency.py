@@ -71,10 +71,12 @@ def trials(path):
 
 
 def by_state(ts):
-    """Trials by state; repeated designs (answered from earlier trials, not in the budget) left out."""
+    """Trials by state; repeated designs (answered from earlier trials, not in the budget) and second evaluations
+    of a design two processes asked at the same moment (it counts once: worker.first_designs) left out."""
+    first = {t.number for t in worker.first_designs(ts)}
     out: dict[TrialState, int] = {}
     for t in ts:
-        if "repeat_of" not in t.user_attrs:
+        if "repeat_of" not in t.user_attrs and (t.state != TrialState.COMPLETE or t.number in first):
             out[t.state] = out.get(t.state, 0) + 1
     return out
 
