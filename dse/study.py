@@ -295,7 +295,7 @@ def run(study: Study, overrides: dict | None = None, progress: bool = True,
     deadline = t0 + study.timeout if study.timeout else None
 
     stop = threading.Event()
-    bar = _progress(ost, budget(study), stop) if progress else None
+    bar = _progress(study, ost, budget(study), stop) if progress else None
     try:
         if study.n_jobs == 1:
             told = worker_loop(study, ost, deadline)
@@ -324,19 +324,22 @@ def save_replay(ost: optuna.Study) -> None:
         print(f"dse: warning: could not save the journal's replay: {exc}", file=sys.stderr)
 
 
-def _progress(ost: optuna.Study, total: int | None, stop: threading.Event) -> threading.Thread:
-    """A tqdm bar fed by polling the storage (works for any number of workers)."""
+def _progress(study: Study, ost: optuna.Study, total: int | None, stop: threading.Event) -> threading.Thread:
+    """A tqdm bar fed by polling the storage (works for any number of workers); the designs counted as the
+    workers count them (:class:`~dse.worker.DesignCache`: each COMPLETE trial taken in once, not every poll)."""
     from tqdm import tqdm
 
+    designs = worker_mod.DesignCache(study)
+
     def poll():
-        start, _ = counts(ost)
+        start, _ = designs.counts(ost)
         with tqdm(total=total, initial=start, unit="trial", dynamic_ncols=True, leave=True) as bar:
             last = start
             while not stop.wait(0.25):
-                c, _ = counts(ost)
+                c, _ = designs.counts(ost)
                 bar.update(c - last)
                 last = c
-            c, _ = counts(ost)
+            c, _ = designs.counts(ost)
             bar.update(c - last)
 
     th = threading.Thread(target=poll, daemon=True)
