@@ -20,20 +20,11 @@ from archmodels.imax import plans as P
 from archmodels.imax import schedule as S
 from archmodels.result import LayerBatch, stacked
 from tests.test_imax_batched17 import _same_batch_results
+from tests.test_imax_batched19 import _same  # bit for bit, NaN signs and payloads too
 from workloads import load_workload
 from workloads.layers import MatMul, Workload
 
 M = get_model("imax")
-
-
-def _same(a, b) -> None:
-    """Equal arrays bit for bit (floats by their bits: NaN signs and payloads too), the same dtype and shape."""
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape
-    if a.dtype.kind == "f":
-        assert np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
-    else:
-        assert np.array_equal(a, b)
 
 
 # ---------------------------------------------------------------- the former code (oracles)
