@@ -211,7 +211,7 @@ def _run_facts(src: Source) -> tuple[list[tuple[str, str]], list[str]]:
     trials = src.ost.get_trials(deepcopy=False)
     by_state = {s: sum(t.state == s for t in trials) for s in TrialState}
     n_repeat = sum(t.state == TrialState.COMPLETE and REPEAT_ATTR in t.user_attrs for t in trials)
-    n_complete = len(first_designs(trials))  # distinct designs (the budget counts these)
+    n_complete = designs  # distinct designs (the budget counts these)
     n_twice = by_state[TrialState.COMPLETE] - n_repeat - n_complete
     n_infeas = int((~feas).sum())
     # the budget counts designs; trial numbers (the Pareto table's) count every Optuna trial, repeats included

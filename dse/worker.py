@@ -283,8 +283,9 @@ class DesignCache:
         self.names = [d.name for d in study.searched]
         self.done: dict[tuple, tuple[int, list[float], list[float]]] = {}
         self._seen: set[int] = set()  # numbers of the COMPLETE trials taken in
-        self._counted: set[tuple] = set()  # the designs of those that are not repeats
-        self.new_designs = 0  # how many (what the budget counts: a design two processes evaluated counts once)
+        # the designs of those that are not repeats: their number is what the budget counts (a design two processes
+        # evaluated at the same moment counts once)
+        self._counted: set[tuple] = set()
 
     def key(self, params: dict) -> tuple:
         return tuple(params.get(n) for n in self.names)
@@ -319,10 +320,9 @@ class DesignCache:
             if key in self._counted:  # evaluated again by another process that asked it at the same moment
                 continue
             self._counted.add(key)
-            self.new_designs += 1
             if key not in self.done:
                 self.done[key] = (t.number, list(t.values), list(t.constraints.values()))
-        return self.new_designs, running
+        return len(self._counted), running
 
     def answer(self, study: Study, ost: optuna.Study, trials: list[optuna.Trial], rows: list[dict]) -> int:
         """Evaluate the new designs of a batch, answer the repeats; return how many were repeats."""
